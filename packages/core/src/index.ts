@@ -1,0 +1,9 @@
+export {
+  type BusRule,
+  busRules,
+  DETAIL_TYPES,
+  type DetailType,
+  EVENT_SOURCE,
+  RECORDER_HANDLER,
+  toolHandlerId,
+} from "./wiring";

@@ -1,0 +1,55 @@
+import { z } from "zod";
+
+/** The `source` of every event Toolbus publishes. */
+export const EVENT_SOURCE = "toolbus";
+
+export const DETAIL_TYPES = ["ToolCallScheduled", "ToolResultReceived"] as const;
+export type DetailType = (typeof DETAIL_TYPES)[number];
+
+/** The recorder's handler id: it appends every Toolbus event to its run's event log. */
+export const RECORDER_HANDLER = "recorder";
+
+const toolId = z.string().regex(/^[a-z][a-z0-9_]{0,47}$/, "tool ids are snake_case, 1-48 chars");
+
+/**
+ * One bus rule: which events (an EventBridge pattern) go to which handler. The handler id is
+ * also the entry point's path under functions/ (`tools/web_search` -> functions/tools/web_search.ts)
+ * and the local function name, so the stacks and the local runtime cannot disagree.
+ */
+export interface BusRule {
+  name: string;
+  description: string;
+  pattern: Record<string, unknown>;
+  handler: string;
+}
+
+export const toolHandlerId = (id: string) => `tools/${id}`;
+
+/**
+ * The one wiring table: a rule per tool for its scheduled calls, and the recorder for all
+ * Toolbus events. Stacks create EventBridge rules from it; the local runtime registers the
+ * same rules on the local bus.
+ */
+export function busRules(toolIds: readonly string[]): BusRule[] {
+  const ids = z.array(toolId).parse([...toolIds]);
+  const duplicate = ids.find((id, index) => ids.indexOf(id) !== index);
+  if (duplicate) throw new Error(`The wiring table lists tool ${duplicate} twice.`);
+  return [
+    ...[...ids].sort().map((id) => ({
+      name: `tool-${id}`,
+      description: `Runs scheduled calls of ${id}`,
+      pattern: {
+        source: [EVENT_SOURCE],
+        "detail-type": ["ToolCallScheduled"],
+        detail: { toolId: [id] },
+      },
+      handler: toolHandlerId(id),
+    })),
+    {
+      name: "recorder",
+      description: "Appends every Toolbus event to its run's event log",
+      pattern: { source: [EVENT_SOURCE] },
+      handler: RECORDER_HANDLER,
+    },
+  ];
+}

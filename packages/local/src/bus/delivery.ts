@@ -1,0 +1,160 @@
+/** One event on its way to one target. */
+export interface DeliveryJob {
+  eventId: string;
+  busName: string;
+  ruleName: string;
+  targetId: string;
+  targetArn: string;
+  input: unknown;
+  /** Retries after the first attempt; EventBridge's RetryPolicy.MaximumRetryAttempts. */
+  maxRetries: number;
+  /** Give up once the event is older than this; RetryPolicy.MaximumEventAgeInSeconds. */
+  maxAgeMs: number;
+  deadLetterArn?: string;
+  enqueuedAt: number;
+}
+
+/** An event a target never accepted: kept for inspection, never silently dropped. */
+export interface DeadLetter {
+  eventId: string;
+  busName: string;
+  ruleName: string;
+  targetId: string;
+  targetArn: string;
+  deadLetterArn?: string;
+  attempts: number;
+  error: string;
+  input: unknown;
+  failedAt: string;
+}
+
+export interface DeliveryOptions {
+  /** First retry delay; later ones double, with jitter, up to maxDelayMs. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** Deliveries running at once; more wait in line, as with a function's reserved concurrency. */
+  maxConcurrency: number;
+  /** Extra copies of every delivery, to prove consumers cope with at-least-once delivery. */
+  duplicateDeliveries: number;
+}
+
+export type Invoke = (job: DeliveryJob) => Promise<void>;
+
+export interface DeliveryStats {
+  delivered: number;
+  failedAttempts: number;
+  deadLettered: number;
+}
+
+/**
+ * Delivers asynchronously, at least once, with bounded retries and a dead-letter list.
+ * PutEvents returns before any target runs, as on AWS, so publishers never wait on consumers.
+ */
+export class DeliveryQueue {
+  readonly deadLetters: DeadLetter[] = [];
+  readonly stats: DeliveryStats = { delivered: 0, failedAttempts: 0, deadLettered: 0 };
+  private readonly waiting: Array<{ job: DeliveryJob; attempt: number }> = [];
+  private readonly retrying = new Map<NodeJS.Timeout, { job: DeliveryJob; attempt: number }>();
+  private active = 0;
+  private outstanding = 0;
+  private idleWaiters: Array<() => void> = [];
+  private closed = false;
+
+  constructor(
+    private readonly invoke: Invoke,
+    private readonly options: DeliveryOptions,
+  ) {}
+
+  enqueue(job: DeliveryJob): void {
+    if (this.closed) return;
+    for (let copy = 0; copy <= this.options.duplicateDeliveries; copy++) {
+      this.outstanding++;
+      this.waiting.push({ job, attempt: 1 });
+    }
+    this.pump();
+  }
+
+  /** Resolves once every accepted delivery has been delivered or dead-lettered. */
+  drain(): Promise<void> {
+    if (this.outstanding === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Stops retrying; what was still pending is dead-lettered so it stays visible. */
+  close(): void {
+    this.closed = true;
+    for (const timer of this.retrying.keys()) clearTimeout(timer);
+    const pending = [...this.waiting.splice(0), ...this.retrying.values()];
+    this.retrying.clear();
+    for (const { job, attempt } of pending) {
+      this.deadLetter(job, attempt - 1, "the bus was closed before delivery");
+    }
+  }
+
+  private pump(): void {
+    while (this.active < this.options.maxConcurrency && this.waiting.length > 0) {
+      const next = this.waiting.shift();
+      if (next) this.run(next.job, next.attempt);
+    }
+  }
+
+  private run(job: DeliveryJob, attempt: number): void {
+    this.active++;
+    this.invoke(job).then(
+      () => {
+        this.active--;
+        this.stats.delivered++;
+        this.settle();
+      },
+      (error: unknown) => {
+        this.active--;
+        this.stats.failedAttempts++;
+        const message = error instanceof Error ? error.message : String(error);
+        const expired = Date.now() - job.enqueuedAt >= job.maxAgeMs;
+        if (attempt > job.maxRetries || expired || this.closed) {
+          this.deadLetter(job, attempt, expired ? `event expired: ${message}` : message);
+        } else {
+          this.retryLater(job, attempt + 1);
+        }
+        this.pump();
+      },
+    );
+  }
+
+  private retryLater(job: DeliveryJob, attempt: number): void {
+    const exponential = this.options.baseDelayMs * 2 ** (attempt - 2);
+    const delay = Math.min(this.options.maxDelayMs, exponential) * (0.5 + Math.random() / 2);
+    const timer = setTimeout(() => {
+      this.retrying.delete(timer);
+      this.waiting.push({ job, attempt });
+      this.pump();
+    }, delay);
+    timer.unref();
+    this.retrying.set(timer, { job, attempt });
+  }
+
+  private deadLetter(job: DeliveryJob, attempts: number, error: string): void {
+    this.stats.deadLettered++;
+    this.deadLetters.push({
+      eventId: job.eventId,
+      busName: job.busName,
+      ruleName: job.ruleName,
+      targetId: job.targetId,
+      targetArn: job.targetArn,
+      ...(job.deadLetterArn ? { deadLetterArn: job.deadLetterArn } : {}),
+      attempts,
+      error,
+      input: job.input,
+      failedAt: new Date().toISOString(),
+    });
+    this.settle();
+  }
+
+  private settle(): void {
+    this.outstanding--;
+    if (this.outstanding === 0) {
+      for (const resolve of this.idleWaiters.splice(0)) resolve();
+    }
+    this.pump();
+  }
+}

@@ -1,0 +1,13 @@
+export { localEventBridgeClient } from "./client";
+export type { DeadLetter, DeliveryOptions } from "./delivery";
+export type { EventEnvelope } from "./envelope";
+export { MAX_ENTRY_BYTES } from "./envelope";
+export { EventBridgeApiError } from "./errors";
+export { type EventBridgeServer, startEventBridgeServer } from "./http-server";
+export { inProcessRequestHandler } from "./request-handler";
+export {
+  type InvocationContext,
+  LocalEventBus,
+  type LocalEventBusOptions,
+  type LocalFunction,
+} from "./service";

@@ -1,0 +1,53 @@
+import {
+  CreateEventBusCommand,
+  type EventBridgeClient,
+  PutRuleCommand,
+  PutTargetsCommand,
+  ResourceAlreadyExistsException,
+} from "@aws-sdk/client-eventbridge";
+import type { BusRule } from "@toolbus/core";
+import type { LocalEventBus, LocalFunction } from "../bus";
+
+/** A handler id as the wiring table names it (`recorder`) made into a local function name. */
+export const localFunctionName = (handler: string) => `toolbus-${handler.replaceAll("/", "-")}`;
+
+/**
+ * Registers the wiring table on the local bus through the EventBridge API, the same calls a
+ * deployment makes, so the local rules are exactly the deployed ones. Every rule needs its
+ * handler: a missing one is an error here rather than events silently dead-lettered later.
+ */
+export async function applyWiring(options: {
+  bus: LocalEventBus;
+  client: EventBridgeClient;
+  busName: string;
+  rules: readonly BusRule[];
+  handlers: Readonly<Record<string, LocalFunction>>;
+}): Promise<void> {
+  const { bus, client, busName, rules, handlers } = options;
+  const missing = rules.filter((rule) => !handlers[rule.handler]).map((rule) => rule.handler);
+  if (missing.length > 0) throw new Error(`No local handler for: ${missing.join(", ")}`);
+  try {
+    await client.send(new CreateEventBusCommand({ Name: busName }));
+  } catch (error) {
+    if (!(error instanceof ResourceAlreadyExistsException)) throw error;
+  }
+  for (const rule of rules) {
+    const fn = handlers[rule.handler] as LocalFunction;
+    const arn = bus.registerFunction(localFunctionName(rule.handler), fn);
+    await client.send(
+      new PutRuleCommand({
+        Name: rule.name,
+        EventBusName: busName,
+        EventPattern: JSON.stringify(rule.pattern),
+        Description: rule.description,
+      }),
+    );
+    await client.send(
+      new PutTargetsCommand({
+        Rule: rule.name,
+        EventBusName: busName,
+        Targets: [{ Id: "handler", Arn: arn }],
+      }),
+    );
+  }
+}

@@ -1,0 +1,118 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ListTablesCommand } from "@aws-sdk/client-dynamodb";
+import { ListEventBusesCommand } from "@aws-sdk/client-eventbridge";
+import { afterEach, describe, expect, it } from "vitest";
+import { localEventBridgeClient } from "../packages/local/src/bus";
+import { localDynamoDbClient } from "../packages/local/src/dynamodb";
+
+const START = join(import.meta.dirname, "../packages/local/src/cli/start.ts");
+const LocalFile = (dir: string) => join(dir, "local.json");
+
+interface Running {
+  child: ChildProcess;
+  stateDir: string;
+  endpoints: { dynamodb: string; eventbridge: string; busName: string };
+  exited: Promise<number | null>;
+}
+
+const running: Running[] = [];
+
+async function startToolbus(): Promise<Running> {
+  const stateDir = await mkdtemp(join(tmpdir(), "toolbus-start-"));
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", START, "--memory", "--state-dir", stateDir],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  let output = "";
+  child.stdout?.on("data", (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on("data", (chunk) => {
+    output += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  const deadline = Date.now() + 45_000;
+  while (!output.includes("Toolbus is running")) {
+    if (Date.now() > deadline || child.exitCode !== null) {
+      child.kill("SIGKILL");
+      throw new Error(`npm start did not come up:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const endpoints = JSON.parse(await readFile(LocalFile(stateDir), "utf8"));
+  const started = { child, stateDir, endpoints, exited };
+  running.push(started);
+  return started;
+}
+
+/** The pids of DynamoDB Local JVMs listening on the given port, read from /proc. */
+async function jvmsOnPort(port: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, "utf8").catch(() => "");
+    const args = cmdline.split("\0");
+    const at = args.indexOf("-port");
+    if (args.some((a) => a.endsWith("DynamoDBLocal.jar")) && args[at + 1] === port) {
+      pids.push(Number(entry));
+    }
+  }
+  return pids;
+}
+
+async function waitUntilGone(port: string): Promise<number[]> {
+  for (let i = 0; i < 100; i++) {
+    const left = await jvmsOnPort(port);
+    if (left.length === 0) return left;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return jvmsOnPort(port);
+}
+
+afterEach(async () => {
+  for (const { child, stateDir } of running.splice(0)) {
+    if (child.exitCode === null) child.kill("SIGKILL");
+    await rm(stateDir, { recursive: true, force: true });
+  }
+});
+
+describe("npm start", () => {
+  it("serves DynamoDB Local and the bus at the endpoints it writes to local.json", async () => {
+    const { endpoints } = await startToolbus();
+    const tables = await localDynamoDbClient(endpoints.dynamodb).send(new ListTablesCommand({}));
+    expect(tables.TableNames).toBeInstanceOf(Array);
+    const buses = await localEventBridgeClient({ endpoint: endpoints.eventbridge }).send(
+      new ListEventBusesCommand({}),
+    );
+    expect(buses.EventBuses?.map((b) => b.Name)).toContain(endpoints.busName);
+  });
+
+  it.each([
+    ["SIGTERM", 143],
+    ["SIGINT", 130],
+  ] as const)("stops cleanly on %s, leaving no JVM and no endpoints file", async (signal, code) => {
+    const { child, stateDir, endpoints, exited } = await startToolbus();
+    const port = new URL(endpoints.dynamodb).port;
+    expect(await jvmsOnPort(port)).toHaveLength(1);
+
+    child.kill(signal);
+    expect(await exited).toBe(code);
+    expect(await waitUntilGone(port)).toEqual([]);
+    expect(existsSync(LocalFile(stateDir))).toBe(false);
+  });
+
+  it("leaves no JVM behind when it is killed outright", async () => {
+    const { child, endpoints, exited } = await startToolbus();
+    const port = new URL(endpoints.dynamodb).port;
+    child.kill("SIGKILL");
+    await exited;
+    expect(await waitUntilGone(port)).toEqual([]);
+  });
+});
