@@ -112,7 +112,10 @@ function summarize(latencies: number[], elapsedMs: number): Run {
 }
 
 export async function benchBus(): Promise<Measurement[]> {
-  await busDelivery("in-process"); // warm-up: JIT and SDK initialisation
+  // Warm-up of every path first (JIT, SDK and socket set-up), so order does not bias results.
+  await sdkRoundTripBaseline();
+  await busDelivery("http");
+  await busDelivery("in-process");
   const baseline = await sdkRoundTripBaseline();
   const overHttp = await busDelivery("http");
   const inProcess = await busDelivery("in-process");

@@ -430,3 +430,21 @@ describe("the local event bus's delivery settings", () => {
     }
   });
 });
+
+describe("the local event bus's asynchrony", () => {
+  it("answers PutEvents before any target starts running", async () => {
+    const bus = new LocalEventBus();
+    const client = localEventBridgeClient({ bus });
+    const order: string[] = [];
+    const arn = bus.registerFunction("sync", () => void order.push("target ran"));
+    await client.send(new PutRuleCommand({ Name: "all", EventPattern: '{"source":["toolbus"]}' }));
+    await client.send(new PutTargetsCommand({ Rule: "all", Targets: [{ Id: "t", Arn: arn }] }));
+    await client.send(
+      new PutEventsCommand({ Entries: [{ Source: "toolbus", DetailType: "x", Detail: "{}" }] }),
+    );
+    order.push("PutEvents answered");
+    await bus.drain();
+    bus.close();
+    expect(order).toEqual(["PutEvents answered", "target ran"]);
+  });
+});

@@ -57,6 +57,9 @@ async function jvmsOnPort(port: string): Promise<number[]> {
   const pids: number[] = [];
   for (const entry of await readdir("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
+    // The supervisor shell carries the same arguments: only the JVM itself counts.
+    const name = await readFile(`/proc/${entry}/comm`, "utf8").catch(() => "");
+    if (name.trim() !== "java") continue;
     const cmdline = await readFile(`/proc/${entry}/cmdline`, "utf8").catch(() => "");
     const args = cmdline.split("\0");
     const at = args.indexOf("-port");

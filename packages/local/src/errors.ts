@@ -6,7 +6,10 @@ export class LocalRuntimeError extends Error {
   override name = "LocalRuntimeError";
   readonly context: Record<string, unknown>;
 
-  constructor(message: string, options: { cause?: unknown; context?: Record<string, unknown> } = {}) {
+  constructor(
+    message: string,
+    options: { cause?: unknown; context?: Record<string, unknown> } = {},
+  ) {
     super(message, { cause: options.cause });
     this.context = options.context ?? {};
   }

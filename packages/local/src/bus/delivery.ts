@@ -59,6 +59,7 @@ export class DeliveryQueue {
   private outstanding = 0;
   private idleWaiters: Array<() => void> = [];
   private closed = false;
+  private pumpScheduled = false;
 
   constructor(
     private readonly invoke: Invoke,
@@ -71,7 +72,15 @@ export class DeliveryQueue {
       this.outstanding++;
       this.waiting.push({ job, attempt: 1 });
     }
-    this.pump();
+    // Start targets on a later turn of the event loop, so PutEvents has answered first and no
+    // target's synchronous work can delay or fail the publisher's call.
+    if (!this.pumpScheduled) {
+      this.pumpScheduled = true;
+      setImmediate(() => {
+        this.pumpScheduled = false;
+        this.pump();
+      });
+    }
   }
 
   /** Resolves once every accepted delivery has been delivered or dead-lettered. */

@@ -1,0 +1,5 @@
+// The one-machine runtime. Heavy parts have their own entry points (`@toolbus/local/bus`,
+// `@toolbus/local/dynamodb`, `@toolbus/local/pattern`) so importers load only what they use.
+export { LocalRuntimeError } from "./errors";
+export { type LocalSystem, type LocalSystemOptions, startLocalSystem } from "./runtime/system";
+export { applyWiring, localFunctionName } from "./runtime/wiring";

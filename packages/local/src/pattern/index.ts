@@ -1,0 +1,9 @@
+export {
+  type CompiledPattern,
+  compilePattern,
+  MAX_PATTERN_DEPTH,
+  MAX_PATTERN_ELEMENTS,
+  matchesPattern,
+  validatePattern,
+} from "./compile";
+export { InvalidEventPatternError } from "./errors";
