@@ -24,7 +24,7 @@ import {
   ResourceNotFoundException,
   TestEventPatternCommand,
 } from "@aws-sdk/client-eventbridge";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   type EventBridgeServer,
   LocalEventBus,
@@ -446,5 +446,92 @@ describe("the local event bus's asynchrony", () => {
     await bus.drain();
     bus.close();
     expect(order).toEqual(["PutEvents answered", "target ran"]);
+  });
+});
+
+describe("the local event bus's targets and schedules", () => {
+  it("fills an InputTransformer template from the event", async () => {
+    const bus = new LocalEventBus();
+    const client = localEventBridgeClient({ bus });
+    const seen: unknown[] = [];
+    const arn = bus.registerFunction("t", (event) => void seen.push(event));
+    await client.send(new PutRuleCommand({ Name: "all", EventPattern: '{"source":["toolbus"]}' }));
+    await client.send(
+      new PutTargetsCommand({
+        Rule: "all",
+        Targets: [
+          {
+            Id: "t",
+            Arn: arn,
+            InputTransformer: {
+              InputPathsMap: { tool: "$.detail.toolId", n: "$.detail.n" },
+              InputTemplate:
+                '{"summary": "<tool> ran", "count": <n>, "rule": "<aws.events.rule-name>"}',
+            },
+          },
+        ],
+      }),
+    );
+    await client.send(
+      new PutEventsCommand({
+        Entries: [{ Source: "toolbus", DetailType: "x", Detail: '{"toolId":"web_search","n":3}' }],
+      }),
+    );
+    await bus.drain();
+    bus.close();
+    expect(seen).toEqual([{ summary: "web_search ran", count: 3, rule: "all" }]);
+  });
+
+  it("reports an invalid target per entry and keeps the valid ones", async () => {
+    const bus = new LocalEventBus();
+    const client = localEventBridgeClient({ bus });
+    await client.send(new PutRuleCommand({ Name: "all", EventPattern: '{"source":["toolbus"]}' }));
+    const out = await client.send(
+      new PutTargetsCommand({
+        Rule: "all",
+        Targets: [
+          { Id: "good", Arn: bus.functionArn("f") },
+          { Id: "bad", Arn: bus.functionArn("f"), Input: "{not json" },
+        ],
+      }),
+    );
+    const listed = await client.send(new ListTargetsByRuleCommand({ Rule: "all" }));
+    bus.close();
+    expect(out.FailedEntryCount).toBe(1);
+    expect(out.FailedEntries?.[0]).toMatchObject({
+      TargetId: "bad",
+      ErrorCode: "ValidationException",
+    });
+    expect(listed.Targets?.map((t) => t.Id)).toEqual(["good"]);
+  });
+
+  it("fires rate() rules as Scheduled Events, and stops when the rule is disabled", async () => {
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+    try {
+      const bus = new LocalEventBus();
+      const client = localEventBridgeClient({ bus });
+      const seen: Array<Record<string, unknown>> = [];
+      const arn = bus.registerFunction("tick", (e) => void seen.push(e as Record<string, unknown>));
+      const { RuleArn } = await client.send(
+        new PutRuleCommand({ Name: "sweep", ScheduleExpression: "rate(1 minute)" }),
+      );
+      await client.send(new PutTargetsCommand({ Rule: "sweep", Targets: [{ Id: "t", Arn: arn }] }));
+      vi.advanceTimersByTime(2 * 60_000);
+      await bus.drain();
+      expect(seen).toHaveLength(2);
+      expect(seen[0]).toMatchObject({
+        source: "aws.events",
+        "detail-type": "Scheduled Event",
+        resources: [RuleArn],
+      });
+
+      await client.send(new DisableRuleCommand({ Name: "sweep" }));
+      vi.advanceTimersByTime(5 * 60_000);
+      await bus.drain();
+      bus.close();
+      expect(seen).toHaveLength(2);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
