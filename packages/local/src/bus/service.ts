@@ -4,7 +4,7 @@ import { buildEnvelope, checkEntry, type EventEnvelope } from "./envelope";
 import { EventBridgeApiError, validation } from "./errors";
 import { targetInput } from "./input";
 import { type Bus, BusRegistry, compileOrReject, type Rule } from "./registry";
-import { parseInput, putEventsInput, testEventPatternInput } from "./schemas";
+import { type PutEventsEntry, parseInput, putEventsInput, testEventPatternInput } from "./schemas";
 
 /** A function the bus can invoke, registered under a Lambda-style ARN. */
 export type LocalFunction = (event: unknown, context: InvocationContext) => unknown;
@@ -25,6 +25,11 @@ export interface LocalEventBusOptions {
   limits?: { rulesPerBus?: number; targetsPerRule?: number };
   /** Timeout for HTTP targets (local extension: a target ARN may be an http(s) URL). */
   httpTargetTimeoutMs?: number;
+  /**
+   * Fault injection: refuse an entry the way EventBridge sometimes does (ThrottlingException,
+   * InternalFailure) inside a 200 reply, to prove publishers resend only what failed.
+   */
+  refuseEntry?: (entry: PutEventsEntry) => { code: string; message: string } | undefined;
 }
 
 const LAMBDA_ARN = /^arn:aws[\w-]*:lambda:[^:]+:\d{12}:function:([^:]+)(?::[^:]+)?$/;
@@ -42,12 +47,14 @@ export class LocalEventBus {
   private readonly queue: DeliveryQueue;
   private readonly defaultMaxRetries: number;
   private readonly httpTargetTimeoutMs: number;
+  private readonly refuseEntry: LocalEventBusOptions["refuseEntry"];
 
   constructor(options: LocalEventBusOptions = {}) {
     this.region = options.region ?? "us-east-1";
     this.account = options.account ?? "000000000000";
     this.defaultMaxRetries = options.defaultMaxRetries ?? 2;
     this.httpTargetTimeoutMs = options.httpTargetTimeoutMs ?? 10_000;
+    this.refuseEntry = options.refuseEntry;
     this.queue = new DeliveryQueue((job) => this.invoke(job), {
       baseDelayMs: 200,
       maxDelayMs: 5_000,
@@ -148,6 +155,11 @@ export class LocalEventBus {
     const { Entries } = parseInput(putEventsInput, raw);
     let failed = 0;
     const results = Entries.map((entry) => {
+      const refused = this.refuseEntry?.(entry);
+      if (refused) {
+        failed++;
+        return { ErrorCode: refused.code, ErrorMessage: refused.message };
+      }
       const check = checkEntry(entry);
       if (!check.ok) {
         failed++;

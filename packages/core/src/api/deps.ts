@@ -1,0 +1,16 @@
+import type { CallService } from "../calls/service";
+import type { StageConfig } from "../config";
+import type { CatalogStore, EventLog, KeyStore } from "../store/ports";
+
+/** Everything the HTTP API needs; the composition root builds it for AWS and for local. */
+export interface ApiDeps {
+  config: StageConfig;
+  catalog: CatalogStore;
+  calls: CallService;
+  events: EventLog;
+  keys: KeyStore;
+  /** The bootstrap admin key from configuration (TOOLBUS_ADMIN_KEY), compared in constant time. */
+  adminKey?: string;
+  /** Poll interval for `text/event-stream` followers, ms. */
+  followIntervalMs?: number;
+}

@@ -1,0 +1,16 @@
+import { z } from "zod";
+import { callId, toolId } from "../model/ids";
+
+/** The body of `POST /v1/runs/{runId}/calls`. */
+export const callRequest = z
+  .object({
+    tool: toolId,
+    input: z.unknown().default({}),
+    callId: callId.optional(),
+    mode: z.string().min(1).max(64).optional(),
+    /** Seconds to wait for the result; capped by the stage configuration. */
+    wait: z.number().min(0).max(60).optional(),
+    parentCallId: callId.optional(),
+  })
+  .strict();
+export type CallRequest = z.infer<typeof callRequest>;

@@ -1,0 +1,137 @@
+import { randomUUID } from "node:crypto";
+import type { StageConfig } from "../config";
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from "../errors";
+import type { EventPublisher } from "../events/publisher";
+import type { CallRecord, Principal } from "../model/call";
+import { scheduledEventKey, type ToolCallScheduled } from "../model/events";
+import { runId as runIdSchema } from "../model/ids";
+import type { CallStore, CatalogStore } from "../store/ports";
+import type { AnyToolDefinition } from "../tool-definition";
+import { canonicalJson, sha256Hex } from "../util/canonical-json";
+import type { CallRequest } from "./request";
+
+export interface CallServiceDeps {
+  catalog: CatalogStore;
+  calls: CallStore;
+  publisher: EventPublisher;
+  config: StageConfig;
+  /** Built-in tools by id: their zod schemas validate input before anything is written. */
+  definitions: ReadonlyMap<string, AnyToolDefinition>;
+  now?: () => Date;
+}
+
+const TERMINAL = new Set(["succeeded", "failed"]);
+
+/** The API side of the call lifecycle: validate, record once, announce, and wait. */
+export class CallService {
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: CallServiceDeps) {
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  /**
+   * Records the call (conditional put) and publishes ToolCallScheduled. A retry with the same
+   * call id and input returns the existing call; a still-pending one is announced again (the
+   * same event key, so consumers dedupe), which also recovers a call whose first publish
+   * failed. The same id with other input is a conflict.
+   */
+  async schedule(
+    principal: Principal,
+    parentRunId: string,
+    request: CallRequest,
+  ): Promise<{ call: CallRecord; created: boolean }> {
+    if (!runIdSchema.safeParse(parentRunId).success) {
+      throw new ValidationError("The run id must be 1-128 characters: letters, digits, . _ : -");
+    }
+    const spec = (await this.deps.catalog.getTool(request.tool)) ?? notFound(request.tool);
+    if (!spec.availability.enabled) {
+      throw new ForbiddenError(`Tool ${spec.id} is disabled on this stage.`, {
+        details: { reasons: ["disabled"] },
+      });
+    }
+    const definition = this.deps.definitions.get(spec.id) ?? notFound(spec.id);
+    const input = definition.input.safeParse(request.input);
+    if (!input.success) {
+      throw new ValidationError(`The input does not match ${spec.id}'s input schema.`, {
+        details: input.error.issues.map((issue) => ({
+          path: issue.path.map(String).join(".") || "(input)",
+          message: issue.message,
+        })),
+      });
+    }
+    const mode = request.mode ?? this.deps.config.modes.default;
+    if (!this.deps.config.modes.available.includes(mode)) {
+      throw new ValidationError(`Unknown mode ${mode}.`, {
+        details: { availableModes: this.deps.config.modes.available },
+      });
+    }
+    const record: CallRecord = {
+      parentRunId,
+      callId: request.callId ?? randomUUID(),
+      toolId: spec.id,
+      toolset: spec.toolset,
+      toolVersion: spec.version,
+      input: request.input,
+      inputHash: sha256Hex(canonicalJson(request.input)),
+      status: "pending",
+      mode,
+      requestedBy: principal,
+      scheduledAt: this.now().toISOString(),
+      ...(request.parentCallId ? { parentCallId: request.parentCallId } : {}),
+    };
+    const outcome = await this.deps.calls.create(record);
+    if (!outcome.created && outcome.call.inputHash !== record.inputHash) {
+      throw new ConflictError(
+        `Call ${record.callId} already exists in run ${parentRunId} with a different input.`,
+      );
+    }
+    if (outcome.created || outcome.call.status === "pending") {
+      await this.deps.publisher.publish([
+        { detailType: "ToolCallScheduled", detail: scheduledDetail(outcome.call) },
+      ]);
+    }
+    return outcome;
+  }
+
+  get(parentRunId: string, callId: string): Promise<CallRecord | undefined> {
+    return this.deps.calls.get(parentRunId, callId);
+  }
+
+  /** Polls the call until it finishes or `waitSeconds` pass (capped by configuration). */
+  async waitForResult(
+    parentRunId: string,
+    callId: string,
+    waitSeconds: number,
+  ): Promise<CallRecord> {
+    const cap = Math.min(waitSeconds, this.deps.config.calls.maxWaitSeconds);
+    const deadline = Date.now() + cap * 1000;
+    let delay = 10;
+    for (;;) {
+      const call = await this.deps.calls.get(parentRunId, callId);
+      if (!call) throw new NotFoundError(`Call ${callId} does not exist in run ${parentRunId}.`);
+      if (TERMINAL.has(call.status) || Date.now() >= deadline) return call;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(delay, deadline - Date.now())));
+      delay = Math.min(delay * 2, 200);
+    }
+  }
+}
+
+function notFound(tool: string): never {
+  throw new NotFoundError(`Tool ${tool} does not exist.`);
+}
+
+function scheduledDetail(call: CallRecord): ToolCallScheduled & { [key: string]: unknown } {
+  return {
+    eventKey: scheduledEventKey(call.parentRunId, call.callId),
+    parentRunId: call.parentRunId,
+    callId: call.callId,
+    toolId: call.toolId,
+    toolset: call.toolset,
+    input: call.input,
+    requestedBy: call.requestedBy,
+    scheduledAt: call.scheduledAt,
+    ...(call.mode ? { mode: call.mode } : {}),
+    ...(call.parentCallId ? { parentCallId: call.parentCallId } : {}),
+  };
+}

@@ -1,0 +1,43 @@
+import type { ToolSpec, ToolsetSpec } from "../model/tool";
+import type { CatalogStore } from "../store/ports";
+import { canonicalJson } from "../util/canonical-json";
+import { validateCatalog } from "./registration";
+
+/**
+ * Writes the built-in catalog at start-up or deploy. Specs that changed are replaced, but an
+ * administrator's enable / disable survives: availability.enabled is the stage's decision,
+ * not the code's. Unchanged entries are not written, so repeated seeding is cheap.
+ */
+export async function seedCatalog(
+  catalog: CatalogStore,
+  toolsets: readonly ToolsetSpec[],
+  tools: readonly ToolSpec[],
+): Promise<{ written: string[] }> {
+  validateCatalog(toolsets, tools);
+  const written: string[] = [];
+  for (const toolset of toolsets) {
+    const existing = await catalog.getToolset(toolset.name);
+    if (existing && same(strip(existing), toolset)) continue;
+    await catalog.putToolset(toolset, existing?.revision);
+    written.push(`toolset:${toolset.name}`);
+  }
+  for (const tool of tools) {
+    const existing = await catalog.getTool(tool.id);
+    const desired: ToolSpec = existing
+      ? { ...tool, availability: { ...tool.availability, enabled: existing.availability.enabled } }
+      : tool;
+    if (existing && same(strip(existing), desired)) continue;
+    await catalog.putTool(desired, existing?.revision);
+    written.push(`tool:${tool.id}`);
+  }
+  return { written };
+}
+
+function strip<T extends { revision: number; updatedAt: string }>(stored: T) {
+  const { revision: _revision, updatedAt: _updatedAt, ...spec } = stored;
+  return spec;
+}
+
+function same(a: unknown, b: unknown): boolean {
+  return canonicalJson(a) === canonicalJson(b);
+}

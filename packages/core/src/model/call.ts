@@ -1,0 +1,77 @@
+import { z } from "zod";
+import { callId, runId, toolId, toolsetName } from "./ids";
+
+export const FAILURE_KINDS = [
+  "unavailable",
+  "rate_limited",
+  "timeout",
+  "upstream_error",
+  "invalid_output",
+  "internal",
+] as const;
+
+/** A tool failure is a result an agent can act on, not an HTTP error. */
+export const failure = z.object({
+  kind: z.enum(FAILURE_KINDS),
+  message: z.string(),
+  retryable: z.boolean(),
+  retryAfterMs: z.number().int().nonnegative().optional(),
+  /** correct_call: fix the input and retry; replan: stop using this tool this turn; finish. */
+  recovery: z.enum(["correct_call", "replan", "finish"]),
+});
+export type Failure = z.infer<typeof failure>;
+
+export const citation = z.object({
+  title: z.string().optional(),
+  url: z.string(),
+  snippet: z.string().optional(),
+});
+export type Citation = z.infer<typeof citation>;
+
+export const CALL_STATUSES = ["pending", "running", "succeeded", "failed"] as const;
+export const callStatus = z.enum(CALL_STATUSES);
+export type CallStatus = z.infer<typeof callStatus>;
+
+export const principal = z.object({ id: z.string().min(1), role: z.string().min(1) });
+export type Principal = z.infer<typeof principal>;
+
+/** What a finished call produced, stored with the call and carried by ToolResultReceived. */
+export const callResult = z.object({
+  status: z.enum(["succeeded", "failed"]),
+  /** Text for a model to read. */
+  output: z.string(),
+  /** Structured output, valid against the tool's output schema. */
+  data: z.unknown(),
+  citations: z.array(citation).default([]),
+  failure: failure.optional(),
+  cached: z.boolean().default(false),
+  stale: z.boolean().default(false),
+  durationMs: z.number().nonnegative(),
+  resultBytes: z.number().int().nonnegative(),
+  truncated: z.boolean().default(false),
+  completedAt: z.string(),
+});
+export type CallResult = z.infer<typeof callResult>;
+
+export const callRecord = z.object({
+  parentRunId: runId,
+  callId,
+  toolId,
+  toolset: toolsetName,
+  toolVersion: z.string(),
+  input: z.unknown(),
+  /** sha256 of the canonical JSON input: a retried POST with the same id must match it. */
+  inputHash: z.string(),
+  status: callStatus,
+  mode: z.string().optional(),
+  requestedBy: principal,
+  parentCallId: callId.optional(),
+  scheduledAt: z.string(),
+  startedAt: z.string().optional(),
+  /** Past this a RUNNING call is stuck (the handler died) and may be failed by a sweeper. */
+  deadlineAt: z.string().optional(),
+  result: callResult.optional(),
+  /** Set once ToolResultReceived went out, so a redelivery can finish an interrupted publish. */
+  resultPublishedAt: z.string().optional(),
+});
+export type CallRecord = z.infer<typeof callRecord>;

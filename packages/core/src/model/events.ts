@@ -1,0 +1,48 @@
+import { z } from "zod";
+import { callResult, principal } from "./call";
+import { callId, runId, toolId, toolsetName } from "./ids";
+
+export const toolCallScheduled = z.object({
+  eventKey: z.string().min(1),
+  parentRunId: runId,
+  callId,
+  toolId,
+  toolset: toolsetName,
+  input: z.unknown(),
+  requestedBy: principal,
+  mode: z.string().optional(),
+  scheduledAt: z.string(),
+  parentCallId: callId.optional(),
+});
+export type ToolCallScheduled = z.infer<typeof toolCallScheduled>;
+
+export const toolResultReceived = callResult.extend({
+  eventKey: z.string().min(1),
+  parentRunId: runId,
+  callId,
+  toolId,
+  toolset: toolsetName,
+  /** The result was too large for an event: `output` is a preview, the rest is on the call. */
+  resultOmitted: z.boolean().default(false),
+});
+export type ToolResultReceived = z.infer<typeof toolResultReceived>;
+
+export const EVENT_SCHEMAS = {
+  ToolCallScheduled: toolCallScheduled,
+  ToolResultReceived: toolResultReceived,
+} as const;
+
+/** One entry of a run's event log: the event as published, with its detail type. */
+export const runEvent = z.object({
+  eventKey: z.string(),
+  detailType: z.enum(["ToolCallScheduled", "ToolResultReceived"]),
+  occurredAt: z.string(),
+  detail: z.record(z.string(), z.unknown()),
+});
+export type RunEvent = z.infer<typeof runEvent>;
+
+/** Deterministic keys: a redelivered or republished event keeps its key, so consumers dedupe. */
+export const scheduledEventKey = (runIdValue: string, callIdValue: string) =>
+  `${runIdValue}/${callIdValue}/scheduled`;
+export const resultEventKey = (runIdValue: string, callIdValue: string) =>
+  `${runIdValue}/${callIdValue}/result`;

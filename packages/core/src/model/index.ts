@@ -1,0 +1,39 @@
+export {
+  CALL_STATUSES,
+  type CallRecord,
+  type CallResult,
+  type CallStatus,
+  type Citation,
+  callRecord,
+  callResult,
+  callStatus,
+  citation,
+  FAILURE_KINDS,
+  type Failure,
+  failure,
+  type Principal,
+  principal,
+} from "./call";
+export { type CapabilityStatus, capabilityStatus } from "./capability";
+export {
+  EVENT_SCHEMAS,
+  type RunEvent,
+  resultEventKey,
+  runEvent,
+  scheduledEventKey,
+  type ToolCallScheduled,
+  type ToolResultReceived,
+  toolCallScheduled,
+  toolResultReceived,
+} from "./events";
+export { callId, capabilityName, runId, toolId, toolsetName } from "./ids";
+export {
+  CATEGORIES,
+  type Category,
+  category,
+  type ToolSpec,
+  type ToolSpecInput,
+  type ToolsetSpec,
+  toolSpec,
+  toolsetSpec,
+} from "./tool";

@@ -1,0 +1,93 @@
+import { z } from "zod";
+import { capabilityName, toolId, toolsetName } from "./ids";
+
+export const CATEGORIES = ["research", "reference", "enhance", "publish", "utility"] as const;
+export const category = z.enum(CATEGORIES);
+export type Category = z.infer<typeof category>;
+
+/** A JSON Schema document, as tools publish their input and output on the wire. */
+export const jsonSchema = z.record(z.string(), z.unknown());
+
+export const guidelines = z.object({
+  do: z.array(z.string().min(1)).default([]),
+  dont: z.array(z.string().min(1)).default([]),
+});
+
+export const cachePolicy = z.object({
+  ttlSeconds: z.number().int().positive(),
+  /** Input fields that form the cache key; absent = the whole input. */
+  keyFields: z.array(z.string()).optional(),
+  /** How long past expiry a stale result may be served when the upstream fails. */
+  staleIfErrorSeconds: z.number().int().nonnegative().default(0),
+});
+
+export const rateLimit = z.object({
+  /** Calls allowed per window across all callers (the upstream's quota). */
+  perTool: z.object({ limit: z.number().int().positive(), windowSeconds: z.number().int().positive() }).optional(),
+  /** Calls allowed per window for one principal. */
+  perPrincipal: z
+    .object({ limit: z.number().int().positive(), windowSeconds: z.number().int().positive() })
+    .optional(),
+});
+
+export const setupField = z.object({
+  name: z.string().min(1),
+  description: z.string().min(1),
+  env: z.string().optional(),
+  secret: z.string().optional(),
+  required: z.boolean().default(false),
+});
+
+export const availability = z.object({
+  enabled: z.boolean().default(true),
+  /** Workflow modes the tool is offered in; absent = every mode. */
+  modes: z.array(z.string().min(1)).optional(),
+  /** Lowest role that may see and call it; absent = every role. */
+  minRole: z.string().min(1).optional(),
+});
+
+export const implementation = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("builtin") }),
+  z.object({ kind: z.literal("http") }).passthrough(),
+  z.object({ kind: z.literal("mcp") }).passthrough(),
+]);
+
+/** Everything about a tool but its code: what the catalog stores and every consumer reads. */
+export const toolSpec = z.object({
+  id: toolId,
+  toolset: toolsetName,
+  title: z.string().min(1).max(120),
+  description: z.string().min(1).max(2000),
+  category,
+  optionality: z.enum(["optional", "core"]).default("optional"),
+  usageHint: z.string().min(1).max(500),
+  guidelines: guidelines.default({ do: [], dont: [] }),
+  requires: z.array(capabilityName).default([]),
+  produces: z.array(z.string().min(1)).default([]),
+  inputSchema: jsonSchema,
+  outputSchema: jsonSchema,
+  examples: z.array(z.object({ title: z.string().min(1), input: z.unknown() })).default([]),
+  cache: cachePolicy.optional(),
+  rateLimit: rateLimit.optional(),
+  timeoutMs: z.number().int().min(100).max(900_000).default(10_000),
+  annotations: z
+    .object({ readOnly: z.boolean(), openWorld: z.boolean(), idempotent: z.boolean() })
+    .default({ readOnly: true, openWorld: false, idempotent: true }),
+  setup: z.array(setupField).default([]),
+  /** Names the fallback tool used when this one is unavailable. */
+  fallback: toolId.optional(),
+  version: z.string().min(1).default("1"),
+  availability: availability.default({ enabled: true }),
+  implementation: implementation.default({ kind: "builtin" }),
+});
+export type ToolSpec = z.infer<typeof toolSpec>;
+export type ToolSpecInput = z.input<typeof toolSpec>;
+
+export const toolsetSpec = z.object({
+  name: toolsetName,
+  description: z.string().min(1).max(1000),
+  /** The provider that implements it: ownership decides who may change it. */
+  owner: z.string().min(1).max(120),
+  kind: z.enum(["builtin", "http", "mcp"]).default("builtin"),
+});
+export type ToolsetSpec = z.infer<typeof toolsetSpec>;

@@ -1,0 +1,85 @@
+import type { StageConfig } from "../config";
+import type { Citation, Failure } from "../model/call";
+import { type AnyToolDefinition, ToolFailure } from "../tool-definition";
+
+export type Execution =
+  | { ok: true; output: string; data: unknown; citations: Citation[] }
+  | { ok: false; failure: Failure };
+
+/**
+ * Runs one tool with its timeout and turns every way it can end into a result: a tool
+ * failure is data for the agent, never an exception for the bus to retry.
+ */
+export async function executeTool(
+  tool: AnyToolDefinition,
+  input: unknown,
+  context: { callId: string; parentRunId: string; config: StageConfig; now: () => Date },
+): Promise<Execution> {
+  const id = tool.spec.id;
+  const settings = tool.settings?.safeParse(context.config.tools[id] ?? {});
+  if (settings && !settings.success) {
+    return fail("unavailable", `${id} is not configured correctly on this stage.`, false, "replan");
+  }
+  const parsedInput = tool.input.safeParse(input);
+  if (!parsedInput.success) {
+    return fail(
+      "internal",
+      "The stored input no longer matches the tool's schema.",
+      false,
+      "correct_call",
+    );
+  }
+  const timeoutMs = tool.spec.timeoutMs ?? 10_000;
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => {
+      controller.abort(new Error("timeout"));
+      resolve("timeout");
+    }, timeoutMs);
+  });
+  try {
+    const outcome = await Promise.race([
+      tool.execute(parsedInput.data, {
+        callId: context.callId,
+        parentRunId: context.parentRunId,
+        signal: controller.signal,
+        settings: settings?.data,
+        now: context.now,
+      }),
+      timedOut,
+    ]);
+    if (outcome === "timeout") {
+      return fail("timeout", `${id} did not finish within ${timeoutMs} ms.`, true, "replan");
+    }
+    const data = tool.output.safeParse(outcome.data);
+    if (!data.success) {
+      return fail(
+        "invalid_output",
+        `${id} returned data that does not match its schema.`,
+        false,
+        "replan",
+      );
+    }
+    return {
+      ok: true,
+      output: outcome.output,
+      data: data.data,
+      citations: outcome.citations ?? [],
+    };
+  } catch (error) {
+    if (error instanceof ToolFailure) return { ok: false, failure: error.failure };
+    return fail("internal", `${id} failed unexpectedly.`, false, "replan");
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function fail(
+  kind: Failure["kind"],
+  message: string,
+  retryable: boolean,
+  recovery: Failure["recovery"],
+): Execution {
+  return { ok: false, failure: { kind, message, retryable, recovery } };
+}

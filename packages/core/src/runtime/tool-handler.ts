@@ -1,0 +1,114 @@
+import type { StageConfig } from "../config";
+import { ValidationError } from "../errors";
+import type { EventPublisher } from "../events/publisher";
+import { fitResultEvent } from "../events/size";
+import type { CallRecord, CallResult } from "../model/call";
+import { resultEventKey, type ToolResultReceived, toolCallScheduled } from "../model/events";
+import type { CallStore } from "../store/ports";
+import type { AnyToolDefinition } from "../tool-definition";
+import { executeTool } from "./execute";
+
+export interface ToolRuntimeDeps {
+  calls: CallStore;
+  publisher: EventPublisher;
+  config: StageConfig;
+  now?: () => Date;
+}
+
+/** Grace past the tool's own timeout before a RUNNING call counts as stuck. */
+const DEADLINE_GRACE_MS = 30_000;
+
+/**
+ * Turns a tool into its bus handler. Delivery is at least once, so the handler claims the
+ * call first (PENDING -> RUNNING, conditional): a duplicate delivery finds it claimed and
+ * runs nothing. If a previous delivery stored the result but died before publishing it, the
+ * duplicate finishes the publish, under the same event key.
+ */
+export function createToolHandler(
+  tool: AnyToolDefinition,
+  deps: () => ToolRuntimeDeps | Promise<ToolRuntimeDeps>,
+) {
+  return async (event: unknown): Promise<void> => {
+    const { calls, publisher, config, now = () => new Date() } = await deps();
+    const detail = parseScheduled(event, tool.spec.id);
+    const timeoutMs = tool.spec.timeoutMs ?? 10_000;
+    const deadline = new Date(now().getTime() + timeoutMs + DEADLINE_GRACE_MS).toISOString();
+    const claimed = await calls.claim(detail.parentRunId, detail.callId, deadline);
+    if (!claimed) {
+      const existing = await calls.get(detail.parentRunId, detail.callId);
+      if (existing?.result && !existing.resultPublishedAt) {
+        await publishResult(existing, existing.result, publisher, calls, now);
+      }
+      return;
+    }
+    const started = performance.now();
+    const execution = await executeTool(tool, claimed.input, {
+      callId: claimed.callId,
+      parentRunId: claimed.parentRunId,
+      config,
+      now,
+    });
+    const body = execution.ok
+      ? { output: execution.output, data: execution.data, citations: execution.citations }
+      : { output: execution.failure.message, data: null, citations: [] };
+    const result: CallResult = {
+      status: execution.ok ? "succeeded" : "failed",
+      ...body,
+      ...(execution.ok ? {} : { failure: execution.failure }),
+      cached: false,
+      stale: false,
+      durationMs: Math.round(performance.now() - started),
+      resultBytes: Buffer.byteLength(JSON.stringify(body)),
+      truncated: false,
+      completedAt: completionTime(claimed.scheduledAt, now()),
+    };
+    const completed = await calls.complete(claimed.parentRunId, claimed.callId, result);
+    // Not running any more: a sweeper already failed it as stuck, and published that.
+    if (!completed) return;
+    await publishResult(completed, completed.result ?? result, publisher, calls, now);
+  };
+}
+
+async function publishResult(
+  call: CallRecord,
+  result: CallResult,
+  publisher: EventPublisher,
+  calls: CallStore,
+  now: () => Date,
+): Promise<void> {
+  const detail: ToolResultReceived = fitResultEvent({
+    ...result,
+    eventKey: resultEventKey(call.parentRunId, call.callId),
+    parentRunId: call.parentRunId,
+    callId: call.callId,
+    toolId: call.toolId,
+    toolset: call.toolset,
+    resultOmitted: false,
+  });
+  await publisher.publish([{ detailType: "ToolResultReceived", detail }]);
+  await calls.markPublished(call.parentRunId, call.callId, now().toISOString());
+}
+
+/** Strictly after scheduledAt, so a run's log (ordered by time) never shows a result first. */
+function completionTime(scheduledAt: string, now: Date): string {
+  const floor = Date.parse(scheduledAt) + 1;
+  return new Date(Math.max(now.getTime(), floor)).toISOString();
+}
+
+function parseScheduled(event: unknown, expectedTool: string) {
+  const envelope = event as { "detail-type"?: unknown; detail?: unknown } | null;
+  if (envelope?.["detail-type"] !== "ToolCallScheduled") {
+    throw new ValidationError("Expected a ToolCallScheduled event.");
+  }
+  const parsed = toolCallScheduled.safeParse(envelope.detail);
+  if (!parsed.success) {
+    throw new ValidationError("The ToolCallScheduled detail is not valid.", {
+      details: parsed.error.issues,
+    });
+  }
+  if (parsed.data.toolId !== expectedTool) {
+    // A rule pointing at the wrong handler: fail loudly so the event is dead-lettered.
+    throw new ValidationError(`This handler runs ${expectedTool}, not ${parsed.data.toolId}.`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,77 @@
+import type { CallRecord, CallResult } from "../model/call";
+import type { RunEvent } from "../model/events";
+import type { ToolSpec, ToolsetSpec } from "../model/tool";
+
+/** A stored spec with its optimistic-concurrency version (incremented on every write). */
+export type Versioned<T> = T & { revision: number; updatedAt: string };
+
+export interface CatalogStore {
+  /** Creates or replaces; with `expectedRevision`, fails with ConflictError if it moved on. */
+  putToolset(spec: ToolsetSpec, expectedRevision?: number): Promise<Versioned<ToolsetSpec>>;
+  putTool(spec: ToolSpec, expectedRevision?: number): Promise<Versioned<ToolSpec>>;
+  getToolset(name: string): Promise<Versioned<ToolsetSpec> | undefined>;
+  getTool(id: string): Promise<Versioned<ToolSpec> | undefined>;
+  /** The whole catalog in toolset order, optionally narrowed. */
+  list(filter?: { toolset?: string; category?: string }): Promise<{
+    toolsets: Versioned<ToolsetSpec>[];
+    tools: Versioned<ToolSpec>[];
+  }>;
+  /** Flips availability.enabled; ConflictError when `expectedRevision` is stale. */
+  setEnabled(id: string, enabled: boolean, expectedRevision?: number): Promise<Versioned<ToolSpec>>;
+}
+
+export type CreateCallOutcome =
+  | { created: true; call: CallRecord }
+  | { created: false; call: CallRecord };
+
+export interface CallStore {
+  /**
+   * Conditional put. An existing call with the same id comes back with `created: false`;
+   * the caller compares input hashes (same input: idempotent retry; different: 409).
+   */
+  create(call: CallRecord): Promise<CreateCallOutcome>;
+  get(parentRunId: string, callId: string): Promise<CallRecord | undefined>;
+  /**
+   * PENDING -> RUNNING, atomically, setting startedAt and deadlineAt. Returns the claimed call,
+   * or undefined when it was not pending (a duplicate delivery must then not run the tool).
+   */
+  claim(parentRunId: string, callId: string, deadlineAt: string): Promise<CallRecord | undefined>;
+  /** RUNNING -> SUCCEEDED/FAILED with the result; undefined if it was not running. */
+  complete(parentRunId: string, callId: string, result: CallResult): Promise<CallRecord | undefined>;
+  markPublished(parentRunId: string, callId: string, at: string): Promise<void>;
+}
+
+export interface EventLogPage {
+  events: RunEvent[];
+  /** Give back to read on from here; present even on the last page, so followers can poll. */
+  cursor: string | undefined;
+}
+
+export interface EventLog {
+  /** Appends once per eventKey; returns false for a duplicate. */
+  append(parentRunId: string, event: RunEvent): Promise<boolean>;
+  /** Events in order (occurredAt, then eventKey), after `cursor`. */
+  read(parentRunId: string, options?: { cursor?: string; limit?: number }): Promise<EventLogPage>;
+}
+
+export interface ApiKeyRecord {
+  keyId: string;
+  name: string;
+  role: string;
+  createdAt: string;
+  revokedAt?: string;
+  lastUsedAt?: string;
+}
+
+export interface KeyStore {
+  /** Returns the plaintext key once; only its hash is stored. */
+  create(input: { name: string; role: string; keyId?: string; key?: string }): Promise<{
+    key: string;
+    record: ApiKeyRecord;
+  }>;
+  /** The key's record if it exists and is not revoked. */
+  verify(key: string): Promise<ApiKeyRecord | undefined>;
+  list(): Promise<ApiKeyRecord[]>;
+  /** NotFoundError for an unknown id; revoking twice is fine. */
+  revoke(keyId: string): Promise<ApiKeyRecord>;
+}

@@ -1,0 +1,50 @@
+import type { CreateTableCommandInput } from "@aws-sdk/client-dynamodb";
+
+/**
+ * The single table's key layout: one definition used by the local runtime, the tests and the
+ * stacks. Items (pk / sk):
+ * - toolset        TOOLSET#<name> / SPEC        gsi1: CATALOG / TOOLSET#<name>
+ * - tool           TOOL#<id> / SPEC             gsi1: CATALOG / TOOLSET#<toolset>#TOOL#<id>
+ * - capability     CAPABILITY#<name> / STATUS
+ * - call           RUN#<runId> / CALL#<callId>  gsi2 (only while running): RUNNING / <deadlineAt>
+ * - run event      RUN#<runId> / EVENT#<occurredAt>#<eventKey>
+ * - cached result  CACHE#<toolId>#<version>#<hash> / RESULT    (expiresAt)
+ * - rate window    RATE#<scope>#<window start> / COUNT         (expiresAt)
+ * - API key        KEY#<sha256 of key> / KEY    gsi1: KEYS / KEY#<keyId>
+ * gsi1 lists the catalog in toolset order with one query; gsi2 is sparse and finds calls
+ * stuck past their deadline without scanning.
+ */
+export const TABLE = {
+  partitionKey: "pk",
+  sortKey: "sk",
+  ttlAttribute: "expiresAt",
+  indexes: [
+    { name: "gsi1", partitionKey: "gsi1pk", sortKey: "gsi1sk" },
+    { name: "gsi2", partitionKey: "gsi2pk", sortKey: "gsi2sk" },
+  ],
+} as const;
+
+export function createTableInput(tableName: string): CreateTableCommandInput {
+  const keyNames = [
+    TABLE.partitionKey,
+    TABLE.sortKey,
+    ...TABLE.indexes.flatMap((index) => [index.partitionKey, index.sortKey]),
+  ];
+  return {
+    TableName: tableName,
+    BillingMode: "PAY_PER_REQUEST",
+    AttributeDefinitions: keyNames.map((name) => ({ AttributeName: name, AttributeType: "S" })),
+    KeySchema: [
+      { AttributeName: TABLE.partitionKey, KeyType: "HASH" },
+      { AttributeName: TABLE.sortKey, KeyType: "RANGE" },
+    ],
+    GlobalSecondaryIndexes: TABLE.indexes.map((index) => ({
+      IndexName: index.name,
+      KeySchema: [
+        { AttributeName: index.partitionKey, KeyType: "HASH" },
+        { AttributeName: index.sortKey, KeyType: "RANGE" },
+      ],
+      Projection: { ProjectionType: "ALL" },
+    })),
+  };
+}

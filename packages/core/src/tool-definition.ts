@@ -1,0 +1,65 @@
+import { z } from "zod";
+import { ToolbusError } from "./errors";
+import type { Citation, Failure } from "./model/call";
+import { type ToolSpec, type ToolSpecInput, toolSpec } from "./model/tool";
+
+export interface ToolContext<S> {
+  callId: string;
+  parentRunId: string;
+  /** Aborted when the tool's timeout passes: pass it to every outbound request. */
+  signal: AbortSignal;
+  /** This tool's settings from the stage configuration, validated by its settings schema. */
+  settings: S;
+  now(): Date;
+}
+
+export interface ToolOutcome<O> {
+  /** Text for a model to read. */
+  output: string;
+  /** Structured result; checked against the tool's output schema before it is stored. */
+  data: O;
+  citations?: Citation[];
+}
+
+/** A tool in code: its catalog metadata, zod schemas and the function that runs it. */
+export interface ToolDefinition<I = unknown, O = unknown, S = unknown> {
+  spec: Omit<ToolSpecInput, "inputSchema" | "outputSchema">;
+  input: z.ZodType<I>;
+  output: z.ZodType<O>;
+  /** Schema of the tool's section in the stage configuration (`tools.<id>`). */
+  settings?: z.ZodType<S>;
+  execute(input: I, context: ToolContext<S>): Promise<ToolOutcome<O>>;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a registry holds tools of every input type.
+export type AnyToolDefinition = ToolDefinition<any, any, any>;
+
+/** Identity at runtime; gives `execute` its parameter types from the schemas. */
+export function defineTool<I, O, S = undefined>(
+  definition: ToolDefinition<I, O, S>,
+): ToolDefinition<I, O, S> {
+  return definition;
+}
+
+/** The catalog entry of a tool in code: its zod schemas published as JSON Schema. */
+export function toolSpecOf(definition: AnyToolDefinition): ToolSpec {
+  return toolSpec.parse({
+    ...definition.spec,
+    inputSchema: z.toJSONSchema(definition.input, { io: "input" }),
+    outputSchema: z.toJSONSchema(definition.output, { io: "output" }),
+  });
+}
+
+/**
+ * Thrown by a tool to fail with a kind an agent can act on. Anything else a tool throws
+ * becomes an `internal` failure with a generic message.
+ */
+export class ToolFailure extends ToolbusError {
+  override name = "ToolFailure";
+  readonly failure: Failure;
+
+  constructor(failure: Failure, options: { cause?: unknown } = {}) {
+    super(failure.message, options);
+    this.failure = failure;
+  }
+}
