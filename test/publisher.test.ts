@@ -1,4 +1,4 @@
-import type { PutEventsEntry } from "@aws-sdk/client-eventbridge";
+import type { PutEventsRequestEntry as PutEventsEntry } from "@aws-sdk/client-eventbridge";
 import { PutRuleCommand, PutTargetsCommand } from "@aws-sdk/client-eventbridge";
 import { describe, expect, it } from "vitest";
 import { PublishError } from "../packages/core/src/errors";
