@@ -1,4 +1,3 @@
-import type { PutEventsRequestEntry as PutEventsEntry } from "@aws-sdk/client-eventbridge";
 import { PutRuleCommand, PutTargetsCommand } from "@aws-sdk/client-eventbridge";
 import { describe, expect, it } from "vitest";
 import { PublishError } from "../packages/core/src/errors";
@@ -11,7 +10,7 @@ const events = (n: number): OutgoingEvent[] =>
     detail: { eventKey: `run-1/c${i}/scheduled`, parentRunId: "run-1", i },
   }));
 
-async function busWith(refuse?: (entry: PutEventsEntry) => boolean) {
+async function busWith(refuse?: (entry: { Detail?: string }) => boolean) {
   const attempts = new Map<string, number>();
   const bus = new LocalEventBus({
     refuseEntry: (entry) => {
