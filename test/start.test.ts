@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ListTablesCommand } from "@aws-sdk/client-dynamodb";
@@ -15,7 +15,7 @@ const LocalFile = (dir: string) => join(dir, "local.json");
 interface Running {
   child: ChildProcess;
   stateDir: string;
-  endpoints: { dynamodb: string; eventbridge: string; busName: string };
+  endpoints: { dynamodb: string; eventbridge: string; api: string; busName: string };
   exited: Promise<number | null>;
 }
 
@@ -87,8 +87,37 @@ afterEach(async () => {
 });
 
 describe("npm start", () => {
-  it("serves DynamoDB Local and the bus at the endpoints it writes to local.json", async () => {
-    const { endpoints } = await startToolbus();
+  it("serves the API, DynamoDB Local and the bus at the endpoints it writes to local.json", async () => {
+    const { endpoints, stateDir } = await startToolbus();
+    const keyFile = join(stateDir, "admin-key");
+    expect((await stat(keyFile)).mode & 0o777).toBe(0o600);
+    const adminKey = (await readFile(keyFile, "utf8")).trim();
+
+    const health = await fetch(`${endpoints.api}/health`);
+    expect(await health.json()).toMatchObject({ status: "ok" });
+    const call = await fetch(`${endpoints.api}/v1/runs/run-start-1/calls`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        tool: "readability_analyzer",
+        input: { text: "One short line." },
+        wait: 10,
+      }),
+    });
+    expect(call.status).toBe(200);
+    expect(await call.json()).toMatchObject({
+      status: "succeeded",
+      result: { data: { words: 3 } },
+    });
+    const events = await fetch(`${endpoints.api}/v1/runs/run-start-1/events`, {
+      headers: { authorization: `Bearer ${adminKey}` },
+    });
+    const log = (await events.json()) as { events: Array<{ detailType: string }> };
+    expect(log.events.map((e) => e.detailType)).toEqual([
+      "ToolCallScheduled",
+      "ToolResultReceived",
+    ]);
+
     const tables = await localDynamoDbClient(endpoints.dynamodb).send(new ListTablesCommand({}));
     expect(tables.TableNames).toBeInstanceOf(Array);
     const buses = await localEventBridgeClient({ endpoint: endpoints.eventbridge }).send(

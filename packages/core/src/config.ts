@@ -8,7 +8,10 @@ import { ValidationError } from "./errors";
  * file named by TOOLBUS_CONFIG_FILE) and is validated here, once, at start-up.
  */
 export const stageConfig = z.object({
-  stage: z.string().regex(/^[a-z][a-z0-9-]{0,31}$/).default("local"),
+  stage: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]{0,31}$/)
+    .default("local"),
   /** Roles from least to most privileged; a key's role must be one of them. */
   roles: z.array(z.string().min(1)).min(1).default(["viewer", "member", "admin"]),
   /** Which role may do what: read the catalog, call tools, administer. */

@@ -1,3 +1,36 @@
+export { type CallRequest, callRequest } from "./calls/request";
+export { CallService, type CallServiceDeps } from "./calls/service";
+export { checkToolRegistration, validateCatalog } from "./catalog/registration";
+export { seedCatalog } from "./catalog/seed";
+export { loadStageConfig, parseStageConfig, roleAtLeast, type StageConfig } from "./config";
+export { type Deployment, deploymentFromEnv } from "./deployment";
+export {
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  PayloadTooLargeError,
+  PublishError,
+  RateLimitedError,
+  ToolbusError,
+  UnauthorizedError,
+  UnavailableError,
+  ValidationError,
+} from "./errors";
+export { EventPublisher, type OutgoingEvent } from "./events/publisher";
+export { createRecorder } from "./runtime/recorder";
+export { createToolHandler, type ToolRuntimeDeps } from "./runtime/tool-handler";
+export { ensureTable } from "./store/ensure-table";
+export { createTableInput, TABLE } from "./store/table";
+export {
+  type AnyToolDefinition,
+  defineTool,
+  type ToolContext,
+  type ToolDefinition,
+  ToolFailure,
+  type ToolOutcome,
+  toolSpecOf,
+} from "./tool-definition";
+export { createToolbus, type Toolbus } from "./toolbus";
 export {
   type BusRule,
   busRules,

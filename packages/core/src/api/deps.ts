@@ -13,4 +13,8 @@ export interface ApiDeps {
   adminKey?: string;
   /** Poll interval for `text/event-stream` followers, ms. */
   followIntervalMs?: number;
+  /** Longest a `text/event-stream` follower stays connected, ms (default 15 min); it then reconnects. */
+  followMaxMs?: number;
+  /** Interval of `: keep-alive` comments on an idle event stream, ms (default 15 s). */
+  keepAliveMs?: number;
 }

@@ -23,7 +23,9 @@ export const cachePolicy = z.object({
 
 export const rateLimit = z.object({
   /** Calls allowed per window across all callers (the upstream's quota). */
-  perTool: z.object({ limit: z.number().int().positive(), windowSeconds: z.number().int().positive() }).optional(),
+  perTool: z
+    .object({ limit: z.number().int().positive(), windowSeconds: z.number().int().positive() })
+    .optional(),
   /** Calls allowed per window for one principal. */
   perPrincipal: z
     .object({ limit: z.number().int().positive(), windowSeconds: z.number().int().positive() })

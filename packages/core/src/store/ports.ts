@@ -37,7 +37,11 @@ export interface CallStore {
    */
   claim(parentRunId: string, callId: string, deadlineAt: string): Promise<CallRecord | undefined>;
   /** RUNNING -> SUCCEEDED/FAILED with the result; undefined if it was not running. */
-  complete(parentRunId: string, callId: string, result: CallResult): Promise<CallRecord | undefined>;
+  complete(
+    parentRunId: string,
+    callId: string,
+    result: CallResult,
+  ): Promise<CallRecord | undefined>;
   markPublished(parentRunId: string, callId: string, at: string): Promise<void>;
 }
 

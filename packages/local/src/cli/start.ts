@@ -2,60 +2,76 @@ import { access } from "node:fs/promises";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { type BusRule, busRules } from "@toolbus/core";
+import {
+  type BusRule,
+  busRules,
+  createToolbus,
+  deploymentFromEnv,
+  ensureTable,
+} from "@toolbus/core";
+import { builtinTools, builtinToolsets } from "@toolbus/tools";
 import { z } from "zod";
 import type { LocalFunction } from "../bus";
 import { stopOnSignals } from "../dynamodb/signals";
+import { localAdminKey } from "../runtime/admin-key";
+import { type ApiServer, serveApi } from "../runtime/api-server";
 import { startLocalSystem } from "../runtime/system";
 
 const HELP = `Usage: npm start -- [options]
 
-Runs Toolbus on this machine: DynamoDB Local and the local EventBridge-compatible bus.
+Runs Toolbus on this machine: DynamoDB Local, the local EventBridge-compatible bus, every
+tool's handler and the HTTPS API.
 
   --memory            keep DynamoDB in memory (default: on disk under the state dir)
-  --state-dir <dir>   where local.json and the database live (default: .toolbus)
+  --state-dir <dir>   where local.json, the admin key and the database live (default: .toolbus)
+  --port <port>       API port (default: TOOLBUS_PORT or 8787; 0 picks a free one)
   --bus-port <port>   port for the local bus (default: a free port)
-  --stage <name>      stage name; the bus is toolbus-<stage> (default: local)
+  --stage <name>      stage name; the bus and table are toolbus-<stage> (default: local)
   --help              show this help
+
+Configuration: TOOLBUS_CONFIG (JSON) or TOOLBUS_CONFIG_FILE; TOOLBUS_ADMIN_KEY, else a key is
+generated on first run and kept in <state dir>/admin-key.
 `;
 
+const port = z.coerce.number().int().min(0).max(65_535);
 const options = z.object({
   memory: z.boolean().default(false),
   stateDir: z.string().min(1).default(".toolbus"),
-  busPort: z.coerce.number().int().min(1).max(65_535).optional(),
+  port: port.default(8787),
+  busPort: port.optional(),
   stage: z
     .string()
     .regex(/^[a-z][a-z0-9-]{0,31}$/, "stage names are lowercase letters, digits and dashes")
     .default("local"),
 });
 
-/** Loads each rule's handler from functions/<handler>.ts, reporting those not written yet. */
-async function loadHandlers(rules: readonly BusRule[]) {
-  const functionsDir = resolve(import.meta.dirname, "../../../../functions");
-  const handlers: Record<string, LocalFunction> = {};
-  const wired: BusRule[] = [];
-  for (const rule of rules) {
-    const file = resolve(functionsDir, `${rule.handler}.ts`);
-    const exists = await access(file).then(
-      () => true,
-      () => false,
-    );
-    if (!exists) {
-      console.warn(`  rule ${rule.name}: no handler at functions/${rule.handler}.ts yet, skipped`);
-      continue;
-    }
-    const module = (await import(pathToFileURL(file).href)) as { handler: LocalFunction };
-    handlers[rule.handler] = module.handler;
-    wired.push(rule);
-  }
-  return { handlers, rules: wired };
+const FUNCTIONS_DIR = resolve(import.meta.dirname, "../../../../functions");
+
+async function importFunction<T>(handler: string): Promise<T> {
+  const file = resolve(FUNCTIONS_DIR, `${handler}.ts`);
+  await access(file).catch(() => {
+    throw new Error(`functions/${handler}.ts is missing: every rule needs its handler.`);
+  });
+  return (await import(pathToFileURL(file).href)) as T;
 }
 
-async function main(): Promise<void> {
+/** The same entry points Lambda runs, loaded from functions/ for every rule of the table. */
+async function loadHandlers(rules: readonly BusRule[]) {
+  const handlers: Record<string, LocalFunction> = {};
+  for (const rule of rules) {
+    handlers[rule.handler] = (
+      await importFunction<{ handler: LocalFunction }>(rule.handler)
+    ).handler;
+  }
+  return handlers;
+}
+
+function readOptions() {
   const { values } = parseArgs({
     options: {
       memory: { type: "boolean" },
       "state-dir": { type: "string" },
+      port: { type: "string" },
       "bus-port": { type: "string" },
       stage: { type: "string" },
       help: { type: "boolean" },
@@ -63,11 +79,12 @@ async function main(): Promise<void> {
   });
   if (values.help) {
     process.stdout.write(HELP);
-    return;
+    process.exit(0);
   }
   const parsed = options.safeParse({
     memory: values.memory,
     stateDir: values["state-dir"],
+    port: values.port ?? process.env.TOOLBUS_PORT,
     busPort: values["bus-port"],
     stage: values.stage,
   });
@@ -75,22 +92,66 @@ async function main(): Promise<void> {
     const problems = parsed.error.issues.map((i) => `  --${i.path.join(".")}: ${i.message}`);
     throw new Error(`Invalid options:\n${problems.join("\n")}`);
   }
-  const config = parsed.data;
+  return parsed.data;
+}
+
+async function main(): Promise<void> {
+  const config = readOptions();
+  const stateDir = resolve(config.stateDir);
   console.log("Starting Toolbus locally...");
-  const wiring = await loadHandlers(busRules([]));
   const system = await startLocalSystem({
-    stateDir: resolve(config.stateDir),
+    stateDir,
     memory: config.memory,
     stage: config.stage,
-    ...(config.busPort ? { busPort: config.busPort } : {}),
-    ...wiring,
+    ...(config.busPort !== undefined ? { busPort: config.busPort } : {}),
   });
-  stopOnSignals(system.stop);
+  let api: ApiServer | undefined;
+  stopOnSignals(async () => {
+    await api?.close();
+    await system.stop();
+  });
+
+  // The handlers and the API read their deployment from the environment, exactly as on
+  // Lambda; only the endpoints point at this machine.
+  const admin = await localAdminKey(stateDir);
+  Object.assign(process.env, {
+    AWS_REGION: "us-east-1",
+    AWS_ACCESS_KEY_ID: "local",
+    AWS_SECRET_ACCESS_KEY: "local",
+    AWS_ENDPOINT_URL_DYNAMODB: system.dynamodb.endpoint,
+    AWS_ENDPOINT_URL_EVENTBRIDGE: system.busServer.endpoint,
+    TOOLBUS_TABLE: `toolbus-${system.stage}`,
+    TOOLBUS_BUS: system.busName,
+    TOOLBUS_ADMIN_KEY: admin.key,
+  });
+  process.env.TOOLBUS_CONFIG ??= JSON.stringify({ stage: system.stage });
+  const deployment = deploymentFromEnv();
+  await ensureTable(deployment.dynamodb, deployment.tableName);
+
+  const rules = busRules(builtinTools.map((tool) => tool.spec.id));
+  await system.wire(rules, await loadHandlers(rules));
+  const seeded = await createToolbus(deployment, {
+    tools: builtinTools,
+    toolsets: builtinToolsets,
+  }).seed();
+
+  const { app } = await importFunction<{ app: Parameters<typeof serveApi>[0] }>("api");
+  api = await serveApi(app, { port: config.port });
+  await system.writeStateFile({ api: api.url });
+
+  const keyNote = {
+    environment: "from TOOLBUS_ADMIN_KEY",
+    file: `kept in ${admin.file}`,
+    generated: `generated, kept in ${admin.file}`,
+  }[admin.source];
   console.log(
     [
       `Toolbus is running (stage ${system.stage}).`,
+      `  API:             ${api.url}  (docs: ${api.url}/docs)`,
       `  DynamoDB Local:  ${system.dynamodb.endpoint}${config.memory ? " (in memory)" : ""}`,
       `  EventBridge:     ${system.busServer.endpoint} (bus ${system.busName})`,
+      `  Catalog:         ${builtinTools.length} tools, ${rules.length} bus rules (${seeded.written.length} catalog entries written)`,
+      `  Admin key:       ${admin.key}  (${keyNote})`,
       `  Endpoints file:  ${system.stateFile}`,
       "Press Ctrl-C to stop.",
     ].join("\n"),
@@ -99,5 +160,6 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   console.error(error instanceof Error ? error.message : String(error));
+  // The DynamoDB Local watchdog ends the JVM when this process goes.
   process.exit(1);
 });

@@ -19,8 +19,6 @@ export interface LocalSystemOptions {
   memory?: boolean;
   stage?: string;
   busPort?: number;
-  rules?: readonly BusRule[];
-  handlers?: Readonly<Record<string, LocalFunction>>;
   bus?: LocalEventBusOptions;
 }
 
@@ -32,60 +30,68 @@ export interface LocalSystem {
   busServer: EventBridgeServer;
   /** The file other processes read to find this system's endpoints. */
   stateFile: string;
+  /** Registers the wiring table's rules and their handlers on the stage's bus. */
+  wire(rules: readonly BusRule[], handlers: Readonly<Record<string, LocalFunction>>): Promise<void>;
+  /** Writes local.json with the endpoints (and any extra ones, such as the API's). */
+  writeStateFile(extra?: Record<string, string>): Promise<void>;
   stop(): Promise<void>;
 }
 
 /**
- * Toolbus on one machine: DynamoDB Local and the EventBridge-compatible bus, wired from the
- * same rule table as a deployed stage. Endpoints go to `<stateDir>/local.json` so the CLI,
- * tests and other processes can find them; the file is removed on stop so it never points
- * at a system that is gone.
+ * The infrastructure of Toolbus on one machine: DynamoDB Local and the EventBridge-compatible
+ * bus with the stage's bus created. local.json is removed on stop so it never points at a
+ * system that is gone.
  */
 export async function startLocalSystem(options: LocalSystemOptions): Promise<LocalSystem> {
   const stage = options.stage ?? "local";
   const busName = `toolbus-${stage}`;
+  const stateFile = join(options.stateDir, "local.json");
   await mkdir(options.stateDir, { recursive: true });
   const dynamodb = await startDynamoDbLocal(
     options.memory ? {} : { dbPath: join(options.stateDir, "dynamodb") },
   );
   const bus = new LocalEventBus(options.bus);
+  const client = localEventBridgeClient({ bus });
   let busServer: EventBridgeServer;
   try {
     busServer = await startEventBridgeServer(
       bus,
       options.busPort === undefined ? {} : { port: options.busPort },
     );
-    const client = localEventBridgeClient({ bus });
-    await applyWiring({
-      bus,
-      client,
-      busName,
-      rules: options.rules ?? [],
-      handlers: options.handlers ?? {},
-    });
-    client.destroy();
   } catch (error) {
     bus.close();
     await dynamodb.stop();
     throw error;
   }
-  const stateFile = join(options.stateDir, "local.json");
-  const endpoints = {
-    dynamodb: dynamodb.endpoint,
-    eventbridge: busServer.endpoint,
-    stage,
-    busName,
-  };
-  await writeFile(stateFile, `${JSON.stringify(endpoints, null, 2)}\n`);
 
   let stopping: Promise<void> | undefined;
-  const stop = () => {
-    stopping ??= (async () => {
-      await rm(stateFile, { force: true });
-      bus.close();
-      await Promise.allSettled([busServer.close(), dynamodb.stop()]);
-    })();
-    return stopping;
+  return {
+    stage,
+    busName,
+    dynamodb,
+    bus,
+    busServer,
+    stateFile,
+    wire: (rules, handlers) => applyWiring({ bus, client, busName, rules, handlers }),
+    async writeStateFile(extra = {}) {
+      const endpoints = {
+        dynamodb: dynamodb.endpoint,
+        eventbridge: busServer.endpoint,
+        ...extra,
+        stage,
+        busName,
+      };
+      await writeFile(stateFile, `${JSON.stringify(endpoints, null, 2)}\n`);
+    },
+    stop() {
+      stopping ??= (async () => {
+        await rm(stateFile, { force: true });
+        await bus.drain();
+        bus.close();
+        client.destroy();
+        await Promise.allSettled([busServer.close(), dynamodb.stop()]);
+      })();
+      return stopping;
+    },
   };
-  return { stage, busName, dynamodb, bus, busServer, stateFile, stop };
 }

@@ -1,0 +1,7 @@
+import { createToolHandler, deploymentFromEnv, toolRuntimeDeps } from "@toolbus/core/runtime";
+import { readabilityAnalyzer } from "@toolbus/tools/readability";
+
+/** Runs scheduled readability_analyzer calls delivered by the bus. */
+export const handler = createToolHandler(readabilityAnalyzer, () =>
+  toolRuntimeDeps(deploymentFromEnv()),
+);

@@ -1,0 +1,5 @@
+import { createToolHandler, deploymentFromEnv, toolRuntimeDeps } from "@toolbus/core/runtime";
+import { staticLinks } from "@toolbus/tools/static-links";
+
+/** Runs scheduled static_links calls delivered by the bus. */
+export const handler = createToolHandler(staticLinks, () => toolRuntimeDeps(deploymentFromEnv()));

@@ -1,0 +1,71 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { MiddlewareHandler } from "hono";
+import { roleAtLeast, type StageConfig } from "../config";
+import { ForbiddenError, UnauthorizedError } from "../errors";
+import type { KeyStore } from "../store/ports";
+import type { ApiEnv } from "./env";
+
+export type Permission = "read" | "call" | "admin";
+
+const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
+/** The bootstrap admin's principal id, as it appears in call records and events. */
+export const ADMIN_BOOTSTRAP_ID = "admin-bootstrap";
+
+/**
+ * Authenticates `Authorization: Bearer <key>` against the configured bootstrap admin key and
+ * the key store. Keys are never logged or echoed; every failure reads the same, so a caller
+ * cannot tell an unknown key from a revoked one.
+ */
+export function authenticate(deps: {
+  config: StageConfig;
+  keys: KeyStore;
+  adminKey?: string;
+}): MiddlewareHandler<ApiEnv> {
+  const adminDigest = deps.adminKey ? digest(deps.adminKey) : undefined;
+  const highestRole =
+    deps.config.roles[deps.config.roles.length - 1] ?? deps.config.permissions.admin;
+
+  return async (c, next) => {
+    const header = c.req.header("authorization");
+    if (header === undefined || header === "") {
+      throw new UnauthorizedError("An API key is required: Authorization: Bearer <key>.");
+    }
+    const key = BEARER.exec(header)?.[1];
+    if (key === undefined) {
+      throw new UnauthorizedError("The Authorization header must be: Bearer <key>.");
+    }
+    // Compared as digests so both sides have the same length and the comparison takes the
+    // same time whatever the key.
+    if (adminDigest && timingSafeEqual(digest(key), adminDigest)) {
+      c.set("principal", { id: ADMIN_BOOTSTRAP_ID, role: highestRole });
+    } else {
+      const record = await deps.keys.verify(key);
+      if (!record) throw new UnauthorizedError("The API key is not valid.");
+      c.set("principal", { id: record.keyId, role: record.role });
+    }
+    // Answers to authenticated requests are for this caller only.
+    c.header("Cache-Control", "no-store");
+    await next();
+  };
+}
+
+/** 403 unless the principal's role is at least the one the stage configures for `permission`. */
+export function requirePermission(
+  config: StageConfig,
+  permission: Permission,
+): MiddlewareHandler<ApiEnv> {
+  const required = config.permissions[permission];
+  return async (c, next) => {
+    const principal = c.get("principal");
+    if (!principal || !roleAtLeast(config, principal.role, required)) {
+      throw new ForbiddenError(`This needs the ${required} role or higher.`, {
+        details: { requiredRole: required },
+      });
+    }
+    await next();
+  };
+}
+
+function digest(value: string): Buffer {
+  return createHash("sha256").update(value, "utf8").digest();
+}

@@ -1,0 +1,5 @@
+export { createApi, MAX_BODY_BYTES } from "./app";
+export { ADMIN_BOOTSTRAP_ID } from "./auth";
+export type { ApiDeps } from "./deps";
+export type { ApiEnv } from "./env";
+export { API_VERSION } from "./openapi";

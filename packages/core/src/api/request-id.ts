@@ -1,0 +1,17 @@
+import { randomUUID } from "node:crypto";
+import type { MiddlewareHandler } from "hono";
+import type { ApiEnv } from "./env";
+
+// A caller's id is echoed only when it is boring: it ends up in logs and response headers.
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Echoes a well-formed `x-request-id`, or makes one, so a caller can quote it in a report. */
+export function requestId(): MiddlewareHandler<ApiEnv> {
+  return async (c, next) => {
+    const given = c.req.header("x-request-id");
+    const id = given !== undefined && SAFE_REQUEST_ID.test(given) ? given : randomUUID();
+    c.set("requestId", id);
+    c.header("x-request-id", id);
+    await next();
+  };
+}

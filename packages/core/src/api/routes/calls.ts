@@ -1,0 +1,93 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { NotFoundError } from "../../errors";
+import type { CallRecord } from "../../model/call";
+import { requirePermission } from "../auth";
+import type { ApiDeps } from "../deps";
+import type { ApiEnv } from "../env";
+import {
+  bearerSecurity,
+  callAcceptedSchema,
+  callIdParam,
+  callRequestSchema,
+  callViewSchema,
+  errorResponses,
+  jsonContent,
+  runIdParam,
+} from "../schemas";
+import { callView } from "../views";
+
+const FINISHED = new Set<CallRecord["status"]>(["succeeded", "failed"]);
+
+const runParams = z.object({ runId: runIdParam });
+const callParams = z.object({ runId: runIdParam, callId: callIdParam });
+
+export function registerCallRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+  const { calls, config } = deps;
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/v1/runs/{runId}/calls",
+      tags: ["Calls"],
+      summary: "Call a tool under a run",
+      description:
+        "Validates the input against the tool's schema, records the call once per callId and announces ToolCallScheduled. With `wait` (seconds; default and cap from the stage) a finished call comes back as 200; otherwise 202 with a status URL. Repeating a request with the same callId and input returns the same call.",
+      security: bearerSecurity,
+      middleware: [requirePermission(config, "call")] as const,
+      request: {
+        params: runParams,
+        body: {
+          required: true,
+          content: { "application/json": { schema: callRequestSchema } },
+        },
+      },
+      responses: {
+        200: jsonContent(callViewSchema, "The call finished (succeeded or failed)"),
+        202: {
+          ...jsonContent(callAcceptedSchema, "Scheduled; poll statusUrl (also in Location)"),
+          headers: z.object({ Location: z.string() }),
+        },
+        ...errorResponses(400, 401, 403, 404, 409, 413, 415, 503),
+      },
+    }),
+    async (c) => {
+      const { runId } = c.req.valid("param");
+      const body = c.req.valid("json");
+      const { call: scheduled } = await calls.schedule(c.get("principal"), runId, body);
+      const wait = Math.min(
+        body.wait ?? config.calls.defaultWaitSeconds,
+        config.calls.maxWaitSeconds,
+      );
+      const call =
+        wait > 0 && !FINISHED.has(scheduled.status)
+          ? await calls.waitForResult(runId, scheduled.callId, wait)
+          : scheduled;
+      if (FINISHED.has(call.status)) return c.json(callView(call), 200);
+      const statusUrl = `/v1/runs/${call.parentRunId}/calls/${call.callId}`;
+      c.header("Location", statusUrl);
+      return c.json({ callId: call.callId, status: call.status, statusUrl }, 202);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/runs/{runId}/calls/{callId}",
+      tags: ["Calls"],
+      summary: "Get a call and, once finished, its result",
+      security: bearerSecurity,
+      middleware: [requirePermission(config, "read")] as const,
+      request: { params: callParams },
+      responses: {
+        200: jsonContent(callViewSchema, "The call"),
+        ...errorResponses(400, 401, 403, 404),
+      },
+    }),
+    async (c) => {
+      const { runId, callId } = c.req.valid("param");
+      const call = await calls.get(runId, callId);
+      if (!call) throw new NotFoundError(`Call ${callId} does not exist in run ${runId}.`);
+      return c.json(callView(call), 200);
+    },
+  );
+}

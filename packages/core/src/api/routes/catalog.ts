@@ -1,0 +1,253 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { checkToolRegistration } from "../../catalog/registration";
+import { NotFoundError, ValidationError } from "../../errors";
+import { requirePermission } from "../auth";
+import type { ApiDeps } from "../deps";
+import type { ApiEnv } from "../env";
+import {
+  bearerSecurity,
+  errorResponses,
+  ifMatchHeaders,
+  jsonContent,
+  toolIdParam,
+  toolInputSchema,
+  toolListItemSchema,
+  toolSchema,
+  toolsetDetailSchema,
+  toolsetInputSchema,
+  toolsetNameParam,
+  toolsetSchema,
+  toolsQuery,
+} from "../schemas";
+import { etag, isAvailable, parseIfMatch } from "../views";
+
+const toolParams = z.object({ id: toolIdParam });
+const toolsetParams = z.object({ name: toolsetNameParam });
+
+export function registerCatalogRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+  const { catalog, config } = deps;
+  const read = requirePermission(config, "read");
+  const admin = requirePermission(config, "admin");
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/tools",
+      tags: ["Catalog"],
+      summary: "List tools",
+      description:
+        "Filters combine. `mode` keeps tools offered in that mode and is the mode `available` is judged in (default: the stage's default mode).",
+      security: bearerSecurity,
+      middleware: [read] as const,
+      request: { query: toolsQuery },
+      responses: {
+        200: jsonContent(z.object({ tools: z.array(toolListItemSchema) }), "The tools"),
+        ...errorResponses(400, 401, 403),
+      },
+    }),
+    async (c) => {
+      const query = c.req.valid("query");
+      const mode = query.mode ?? config.modes.default;
+      if (!config.modes.available.includes(mode)) {
+        throw new ValidationError(`Unknown mode ${mode}.`, {
+          details: [{ path: "mode", message: `One of: ${config.modes.available.join(", ")}.` }],
+        });
+      }
+      const { tools } = await catalog.list({
+        ...(query.toolset ? { toolset: query.toolset } : {}),
+        ...(query.category ? { category: query.category } : {}),
+      });
+      const wanted = query.available === undefined ? undefined : query.available === "true";
+      const items = tools
+        .filter((tool) => query.mode === undefined || offeredIn(tool.availability.modes, mode))
+        .map((tool) => ({ ...tool, available: isAvailable(tool, mode) }))
+        .filter((tool) => wanted === undefined || tool.available === wanted);
+      return c.json({ tools: items }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/tools/{id}",
+      tags: ["Catalog"],
+      summary: "Get a tool",
+      security: bearerSecurity,
+      middleware: [read] as const,
+      request: { params: toolParams },
+      responses: {
+        200: jsonContent(toolSchema, "The tool; ETag is its revision"),
+        ...errorResponses(400, 401, 403, 404),
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const tool = await catalog.getTool(id);
+      if (!tool) throw new NotFoundError(`Tool ${id} does not exist.`);
+      c.header("ETag", etag(tool));
+      return c.json(tool, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/toolsets",
+      tags: ["Catalog"],
+      summary: "List toolsets",
+      security: bearerSecurity,
+      middleware: [read] as const,
+      responses: {
+        200: jsonContent(z.object({ toolsets: z.array(toolsetSchema) }), "The toolsets"),
+        ...errorResponses(401, 403),
+      },
+    }),
+    async (c) => {
+      const { toolsets } = await catalog.list();
+      return c.json({ toolsets }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/toolsets/{name}",
+      tags: ["Catalog"],
+      summary: "Get a toolset with its tools",
+      security: bearerSecurity,
+      middleware: [read] as const,
+      request: { params: toolsetParams },
+      responses: {
+        200: jsonContent(toolsetDetailSchema, "The toolset; ETag is its revision"),
+        ...errorResponses(400, 401, 403, 404),
+      },
+    }),
+    async (c) => {
+      const { name } = c.req.valid("param");
+      const { toolsets, tools } = await catalog.list({ toolset: name });
+      const toolset = toolsets.find((t) => t.name === name);
+      if (!toolset) throw new NotFoundError(`Toolset ${name} does not exist.`);
+      c.header("ETag", etag(toolset));
+      return c.json({ ...toolset, tools }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "put",
+      path: "/v1/toolsets/{name}",
+      tags: ["Catalog admin"],
+      summary: "Register or replace a toolset",
+      description:
+        "The name in the path must equal the body's. Send If-Match to update only the revision you read.",
+      security: bearerSecurity,
+      middleware: [admin] as const,
+      request: {
+        params: toolsetParams,
+        headers: ifMatchHeaders,
+        body: { required: true, content: { "application/json": { schema: toolsetInputSchema } } },
+      },
+      responses: {
+        200: jsonContent(toolsetSchema, "Replaced"),
+        201: jsonContent(toolsetSchema, "Created"),
+        ...errorResponses(400, 401, 403, 409, 413, 415),
+      },
+    }),
+    async (c) => {
+      const { name } = c.req.valid("param");
+      const spec = c.req.valid("json");
+      if (spec.name !== name) throw pathMismatch("name", name, spec.name);
+      const expected = parseIfMatch(c.req.valid("header")["if-match"]);
+      const stored = await catalog.putToolset(spec, expected);
+      c.header("ETag", etag(stored));
+      if (stored.revision === 1) {
+        c.header("Location", `/v1/toolsets/${stored.name}`);
+        return c.json(stored, 201);
+      }
+      return c.json(stored, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "put",
+      path: "/v1/tools/{id}",
+      tags: ["Catalog admin"],
+      summary: "Register or replace a tool",
+      description:
+        "The id in the path must equal the body's and its toolset must exist. Send If-Match to update only the revision you read.",
+      security: bearerSecurity,
+      middleware: [admin] as const,
+      request: {
+        params: toolParams,
+        headers: ifMatchHeaders,
+        body: { required: true, content: { "application/json": { schema: toolInputSchema } } },
+      },
+      responses: {
+        200: jsonContent(toolSchema, "Replaced"),
+        201: jsonContent(toolSchema, "Created"),
+        ...errorResponses(400, 401, 403, 409, 413, 415),
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const spec = c.req.valid("json");
+      if (spec.id !== id) throw pathMismatch("id", id, spec.id);
+      const expected = parseIfMatch(c.req.valid("header")["if-match"]);
+      const [toolset, existing] = await Promise.all([
+        catalog.getToolset(spec.toolset),
+        catalog.getTool(spec.id),
+      ]);
+      checkToolRegistration(spec, {
+        toolsets: toolset ? [toolset] : [],
+        tools: existing ? [existing] : [],
+      });
+      const stored = await catalog.putTool(spec, expected);
+      c.header("ETag", etag(stored));
+      if (stored.revision === 1) {
+        c.header("Location", `/v1/tools/${stored.id}`);
+        return c.json(stored, 201);
+      }
+      return c.json(stored, 200);
+    },
+  );
+
+  for (const action of ["enable", "disable"] as const) {
+    app.openapi(
+      createRoute({
+        method: "post",
+        path: `/v1/tools/{id}/${action}`,
+        tags: ["Catalog admin"],
+        summary:
+          action === "enable" ? "Enable a tool on this stage" : "Disable a tool on this stage",
+        security: bearerSecurity,
+        middleware: [admin] as const,
+        request: { params: toolParams, headers: ifMatchHeaders },
+        responses: {
+          200: jsonContent(toolSchema, "The tool after the change"),
+          ...errorResponses(400, 401, 403, 404, 409),
+        },
+      }),
+      async (c) => {
+        const { id } = c.req.valid("param");
+        const expected = parseIfMatch(c.req.valid("header")["if-match"]);
+        const stored = await catalog.setEnabled(id, action === "enable", expected);
+        c.header("ETag", etag(stored));
+        return c.json(stored, 200);
+      },
+    );
+  }
+}
+
+function offeredIn(modes: string[] | undefined, mode: string): boolean {
+  return modes === undefined || modes.includes(mode);
+}
+
+function pathMismatch(field: string, inPath: string, inBody: string): ValidationError {
+  return new ValidationError(
+    `The ${field} in the path (${inPath}) and in the body (${inBody}) differ.`,
+    {
+      details: [{ path: field, message: `Must equal the path's ${field}, ${inPath}.` }],
+    },
+  );
+}

@@ -1,0 +1,165 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { type SSEStreamingApi, streamSSE } from "hono/streaming";
+import { ToolbusError, ValidationError } from "../../errors";
+import type { EventLog, EventLogPage } from "../../store/ports";
+import { requirePermission } from "../auth";
+import type { ApiDeps } from "../deps";
+import type { ApiEnv } from "../env";
+import { logFailure } from "../errors";
+import {
+  bearerSecurity,
+  errorResponses,
+  eventsPageSchema,
+  eventsQuery,
+  runIdParam,
+} from "../schemas";
+
+const DEFAULT_FOLLOW_INTERVAL_MS = 250;
+const DEFAULT_FOLLOW_MAX_MS = 15 * 60_000;
+const DEFAULT_KEEP_ALIVE_MS = 15_000;
+const DEFAULT_PAGE = 100;
+const MAX_CURSOR_LENGTH = 2048;
+
+export function registerEventRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+  const { events, config } = deps;
+  const timing = {
+    intervalMs: deps.followIntervalMs ?? DEFAULT_FOLLOW_INTERVAL_MS,
+    maxMs: deps.followMaxMs ?? DEFAULT_FOLLOW_MAX_MS,
+    keepAliveMs: deps.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
+  };
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/runs/{runId}/events",
+      tags: ["Events"],
+      summary: "A run's events, in order",
+      description:
+        "JSON pages after `cursor`. With `Accept: text/event-stream`, the events after the cursor (or `Last-Event-ID`) and then new ones as they arrive: `event:` is the detail type, `data:` the run event, `id:` the cursor to resume from. Idle streams get a `: keep-alive` comment; a stream ends after a maximum duration and the client reconnects with Last-Event-ID.",
+      security: bearerSecurity,
+      middleware: [requirePermission(config, "read")] as const,
+      request: { params: z.object({ runId: runIdParam }), query: eventsQuery },
+      responses: {
+        200: {
+          description: "A page of events, or an event stream",
+          content: {
+            "application/json": { schema: eventsPageSchema },
+            "text/event-stream": { schema: z.string() },
+          },
+        },
+        ...errorResponses(400, 401, 403),
+      },
+    }),
+    async (c) => {
+      const { runId } = c.req.valid("param");
+      const query = c.req.valid("query");
+      if (!wantsEventStream(c.req.header("accept"))) {
+        const page = await events.read(runId, {
+          ...(query.cursor ? { cursor: query.cursor } : {}),
+          ...(query.limit ? { limit: query.limit } : {}),
+        });
+        return c.json({ events: page.events, cursor: page.cursor ?? null }, 200);
+      }
+      const cursor = resumeCursor(c.req.header("last-event-id"), query.cursor);
+      const limit = query.limit ?? DEFAULT_PAGE;
+      // The first read happens before the stream opens, so a bad cursor or an outage is still
+      // an ordinary JSON error with its status.
+      const first = await events.read(runId, { ...(cursor ? { cursor } : {}), limit });
+      return streamSSE(c, (stream) =>
+        follow(c, stream, { events, runId, limit, first, cursor, ...timing }),
+      );
+    },
+  );
+}
+
+function wantsEventStream(accept: string | undefined): boolean {
+  return accept !== undefined && /(^|,)\s*text\/event-stream\s*(;|,|$)/i.test(accept);
+}
+
+/** A reconnecting EventSource sends Last-Event-ID; it wins over the cursor in its old URL. */
+function resumeCursor(lastEventId: string | undefined, cursor: string | undefined) {
+  const resumed = lastEventId?.trim();
+  if (!resumed) return cursor;
+  if (resumed.length > MAX_CURSOR_LENGTH) {
+    throw new ValidationError("Last-Event-ID is not a cursor.", {
+      details: [{ path: "last-event-id", message: `At most ${MAX_CURSOR_LENGTH} characters.` }],
+    });
+  }
+  return resumed;
+}
+
+interface FollowOptions {
+  events: EventLog;
+  runId: string;
+  limit: number;
+  first: EventLogPage;
+  cursor: string | undefined;
+  intervalMs: number;
+  maxMs: number;
+  keepAliveMs: number;
+}
+
+/**
+ * Sends the backlog, then polls the event log until the client goes away or the maximum
+ * duration passes; every wait wakes up on disconnect, so a closed connection never keeps a
+ * loop running. Pages are read whole; the SSE `id` (the log's cursor) goes on the last event
+ * of each page. A client resuming from it may see the rest of a page again, which is fine:
+ * delivery is at least once everywhere and events carry their eventKey.
+ */
+async function follow(c: Context<ApiEnv>, stream: SSEStreamingApi, options: FollowOptions) {
+  const stop = new AbortController();
+  stream.onAbort(() => stop.abort());
+  c.req.raw.signal?.addEventListener("abort", () => stream.abort(), { once: true });
+  const deadline = Date.now() + options.maxMs;
+  const over = () => stop.signal.aborted || Date.now() >= deadline;
+
+  let page = options.first;
+  let cursor = options.cursor;
+  let lastWrite = Date.now();
+  try {
+    for (;;) {
+      for (const [index, event] of page.events.entries()) {
+        const last = index === page.events.length - 1;
+        await stream.writeSSE({
+          event: event.detailType,
+          data: JSON.stringify(event),
+          ...(last && page.cursor ? { id: page.cursor } : {}),
+        });
+        lastWrite = Date.now();
+      }
+      cursor = page.cursor ?? cursor;
+      if (over()) return;
+      // A full page means more backlog: read on at once. Otherwise we are live: wait.
+      if (page.events.length < options.limit) {
+        if (Date.now() - lastWrite >= options.keepAliveMs) {
+          await stream.write(": keep-alive\n\n");
+          lastWrite = Date.now();
+        }
+        await pause(Math.min(options.intervalMs, deadline - Date.now()), stop.signal);
+        if (over()) return;
+      }
+      page = await options.events.read(options.runId, {
+        ...(cursor ? { cursor } : {}),
+        limit: options.limit,
+      });
+    }
+  } catch (error) {
+    if (stop.signal.aborted) return;
+    logFailure(c, error);
+    // Headers are gone; the error travels as an event in the same shape as JSON errors.
+    const code = error instanceof ToolbusError && error.status === 503 ? error.code : "internal";
+    await stream.writeSSE({
+      event: "error",
+      data: JSON.stringify({
+        error: { code, message: "The event stream stopped; reconnect with Last-Event-ID." },
+      }),
+    });
+  }
+}
+
+async function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (ms <= 0 || signal.aborted) return;
+  await sleep(ms, undefined, { signal }).catch(() => undefined);
+}

@@ -1,0 +1,95 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { ValidationError } from "../../errors";
+import { requirePermission } from "../auth";
+import type { ApiDeps } from "../deps";
+import type { ApiEnv } from "../env";
+import {
+  bearerSecurity,
+  createdKeySchema,
+  createKeySchema,
+  errorResponses,
+  jsonContent,
+  keyIdParam,
+  keyRecordSchema,
+} from "../schemas";
+import { keyView } from "../views";
+
+export function registerKeyRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+  const { keys, config } = deps;
+  const admin = requirePermission(config, "admin");
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/v1/keys",
+      tags: ["Keys"],
+      summary: "Create an API key",
+      description: "The key is in this response and nowhere else; only its hash is stored.",
+      security: bearerSecurity,
+      middleware: [admin] as const,
+      request: {
+        body: { required: true, content: { "application/json": { schema: createKeySchema } } },
+      },
+      responses: {
+        201: jsonContent(createdKeySchema, "The new key"),
+        ...errorResponses(400, 401, 403, 413, 415),
+      },
+    }),
+    async (c) => {
+      const { name, role } = c.req.valid("json");
+      if (!config.roles.includes(role)) {
+        throw new ValidationError(`Unknown role ${role}.`, {
+          details: [{ path: "role", message: `One of: ${config.roles.join(", ")}.` }],
+        });
+      }
+      const { key, record } = await keys.create({ name, role });
+      c.header("Location", `/v1/keys/${record.keyId}`);
+      return c.json(
+        {
+          key,
+          keyId: record.keyId,
+          name: record.name,
+          role: record.role,
+          createdAt: record.createdAt,
+        },
+        201,
+      );
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/keys",
+      tags: ["Keys"],
+      summary: "List API keys (never the keys themselves)",
+      security: bearerSecurity,
+      middleware: [admin] as const,
+      responses: {
+        200: jsonContent(z.object({ keys: z.array(keyRecordSchema) }), "Key records"),
+        ...errorResponses(401, 403),
+      },
+    }),
+    async (c) => c.json({ keys: (await keys.list()).map(keyView) }, 200),
+  );
+
+  app.openapi(
+    createRoute({
+      method: "delete",
+      path: "/v1/keys/{keyId}",
+      tags: ["Keys"],
+      summary: "Revoke an API key",
+      security: bearerSecurity,
+      middleware: [admin] as const,
+      request: { params: z.object({ keyId: keyIdParam }) },
+      responses: {
+        200: jsonContent(keyRecordSchema, "The revoked key's record"),
+        ...errorResponses(400, 401, 403, 404),
+      },
+    }),
+    async (c) => {
+      const { keyId } = c.req.valid("param");
+      return c.json(keyView(await keys.revoke(keyId)), 200);
+    },
+  );
+}

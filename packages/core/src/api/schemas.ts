@@ -1,0 +1,163 @@
+import { z } from "@hono/zod-openapi";
+import { callRequest } from "../calls/request";
+import { callResult, callStatus, principal } from "../model/call";
+import { runEvent } from "../model/events";
+import { callId, runId, toolId, toolsetName } from "../model/ids";
+import { category, toolSpec, toolsetSpec } from "../model/tool";
+
+// The wire shapes of the API, built from the model's own zod schemas so /openapi.json
+// cannot drift from what the handlers validate.
+
+export const errorSchema = z
+  .object({
+    error: z.object({
+      code: z.string().openapi({ example: "invalid_request" }),
+      message: z.string(),
+      details: z.unknown().optional(),
+    }),
+  })
+  .openapi("Error");
+
+// The model's schemas are created before @hono/zod-openapi patches zod, so they have no
+// `.openapi()`; zod's own `.meta()` carries the same metadata (`id` names a component).
+export const runIdParam = runId.meta({ example: "run-42" });
+export const callIdParam = callId.meta({ example: "call-1" });
+export const toolIdParam = toolId.meta({ example: "readability_analyzer" });
+export const toolsetNameParam = toolsetName.meta({ example: "text" });
+/** Ids the key store issues or accepts. */
+export const keyIdParam = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "1-64 letters, digits, . _ or -")
+  .openapi({ example: "0123456789abcdef" });
+
+export const ifMatchHeaders = z.object({
+  "if-match": z.string().max(64).optional().openapi({
+    description: 'The revision you read (ETag), e.g. "3": the write fails with 409 if it moved on.',
+  }),
+});
+
+const versionedFields = {
+  revision: z.number().int().positive().openapi({ description: "Incremented on every write." }),
+  updatedAt: z.string(),
+};
+
+export const toolSchema = toolSpec.extend(versionedFields).openapi("Tool");
+export const toolListItemSchema = toolSchema
+  .extend({
+    available: z.boolean().openapi({
+      description: "Enabled and offered in the requested (or default) mode.",
+    }),
+  })
+  .openapi("ToolListItem");
+export const toolInputSchema = toolSpec.meta({ id: "ToolInput" });
+export const toolsetSchema = toolsetSpec.extend(versionedFields).openapi("Toolset");
+export const toolsetInputSchema = toolsetSpec.meta({ id: "ToolsetInput" });
+export const toolsetDetailSchema = toolsetSchema
+  .extend({ tools: z.array(toolSchema) })
+  .openapi("ToolsetWithTools");
+
+export const toolsQuery = z.object({
+  category: category.optional(),
+  toolset: toolsetName.optional(),
+  mode: z.string().min(1).max(64).optional(),
+  available: z.enum(["true", "false"]).optional(),
+});
+
+export const callViewSchema = z
+  .object({
+    parentRunId: runId,
+    callId,
+    toolId,
+    toolset: toolsetName,
+    status: callStatus,
+    mode: z.string().optional(),
+    parentCallId: callId.optional(),
+    requestedBy: principal,
+    scheduledAt: z.string(),
+    startedAt: z.string().optional(),
+    result: callResult.omit({ status: true }).optional(),
+  })
+  .openapi("Call");
+
+export const callAcceptedSchema = z
+  .object({
+    callId,
+    status: callStatus,
+    statusUrl: z.string().openapi({ example: "/v1/runs/run-42/calls/call-1" }),
+  })
+  .openapi("CallAccepted");
+
+export const runEventSchema = runEvent.meta({ id: "RunEvent" });
+export const eventsQuery = z.object({
+  cursor: z.string().min(1).max(2048).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).optional(),
+});
+export const eventsPageSchema = z
+  .object({
+    events: z.array(runEventSchema),
+    cursor: z.string().nullable().openapi({ description: "Pass back to read on from here." }),
+  })
+  .openapi("RunEventPage");
+
+export const keyRecordSchema = z
+  .object({
+    keyId: z.string(),
+    name: z.string(),
+    role: z.string(),
+    createdAt: z.string(),
+    revokedAt: z.string().optional(),
+    lastUsedAt: z.string().optional(),
+  })
+  .openapi("ApiKey");
+export const createKeySchema = z
+  .object({ name: z.string().min(1).max(120), role: z.string().min(1).max(64) })
+  .strict()
+  .openapi("ApiKeyInput");
+export const createdKeySchema = z
+  .object({
+    key: z.string().openapi({ description: "Shown once; only its hash is stored." }),
+    keyId: z.string(),
+    name: z.string(),
+    role: z.string(),
+    createdAt: z.string(),
+  })
+  .openapi("ApiKeyCreated");
+
+export const callRequestSchema = callRequest.meta({ id: "CallRequest" });
+
+export const healthSchema = z
+  .object({ status: z.literal("ok"), stage: z.string() })
+  .openapi("Health");
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: "Invalid request (details list each failing path)",
+  401: "Missing, unknown or revoked API key",
+  403: "The key's role is too low",
+  404: "Not found",
+  409: "Conflict",
+  413: "Body over 256 KB",
+  415: "Body is not JSON",
+  503: "A dependency is unavailable; retry later",
+};
+
+/** The error responses a route can give, all in the one error shape. */
+export function errorResponses<S extends number>(...statuses: S[]) {
+  return Object.fromEntries(
+    statuses.map((status) => [
+      status,
+      {
+        description: ERROR_DESCRIPTIONS[status] ?? "Error",
+        content: { "application/json": { schema: errorSchema } },
+      },
+    ]),
+  ) as Record<
+    S,
+    { description: string; content: { "application/json": { schema: typeof errorSchema } } }
+  >;
+}
+
+export const bearerSecurity = [{ bearerAuth: [] }];
+
+export function jsonContent<T>(schema: T, description: string) {
+  return { description, content: { "application/json": { schema } } };
+}

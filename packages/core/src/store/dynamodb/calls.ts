@@ -1,0 +1,199 @@
+import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { unmarshall } from "@aws-sdk/util-dynamodb";
+import { NotFoundError, ToolbusError, ValidationError } from "../../errors";
+import { type CallRecord, type CallResult, callRecord, callResult } from "../../model/call";
+import type { CallStore, CreateCallOutcome } from "../ports";
+import {
+  type DynamoStoreOptions,
+  guard,
+  isConditionFailure,
+  isValidationException,
+  parseInput,
+  parseStored,
+  queryAll,
+} from "./client";
+import { callKey, RUNNING_PARTITION } from "./items";
+import { fitResult } from "./result-size";
+
+/**
+ * When the whole item is still refused (a large input next to the result, or `data` nested
+ * deeper than DynamoDB's 32 levels), `complete` retries once with a result this small.
+ */
+const FALLBACK_RESULT_BYTES = 16_384;
+
+/**
+ * Call records: RUN#<runId> / CALL#<callId>, the record's fields as top-level attributes.
+ * While a call runs it also carries gsi2pk RUNNING / gsi2sk <deadlineAt>, so stuck calls are
+ * found through a small sparse index instead of a scan.
+ */
+export class DynamoCallStore implements CallStore {
+  readonly #options: DynamoStoreOptions;
+
+  constructor(options: DynamoStoreOptions) {
+    this.#options = options;
+  }
+
+  async create(call: CallRecord): Promise<CreateCallOutcome> {
+    const { client, tableName } = this.#options;
+    const record = parseInput(callRecord, call, "call record");
+    const running =
+      record.status === "running" && record.deadlineAt !== undefined
+        ? { gsi2pk: RUNNING_PARTITION, gsi2sk: record.deadlineAt }
+        : {};
+    return guard("calls.create", tableName, async () => {
+      try {
+        await client.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: { ...callKey(record.parentRunId, record.callId), ...record, ...running },
+            ConditionExpression: "attribute_not_exists(pk)",
+            // The existing call comes back with the failure: no second read, no race window.
+            ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+          }),
+        );
+        return { created: true, call: record };
+      } catch (error) {
+        if (!isConditionFailure(error) || error.Item === undefined) throw error;
+        // lib-dynamodb unmarshalls outputs only, not the item attached to an error.
+        const existing = unmarshall(error.Item as Parameters<typeof unmarshall>[0]);
+        return { created: false, call: parseStored(callRecord, existing, "call") };
+      }
+    });
+  }
+
+  async get(parentRunId: string, callId: string): Promise<CallRecord | undefined> {
+    const { client, tableName } = this.#options;
+    const { Item } = await guard("calls.get", tableName, () =>
+      client.send(
+        new GetCommand({
+          TableName: tableName,
+          Key: callKey(parentRunId, callId),
+          // Callers poll for completion right after a write elsewhere.
+          ConsistentRead: true,
+        }),
+      ),
+    );
+    return Item && parseStored(callRecord, Item, "call");
+  }
+
+  async claim(
+    parentRunId: string,
+    callId: string,
+    deadlineAt: string,
+  ): Promise<CallRecord | undefined> {
+    return this.#transition("calls.claim", {
+      Key: callKey(parentRunId, callId),
+      UpdateExpression:
+        "SET #status = :running, startedAt = :now, deadlineAt = :deadline, gsi2pk = :index, gsi2sk = :deadline",
+      ConditionExpression: "#status = :pending",
+      ExpressionAttributeNames: { "#status": "status" },
+      ExpressionAttributeValues: {
+        ":running": "running",
+        ":pending": "pending",
+        ":now": this.#now(),
+        ":deadline": deadlineAt,
+        ":index": RUNNING_PARTITION,
+      },
+    });
+  }
+
+  async complete(
+    parentRunId: string,
+    callId: string,
+    result: CallResult,
+  ): Promise<CallRecord | undefined> {
+    const parsed = parseInput(callResult, result, "call result");
+    const update = (stored: CallResult) =>
+      this.#transition("calls.complete", {
+        Key: callKey(parentRunId, callId),
+        UpdateExpression: "SET #status = :status, #result = :result REMOVE gsi2pk, gsi2sk",
+        ConditionExpression: "#status = :running",
+        ExpressionAttributeNames: { "#status": "status", "#result": "result" },
+        ExpressionAttributeValues: {
+          ":status": stored.status,
+          ":result": stored,
+          ":running": "running",
+        },
+      });
+    try {
+      return await update(fitResult(parsed));
+    } catch (error) {
+      if (!isValidationException(error)) throw error;
+      return update(fitResult({ ...parsed, data: null, truncated: true }, FALLBACK_RESULT_BYTES));
+    }
+  }
+
+  async markPublished(parentRunId: string, callId: string, at: string): Promise<void> {
+    const { client, tableName } = this.#options;
+    await guard("calls.markPublished", tableName, async () => {
+      try {
+        await client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: callKey(parentRunId, callId),
+            UpdateExpression: "SET resultPublishedAt = :at",
+            ConditionExpression: "attribute_exists(pk)",
+            ExpressionAttributeValues: { ":at": at },
+          }),
+        );
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+        throw new NotFoundError(`No call ${callId} in run ${parentRunId}.`, {
+          context: { parentRunId, callId },
+        });
+      }
+    });
+  }
+
+  /**
+   * Running calls whose deadline is before `before` (an ISO timestamp), oldest deadline
+   * first: the handler that claimed them died. Not on the port yet; the sweeper will use it.
+   */
+  async listStuck(before: string, limit = 100): Promise<CallRecord[]> {
+    const { client, tableName } = this.#options;
+    if (!Number.isInteger(limit) || limit < 1) {
+      throw new ValidationError("limit must be a positive integer.", { details: { limit } });
+    }
+    const items = await guard("calls.listStuck", tableName, () =>
+      queryAll(
+        client,
+        {
+          TableName: tableName,
+          IndexName: "gsi2",
+          KeyConditionExpression: "gsi2pk = :index AND gsi2sk < :before",
+          ExpressionAttributeValues: { ":index": RUNNING_PARTITION, ":before": before },
+        },
+        limit,
+      ),
+    );
+    return items.map((item) => parseStored(callRecord, item, "call"));
+  }
+
+  /** A conditional status change; undefined when the call was not in the expected state. */
+  async #transition(
+    operation: string,
+    input: Omit<ConstructorParameters<typeof UpdateCommand>[0], "TableName">,
+  ): Promise<CallRecord | undefined> {
+    const { client, tableName } = this.#options;
+    return guard(operation, tableName, async () => {
+      try {
+        const { Attributes } = await client.send(
+          new UpdateCommand({ ...input, TableName: tableName, ReturnValues: "ALL_NEW" }),
+        );
+        if (Attributes === undefined) {
+          throw new ToolbusError("DynamoDB returned no attributes for ALL_NEW.", {
+            context: { operation },
+          });
+        }
+        return parseStored(callRecord, Attributes, "call");
+      } catch (error) {
+        if (isConditionFailure(error)) return undefined;
+        throw error;
+      }
+    });
+  }
+
+  #now(): string {
+    return (this.#options.now?.() ?? new Date()).toISOString();
+  }
+}

@@ -1,0 +1,265 @@
+import { GetCommand, type NativeAttributeValue, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import type { z } from "zod";
+import { ConflictError, NotFoundError } from "../../errors";
+import { type ToolSpec, type ToolsetSpec, toolSpec, toolsetSpec } from "../../model/tool";
+import type { CatalogStore, Versioned } from "../ports";
+import {
+  type DynamoStoreOptions,
+  guard,
+  isConditionFailure,
+  parseInput,
+  parseStored,
+  queryAll,
+} from "./client";
+import {
+  CATALOG_PARTITION,
+  toolIndexSortKey,
+  toolKey,
+  toolsetIndexSortKey,
+  toolsetKey,
+} from "./items";
+
+type Item = Record<string, NativeAttributeValue>;
+
+/**
+ * Tool and toolset specs, one item each, with their fields as top-level attributes beside
+ * `revision` (starts at 1, +1 per write) and `updatedAt`. gsi1 (CATALOG / TOOLSET#...) keeps
+ * each toolset followed by its tools, so the whole catalog is one Query in toolset order.
+ */
+export class DynamoCatalogStore implements CatalogStore {
+  readonly #options: DynamoStoreOptions;
+
+  constructor(options: DynamoStoreOptions) {
+    this.#options = options;
+  }
+
+  async putToolset(spec: ToolsetSpec, expectedRevision?: number): Promise<Versioned<ToolsetSpec>> {
+    const parsed = parseInput(toolsetSpec, spec, "toolset spec");
+    const item = await this.#write({
+      what: "toolset",
+      id: parsed.name,
+      key: toolsetKey(parsed.name),
+      fields: Object.keys(toolsetSpec.shape),
+      values: { ...parsed, gsi1pk: CATALOG_PARTITION, gsi1sk: toolsetIndexSortKey(parsed.name) },
+      expectedRevision,
+    });
+    return versioned(toolsetSpec, item, "toolset");
+  }
+
+  async putTool(spec: ToolSpec, expectedRevision?: number): Promise<Versioned<ToolSpec>> {
+    const parsed = parseInput(toolSpec, spec, "tool spec");
+    const item = await this.#write({
+      what: "tool",
+      id: parsed.id,
+      key: toolKey(parsed.id),
+      fields: Object.keys(toolSpec.shape),
+      values: {
+        ...parsed,
+        gsi1pk: CATALOG_PARTITION,
+        gsi1sk: toolIndexSortKey(parsed.toolset, parsed.id),
+      },
+      expectedRevision,
+    });
+    return versioned(toolSpec, item, "tool");
+  }
+
+  async getToolset(name: string): Promise<Versioned<ToolsetSpec> | undefined> {
+    const item = await this.#get(toolsetKey(name), "getToolset");
+    return item && versioned(toolsetSpec, item, "toolset");
+  }
+
+  async getTool(id: string): Promise<Versioned<ToolSpec> | undefined> {
+    const item = await this.#get(toolKey(id), "getTool");
+    return item && versioned(toolSpec, item, "tool");
+  }
+
+  async list(filter: { toolset?: string; category?: string } = {}): Promise<{
+    toolsets: Versioned<ToolsetSpec>[];
+    tools: Versioned<ToolSpec>[];
+  }> {
+    const { client, tableName } = this.#options;
+    const byToolset = filter.toolset !== undefined;
+    const items = await guard("catalog.list", tableName, () =>
+      queryAll(client, {
+        TableName: tableName,
+        IndexName: "gsi1",
+        KeyConditionExpression: byToolset
+          ? "gsi1pk = :catalog AND begins_with(gsi1sk, :prefix)"
+          : "gsi1pk = :catalog",
+        ExpressionAttributeValues: {
+          ":catalog": CATALOG_PARTITION,
+          ...(byToolset ? { ":prefix": toolsetIndexSortKey(filter.toolset ?? "") } : {}),
+        },
+      }),
+    );
+
+    let toolsets: Versioned<ToolsetSpec>[] = [];
+    let tools: Versioned<ToolSpec>[] = [];
+    for (const item of items) {
+      const pk = String(item.pk);
+      if (pk.startsWith("TOOLSET#")) toolsets.push(versioned(toolsetSpec, item, "toolset"));
+      else if (pk.startsWith("TOOL#")) tools.push(versioned(toolSpec, item, "tool"));
+    }
+    // begins_with("TOOLSET#web") also matches toolset "web_extra": keep exact matches only.
+    if (byToolset) {
+      toolsets = toolsets.filter((toolset) => toolset.name === filter.toolset);
+      tools = tools.filter((tool) => tool.toolset === filter.toolset);
+    }
+    // Category is not part of any key; the catalog is small enough to narrow in memory.
+    // Toolsets without a tool of that category are dropped too: they offer nothing here.
+    if (filter.category !== undefined) {
+      tools = tools.filter((tool) => tool.category === filter.category);
+      const offering = new Set(tools.map((tool) => tool.toolset));
+      toolsets = toolsets.filter((toolset) => offering.has(toolset.name));
+    }
+    return { toolsets, tools };
+  }
+
+  async setEnabled(
+    id: string,
+    enabled: boolean,
+    expectedRevision?: number,
+  ): Promise<Versioned<ToolSpec>> {
+    const { client, tableName } = this.#options;
+    const checkRevision = expectedRevision !== undefined;
+    const item = await guard("catalog.setEnabled", tableName, async () => {
+      try {
+        const { Attributes } = await client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: toolKey(id),
+            UpdateExpression:
+              "SET #availability.#enabled = :enabled, revision = revision + :one, updatedAt = :now",
+            ConditionExpression: checkRevision
+              ? "attribute_exists(pk) AND revision = :expected"
+              : "attribute_exists(pk)",
+            ExpressionAttributeNames: { "#availability": "availability", "#enabled": "enabled" },
+            ExpressionAttributeValues: {
+              ":enabled": enabled,
+              ":one": 1,
+              ":now": this.#now(),
+              ...(checkRevision ? { ":expected": expectedRevision } : {}),
+            },
+            ReturnValues: "ALL_NEW",
+            ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+          }),
+        );
+        return Attributes ?? {};
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+        const current = currentRevision(error.Item);
+        if (current === undefined) {
+          throw new NotFoundError(`No tool ${id}.`, { context: { toolId: id } });
+        }
+        throw conflict("tool", id, current, expectedRevision);
+      }
+    });
+    return versioned(toolSpec, item, "tool");
+  }
+
+  /**
+   * Replaces an item in one UpdateItem, so the revision bump is atomic and needs no read:
+   * SET every field of the new spec, REMOVE every schema field it leaves out (a cleared
+   * optional field must not survive from the previous version).
+   * expectedRevision 0 means "must not exist yet"; any other value must match the stored one.
+   */
+  async #write(input: {
+    what: string;
+    id: string;
+    key: { pk: string; sk: string };
+    fields: string[];
+    values: Item;
+    expectedRevision: number | undefined;
+  }): Promise<Item> {
+    const { client, tableName } = this.#options;
+    const { what, id, key, fields, values, expectedRevision } = input;
+    const names: Record<string, string> = {};
+    const attributeValues: Item = { ":zero": 0, ":one": 1, ":now": this.#now() };
+    const sets = ["revision = if_not_exists(revision, :zero) + :one", "updatedAt = :now"];
+    const removes: string[] = [];
+
+    const attributes = [...new Set([...fields, ...Object.keys(values)])];
+    attributes.forEach((attribute, index) => {
+      names[`#a${index}`] = attribute;
+      if (values[attribute] === undefined) {
+        removes.push(`#a${index}`);
+      } else {
+        sets.push(`#a${index} = :a${index}`);
+        attributeValues[`:a${index}`] = values[attribute];
+      }
+    });
+
+    let condition: string | undefined;
+    if (expectedRevision === 0) condition = "attribute_not_exists(pk)";
+    else if (expectedRevision !== undefined) {
+      condition = "revision = :expected";
+      attributeValues[":expected"] = expectedRevision;
+    }
+
+    return guard(`catalog.put.${what}`, tableName, async () => {
+      try {
+        const { Attributes } = await client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: key,
+            UpdateExpression: `SET ${sets.join(", ")}${removes.length > 0 ? ` REMOVE ${removes.join(", ")}` : ""}`,
+            ConditionExpression: condition,
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: attributeValues,
+            ReturnValues: "ALL_NEW",
+            ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+          }),
+        );
+        return Attributes ?? {};
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+        throw conflict(what, id, currentRevision(error.Item), expectedRevision);
+      }
+    });
+  }
+
+  async #get(key: { pk: string; sk: string }, operation: string): Promise<Item | undefined> {
+    const { client, tableName } = this.#options;
+    const { Item } = await guard(`catalog.${operation}`, tableName, () =>
+      client.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true })),
+    );
+    return Item;
+  }
+
+  #now(): string {
+    return (this.#options.now?.() ?? new Date()).toISOString();
+  }
+}
+
+function versioned<T>(schema: z.ZodType<T>, item: Item, what: string): Versioned<T> {
+  return {
+    ...parseStored(schema, item, what),
+    revision: Number(item.revision),
+    updatedAt: String(item.updatedAt),
+  };
+}
+
+/**
+ * The revision in a ConditionalCheckFailedException's Item. The SDK returns that item raw
+ * (lib-dynamodb does not unmarshall errors), so read the number attribute by hand.
+ */
+function currentRevision(item: unknown): number | undefined {
+  const revision = (item as { revision?: { N?: string } } | undefined)?.revision?.N;
+  return revision === undefined ? undefined : Number(revision);
+}
+
+function conflict(
+  what: string,
+  id: string,
+  current: number | undefined,
+  expected: number | undefined,
+): ConflictError {
+  const message =
+    current === undefined
+      ? `The ${what} ${id} does not exist (expected revision ${expected}).`
+      : `The ${what} ${id} is at revision ${current}, not ${expected}.`;
+  return new ConflictError(message, {
+    details: { currentRevision: current ?? null, expectedRevision: expected ?? null },
+    context: { [what]: id },
+  });
+}

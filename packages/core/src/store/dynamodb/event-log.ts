@@ -1,0 +1,130 @@
+import { PutCommand } from "@aws-sdk/lib-dynamodb";
+import { ValidationError } from "../../errors";
+import { type RunEvent, runEvent } from "../../model/events";
+import type { EventLog, EventLogPage } from "../ports";
+import {
+  type DynamoStoreOptions,
+  guard,
+  isConditionFailure,
+  parseInput,
+  parseStored,
+  queryAll,
+} from "./client";
+import { EVENT_PREFIX, eventSortKey, runPartition } from "./items";
+
+export const DEFAULT_EVENT_PAGE = 100;
+export const MAX_EVENT_PAGE = 1_000;
+
+/** DynamoDB's limit for a sort key value, in bytes. */
+const MAX_SORT_KEY_BYTES = 1_024;
+
+/**
+ * A run's events: RUN#<runId> / EVENT#<occurredAt>#<eventKey>, so one Query reads them in
+ * order and the key itself makes an append idempotent.
+ */
+export class DynamoEventLog implements EventLog {
+  readonly #options: DynamoStoreOptions;
+
+  constructor(options: DynamoStoreOptions) {
+    this.#options = options;
+  }
+
+  async append(parentRunId: string, event: RunEvent): Promise<boolean> {
+    const { client, tableName } = this.#options;
+    const parsed = parseInput(runEvent, event, "event");
+    const sk = eventSortKey(normalizeTime(parsed.occurredAt), parsed.eventKey);
+    return guard("events.append", tableName, async () => {
+      try {
+        await client.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: { pk: runPartition(parentRunId), sk, ...parsed },
+            ConditionExpression: "attribute_not_exists(pk)",
+          }),
+        );
+        return true;
+      } catch (error) {
+        if (isConditionFailure(error)) return false;
+        throw error;
+      }
+    });
+  }
+
+  async read(
+    parentRunId: string,
+    options: { cursor?: string; limit?: number } = {},
+  ): Promise<EventLogPage> {
+    const { client, tableName } = this.#options;
+    const limit = pageSize(options.limit);
+    const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
+    const pk = runPartition(parentRunId);
+    const items = await guard("events.read", tableName, () =>
+      queryAll(
+        client,
+        {
+          TableName: tableName,
+          KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+          ExpressionAttributeValues: { ":pk": pk, ":prefix": EVENT_PREFIX },
+          ExclusiveStartKey: after === undefined ? undefined : { pk, sk: after },
+          // Events are read right after the recorder wrote them.
+          ConsistentRead: true,
+        },
+        limit,
+      ),
+    );
+    const last = items.at(-1);
+    return {
+      events: items.map((item) => parseStored(runEvent, item, "event")),
+      // The position of the last event seen, even on the last page, so a follower polls on
+      // from there; with nothing new it keeps the cursor it came with.
+      cursor: last === undefined ? options.cursor : encodeCursor(String(last.sk)),
+    };
+  }
+}
+
+/**
+ * Cursors are base64url of the last returned sort key: opaque to callers, meaningful only
+ * within the run they came from.
+ */
+export function encodeCursor(sortKey: string): string {
+  return Buffer.from(sortKey, "utf8").toString("base64url");
+}
+
+export function decodeCursor(cursor: string): string {
+  const invalid = () =>
+    new ValidationError("The cursor is not valid; use one returned by a previous read.", {
+      details: { cursor: cursor.slice(0, 100) },
+    });
+  if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
+  const sortKey = Buffer.from(cursor, "base64url").toString("utf8");
+  // Round-tripping rejects non-canonical padding bits and bytes that were not valid UTF-8.
+  if (encodeCursor(sortKey) !== cursor) throw invalid();
+  if (!/^EVENT#[^#]+#./s.test(sortKey) || Buffer.byteLength(sortKey) > MAX_SORT_KEY_BYTES) {
+    throw invalid();
+  }
+  return sortKey;
+}
+
+function pageSize(limit: number | undefined): number {
+  if (limit === undefined) return DEFAULT_EVENT_PAGE;
+  if (!Number.isInteger(limit) || limit < 1) {
+    throw new ValidationError(`limit must be an integer from 1 to ${MAX_EVENT_PAGE}.`, {
+      details: { limit },
+    });
+  }
+  return Math.min(limit, MAX_EVENT_PAGE);
+}
+
+/**
+ * Sort keys compare as strings, so every time in a key uses the one ISO form
+ * (2026-01-02T03:04:05.678Z); "…05Z" and "…05.000Z" would otherwise sort apart.
+ */
+function normalizeTime(occurredAt: string): string {
+  const time = new Date(occurredAt);
+  if (Number.isNaN(time.getTime())) {
+    throw new ValidationError("The event's occurredAt is not a valid timestamp.", {
+      details: { occurredAt },
+    });
+  }
+  return time.toISOString();
+}

@@ -1,0 +1,44 @@
+import { DynamoCallStore } from "./calls";
+import { DynamoCapabilityStore } from "./capabilities";
+import { DynamoCatalogStore } from "./catalog";
+import type { DynamoStoreOptions } from "./client";
+import { DynamoEventLog } from "./event-log";
+import { DynamoKeyStore } from "./keys";
+
+export { DynamoCallStore } from "./calls";
+export { type CapabilityStore, DynamoCapabilityStore } from "./capabilities";
+export { DynamoCatalogStore } from "./catalog";
+export {
+  createDocumentClient,
+  type DynamoStoreOptions,
+  isUnavailable,
+  toStoreError,
+} from "./client";
+export {
+  DEFAULT_EVENT_PAGE,
+  DynamoEventLog,
+  decodeCursor,
+  encodeCursor,
+  MAX_EVENT_PAGE,
+} from "./event-log";
+export { DynamoKeyStore } from "./keys";
+export { fitResult, MAX_STORED_RESULT_BYTES } from "./result-size";
+
+export interface DynamoStores {
+  catalog: DynamoCatalogStore;
+  calls: DynamoCallStore;
+  events: DynamoEventLog;
+  keys: DynamoKeyStore;
+  capabilities: DynamoCapabilityStore;
+}
+
+/** Every store on one table, sharing one document client. */
+export function dynamoStores(options: DynamoStoreOptions): DynamoStores {
+  return {
+    catalog: new DynamoCatalogStore(options),
+    calls: new DynamoCallStore(options),
+    events: new DynamoEventLog(options),
+    keys: new DynamoKeyStore(options),
+    capabilities: new DynamoCapabilityStore(options),
+  };
+}

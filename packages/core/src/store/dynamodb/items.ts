@@ -1,0 +1,35 @@
+/**
+ * Key values of every item this folder writes, exactly as store/table.ts lays them out, so
+ * the layout is spelled once per item kind.
+ */
+export const CATALOG_PARTITION = "CATALOG";
+export const SPEC_SORT_KEY = "SPEC";
+
+export const toolsetKey = (name: string) => ({ pk: `TOOLSET#${name}`, sk: SPEC_SORT_KEY });
+export const toolsetIndexSortKey = (name: string) => `TOOLSET#${name}`;
+
+export const toolKey = (id: string) => ({ pk: `TOOL#${id}`, sk: SPEC_SORT_KEY });
+export const toolIndexSortKey = (toolset: string, id: string) => `TOOLSET#${toolset}#TOOL#${id}`;
+
+export const callKey = (runId: string, callId: string) => ({
+  pk: `RUN#${runId}`,
+  sk: `CALL#${callId}`,
+});
+/** gsi2 holds a call only while it runs, so the index stays as small as the work in flight. */
+export const RUNNING_PARTITION = "RUNNING";
+
+export const runPartition = (runId: string) => `RUN#${runId}`;
+export const EVENT_PREFIX = "EVENT#";
+export const eventSortKey = (occurredAt: string, eventKey: string) =>
+  `${EVENT_PREFIX}${occurredAt}#${eventKey}`;
+
+export const apiKeyKey = (hash: string) => ({ pk: `KEY#${hash}`, sk: "KEY" });
+export const KEYS_PARTITION = "KEYS";
+export const keyIndexSortKey = (keyId: string) => `KEY#${keyId}`;
+
+export const capabilityKey = (name: string) => ({ pk: `CAPABILITY#${name}`, sk: "STATUS" });
+/**
+ * Not in table.ts's list yet: capabilities also go on gsi1 (CAPABILITIES / <name>) so listing
+ * them is one Query instead of a Scan of the whole table.
+ */
+export const CAPABILITIES_PARTITION = "CAPABILITIES";

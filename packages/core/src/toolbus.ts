@@ -1,0 +1,72 @@
+import type { ApiDeps } from "./api/deps";
+import { CallService } from "./calls/service";
+import { seedCatalog } from "./catalog/seed";
+import type { Deployment } from "./deployment";
+import { EventPublisher } from "./events/publisher";
+import type { ToolsetSpec } from "./model/tool";
+import { createRecorder } from "./runtime/recorder";
+import { createToolHandler } from "./runtime/tool-handler";
+import { createDocumentClient, type DynamoStores, dynamoStores } from "./store/dynamodb";
+import { type AnyToolDefinition, toolSpecOf } from "./tool-definition";
+import { busRules, RECORDER_HANDLER, toolHandlerId } from "./wiring";
+
+export interface Toolbus {
+  stores: DynamoStores;
+  publisher: EventPublisher;
+  calls: CallService;
+  /** Bus handlers by the wiring table's handler ids. */
+  handlers: Record<string, (event: unknown) => Promise<void>>;
+  rules: ReturnType<typeof busRules>;
+  apiDeps: ApiDeps;
+  /** Writes the built-in catalog, keeping an administrator's enable / disable choices. */
+  seed(): Promise<{ written: string[] }>;
+}
+
+/**
+ * The whole system composed from one deployment: used by `npm start` and by tests. Lambda
+ * entry points compose only the part they run (see runtime/deps.ts).
+ */
+export function createToolbus(
+  deployment: Deployment,
+  catalog: { tools: readonly AnyToolDefinition[]; toolsets: readonly ToolsetSpec[] },
+): Toolbus {
+  const stores = dynamoStores({
+    client: createDocumentClient(deployment.dynamodb),
+    tableName: deployment.tableName,
+  });
+  const publisher = new EventPublisher({
+    client: deployment.eventBridge,
+    busName: deployment.busName,
+  });
+  const definitions = new Map(catalog.tools.map((tool) => [tool.spec.id, tool]));
+  const calls = new CallService({
+    catalog: stores.catalog,
+    calls: stores.calls,
+    publisher,
+    config: deployment.config,
+    definitions,
+  });
+  const runtime = { calls: stores.calls, publisher, config: deployment.config };
+  const handlers: Toolbus["handlers"] = {
+    [RECORDER_HANDLER]: createRecorder(() => stores),
+  };
+  for (const tool of catalog.tools) {
+    handlers[toolHandlerId(tool.spec.id)] = createToolHandler(tool, () => runtime);
+  }
+  return {
+    stores,
+    publisher,
+    calls,
+    handlers,
+    rules: busRules([...definitions.keys()]),
+    apiDeps: {
+      config: deployment.config,
+      catalog: stores.catalog,
+      calls,
+      events: stores.events,
+      keys: stores.keys,
+      ...(deployment.adminKey ? { adminKey: deployment.adminKey } : {}),
+    },
+    seed: () => seedCatalog(stores.catalog, catalog.toolsets, catalog.tools.map(toolSpecOf)),
+  };
+}

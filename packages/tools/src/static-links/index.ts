@@ -1,0 +1,11 @@
+export {
+  type StaticLink,
+  type StaticLinksInput,
+  type StaticLinksOutput,
+  type StaticLinksSettings,
+  staticLink,
+  staticLinks,
+  staticLinksInput,
+  staticLinksOutput,
+  staticLinksSettings,
+} from "./static-links";

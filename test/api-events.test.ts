@@ -1,0 +1,256 @@
+import { createApi } from "@toolbus/core/api";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestToolbus, type TestToolbus } from "./support/toolbus";
+
+interface RunEventView {
+  eventKey: string;
+  detailType: string;
+  occurredAt: string;
+  detail: Record<string, unknown>;
+}
+
+interface Frame {
+  event?: string;
+  id?: string;
+  data: string;
+}
+
+let system: TestToolbus;
+beforeAll(async () => {
+  system = await startTestToolbus();
+});
+afterAll(() => system.stop());
+
+const TEXT = "The cat sat on the mat.";
+
+async function callTool(runId: string, callId: string, wait = 10) {
+  const response = await system.request(`/v1/runs/${runId}/calls`, {
+    method: "POST",
+    json: { tool: "readability_analyzer", input: { text: TEXT }, callId, wait },
+  });
+  expect([200, 202]).toContain(response.status);
+  await system.bus.drain();
+}
+
+/** Reads an event stream incrementally: frames and comments as they arrive. */
+class SseReader {
+  readonly frames: Frame[] = [];
+  readonly comments: string[] = [];
+  done = false;
+  private buffer = "";
+  private readonly decoder = new TextDecoder();
+  private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
+
+  constructor(response: Response) {
+    this.reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  }
+
+  /** Reads until `ready()` holds or the stream ends; fails after `timeoutMs`. */
+  async until(ready: () => boolean, timeoutMs = 5_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!ready() && !this.done) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`timed out; frames so far: ${JSON.stringify(this.frames)}`);
+      const chunk = await Promise.race([
+        this.reader.read(),
+        new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), left)),
+      ]);
+      if (chunk === "timeout") continue;
+      if (chunk.done) this.done = true;
+      else this.push(this.decoder.decode(chunk.value, { stream: true }));
+    }
+  }
+
+  cancel(): Promise<void> {
+    return this.reader.cancel().catch(() => undefined);
+  }
+
+  private push(text: string) {
+    this.buffer += text;
+    let end = this.buffer.indexOf("\n\n");
+    while (end >= 0) {
+      const block = this.buffer.slice(0, end);
+      this.buffer = this.buffer.slice(end + 2);
+      const frame: Frame = { data: "" };
+      let isFrame = false;
+      for (const line of block.split("\n")) {
+        if (line.startsWith(":")) this.comments.push(line.slice(1).trim());
+        else {
+          const [field, ...rest] = line.split(": ");
+          const value = rest.join(": ");
+          if (field === "event") frame.event = value;
+          if (field === "id") frame.id = value;
+          if (field === "data") frame.data += value;
+          isFrame = true;
+        }
+      }
+      if (isFrame) this.frames.push(frame);
+      end = this.buffer.indexOf("\n\n");
+    }
+  }
+}
+
+function follow(app: TestToolbus["app"], path: string, headers: Record<string, string> = {}) {
+  return app.request(path, {
+    headers: {
+      authorization: `Bearer ${system.adminKey}`,
+      accept: "text/event-stream",
+      ...headers,
+    },
+  });
+}
+
+describe("a run's events as JSON pages", () => {
+  it("pages through the events in order with a cursor", async () => {
+    const runId = system.runId();
+    await callTool(runId, "first");
+    await callTool(runId, "second");
+
+    const seen: RunEventView[] = [];
+    let cursor: string | null = null;
+    for (let page = 0; page < 10; page++) {
+      const query: string = cursor ? `?limit=1&cursor=${encodeURIComponent(cursor)}` : "?limit=1";
+      const response = await system.request(`/v1/runs/${runId}/events${query}`);
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as { events: RunEventView[]; cursor: string | null };
+      if (body.events.length === 0) {
+        expect(body.cursor).toBe(cursor);
+        break;
+      }
+      expect(body.events).toHaveLength(1);
+      seen.push(...body.events);
+      cursor = body.cursor;
+    }
+    expect(seen.map((e) => `${e.detail.callId}:${e.detailType}`)).toEqual([
+      "first:ToolCallScheduled",
+      "first:ToolResultReceived",
+      "second:ToolCallScheduled",
+      "second:ToolResultReceived",
+    ]);
+    for (const event of seen) {
+      expect(event).toMatchObject({ eventKey: expect.any(String), occurredAt: expect.any(String) });
+      expect(event.detail.parentRunId).toBe(runId);
+    }
+  });
+
+  it("answers an unknown run with no events", async () => {
+    const response = await system.request(`/v1/runs/${system.runId()}/events`);
+    expect(await response.json()).toEqual({ events: [], cursor: null });
+  });
+
+  it("rejects a forged cursor and a limit out of range with 400", async () => {
+    const runId = system.runId();
+    for (const query of ["?cursor=not-a-cursor", "?limit=0", "?limit=1001", "?limit=ten"]) {
+      const response = await system.request(`/v1/runs/${runId}/events${query}`);
+      expect(response.status).toBe(400);
+      const body = (await response.json()) as { error: { code: string } };
+      expect(body.error.code).toBe("invalid_request");
+    }
+  });
+});
+
+describe("following a run over text/event-stream", () => {
+  it("sends the backlog, then new events live, with detail types, data and resumable ids", async () => {
+    const runId = system.runId();
+    await callTool(runId, "before");
+    const response = await follow(system.app, `/v1/runs/${runId}/events`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toContain("text/event-stream");
+    const stream = new SseReader(response);
+    try {
+      await stream.until(() => stream.frames.length >= 2);
+      expect(stream.frames.map((f) => f.event)).toEqual([
+        "ToolCallScheduled",
+        "ToolResultReceived",
+      ]);
+      const received = JSON.parse(stream.frames[1]?.data ?? "{}") as RunEventView;
+      expect(received).toMatchObject({
+        detailType: "ToolResultReceived",
+        detail: { parentRunId: runId, callId: "before" },
+      });
+      expect(stream.frames[1]?.id).toEqual(expect.any(String));
+
+      await callTool(runId, "during", 0);
+      await stream.until(() => stream.frames.length >= 4);
+      expect(
+        stream.frames.slice(2).map((f) => `${f.event} ${JSON.parse(f.data).detail.callId}`),
+      ).toEqual(["ToolCallScheduled during", "ToolResultReceived during"]);
+      expect(stream.frames[3]?.id).toEqual(expect.any(String));
+    } finally {
+      await stream.cancel();
+    }
+  });
+
+  it("resumes after Last-Event-ID (or cursor) without repeating what was seen", async () => {
+    const runId = system.runId();
+    await callTool(runId, "one");
+    const first = new SseReader(await follow(system.app, `/v1/runs/${runId}/events`));
+    await first.until(() => first.frames.length >= 2);
+    await first.cancel();
+    const lastId = first.frames[1]?.id as string;
+
+    await callTool(runId, "two");
+    for (const [path, headers] of [
+      [`/v1/runs/${runId}/events`, { "last-event-id": lastId }],
+      [`/v1/runs/${runId}/events?cursor=${encodeURIComponent(lastId)}`, {}],
+      // A reconnecting EventSource keeps its old URL: Last-Event-ID wins over it.
+      [`/v1/runs/${runId}/events?cursor=bogus`, { "last-event-id": lastId }],
+    ] as const) {
+      const resumed = new SseReader(await follow(system.app, path, headers));
+      await resumed.until(() => resumed.frames.length >= 2);
+      await resumed.cancel();
+      expect(resumed.frames.map((f) => JSON.parse(f.data).detail.callId)).toEqual(["two", "two"]);
+    }
+  });
+
+  it("answers a bad cursor with a JSON 400 before opening the stream", async () => {
+    const response = await follow(system.app, `/v1/runs/${system.runId()}/events?cursor=bogus`);
+    expect(response.status).toBe(400);
+    expect(response.headers.get("content-type")).toContain("application/json");
+  });
+
+  it("stops polling the event log once the client disconnects", async () => {
+    let reads = 0;
+    const events = system.toolbus.apiDeps.events;
+    const app = createApi({
+      ...system.toolbus.apiDeps,
+      followIntervalMs: 10,
+      events: {
+        append: (runId, event) => events.append(runId, event),
+        read: (runId, options) => {
+          reads++;
+          return events.read(runId, options);
+        },
+      },
+    });
+    const stream = new SseReader(await follow(app, `/v1/runs/${system.runId()}/events`));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(reads).toBeGreaterThan(2);
+    await stream.cancel();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const after = reads;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(reads).toBe(after);
+  });
+
+  it("ends the stream after its maximum duration", async () => {
+    const app = createApi({ ...system.toolbus.apiDeps, followIntervalMs: 20, followMaxMs: 300 });
+    const started = Date.now();
+    const stream = new SseReader(await follow(app, `/v1/runs/${system.runId()}/events`));
+    await stream.until(() => false, 3_000);
+    expect(stream.done).toBe(true);
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it("sends keep-alive comments on an idle stream", async () => {
+    const app = createApi({ ...system.toolbus.apiDeps, followIntervalMs: 20, keepAliveMs: 50 });
+    const stream = new SseReader(await follow(app, `/v1/runs/${system.runId()}/events`));
+    try {
+      await stream.until(() => stream.comments.length >= 2);
+      expect(stream.comments[0]).toBe("keep-alive");
+      expect(stream.frames).toEqual([]);
+    } finally {
+      await stream.cancel();
+    }
+  });
+});

@@ -1,0 +1,249 @@
+import { localDynamoDbClient } from "@toolbus/local/dynamodb";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NotFoundError, UnavailableError } from "../packages/core/src/errors";
+import type { CallRecord, CallResult } from "../packages/core/src/model/call";
+import {
+  createDocumentClient,
+  DynamoCallStore,
+  dynamoStores,
+  MAX_STORED_RESULT_BYTES,
+} from "../packages/core/src/store/dynamodb";
+import { createTableInput } from "../packages/core/src/store/table";
+import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
+
+const client = testDynamoDbClient();
+const documents = createDocumentClient(client);
+let table: TestTable;
+let calls: DynamoCallStore;
+
+beforeAll(async () => {
+  const { TableName: _unused, ...definition } = createTableInput("unused");
+  table = await createTestTable(client, { ...definition, namePrefix: "store-calls" });
+  calls = new DynamoCallStore({ client: documents, tableName: table.tableName });
+});
+
+afterAll(async () => {
+  await table?.drop();
+  client.destroy();
+});
+
+let sequence = 0;
+const pendingCall = (overrides: Partial<CallRecord> = {}): CallRecord => {
+  sequence += 1;
+  return {
+    parentRunId: "run-calls",
+    callId: `call-${sequence}`,
+    toolId: "web_search",
+    toolset: "web",
+    toolVersion: "1",
+    input: { query: "dynamodb conditional writes", filters: { site: ["aws.amazon.com"] } },
+    inputHash: `hash-${sequence}`,
+    status: "pending",
+    mode: "research",
+    requestedBy: { id: "key-1", role: "member" },
+    scheduledAt: "2026-01-01T00:00:00.000Z",
+    ...overrides,
+  };
+};
+
+const succeeded = (overrides: Partial<CallResult> = {}): CallResult => ({
+  status: "succeeded",
+  output: "Three results.",
+  data: { results: [{ title: "DynamoDB", url: "https://aws.amazon.com/dynamodb/" }] },
+  citations: [{ url: "https://aws.amazon.com/dynamodb/", title: "DynamoDB" }],
+  cached: false,
+  stale: false,
+  durationMs: 120,
+  resultBytes: 512,
+  truncated: false,
+  completedAt: "2026-01-01T00:00:02.000Z",
+  ...overrides,
+});
+
+describe("DynamoCallStore", () => {
+  it("creates a call once; creating it again returns the first record with created false", async () => {
+    const call = pendingCall();
+    const first = await calls.create(call);
+    const second = await calls.create({ ...call, input: { query: "other" }, inputHash: "other" });
+
+    expect(first).toEqual({ created: true, call });
+    expect(second).toEqual({ created: false, call });
+    expect(await calls.get(call.parentRunId, call.callId)).toEqual(call);
+  });
+
+  it("returns undefined for a call that does not exist", async () => {
+    expect(await calls.get("run-calls", "never-created")).toBeUndefined();
+  });
+
+  it("claims a pending call once; a second claim returns undefined", async () => {
+    const call = pendingCall();
+    await calls.create(call);
+    const deadlineAt = "2026-01-01T00:00:30.000Z";
+
+    const claimed = await calls.claim(call.parentRunId, call.callId, deadlineAt);
+    expect(claimed).toMatchObject({ status: "running", deadlineAt });
+    expect(claimed?.startedAt).toMatch(/^\d{4}-\d{2}-\d{2}T/);
+    expect(await calls.claim(call.parentRunId, call.callId, deadlineAt)).toBeUndefined();
+  });
+
+  it("lets exactly one of many concurrent claims win", async () => {
+    const call = pendingCall();
+    await calls.create(call);
+    const attempts = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        calls.claim(call.parentRunId, call.callId, "2026-01-01T00:01:00.000Z"),
+      ),
+    );
+    expect(attempts.filter((attempt) => attempt !== undefined)).toHaveLength(1);
+  });
+
+  it("does not claim a call that does not exist", async () => {
+    expect(await calls.claim("run-calls", "ghost", "2026-01-01T00:00:30.000Z")).toBeUndefined();
+    expect(await calls.get("run-calls", "ghost")).toBeUndefined();
+  });
+
+  it("completes only a running call, storing the result and its status", async () => {
+    const call = pendingCall();
+    await calls.create(call);
+    expect(await calls.complete(call.parentRunId, call.callId, succeeded())).toBeUndefined();
+
+    await calls.claim(call.parentRunId, call.callId, "2026-01-01T00:00:30.000Z");
+    const failed = succeeded({
+      status: "failed",
+      output: "The search API refused the key.",
+      data: null,
+      failure: { kind: "upstream_error", message: "401", retryable: false, recovery: "replan" },
+    });
+    const completed = await calls.complete(call.parentRunId, call.callId, failed);
+
+    expect(completed).toMatchObject({ status: "failed", result: failed });
+    expect(await calls.get(call.parentRunId, call.callId)).toEqual(completed);
+    expect(await calls.complete(call.parentRunId, call.callId, succeeded())).toBeUndefined();
+  });
+
+  it("stores an oversize result truncated: data null, output cut with a note, within the limit", async () => {
+    const call = pendingCall();
+    await calls.create(call);
+    await calls.claim(call.parentRunId, call.callId, "2026-01-01T00:00:30.000Z");
+    const huge = succeeded({
+      output: "é".repeat(250_000),
+      data: {
+        rows: Array.from({ length: 5_000 }, (_, index) => ({ index, text: "row ".repeat(20) })),
+      },
+      resultBytes: 900_000,
+    });
+
+    const completed = await calls.complete(call.parentRunId, call.callId, huge);
+
+    const result = completed?.result;
+    expect(completed?.status).toBe("succeeded");
+    expect(result?.truncated).toBe(true);
+    expect(result?.data).toBeNull();
+    expect(result?.resultBytes).toBe(900_000);
+    expect(result?.output.startsWith("éé")).toBe(true);
+    expect(result?.output).toMatch(/\[output truncated: \d+ of 500000 bytes kept\]$/);
+    expect(Buffer.byteLength(JSON.stringify(result))).toBeLessThanOrEqual(MAX_STORED_RESULT_BYTES);
+    expect((await calls.get(call.parentRunId, call.callId))?.result).toEqual(result);
+  });
+
+  it("keeps the full output when dropping data alone makes the result fit", async () => {
+    const call = pendingCall();
+    await calls.create(call);
+    await calls.claim(call.parentRunId, call.callId, "2026-01-01T00:00:30.000Z");
+    const output = "summary ".repeat(1_000);
+    const completed = await calls.complete(
+      call.parentRunId,
+      call.callId,
+      succeeded({ output, data: { blob: "z".repeat(350_000) } }),
+    );
+    expect(completed?.result).toMatchObject({ output, data: null, truncated: true });
+  });
+
+  it("still completes when a large input leaves less room than the result budget", async () => {
+    const call = pendingCall({ input: { document: "i".repeat(250_000) } });
+    await calls.create(call);
+    await calls.claim(call.parentRunId, call.callId, "2026-01-01T00:00:30.000Z");
+    const completed = await calls.complete(
+      call.parentRunId,
+      call.callId,
+      succeeded({ output: "o".repeat(280_000) }),
+    );
+    expect(completed?.status).toBe("succeeded");
+    expect(completed?.result?.truncated).toBe(true);
+  });
+
+  it("still completes when data is nested deeper than DynamoDB allows", async () => {
+    const call = pendingCall();
+    await calls.create(call);
+    await calls.claim(call.parentRunId, call.callId, "2026-01-01T00:00:30.000Z");
+    let deep: unknown = "bottom";
+    for (let level = 0; level < 40; level += 1) deep = { level: deep };
+
+    const completed = await calls.complete(
+      call.parentRunId,
+      call.callId,
+      succeeded({ output: "Deep.", data: deep }),
+    );
+    expect(completed?.result).toMatchObject({ output: "Deep.", data: null, truncated: true });
+  });
+
+  it("records when the result was published, and refuses an unknown call", async () => {
+    const call = pendingCall();
+    await calls.create(call);
+    await calls.markPublished(call.parentRunId, call.callId, "2026-01-01T00:00:03.000Z");
+    expect((await calls.get(call.parentRunId, call.callId))?.resultPublishedAt).toBe(
+      "2026-01-01T00:00:03.000Z",
+    );
+    await expect(
+      calls.markPublished("run-calls", "ghost", "2026-01-01T00:00:03.000Z"),
+    ).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it("lists only running calls whose deadline has passed, oldest deadline first", async () => {
+    // A table of its own: other tests leave running calls behind.
+    const own = await createTestTable(client, {
+      ...(({ TableName: _unused, ...rest }) => rest)(createTableInput("unused")),
+      namePrefix: "store-stuck",
+    });
+    try {
+      const store = new DynamoCallStore({ client: documents, tableName: own.tableName });
+      const claimed = async (deadlineAt: string) => {
+        const call = pendingCall();
+        await store.create(call);
+        await store.claim(call.parentRunId, call.callId, deadlineAt);
+        return call.callId;
+      };
+      const late = await claimed("2026-01-01T00:05:00.000Z");
+      const early = await claimed("2026-01-01T00:01:00.000Z");
+      await claimed("2026-01-01T00:20:00.000Z");
+      const finished = await claimed("2026-01-01T00:02:00.000Z");
+      await store.complete("run-calls", finished, succeeded());
+      await store.create(pendingCall());
+
+      const stuck = await store.listStuck("2026-01-01T00:10:00.000Z");
+      expect(stuck.map((call) => call.callId)).toEqual([early, late]);
+      expect(stuck.every((call) => call.status === "running")).toBe(true);
+      expect(await store.listStuck("2026-01-01T00:10:00.000Z", 1)).toHaveLength(1);
+      expect(await store.listStuck("2026-01-01T00:00:00.000Z")).toEqual([]);
+    } finally {
+      await own.drop();
+    }
+  });
+});
+
+describe("a store whose DynamoDB cannot be reached", () => {
+  it("raises UnavailableError with the SDK error as cause", async () => {
+    const closed = localDynamoDbClient("http://127.0.0.1:9", { maxAttempts: 1 });
+    const stores = dynamoStores({ client: createDocumentClient(closed), tableName: "absent" });
+    try {
+      const failure = await stores.calls.get("run-1", "call-1").catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(UnavailableError);
+      expect((failure as UnavailableError).cause).toBeInstanceOf(Error);
+      await expect(stores.catalog.list()).rejects.toBeInstanceOf(UnavailableError);
+      await expect(stores.keys.verify("tbk_x")).rejects.toBeInstanceOf(UnavailableError);
+      await expect(stores.events.read("run-1")).rejects.toBeInstanceOf(UnavailableError);
+    } finally {
+      closed.destroy();
+    }
+  });
+});

@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ValidationError } from "../packages/core/src/errors";
+import type { RunEvent } from "../packages/core/src/model/events";
+import {
+  createDocumentClient,
+  DynamoEventLog,
+  encodeCursor,
+} from "../packages/core/src/store/dynamodb";
+import { createTableInput } from "../packages/core/src/store/table";
+import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
+
+const client = testDynamoDbClient();
+const documents = createDocumentClient(client);
+let table: TestTable;
+let log: DynamoEventLog;
+
+beforeAll(async () => {
+  const { TableName: _unused, ...definition } = createTableInput("unused");
+  table = await createTestTable(client, { ...definition, namePrefix: "store-events" });
+  log = new DynamoEventLog({ client: documents, tableName: table.tableName });
+});
+
+afterAll(async () => {
+  await table?.drop();
+  client.destroy();
+});
+
+const event = (runId: string, callId: string, second: number): RunEvent => ({
+  eventKey: `${runId}/${callId}/scheduled`,
+  detailType: "ToolCallScheduled",
+  occurredAt: `2026-01-01T00:00:${String(second).padStart(2, "0")}.000Z`,
+  detail: { parentRunId: runId, callId, toolId: "web_search", input: { query: callId } },
+});
+
+const keys = (events: RunEvent[]) => events.map((item) => item.eventKey);
+
+describe("DynamoEventLog", () => {
+  it("appends an event once per eventKey and reads it back unchanged", async () => {
+    const first = event("run-once", "call-1", 1);
+    expect(await log.append("run-once", first)).toBe(true);
+    expect(await log.append("run-once", first)).toBe(false);
+
+    const page = await log.read("run-once");
+    expect(page.events).toEqual([first]);
+  });
+
+  it("reads a run's events in time order, then by event key, whatever the append order", async () => {
+    const run = "run-ordered";
+    const late = event(run, "call-c", 30);
+    const tieB = event(run, "call-b", 10);
+    const tieA = event(run, "call-a", 10);
+    const early = { ...event(run, "call-z", 5), occurredAt: "2026-01-01T00:00:05Z" };
+    for (const item of [late, tieB, tieA, early]) await log.append(run, item);
+    await log.append("run-other", event("run-other", "call-x", 1));
+
+    const page = await log.read(run);
+    expect(keys(page.events)).toEqual(keys([early, tieA, tieB, late]));
+    // The stored event keeps the time it was given; only the key uses the normalized form.
+    expect(page.events[0]?.occurredAt).toBe("2026-01-01T00:00:05Z");
+  });
+
+  it("pages through a run with the cursor, without gaps or repeats", async () => {
+    const run = "run-paged";
+    const all = Array.from({ length: 7 }, (_, index) => event(run, `call-${index}`, index));
+    for (const item of all) await log.append(run, item);
+
+    const seen: RunEvent[] = [];
+    let cursor: string | undefined;
+    for (let pages = 0; pages < 4; pages += 1) {
+      const page = await log.read(run, { cursor, limit: 3 });
+      seen.push(...page.events);
+      expect(page.events.length).toBeLessThanOrEqual(3);
+      cursor = page.cursor;
+    }
+    expect(keys(seen)).toEqual(keys(all));
+    expect(cursor).toMatch(/^[A-Za-z0-9_-]+$/);
+  });
+
+  it("returns a cursor on the last page that lets a follower see a later append", async () => {
+    const run = "run-followed";
+    await log.append(run, event(run, "call-1", 1));
+    const first = await log.read(run);
+    expect(first.cursor).toBeDefined();
+
+    const idle = await log.read(run, { cursor: first.cursor });
+    expect(idle).toEqual({ events: [], cursor: first.cursor });
+
+    const later = event(run, "call-2", 2);
+    await log.append(run, later);
+    const next = await log.read(run, { cursor: idle.cursor });
+    expect(next.events).toEqual([later]);
+    expect(next.cursor).not.toBe(first.cursor);
+  });
+
+  it("has no cursor for a run with no events yet", async () => {
+    expect(await log.read("run-empty")).toEqual({ events: [], cursor: undefined });
+  });
+
+  it("defaults to 100 events a page and caps a page at 1000", async () => {
+    const run = "run-big";
+    const all = Array.from({ length: 1_005 }, (_, index) => ({
+      ...event(run, `call-${String(index).padStart(4, "0")}`, 0),
+    }));
+    for (let start = 0; start < all.length; start += 100) {
+      await Promise.all(all.slice(start, start + 100).map((item) => log.append(run, item)));
+    }
+    expect((await log.read(run)).events).toHaveLength(100);
+    const capped = await log.read(run, { limit: 5_000 });
+    expect(capped.events).toHaveLength(1_000);
+    expect((await log.read(run, { cursor: capped.cursor, limit: 1_000 })).events).toHaveLength(5);
+  });
+
+  it.each([
+    ["not base64url", "not a cursor!"],
+    ["not an event position", encodeCursor("CALL#call-1")],
+    ["not UTF-8 underneath", Buffer.from([0x45, 0x56, 0xff, 0xfe]).toString("base64url")],
+    [
+      "base64url with stray padding bits",
+      "RVZFTlQjMjAyNi0wMS0wMVQwMDowMDowMS4wMDBaI3J1bi1vbmNlL2NhbGwtMS9zY2hlZHVsZWR",
+    ],
+    ["empty", ""],
+  ])("rejects a cursor that is %s with ValidationError", async (_label, cursor) => {
+    await expect(log.read("run-once", { cursor })).rejects.toBeInstanceOf(ValidationError);
+  });
+
+  it("rejects a page size that is not a positive integer", async () => {
+    await expect(log.read("run-once", { limit: 0 })).rejects.toBeInstanceOf(ValidationError);
+    await expect(log.read("run-once", { limit: 2.5 })).rejects.toBeInstanceOf(ValidationError);
+  });
+
+  it("rejects an event whose occurredAt is not a timestamp", async () => {
+    const bad = { ...event("run-bad", "call-1", 1), occurredAt: "yesterday" };
+    await expect(log.append("run-bad", bad)).rejects.toBeInstanceOf(ValidationError);
+  });
+});

@@ -1,0 +1,107 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { DeleteTableCommand } from "@aws-sdk/client-dynamodb";
+import {
+  type AnyToolDefinition,
+  createToolbus,
+  ensureTable,
+  parseStageConfig,
+  type Toolbus,
+} from "@toolbus/core";
+import { createApi } from "@toolbus/core/api";
+import type { ToolsetSpec } from "@toolbus/core/model";
+import { applyWiring } from "@toolbus/local";
+import {
+  LocalEventBus,
+  type LocalEventBusOptions,
+  localEventBridgeClient,
+} from "@toolbus/local/bus";
+import { builtinTools, builtinToolsets } from "@toolbus/tools";
+import { testDynamoDbClient } from "./dynamodb";
+
+export interface TestToolbus {
+  toolbus: Toolbus;
+  app: ReturnType<typeof createApi>;
+  bus: LocalEventBus;
+  tableName: string;
+  busName: string;
+  adminKey: string;
+  /** A fresh run id, so tests sharing a table never see each other's events. */
+  runId(): string;
+  /** `app.request` with the admin key (or the given key) and JSON headers. */
+  request(
+    path: string,
+    init?: RequestInit & { key?: string | null; json?: unknown },
+  ): Promise<Response>;
+  stop(): Promise<void>;
+}
+
+export interface TestToolbusOptions {
+  config?: unknown;
+  tools?: readonly AnyToolDefinition[];
+  toolsets?: readonly ToolsetSpec[];
+  bus?: LocalEventBusOptions;
+}
+
+/**
+ * The real system in one process: its own DynamoDB Local table, the local bus with the
+ * wiring table's rules, the same handlers and the Hono app. No part is faked.
+ */
+export async function startTestToolbus(options: TestToolbusOptions = {}): Promise<TestToolbus> {
+  const dynamodb = testDynamoDbClient();
+  const tableName = `toolbus-test-${randomUUID().slice(0, 8)}`;
+  await ensureTable(dynamodb, tableName);
+  const bus = new LocalEventBus({ delivery: { baseDelayMs: 5, maxDelayMs: 50 }, ...options.bus });
+  const eventBridge = localEventBridgeClient({ bus });
+  const busName = "toolbus-test";
+  const adminKey = `test-admin-${randomBytes(18).toString("base64url")}`;
+  const toolbus = createToolbus(
+    {
+      config: parseStageConfig(options.config ?? {}),
+      tableName,
+      busName,
+      adminKey,
+      dynamodb,
+      eventBridge,
+    },
+    { tools: options.tools ?? builtinTools, toolsets: options.toolsets ?? builtinToolsets },
+  );
+  await applyWiring({
+    bus,
+    client: eventBridge,
+    busName,
+    rules: toolbus.rules,
+    handlers: toolbus.handlers,
+  });
+  await toolbus.seed();
+  const app = createApi({ ...toolbus.apiDeps, followIntervalMs: 20 });
+
+  return {
+    toolbus,
+    app,
+    bus,
+    tableName,
+    busName,
+    adminKey,
+    runId: () => `run-${randomUUID()}`,
+    request(path, init = {}) {
+      const { key = adminKey, json, ...rest } = init;
+      const headers = new Headers(rest.headers);
+      if (key !== null) headers.set("authorization", `Bearer ${key}`);
+      if (json !== undefined) headers.set("content-type", "application/json");
+      return Promise.resolve(
+        app.request(path, {
+          ...rest,
+          headers,
+          ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
+        }),
+      );
+    },
+    async stop() {
+      await bus.drain();
+      bus.close();
+      eventBridge.destroy();
+      await dynamodb.send(new DeleteTableCommand({ TableName: tableName }));
+      dynamodb.destroy();
+    },
+  };
+}
