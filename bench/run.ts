@@ -2,6 +2,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { benchBus } from "./bus";
+import { benchCalls } from "./calls";
 import { benchMatcher } from "./matcher";
 import type { Measurement } from "./stats";
 
@@ -29,7 +30,7 @@ function markdown(measurements: Measurement[], meta: Record<string, string>): st
 }
 
 async function main(): Promise<void> {
-  const measurements = [...(await benchBus()), ...benchMatcher()];
+  const measurements = [...(await benchBus()), ...benchMatcher(), ...(await benchCalls())];
   const meta = {
     date: new Date().toISOString(),
     node: process.version,

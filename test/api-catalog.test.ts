@@ -218,6 +218,30 @@ describe("administering the catalog", () => {
     expect(error.message).toContain("catalog-tests");
   });
 
+  it("replaces a toolset of the same owner, and refuses one of another owner naming both", async () => {
+    const created = await system.request("/v1/toolsets/kit_owned", {
+      method: "PUT",
+      json: { name: "kit_owned", description: "First", owner: "team-a" },
+    });
+    expect(created.status).toBe(201);
+    expect(created.headers.get("location")).toBe("/v1/toolsets/kit_owned");
+    const replaced = await system.request("/v1/toolsets/kit_owned", {
+      method: "PUT",
+      headers: { "if-match": created.headers.get("etag") ?? "" },
+      json: { name: "kit_owned", description: "Second", owner: "team-a" },
+    });
+    expect(replaced.status).toBe(200);
+    expect(await replaced.json()).toMatchObject({ description: "Second", revision: 2 });
+
+    const clash = await system.request("/v1/toolsets/kit_owned", {
+      method: "PUT",
+      json: { name: "kit_owned", description: "Mine now", owner: "team-b" },
+    });
+    const error = await expectError(clash, 409, "conflict");
+    expect(error.message).toContain("team-a");
+    expect(error.message).toContain("team-b");
+  });
+
   it("lists every failing path of an invalid spec", async () => {
     const response = await system.request("/v1/tools/kit_bad", {
       method: "PUT",

@@ -1,21 +1,14 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { DeleteTableCommand } from "@aws-sdk/client-dynamodb";
-import {
-  type AnyToolDefinition,
-  createToolbus,
-  ensureTable,
-  parseStageConfig,
-  type Toolbus,
-} from "@toolbus/core";
-import { createApi } from "@toolbus/core/api";
+import type { AnyToolDefinition, Toolbus } from "@toolbus/core";
+import type { createApi } from "@toolbus/core/api";
 import type { ToolsetSpec } from "@toolbus/core/model";
-import { applyWiring } from "@toolbus/local";
+import { composeLocalToolbus } from "@toolbus/local";
 import {
   LocalEventBus,
   type LocalEventBusOptions,
   localEventBridgeClient,
 } from "@toolbus/local/bus";
-import { builtinTools, builtinToolsets } from "@toolbus/tools";
 import { testDynamoDbClient } from "./dynamodb";
 
 export interface TestToolbus {
@@ -49,31 +42,22 @@ export interface TestToolbusOptions {
 export async function startTestToolbus(options: TestToolbusOptions = {}): Promise<TestToolbus> {
   const dynamodb = testDynamoDbClient();
   const tableName = `toolbus-test-${randomUUID().slice(0, 8)}`;
-  await ensureTable(dynamodb, tableName);
   const bus = new LocalEventBus({ delivery: { baseDelayMs: 5, maxDelayMs: 50 }, ...options.bus });
   const eventBridge = localEventBridgeClient({ bus });
   const busName = "toolbus-test";
   const adminKey = `test-admin-${randomBytes(18).toString("base64url")}`;
-  const toolbus = createToolbus(
-    {
-      config: parseStageConfig(options.config ?? {}),
-      tableName,
-      busName,
-      adminKey,
-      dynamodb,
-      eventBridge,
-    },
-    { tools: options.tools ?? builtinTools, toolsets: options.toolsets ?? builtinToolsets },
-  );
-  await applyWiring({
+  const { toolbus, app } = await composeLocalToolbus({
+    dynamodb,
+    eventBridge,
     bus,
-    client: eventBridge,
+    tableName,
     busName,
-    rules: toolbus.rules,
-    handlers: toolbus.handlers,
+    adminKey,
+    ...(options.config !== undefined ? { config: options.config } : {}),
+    ...(options.tools ? { tools: options.tools } : {}),
+    ...(options.toolsets ? { toolsets: options.toolsets } : {}),
+    followIntervalMs: 20,
   });
-  await toolbus.seed();
-  const app = createApi({ ...toolbus.apiDeps, followIntervalMs: 20 });
 
   return {
     toolbus,

@@ -3,5 +3,6 @@
 export { LocalRuntimeError } from "./errors";
 export { localAdminKey } from "./runtime/admin-key";
 export { type ApiServer, serveApi } from "./runtime/api-server";
+export { type ComposeOptions, composeLocalToolbus } from "./runtime/compose";
 export { type LocalSystem, type LocalSystemOptions, startLocalSystem } from "./runtime/system";
 export { applyWiring, localFunctionName } from "./runtime/wiring";

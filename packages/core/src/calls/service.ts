@@ -106,13 +106,15 @@ export class CallService {
   ): Promise<CallRecord> {
     const cap = Math.min(waitSeconds, this.deps.config.calls.maxWaitSeconds);
     const deadline = Date.now() + cap * 1000;
-    let delay = 10;
+    // Most calls finish within tens of milliseconds: poll early and often, then settle at a
+    // rate that keeps reads cheap for long-running tools.
+    let delay = 5;
     for (;;) {
       const call = await this.deps.calls.get(parentRunId, callId);
       if (!call) throw new NotFoundError(`Call ${callId} does not exist in run ${parentRunId}.`);
       if (TERMINAL.has(call.status) || Date.now() >= deadline) return call;
       await new Promise((resolve) => setTimeout(resolve, Math.min(delay, deadline - Date.now())));
-      delay = Math.min(delay * 2, 200);
+      delay = Math.min(delay * 1.5, 50);
     }
   }
 }

@@ -14,6 +14,9 @@ interface SdkHttpRequest {
 export function inProcessRequestHandler(bus: LocalEventBus) {
   return {
     async handle(request: SdkHttpRequest) {
+      // A network hop always yields to the event loop; so does this, or a caller sending in a
+      // tight loop would starve the bus's deliveries until it stopped.
+      await new Promise((resolve) => setImmediate(resolve));
       const target = Object.entries(request.headers).find(
         ([name]) => name.toLowerCase() === "x-amz-target",
       )?.[1];

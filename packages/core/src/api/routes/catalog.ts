@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { checkToolRegistration } from "../../catalog/registration";
-import { NotFoundError, ValidationError } from "../../errors";
+import { ConflictError, NotFoundError, ValidationError } from "../../errors";
 import { requirePermission } from "../auth";
 import type { ApiDeps } from "../deps";
 import type { ApiEnv } from "../env";
@@ -139,7 +139,7 @@ export function registerCatalogRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): 
       tags: ["Catalog admin"],
       summary: "Register or replace a toolset",
       description:
-        "The name in the path must equal the body's. Send If-Match to update only the revision you read.",
+        "The name in the path must equal the body's; another owner's toolset of that name is a conflict. Send If-Match to update only the revision you read.",
       security: bearerSecurity,
       middleware: [admin] as const,
       request: {
@@ -158,6 +158,14 @@ export function registerCatalogRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): 
       const spec = c.req.valid("json");
       if (spec.name !== name) throw pathMismatch("name", name, spec.name);
       const expected = parseIfMatch(c.req.valid("header")["if-match"]);
+      // Names are global: another owner's toolset is a clash, not something to overwrite.
+      const existing = await catalog.getToolset(name);
+      if (existing && existing.owner !== spec.owner) {
+        throw new ConflictError(
+          `Toolset ${name} is already registered by owner ${existing.owner}; owner ${spec.owner} cannot register it too.`,
+          { details: { toolset: name, registeredBy: existing.owner, requestedBy: spec.owner } },
+        );
+      }
       const stored = await catalog.putToolset(spec, expected);
       c.header("ETag", etag(stored));
       if (stored.revision === 1) {

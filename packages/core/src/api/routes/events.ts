@@ -67,6 +67,8 @@ export function registerEventRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): vo
       // The first read happens before the stream opens, so a bad cursor or an outage is still
       // an ordinary JSON error with its status.
       const first = await events.read(runId, { ...(cursor ? { cursor } : {}), limit });
+      // Reverse proxies (nginx) would otherwise buffer the stream.
+      c.header("X-Accel-Buffering", "no");
       return streamSSE(c, (stream) =>
         follow(c, stream, { events, runId, limit, first, cursor, ...timing }),
       );

@@ -1,0 +1,62 @@
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { EventBridgeClient } from "@aws-sdk/client-eventbridge";
+import {
+  type AnyToolDefinition,
+  createToolbus,
+  ensureTable,
+  parseStageConfig,
+  type Toolbus,
+} from "@toolbus/core";
+import { createApi } from "@toolbus/core/api";
+import type { ToolsetSpec } from "@toolbus/core/model";
+import { builtinTools, builtinToolsets } from "@toolbus/tools";
+import type { LocalEventBus } from "../bus";
+import { applyWiring } from "./wiring";
+
+export interface ComposeOptions {
+  dynamodb: DynamoDBClient;
+  eventBridge: EventBridgeClient;
+  bus: LocalEventBus;
+  tableName: string;
+  busName: string;
+  adminKey: string;
+  config?: unknown;
+  tools?: readonly AnyToolDefinition[];
+  toolsets?: readonly ToolsetSpec[];
+  followIntervalMs?: number;
+}
+
+/**
+ * The whole system in this process, for tests and benchmarks: the table, the wiring table's
+ * rules with the same handler factories the Lambda entry points use, the seeded catalog and
+ * the API app. `npm start` composes the same parts from the functions/ entry points.
+ */
+export async function composeLocalToolbus(
+  options: ComposeOptions,
+): Promise<{ toolbus: Toolbus; app: ReturnType<typeof createApi> }> {
+  await ensureTable(options.dynamodb, options.tableName);
+  const toolbus = createToolbus(
+    {
+      config: parseStageConfig(options.config ?? {}),
+      tableName: options.tableName,
+      busName: options.busName,
+      adminKey: options.adminKey,
+      dynamodb: options.dynamodb,
+      eventBridge: options.eventBridge,
+    },
+    { tools: options.tools ?? builtinTools, toolsets: options.toolsets ?? builtinToolsets },
+  );
+  await applyWiring({
+    bus: options.bus,
+    client: options.eventBridge,
+    busName: options.busName,
+    rules: toolbus.rules,
+    handlers: toolbus.handlers,
+  });
+  await toolbus.seed();
+  const app = createApi({
+    ...toolbus.apiDeps,
+    ...(options.followIntervalMs ? { followIntervalMs: options.followIntervalMs } : {}),
+  });
+  return { toolbus, app };
+}
