@@ -170,6 +170,18 @@ describe("a tool call through the whole path", () => {
     expect(await done.json()).toMatchObject({ status: "succeeded" });
   });
 
+  it("names each unknown input field by its own path and schedules nothing", async () => {
+    const runId = system.runId();
+    const response = await system.request(`/v1/runs/${runId}/calls`, {
+      method: "POST",
+      json: { tool: "readability_analyzer", input: { text: "Fine.", colour: 1, size: 2 } },
+    });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: { details: Array<{ path: string }> } };
+    expect(body.error.details.map((d) => d.path).sort()).toEqual(["colour", "size"]);
+    expect(await events(system, runId)).toEqual([]);
+  });
+
   it("follows a run's events live over text/event-stream", async () => {
     const runId = system.runId();
     const controller = new AbortController();

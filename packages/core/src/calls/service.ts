@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { z } from "zod";
 import type { StageConfig } from "../config";
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from "../errors";
 import type { EventPublisher } from "../events/publisher";
@@ -54,10 +55,7 @@ export class CallService {
     const input = definition.input.safeParse(request.input);
     if (!input.success) {
       throw new ValidationError(`The input does not match ${spec.id}'s input schema.`, {
-        details: input.error.issues.map((issue) => ({
-          path: issue.path.map(String).join(".") || "(input)",
-          message: issue.message,
-        })),
+        details: issueDetails(input.error.issues),
       });
     }
     const mode = request.mode ?? this.deps.config.modes.default;
@@ -117,6 +115,17 @@ export class CallService {
       delay = Math.min(delay * 1.5, 50);
     }
   }
+}
+
+/** One entry per failing path; an unknown field is named by its own path, not its parent's. */
+function issueDetails(issues: readonly z.core.$ZodIssue[]) {
+  return issues.flatMap((issue) => {
+    const at = issue.path.map(String);
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map((key) => ({ path: [...at, key].join("."), message: "unknown field" }));
+    }
+    return [{ path: at.join(".") || "(input)", message: issue.message }];
+  });
 }
 
 function notFound(tool: string): never {
