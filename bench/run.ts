@@ -12,10 +12,14 @@ function format(value: number): string {
   return value >= 100 ? Math.round(value).toLocaleString("en-US") : value.toFixed(2);
 }
 
+function ratio(value: number): string {
+  return value < 0.1 ? value.toPrecision(2) : value.toFixed(2);
+}
+
 function markdown(measurements: Measurement[], meta: Record<string, string>): string {
   const rows = measurements.map(
     (m) =>
-      `| ${m.name} | ${format(m.value)} ${m.unit} | ${format(m.baseline.value)} ${m.unit} (${m.baseline.name}) | ${m.ratio.toFixed(2)}x (${m.better} is better) |`,
+      `| ${m.name} | ${format(m.value)} ${m.unit} | ${format(m.baseline.value)} ${m.unit} (${m.baseline.name}) | ${ratio(m.ratio)}x (${m.better} is better) |`,
   );
   return [
     "# Toolbus benchmarks",
