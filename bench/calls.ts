@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
+import { testToolContext } from "@toolbus/core/testing";
 import { readabilityAnalyzer } from "@toolbus/tools/readability";
 import { composeLocalToolbus, serveApi } from "../packages/local/src";
 import {
@@ -34,13 +35,7 @@ function summarize(latencies: number[], elapsedMs: number): Run {
 /** The floor: the tool's own function, called directly in this process. */
 async function inProcess(concurrency: number, total: number): Promise<Run> {
   const latencies: number[] = [];
-  const context = {
-    callId: "c",
-    parentRunId: "r",
-    signal: new AbortController().signal,
-    settings: undefined,
-    now: () => new Date(),
-  };
+  const context = testToolContext(undefined);
   const started = performance.now();
   await runConcurrently(total, concurrency, async () => {
     const t0 = performance.now();

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { DeleteTableCommand } from "@aws-sdk/client-dynamodb";
-import type { AnyToolDefinition, Toolbus } from "@toolbus/core";
+import type { AnyToolDefinition, CapabilityDetector, Toolbus } from "@toolbus/core";
 import type { createApi } from "@toolbus/core/api";
 import type { ToolsetSpec } from "@toolbus/core/model";
 import { composeLocalToolbus } from "@toolbus/local";
@@ -32,6 +32,9 @@ export interface TestToolbusOptions {
   config?: unknown;
   tools?: readonly AnyToolDefinition[];
   toolsets?: readonly ToolsetSpec[];
+  capabilities?: readonly CapabilityDetector[];
+  /** Secret values by name, instead of the environment. */
+  secrets?: Record<string, string>;
   bus?: LocalEventBusOptions;
 }
 
@@ -56,6 +59,8 @@ export async function startTestToolbus(options: TestToolbusOptions = {}): Promis
     ...(options.config !== undefined ? { config: options.config } : {}),
     ...(options.tools ? { tools: options.tools } : {}),
     ...(options.toolsets ? { toolsets: options.toolsets } : {}),
+    ...(options.capabilities ? { capabilities: options.capabilities } : {}),
+    secret: (name) => options.secrets?.[name],
     followIntervalMs: 20,
   });
 

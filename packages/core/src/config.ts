@@ -28,6 +28,27 @@ export const stageConfig = z.object({
       maxWaitSeconds: z.number().min(0).max(60).default(25),
     })
     .default({ defaultWaitSeconds: 5, maxWaitSeconds: 25 }),
+  outbound: z
+    .object({
+      userAgent: z.string().min(1).default("Toolbus/0.1 (+https://github.com/toolbus)"),
+      /** Hosts / CIDRs exempt from the SSRF guard. Keep empty in production. */
+      allowHosts: z.array(z.string().min(1)).default([]),
+      defaultTimeoutMs: z.number().int().min(100).max(120_000).default(10_000),
+      defaultMaxBytes: z
+        .number()
+        .int()
+        .min(1024)
+        .max(50 * 1024 * 1024)
+        .default(2 * 1024 * 1024),
+      networkEnabled: z.boolean().default(true),
+    })
+    .default({
+      userAgent: "Toolbus/0.1 (+https://github.com/toolbus)",
+      allowHosts: [],
+      defaultTimeoutMs: 10_000,
+      defaultMaxBytes: 2 * 1024 * 1024,
+      networkEnabled: true,
+    }),
   /** Each tool's own settings, validated by the tool's settings schema. */
   tools: z.record(z.string(), z.unknown()).default({}),
 });

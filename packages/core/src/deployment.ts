@@ -3,6 +3,7 @@ import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import { z } from "zod";
 import { loadStageConfig, type StageConfig } from "./config";
 import { ValidationError } from "./errors";
+import type { SecretSource } from "./outbound/types";
 
 /** Where a stage's state lives and how to reach it: the same shape on AWS and locally. */
 export interface Deployment {
@@ -12,6 +13,8 @@ export interface Deployment {
   adminKey?: string;
   dynamodb: DynamoDBClient;
   eventBridge: EventBridgeClient;
+  /** Secret values by name; environment variables unless given. */
+  secret?: SecretSource;
 }
 
 const environment = z.object({
@@ -46,6 +49,8 @@ export function deploymentFromEnv(env: NodeJS.ProcessEnv = process.env): Deploym
     ...(parsed.data.TOOLBUS_ADMIN_KEY ? { adminKey: parsed.data.TOOLBUS_ADMIN_KEY } : {}),
     dynamodb: new DynamoDBClient({}),
     eventBridge: new EventBridgeClient({}),
+    // Read at use, not copied: a rotated secret reaches a warm function on its next call.
+    secret: (name) => env[name] || undefined,
   };
   return cached;
 }

@@ -1,5 +1,14 @@
 export { type CallRequest, callRequest } from "./calls/request";
 export { CallService, type CallServiceDeps } from "./calls/service";
+export {
+  type CapabilityCheck,
+  type CapabilityContext,
+  type CapabilityDetector,
+  checkCapabilities,
+  missingCapability,
+  networkCapability,
+  secretCapability,
+} from "./capabilities";
 export { checkToolRegistration, validateCatalog } from "./catalog/registration";
 export { seedCatalog } from "./catalog/seed";
 export { loadStageConfig, parseStageConfig, roleAtLeast, type StageConfig } from "./config";

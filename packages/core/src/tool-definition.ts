@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ToolbusError } from "./errors";
 import type { Citation, Failure } from "./model/call";
 import { type ToolSpec, type ToolSpecInput, toolSpec } from "./model/tool";
+import type { HttpClient, SecretSource } from "./outbound/types";
 
 export interface ToolContext<S> {
   callId: string;
@@ -10,6 +11,10 @@ export interface ToolContext<S> {
   signal: AbortSignal;
   /** This tool's settings from the stage configuration, validated by its settings schema. */
   settings: S;
+  /** The only way to reach the network: timeouts, size caps, retries and the SSRF guard. */
+  http: HttpClient;
+  /** Secret values by name (GITHUB_TOKEN, ...). Never put them in output, errors or logs. */
+  secret: SecretSource;
   now(): Date;
 }
 

@@ -1,9 +1,12 @@
 import type { ApiDeps } from "./api/deps";
 import { CallService } from "./calls/service";
+import { type CapabilityDetector, checkCapabilities } from "./capabilities";
 import { seedCatalog } from "./catalog/seed";
 import type { Deployment } from "./deployment";
 import { EventPublisher } from "./events/publisher";
+import type { CapabilityStatus } from "./model/capability";
 import type { ToolsetSpec } from "./model/tool";
+import { toolRuntimeDeps } from "./runtime/deps";
 import { createRecorder } from "./runtime/recorder";
 import { createToolHandler } from "./runtime/tool-handler";
 import { createDocumentClient, type DynamoStores, dynamoStores } from "./store/dynamodb";
@@ -20,6 +23,8 @@ export interface Toolbus {
   apiDeps: ApiDeps;
   /** Writes the built-in catalog, keeping an administrator's enable / disable choices. */
   seed(): Promise<{ written: string[] }>;
+  /** Detects (and with `verify`, checks live) every capability and stores the statuses. */
+  refreshCapabilities(options?: { verify?: boolean }): Promise<CapabilityStatus[]>;
 }
 
 /**
@@ -28,7 +33,11 @@ export interface Toolbus {
  */
 export function createToolbus(
   deployment: Deployment,
-  catalog: { tools: readonly AnyToolDefinition[]; toolsets: readonly ToolsetSpec[] },
+  catalog: {
+    tools: readonly AnyToolDefinition[];
+    toolsets: readonly ToolsetSpec[];
+    capabilities?: readonly CapabilityDetector[];
+  },
 ): Toolbus {
   const stores = dynamoStores({
     client: createDocumentClient(deployment.dynamodb),
@@ -46,7 +55,27 @@ export function createToolbus(
     config: deployment.config,
     definitions,
   });
-  const runtime = { calls: stores.calls, publisher, config: deployment.config };
+  const runtime = {
+    ...toolRuntimeDeps(deployment, {
+      capabilities: catalog.capabilities ?? [],
+      fallbacks: catalog.tools,
+    }),
+    calls: stores.calls,
+    publisher,
+  };
+  const refreshCapabilities = async (options: { verify?: boolean } = {}) => {
+    const statuses = await checkCapabilities(
+      catalog.capabilities ?? [],
+      {
+        config: deployment.config,
+        secret: runtime.secret,
+        ...(options.verify ? { http: runtime.http } : {}),
+      },
+      new Date(),
+    );
+    for (const status of statuses) await stores.capabilities.put(status);
+    return statuses;
+  };
   const handlers: Toolbus["handlers"] = {
     [RECORDER_HANDLER]: createRecorder(() => stores),
   };
@@ -65,8 +94,13 @@ export function createToolbus(
       calls,
       events: stores.events,
       keys: stores.keys,
+      capabilities: {
+        list: () => stores.capabilities.list(),
+        refresh: () => refreshCapabilities({ verify: true }),
+      },
       ...(deployment.adminKey ? { adminKey: deployment.adminKey } : {}),
     },
     seed: () => seedCatalog(stores.catalog, catalog.toolsets, catalog.tools.map(toolSpecOf)),
+    refreshCapabilities,
   };
 }

@@ -9,6 +9,7 @@ import { errorHandler, notFoundHandler, validationHook } from "./errors";
 import { registerOpenApi } from "./openapi";
 import { requestId } from "./request-id";
 import { registerCallRoutes } from "./routes/calls";
+import { registerCapabilityRoutes } from "./routes/capabilities";
 import { registerCatalogRoutes } from "./routes/catalog";
 import { registerEventRoutes } from "./routes/events";
 import { registerHealthRoutes } from "./routes/health";
@@ -44,6 +45,7 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
   registerCallRoutes(app, deps);
   registerEventRoutes(app, deps);
   registerKeyRoutes(app, deps);
+  registerCapabilityRoutes(app, deps);
   registerOpenApi(app, deps);
   return app;
 }

@@ -1,5 +1,6 @@
 import type { CallService } from "../calls/service";
 import type { StageConfig } from "../config";
+import type { CapabilityStatus } from "../model/capability";
 import type { CatalogStore, EventLog, KeyStore } from "../store/ports";
 
 /** Everything the HTTP API needs; the composition root builds it for AWS and for local. */
@@ -9,6 +10,8 @@ export interface ApiDeps {
   calls: CallService;
   events: EventLog;
   keys: KeyStore;
+  /** Stored capability statuses, and a refresh that detects and verifies them again. */
+  capabilities: { list(): Promise<CapabilityStatus[]>; refresh(): Promise<CapabilityStatus[]> };
   /** The bootstrap admin key from configuration (TOOLBUS_ADMIN_KEY), compared in constant time. */
   adminKey?: string;
   /** Poll interval for `text/event-stream` followers, ms. */

@@ -50,6 +50,8 @@ export const callResult = z.object({
   resultBytes: z.number().int().nonnegative(),
   truncated: z.boolean().default(false),
   completedAt: z.string(),
+  /** Set when the tool was unavailable and its fallback answered instead. */
+  fallback: z.object({ from: z.string(), to: z.string(), reason: z.string() }).optional(),
 });
 export type CallResult = z.infer<typeof callResult>;
 

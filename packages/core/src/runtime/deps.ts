@@ -1,17 +1,45 @@
+import type { CapabilityDetector } from "../capabilities";
 import type { Deployment } from "../deployment";
 import { EventPublisher } from "../events/publisher";
-import { createDocumentClient, DynamoCallStore, DynamoEventLog } from "../store/dynamodb";
+import { createHttpClient } from "../outbound/client";
+import type { SecretSource } from "../outbound/types";
+import {
+  createDocumentClient,
+  DynamoCallStore,
+  DynamoEventLog,
+  DynamoRateLimiter,
+  DynamoResultCache,
+} from "../store/dynamodb";
+import type { AnyToolDefinition } from "../tool-definition";
 import type { ToolRuntimeDeps } from "./tool-handler";
 
-/** What one tool's handler needs, and nothing more: a Lambda bundle stays small. */
-export function toolRuntimeDeps(deployment: Deployment): ToolRuntimeDeps {
+export const envSecrets: SecretSource = (name) => process.env[name] || undefined;
+
+/**
+ * What one tool's handler needs, and nothing more: a Lambda bundle stays small. `fallbacks`
+ * lists only the tools this one may fall back to.
+ */
+export function toolRuntimeDeps(
+  deployment: Deployment,
+  extras: {
+    capabilities?: readonly CapabilityDetector[];
+    fallbacks?: readonly AnyToolDefinition[];
+  } = {},
+): ToolRuntimeDeps {
+  const options = {
+    client: createDocumentClient(deployment.dynamodb),
+    tableName: deployment.tableName,
+  };
   return {
-    calls: new DynamoCallStore({
-      client: createDocumentClient(deployment.dynamodb),
-      tableName: deployment.tableName,
-    }),
+    calls: new DynamoCallStore(options),
     publisher: new EventPublisher({ client: deployment.eventBridge, busName: deployment.busName }),
     config: deployment.config,
+    http: createHttpClient(deployment.config.outbound),
+    secret: deployment.secret ?? envSecrets,
+    capabilities: extras.capabilities ?? [],
+    cache: new DynamoResultCache(options),
+    rateLimiter: new DynamoRateLimiter(options),
+    fallbacks: new Map((extras.fallbacks ?? []).map((tool) => [tool.spec.id, tool])),
   };
 }
 

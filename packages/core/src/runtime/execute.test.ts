@@ -1,13 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { parseStageConfig } from "../config";
+import { testToolContext } from "../testing";
 import { defineTool, ToolFailure } from "../tool-definition";
 import { executeTool } from "./execute";
 
 const config = parseStageConfig({
   tools: { echo: { prefix: ">" }, misconfigured: { limit: "lots" } },
 });
-const context = { callId: "c1", parentRunId: "r1", config, now: () => new Date() };
+const { http, secret } = testToolContext(undefined);
+const context = { callId: "c1", parentRunId: "r1", config, now: () => new Date(), http, secret };
 
 const echo = defineTool({
   spec: {

@@ -1,5 +1,6 @@
 import type { StageConfig } from "../config";
 import type { Citation, Failure } from "../model/call";
+import type { HttpClient, SecretSource } from "../outbound/types";
 import { type AnyToolDefinition, ToolFailure } from "../tool-definition";
 
 export type Execution =
@@ -13,7 +14,14 @@ export type Execution =
 export async function executeTool(
   tool: AnyToolDefinition,
   input: unknown,
-  context: { callId: string; parentRunId: string; config: StageConfig; now: () => Date },
+  context: {
+    callId: string;
+    parentRunId: string;
+    config: StageConfig;
+    now: () => Date;
+    http: HttpClient;
+    secret: SecretSource;
+  },
 ): Promise<Execution> {
   const id = tool.spec.id;
   const settings = tool.settings?.safeParse(context.config.tools[id] ?? {});
@@ -45,6 +53,8 @@ export async function executeTool(
         parentRunId: context.parentRunId,
         signal: controller.signal,
         settings: settings?.data,
+        http: context.http,
+        secret: context.secret,
         now: context.now,
       }),
       timedOut,

@@ -1,17 +1,27 @@
+import type { CapabilityDetector } from "../capabilities";
 import type { StageConfig } from "../config";
 import { ValidationError } from "../errors";
 import type { EventPublisher } from "../events/publisher";
 import { fitResultEvent } from "../events/size";
 import type { CallRecord, CallResult } from "../model/call";
 import { resultEventKey, type ToolResultReceived, toolCallScheduled } from "../model/events";
+import type { HttpClient, SecretSource } from "../outbound/types";
+import type { DynamoRateLimiter } from "../store/dynamodb/rate-limiter";
+import type { DynamoResultCache } from "../store/dynamodb/result-cache";
 import type { CallStore } from "../store/ports";
 import type { AnyToolDefinition } from "../tool-definition";
-import { executeTool } from "./execute";
+import { runWithPolicies } from "./policies";
 
 export interface ToolRuntimeDeps {
   calls: CallStore;
   publisher: EventPublisher;
   config: StageConfig;
+  http: HttpClient;
+  secret: SecretSource;
+  capabilities: readonly CapabilityDetector[];
+  cache?: DynamoResultCache;
+  rateLimiter?: DynamoRateLimiter;
+  fallbacks?: ReadonlyMap<string, AnyToolDefinition>;
   now?: () => Date;
 }
 
@@ -29,7 +39,8 @@ export function createToolHandler(
   deps: () => ToolRuntimeDeps | Promise<ToolRuntimeDeps>,
 ) {
   return async (event: unknown): Promise<void> => {
-    const { calls, publisher, config, now = () => new Date() } = await deps();
+    const runtime = await deps();
+    const { calls, publisher, now = () => new Date() } = runtime;
     const detail = parseScheduled(event, tool.spec.id);
     const timeoutMs = tool.spec.timeoutMs ?? 10_000;
     const deadline = new Date(now().getTime() + timeoutMs + DEADLINE_GRACE_MS).toISOString();
@@ -42,10 +53,8 @@ export function createToolHandler(
       return;
     }
     const started = performance.now();
-    const execution = await executeTool(tool, claimed.input, {
-      callId: claimed.callId,
-      parentRunId: claimed.parentRunId,
-      config,
+    const { execution, cached, stale, fallback } = await runWithPolicies(tool, claimed, {
+      ...runtime,
       now,
     });
     const body = execution.ok
@@ -55,8 +64,9 @@ export function createToolHandler(
       status: execution.ok ? "succeeded" : "failed",
       ...body,
       ...(execution.ok ? {} : { failure: execution.failure }),
-      cached: false,
-      stale: false,
+      cached,
+      stale,
+      ...(fallback ? { fallback } : {}),
       durationMs: Math.round(performance.now() - started),
       resultBytes: Buffer.byteLength(JSON.stringify(body)),
       truncated: false,

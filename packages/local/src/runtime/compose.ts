@@ -2,6 +2,7 @@ import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import {
   type AnyToolDefinition,
+  type CapabilityDetector,
   createToolbus,
   ensureTable,
   parseStageConfig,
@@ -9,7 +10,8 @@ import {
 } from "@toolbus/core";
 import { createApi } from "@toolbus/core/api";
 import type { ToolsetSpec } from "@toolbus/core/model";
-import { builtinTools, builtinToolsets } from "@toolbus/tools";
+import type { SecretSource } from "@toolbus/core/outbound";
+import { builtinCapabilities, builtinTools, builtinToolsets } from "@toolbus/tools";
 import type { LocalEventBus } from "../bus";
 import { applyWiring } from "./wiring";
 
@@ -23,6 +25,9 @@ export interface ComposeOptions {
   config?: unknown;
   tools?: readonly AnyToolDefinition[];
   toolsets?: readonly ToolsetSpec[];
+  capabilities?: readonly CapabilityDetector[];
+  /** Secret values by name; the process environment unless given. */
+  secret?: SecretSource;
   followIntervalMs?: number;
 }
 
@@ -43,8 +48,13 @@ export async function composeLocalToolbus(
       adminKey: options.adminKey,
       dynamodb: options.dynamodb,
       eventBridge: options.eventBridge,
+      ...(options.secret ? { secret: options.secret } : {}),
     },
-    { tools: options.tools ?? builtinTools, toolsets: options.toolsets ?? builtinToolsets },
+    {
+      tools: options.tools ?? builtinTools,
+      toolsets: options.toolsets ?? builtinToolsets,
+      capabilities: options.capabilities ?? builtinCapabilities,
+    },
   );
   await applyWiring({
     bus: options.bus,
@@ -54,6 +64,7 @@ export async function composeLocalToolbus(
     handlers: toolbus.handlers,
   });
   await toolbus.seed();
+  await toolbus.refreshCapabilities();
   const app = createApi({
     ...toolbus.apiDeps,
     ...(options.followIntervalMs ? { followIntervalMs: options.followIntervalMs } : {}),

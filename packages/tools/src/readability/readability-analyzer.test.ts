@@ -1,16 +1,11 @@
 import { toolSpec } from "@toolbus/core/model";
+import { testToolContext } from "@toolbus/core/testing";
 import { toolSpecOf } from "@toolbus/core/tool-definition";
 import { describe, expect, it } from "vitest";
 import { analyzeReadability, interpret, round } from "./analyze";
 import { readabilityAnalyzer, readabilityInput, readabilityOutput } from "./readability-analyzer";
 
-const context = {
-  callId: "call-1",
-  parentRunId: "run-1",
-  signal: new AbortController().signal,
-  settings: undefined,
-  now: () => new Date("2026-01-15T12:00:00Z"),
-};
+const context = testToolContext(undefined, { now: () => new Date("2026-01-15T12:00:00Z") });
 
 async function analyze(text: string) {
   return readabilityAnalyzer.execute(readabilityInput.parse({ text }), context);

@@ -1,4 +1,5 @@
 import { toolSpec } from "@toolbus/core/model";
+import { testToolContext } from "@toolbus/core/testing";
 import { toolSpecOf } from "@toolbus/core/tool-definition";
 import { describe, expect, it } from "vitest";
 import {
@@ -35,13 +36,7 @@ const configured = staticLinksSettings.parse({
 });
 
 function context(settings: StaticLinksSettings) {
-  return {
-    callId: "call-1",
-    parentRunId: "run-1",
-    signal: new AbortController().signal,
-    settings,
-    now: () => new Date("2026-01-15T12:00:00Z"),
-  };
+  return testToolContext(settings, { now: () => new Date("2026-01-15T12:00:00Z") });
 }
 
 async function run(input: unknown, settings: StaticLinksSettings = configured) {

@@ -22,6 +22,13 @@ export {
   MAX_EVENT_PAGE,
 } from "./event-log";
 export { DynamoKeyStore } from "./keys";
+export { DynamoRateLimiter, type RateDecision } from "./rate-limiter";
+export {
+  type CachedOutput,
+  type CacheEntry,
+  cachedOutput,
+  DynamoResultCache,
+} from "./result-cache";
 export { fitResult, MAX_STORED_RESULT_BYTES } from "./result-size";
 
 export interface DynamoStores {

@@ -1,0 +1,50 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { requirePermission } from "../auth";
+import type { ApiDeps } from "../deps";
+import type { ApiEnv } from "../env";
+import { bearerSecurity, errorResponses, jsonContent } from "../schemas";
+
+const capabilityStatusSchema = z.object({
+  name: z.string(),
+  available: z.boolean(),
+  reason: z.string().optional(),
+  source: z.string().optional(),
+  checkedAt: z.string(),
+});
+const statusesSchema = z.object({ capabilities: z.array(capabilityStatusSchema) });
+
+export function registerCapabilityRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+  const { capabilities, config } = deps;
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/capabilities",
+      tags: ["Capabilities"],
+      summary: "What this stage has that tools need, why not, and when it was checked",
+      security: bearerSecurity,
+      middleware: [requirePermission(config, "read")] as const,
+      responses: {
+        200: jsonContent(statusesSchema, "Stored capability statuses"),
+        ...errorResponses(401, 403),
+      },
+    }),
+    async (c) => c.json({ capabilities: await capabilities.list() }, 200),
+  );
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/v1/capabilities/refresh",
+      tags: ["Capabilities"],
+      summary: "Detect and verify every capability again, and store the result",
+      security: bearerSecurity,
+      middleware: [requirePermission(config, "admin")] as const,
+      responses: {
+        200: jsonContent(statusesSchema, "The fresh statuses"),
+        ...errorResponses(401, 403),
+      },
+    }),
+    async (c) => c.json({ capabilities: await capabilities.refresh() }, 200),
+  );
+}

@@ -1,0 +1,102 @@
+import type { StageConfig } from "./config";
+import type { CapabilityStatus } from "./model/capability";
+import type { HttpClient, SecretSource } from "./outbound/types";
+
+export interface CapabilityContext {
+  config: StageConfig;
+  secret: SecretSource;
+}
+
+export interface CapabilityCheck {
+  available: boolean;
+  reason?: string;
+  /** Where the answer came from, e.g. "secret:GITHUB_TOKEN". Never the value. */
+  source?: string;
+}
+
+/** How a stage finds out whether it has a capability: cheaply, and optionally for real. */
+export interface CapabilityDetector {
+  name: string;
+  description: string;
+  detect(context: CapabilityContext): CapabilityCheck;
+  /** A live check (e.g. the token is accepted); run on refresh, never on the call path. */
+  verify?(context: CapabilityContext & { http: HttpClient }): Promise<CapabilityCheck>;
+}
+
+/** A capability that is present when a secret is set. */
+export function secretCapability(
+  name: string,
+  secretName: string,
+  description: string,
+  verify?: CapabilityDetector["verify"],
+): CapabilityDetector {
+  return {
+    name,
+    description,
+    detect: ({ secret }) =>
+      secret(secretName)
+        ? { available: true, source: `secret:${secretName}` }
+        : {
+            available: false,
+            reason: `${secretName} is not set on this stage.`,
+            source: `secret:${secretName}`,
+          },
+    ...(verify ? { verify } : {}),
+  };
+}
+
+/** Whether the stage lets tools reach the network at all. */
+export const networkCapability: CapabilityDetector = {
+  name: "network",
+  description: "Outbound network access for tools that reach the internet.",
+  detect: ({ config }) =>
+    config.outbound.networkEnabled
+      ? { available: true, source: "config:outbound.networkEnabled" }
+      : {
+          available: false,
+          reason: "Outbound network access is disabled on this stage.",
+          source: "config:outbound.networkEnabled",
+        },
+};
+
+/** The first missing capability among `requires`, with its reason, or undefined. */
+export function missingCapability(
+  requires: readonly string[],
+  detectors: readonly CapabilityDetector[],
+  context: CapabilityContext,
+): { name: string; reason: string } | undefined {
+  for (const name of requires) {
+    const detector = detectors.find((d) => d.name === name);
+    if (!detector) return { name, reason: `No detector is registered for capability ${name}.` };
+    const check = detector.detect(context);
+    if (!check.available) return { name, reason: check.reason ?? `${name} is not available.` };
+  }
+  return undefined;
+}
+
+/** Checks every capability (with live verification when asked) into storable statuses. */
+export async function checkCapabilities(
+  detectors: readonly CapabilityDetector[],
+  context: CapabilityContext & { http?: HttpClient },
+  at: Date,
+): Promise<CapabilityStatus[]> {
+  return Promise.all(
+    detectors.map(async (detector) => {
+      let check = detector.detect(context);
+      if (check.available && detector.verify && context.http) {
+        check = await detector.verify({ ...context, http: context.http }).catch(() => ({
+          available: false,
+          reason: `${detector.name} could not be verified.`,
+          ...(check.source ? { source: check.source } : {}),
+        }));
+      }
+      return {
+        name: detector.name,
+        available: check.available,
+        ...(check.reason ? { reason: check.reason } : {}),
+        ...(check.source ? { source: check.source } : {}),
+        checkedAt: at.toISOString(),
+      };
+    }),
+  );
+}

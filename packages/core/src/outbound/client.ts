@@ -1,0 +1,501 @@
+import { lookup as dnsLookup } from "node:dns/promises";
+import type { IncomingMessage } from "node:http";
+import * as http from "node:http";
+import * as https from "node:https";
+import { isIP, type LookupFunction } from "node:net";
+import { pipeline } from "node:stream/promises";
+import * as zlib from "node:zlib";
+import { OutboundError } from "./errors";
+import { retryAfter } from "./failures";
+import { checkUrl, type ResolvedAddress, type Resolver } from "./ssrf";
+import type { HttpClient, OutboundConfig, OutboundRequest, OutboundResponse } from "./types";
+
+export interface HttpClientOptions {
+  /** Resolves host names; defaults to the system resolver (node:dns `lookup`). */
+  lookup?: Resolver;
+}
+
+const DEFAULT_RETRIES = 2;
+const DEFAULT_MAX_REDIRECTS = 5;
+const BACKOFF_BASE_MS = 200;
+const BACKOFF_CAP_MS = 5_000;
+/** Longer Retry-After waits are the caller's decision: the response goes back instead. */
+const MAX_RETRY_AFTER_MS = 10_000;
+const ACCEPT_ENCODING = "gzip, deflate, br";
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/** Headers that carry the caller's identity and must not follow a redirect to another origin. */
+const CREDENTIAL_HEADERS = ["authorization", "proxy-authorization", "cookie"];
+
+/** Abort reasons of an attempt's controller: which one fired decides the error kind. */
+const TIMED_OUT = Symbol("timed out");
+const CALLER_ABORTED = Symbol("caller aborted");
+
+const systemLookup: Resolver = async (hostname) => {
+  const results = await dnsLookup(hostname, { all: true, verbatim: true });
+  return results.map((entry): ResolvedAddress => ({
+    address: entry.address,
+    family: entry.family === 6 ? 6 : 4,
+  }));
+};
+
+/**
+ * The one HTTP client tools use. Every hop is checked by the SSRF guard before connecting and
+ * the connection goes to the address that was checked; bodies are capped after decompression.
+ */
+export function createHttpClient(config: OutboundConfig, options: HttpClientOptions = {}): HttpClient {
+  const lookup = options.lookup ?? systemLookup;
+  return {
+    request: (url, request = {}) => send(config, lookup, url, request),
+  };
+}
+
+interface Settings {
+  config: OutboundConfig;
+  lookup: Resolver;
+  method: NonNullable<OutboundRequest["method"]>;
+  headers: Record<string, string>;
+  body: string | undefined;
+  timeoutMs: number;
+  maxBytes: number;
+  followRedirects: boolean;
+  maxRedirects: number;
+}
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  url: string;
+  redirects: string[];
+  body: Uint8Array;
+}
+
+async function send(
+  config: OutboundConfig,
+  lookup: Resolver,
+  url: string,
+  request: OutboundRequest,
+): Promise<OutboundResponse> {
+  const started = performance.now();
+  if (!config.networkEnabled) {
+    throw new OutboundError("network", "outbound network access is disabled on this stage");
+  }
+  const { signal } = request;
+  if (signal?.aborted) throw callerAborted();
+
+  const method = request.method ?? "GET";
+  const idempotent = method === "GET" || method === "HEAD";
+  const retries = Math.max(0, Math.floor(request.retries ?? (idempotent ? DEFAULT_RETRIES : 0)));
+  const settings: Settings = {
+    config,
+    lookup,
+    method,
+    headers: requestHeaders(config, request.headers, request.body),
+    body: request.body,
+    timeoutMs: request.timeoutMs ?? config.defaultTimeoutMs,
+    maxBytes: request.maxBytes ?? config.defaultMaxBytes,
+    followRedirects: request.followRedirects ?? true,
+    maxRedirects: Math.max(0, request.maxRedirects ?? DEFAULT_MAX_REDIRECTS),
+  };
+
+  for (let attempt = 0; ; attempt++) {
+    let answer: Answer;
+    try {
+      answer = await attemptOnce(url, settings, signal);
+    } catch (error) {
+      const failure = asOutboundError(error);
+      if (!isRetryableKind(failure.kind) || attempt >= retries) throw failure;
+      await sleep(backoff(attempt), signal);
+      continue;
+    }
+    if (!isRetryableStatus(answer.status) || attempt >= retries) {
+      return toResponse(answer, started);
+    }
+    const delay = retryDelay(answer, attempt);
+    if (delay === undefined) return toResponse(answer, started);
+    await sleep(delay, signal);
+  }
+}
+
+/** One attempt: the whole redirect chain from the original URL, under one timeout. */
+async function attemptOnce(
+  original: string,
+  settings: Settings,
+  callerSignal: AbortSignal | undefined,
+): Promise<Answer> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(TIMED_OUT), settings.timeoutMs);
+  const onCallerAbort = () => controller.abort(CALLER_ABORTED);
+  callerSignal?.addEventListener("abort", onCallerAbort, { once: true });
+  const { signal } = controller;
+
+  let target = original;
+  let method = settings.method;
+  let body = settings.body;
+  const headers = { ...settings.headers };
+  const redirects: string[] = [];
+  try {
+    for (;;) {
+      const { url, addresses } = await untilAborted(
+        checkUrl(target, settings.config, settings.lookup),
+        signal,
+        settings.timeoutMs,
+      );
+      const context = { origin: url.origin, method };
+      const pending = await exchange(url, addresses, { method, headers, body }, signal, context);
+      const location = pending.headers.get("location");
+      if (!settings.followRedirects || !REDIRECT_STATUSES.has(pending.status) || !location) {
+        const bytes = await pending.read(settings.maxBytes, settings.timeoutMs);
+        return { status: pending.status, headers: pending.headers, url: url.href, redirects, body: bytes };
+      }
+
+      pending.discard();
+      if (redirects.length >= settings.maxRedirects) {
+        throw new OutboundError(
+          "too_many_redirects",
+          `more than ${settings.maxRedirects} redirects`,
+          { context: { ...context, redirects: redirects.length } },
+        );
+      }
+      let next: URL;
+      try {
+        next = new URL(location, url);
+      } catch (cause) {
+        throw new OutboundError("invalid_url", "a redirect pointed to an invalid URL", {
+          cause,
+          context,
+        });
+      }
+      redirects.push(url.href);
+      if (
+        (pending.status === 303 && method !== "HEAD") ||
+        ((pending.status === 301 || pending.status === 302) && method === "POST")
+      ) {
+        method = "GET";
+        body = undefined;
+        for (const name of ["content-type", "content-length", "content-encoding"]) {
+          delete headers[name];
+        }
+      }
+      if (next.origin !== url.origin) {
+        for (const name of CREDENTIAL_HEADERS) delete headers[name];
+      }
+      target = next.href;
+    }
+  } finally {
+    clearTimeout(timer);
+    callerSignal?.removeEventListener("abort", onCallerAbort);
+  }
+}
+
+interface Pending {
+  status: number;
+  headers: Headers;
+  read(maxBytes: number, timeoutMs: number): Promise<Uint8Array>;
+  discard(): void;
+}
+
+/** Sends one request to one of the pre-checked addresses and resolves once headers arrive. */
+function exchange(
+  url: URL,
+  addresses: string[],
+  outgoing: { method: string; headers: Record<string, string>; body: string | undefined },
+  signal: AbortSignal,
+  context: Record<string, unknown>,
+): Promise<Pending> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(abortError(signal, context));
+      return;
+    }
+    const secure = url.protocol === "https:";
+    const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+    const options: https.RequestOptions = {
+      method: outgoing.method,
+      hostname,
+      port: url.port === "" ? (secure ? 443 : 80) : Number(url.port),
+      path: `${url.pathname}${url.search}`,
+      headers: outgoing.headers,
+      // A fresh connection per request: a pooled socket would sidestep the per-hop check.
+      agent: false,
+      // DNS rebinding: the socket connects to what checkUrl resolved, never to a new answer.
+      lookup: pinnedLookup(addresses),
+      // SNI and certificate checks use the host name; an IP literal has no server name.
+      ...(secure && isIP(hostname) === 0 ? { servername: hostname } : {}),
+    };
+
+    let request: http.ClientRequest;
+    try {
+      request = (secure ? https : http).request(options);
+    } catch (cause) {
+      reject(new OutboundError("network", "the request could not be sent", { cause, context }));
+      return;
+    }
+    const onAbort = () => request.destroy();
+    signal.addEventListener("abort", onAbort, { once: true });
+    const detach = () => signal.removeEventListener("abort", onAbort);
+
+    request.on("error", (cause) => {
+      detach();
+      reject(
+        signal.aborted
+          ? abortError(signal, context)
+          : new OutboundError("network", describeNetworkError(cause), { cause, context }),
+      );
+    });
+    request.on("response", (response: IncomingMessage) => {
+      resolve({
+        status: response.statusCode ?? 0,
+        headers: toHeaders(response.rawHeaders),
+        read: async (maxBytes, timeoutMs) => {
+          try {
+            return await readBody(response, outgoing.method, maxBytes, signal, context);
+          } catch (error) {
+            request.destroy();
+            if (error instanceof OutboundError) throw error;
+            if (signal.aborted) throw abortError(signal, context, timeoutMs);
+            throw new OutboundError("network", "the response body could not be read", {
+              cause: error,
+              context,
+            });
+          } finally {
+            detach();
+          }
+        },
+        discard: () => {
+          detach();
+          // Destroyed, not drained: a redirect body can be endless.
+          request.destroy();
+        },
+      });
+    });
+    request.end(outgoing.body);
+  });
+}
+
+/** Streams the body through its decoders and stops as soon as it exceeds `maxBytes`. */
+async function readBody(
+  response: IncomingMessage,
+  method: string,
+  maxBytes: number,
+  signal: AbortSignal,
+  context: Record<string, unknown>,
+): Promise<Uint8Array> {
+  const status = response.statusCode ?? 0;
+  if (method === "HEAD" || status === 204 || status === 304) {
+    response.resume();
+    return new Uint8Array(0);
+  }
+  const tooLarge = (announced?: number) =>
+    new OutboundError("too_large", `the response body exceeds ${maxBytes} bytes`, {
+      context: { ...context, maxBytes, ...(announced !== undefined ? { announced } : {}) },
+    });
+  const declared = Number(response.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(declared);
+
+  const chunks: Buffer[] = [];
+  let total = 0;
+  await pipeline(
+    response,
+    ...decoders(response.headers["content-encoding"]),
+    async (source: AsyncIterable<Buffer>) => {
+      for await (const chunk of source) {
+        total += chunk.length;
+        // Counted after decompression, so a small gzip bomb stops here too.
+        if (total > maxBytes) throw tooLarge();
+        chunks.push(chunk);
+      }
+    },
+    { signal },
+  );
+  return new Uint8Array(Buffer.concat(chunks, total));
+}
+
+/**
+ * zlib streams for Content-Encoding, outermost last. An encoding we do not know leaves the
+ * body as it came (as fetch does). Lenient flushing accepts truncated streams like browsers do.
+ */
+function decoders(header: string | undefined): NodeJS.ReadWriteStream[] {
+  if (!header) return [];
+  const codings = header
+    .split(",")
+    .map((coding) => coding.trim().toLowerCase())
+    .filter((coding) => coding !== "" && coding !== "identity");
+  const streams: NodeJS.ReadWriteStream[] = [];
+  for (const coding of codings.reverse()) {
+    if (coding === "gzip" || coding === "x-gzip") {
+      streams.push(zlib.createGunzip({ finishFlush: zlib.constants.Z_SYNC_FLUSH }));
+    } else if (coding === "deflate") {
+      streams.push(zlib.createInflate({ finishFlush: zlib.constants.Z_SYNC_FLUSH }));
+    } else if (coding === "br") {
+      streams.push(
+        zlib.createBrotliDecompress({ finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH }),
+      );
+    } else {
+      return [];
+    }
+  }
+  return streams;
+}
+
+function pinnedLookup(addresses: string[]): LookupFunction {
+  const entries = addresses.map((address) => ({ address, family: isIP(address) }));
+  return (_hostname, options, callback) => {
+    const wanted =
+      options.family === 4 || options.family === "IPv4"
+        ? 4
+        : options.family === 6 || options.family === "IPv6"
+          ? 6
+          : 0;
+    const usable = wanted === 0 ? entries : entries.filter((entry) => entry.family === wanted);
+    const first = usable[0];
+    if (!first) {
+      const error: NodeJS.ErrnoException = new Error("no checked address of the wanted family");
+      error.code = "ENOTFOUND";
+      callback(error, "", 0);
+      return;
+    }
+    if (options.all) callback(null, usable);
+    else callback(null, first.address, first.family);
+  };
+}
+
+function requestHeaders(
+  config: OutboundConfig,
+  given: Record<string, string> | undefined,
+  body: string | undefined,
+): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(given ?? {})) {
+    try {
+      http.validateHeaderName(name);
+      http.validateHeaderValue(name, value);
+    } catch (cause) {
+      // Node's message names the header, never its value.
+      throw new OutboundError("invalid_url", `request header ${JSON.stringify(name)} is invalid`, {
+        cause,
+      });
+    }
+    headers[name.toLowerCase()] = value;
+  }
+  headers["user-agent"] ??= config.userAgent;
+  // Ours, always: the client can only decode what it asked for.
+  headers["accept-encoding"] = ACCEPT_ENCODING;
+  if (body !== undefined) headers["content-length"] = String(Buffer.byteLength(body));
+  else delete headers["content-length"];
+  return headers;
+}
+
+function toHeaders(raw: string[]): Headers {
+  const headers = new Headers();
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    try {
+      headers.append(raw[i] as string, raw[i + 1] as string);
+    } catch {
+      // A header the Fetch Headers class refuses is one no tool could use either.
+    }
+  }
+  return headers;
+}
+
+function toResponse(answer: Answer, started: number): OutboundResponse {
+  const { body, headers } = answer;
+  return {
+    ...answer,
+    text: () => decodeText(body, headers.get("content-type")),
+    json: () => JSON.parse(decodeText(body, headers.get("content-type"))),
+    elapsedMs: Math.round(performance.now() - started),
+  };
+}
+
+const LATIN1_LABELS = new Set(["latin1", "iso-8859-1", "iso8859-1", "windows-1252", "cp1252"]);
+
+function decodeText(body: Uint8Array, contentType: string | null): string {
+  const charset = /charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? "")?.[1]?.toLowerCase();
+  if (charset && LATIN1_LABELS.has(charset)) {
+    // WHATWG decodes every latin1 label as windows-1252, which is what servers mean by it.
+    return new TextDecoder("windows-1252").decode(body);
+  }
+  return new TextDecoder("utf-8").decode(body);
+}
+
+function isRetryableKind(kind: OutboundError["kind"]): boolean {
+  return kind === "network" || kind === "timeout";
+}
+
+function isRetryableStatus(status: number): boolean {
+  return status === 429 || (status >= 500 && status <= 599);
+}
+
+/** Full jitter: anywhere between 0 and the exponential ceiling. */
+function backoff(attempt: number): number {
+  return Math.random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt);
+}
+
+/**
+ * How long to wait before retrying a 429/5xx, or undefined to hand the response back. An
+ * AbortSignal does not expose its deadline, so the cap is MAX_RETRY_AFTER_MS; a caller whose
+ * signal fires during the wait gets `aborted` at once.
+ */
+function retryDelay(answer: Answer, attempt: number): number | undefined {
+  if (answer.status === 429 || answer.status === 503) {
+    const wait = retryAfter(answer.headers.get("retry-after"));
+    if (wait !== undefined) return wait > MAX_RETRY_AFTER_MS ? undefined : wait;
+  }
+  return backoff(attempt);
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(callerAborted());
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(callerAborted());
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** Stops waiting for work that cannot be cancelled itself (a DNS lookup) when the attempt ends. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal, timeoutMs: number): Promise<T> {
+  if (signal.aborted) return Promise.reject(abortError(signal, {}, timeoutMs));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal, {}, timeoutMs));
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+function callerAborted(context: Record<string, unknown> = {}): OutboundError {
+  return new OutboundError("aborted", "the request was aborted by the caller", { context });
+}
+
+function abortError(
+  signal: AbortSignal,
+  context: Record<string, unknown>,
+  timeoutMs?: number,
+): OutboundError {
+  if (signal.reason === TIMED_OUT) {
+    const within = timeoutMs === undefined ? "" : ` within ${timeoutMs} ms`;
+    return new OutboundError("timeout", `no complete answer${within}`, {
+      context: { ...context, ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
+    });
+  }
+  return callerAborted(context);
+}
+
+function describeNetworkError(cause: unknown): string {
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+  return code ? `the connection failed (${code})` : "the connection failed";
+}
+
+function asOutboundError(error: unknown): OutboundError {
+  if (error instanceof OutboundError) return error;
+  return new OutboundError("network", "the request failed", { cause: error });
+}

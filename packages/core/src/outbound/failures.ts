@@ -1,0 +1,128 @@
+import type { Failure } from "../model/call";
+import { ToolFailure } from "../tool-definition";
+import { OutboundError } from "./errors";
+import type { OutboundResponse } from "./types";
+
+/**
+ * One mapping from what an upstream did to what an agent should do, shared by every tool so
+ * the same situation always reads the same way.
+ */
+export function failureFromOutbound(error: unknown, upstream: string): ToolFailure {
+  if (!(error instanceof OutboundError)) {
+    return new ToolFailure(
+      {
+        kind: "internal",
+        message: `${upstream} could not be reached.`,
+        retryable: false,
+        recovery: "replan",
+      },
+      { cause: error },
+    );
+  }
+  const byKind: Record<OutboundError["kind"], Failure> = {
+    timeout: {
+      kind: "timeout",
+      message: `${upstream} did not answer in time.`,
+      retryable: true,
+      recovery: "replan",
+    },
+    aborted: {
+      kind: "timeout",
+      message: `The call to ${upstream} was cut off by the tool's timeout.`,
+      retryable: true,
+      recovery: "replan",
+    },
+    network: {
+      kind: "upstream_error",
+      message: `${upstream} could not be reached.`,
+      retryable: true,
+      recovery: "replan",
+    },
+    too_large: {
+      kind: "upstream_error",
+      message: `${upstream} sent a response larger than allowed.`,
+      retryable: false,
+      recovery: "replan",
+    },
+    too_many_redirects: {
+      kind: "upstream_error",
+      message: `${upstream} redirected too many times.`,
+      retryable: false,
+      recovery: "replan",
+    },
+    blocked: {
+      kind: "unavailable",
+      message: `${upstream} resolves to an address this stage may not reach.`,
+      retryable: false,
+      recovery: "replan",
+    },
+    invalid_url: {
+      kind: "upstream_error",
+      message: `${upstream}'s address is not a valid URL.`,
+      retryable: false,
+      recovery: "replan",
+    },
+  };
+  return new ToolFailure(byKind[error.kind], { cause: error });
+}
+
+/**
+ * Turns a non-2xx answer into the failure an agent can act on; returns undefined for 2xx.
+ * 429 carries Retry-After as retryAfterMs; 401/403 mean the stage's credentials are wrong.
+ */
+export function failureFromStatus(
+  response: OutboundResponse,
+  upstream: string,
+): ToolFailure | undefined {
+  const { status } = response;
+  if (status >= 200 && status < 300) return undefined;
+  if (status === 429) {
+    const retryAfterMs = retryAfter(response.headers.get("retry-after"));
+    return new ToolFailure({
+      kind: "rate_limited",
+      message: `${upstream} is rate limiting requests.`,
+      retryable: true,
+      recovery: "replan",
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    });
+  }
+  if (status === 401 || status === 403) {
+    return new ToolFailure({
+      kind: "unavailable",
+      message: `${upstream} refused this stage's credentials (${status}).`,
+      retryable: false,
+      recovery: "replan",
+    });
+  }
+  if (status === 404) {
+    return new ToolFailure({
+      kind: "upstream_error",
+      message: `${upstream} has no such resource (404).`,
+      retryable: false,
+      recovery: "correct_call",
+    });
+  }
+  if (status >= 400 && status < 500) {
+    return new ToolFailure({
+      kind: "upstream_error",
+      message: `${upstream} rejected the request (${status}).`,
+      retryable: false,
+      recovery: "correct_call",
+    });
+  }
+  return new ToolFailure({
+    kind: "upstream_error",
+    message: `${upstream} failed (${status}).`,
+    retryable: true,
+    recovery: "replan",
+  });
+}
+
+/** Retry-After as milliseconds: delta-seconds or an HTTP date. */
+export function retryAfter(header: string | null, now = Date.now()): number | undefined {
+  if (!header) return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.round(seconds * 1000);
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}

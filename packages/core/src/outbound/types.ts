@@ -1,0 +1,64 @@
+/**
+ * The one way tools reach the internet. Every upstream base URL is configuration, so tests
+ * point tools at HTTP servers on loopback (allowed by `allowHosts`).
+ */
+export interface OutboundRequest {
+  method?: "GET" | "HEAD" | "POST";
+  headers?: Record<string, string>;
+  body?: string;
+  /** Per-attempt timeout. Default: the client's (10 s). */
+  timeoutMs?: number;
+  /** Response body cap in bytes; larger bodies fail with kind `too_large`. Default 2 MB. */
+  maxBytes?: number;
+  /** Retries on network errors, 429 and 5xx (GET/HEAD only unless set). Default 2. */
+  retries?: number;
+  /** Follow redirects (each hop SSRF-checked). Default true, at most `maxRedirects` (5). */
+  followRedirects?: boolean;
+  maxRedirects?: number;
+  /** The tool call's signal: aborts everything when the tool times out. */
+  signal?: AbortSignal;
+}
+
+export interface OutboundResponse {
+  status: number;
+  headers: Headers;
+  /** The URL that answered, after redirects. */
+  url: string;
+  /** Every URL visited before `url`, in order. */
+  redirects: string[];
+  body: Uint8Array;
+  text(): string;
+  json(): unknown;
+  elapsedMs: number;
+}
+
+export interface HttpClient {
+  /** Resolves for any HTTP status (the caller decides); rejects with OutboundError otherwise. */
+  request(url: string, request?: OutboundRequest): Promise<OutboundResponse>;
+}
+
+export type OutboundErrorKind =
+  | "blocked" // SSRF guard: the URL or a redirect resolves to a forbidden address
+  | "invalid_url"
+  | "timeout"
+  | "too_large"
+  | "too_many_redirects"
+  | "network" // DNS failure, connection refused or reset
+  | "aborted"; // the caller's signal fired
+
+/** Stage configuration of outbound HTTP. */
+export interface OutboundConfig {
+  userAgent: string;
+  /**
+   * Hosts or CIDR ranges exempt from the SSRF guard (e.g. "127.0.0.1", "localhost", "::1",
+   * "10.0.0.0/8"). Empty in production; tests allow loopback for their stand-in upstreams.
+   */
+  allowHosts: string[];
+  defaultTimeoutMs: number;
+  defaultMaxBytes: number;
+  /** When false, nothing leaves the machine: every request fails fast with `network`. */
+  networkEnabled: boolean;
+}
+
+/** Where secrets come from: environment variables by name (Lambda gets them bound by name). */
+export type SecretSource = (name: string) => string | undefined;

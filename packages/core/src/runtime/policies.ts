@@ -1,0 +1,161 @@
+import { type CapabilityDetector, missingCapability } from "../capabilities";
+import type { StageConfig } from "../config";
+import type { CallRecord, Failure } from "../model/call";
+import type { ToolSpec } from "../model/tool";
+import type { HttpClient, SecretSource } from "../outbound/types";
+import type { DynamoRateLimiter } from "../store/dynamodb/rate-limiter";
+import type { CachedOutput, DynamoResultCache } from "../store/dynamodb/result-cache";
+import { type AnyToolDefinition, toolSpecOf } from "../tool-definition";
+import { canonicalJson, sha256Hex } from "../util/canonical-json";
+import { type Execution, executeTool } from "./execute";
+
+export interface PolicyDeps {
+  config: StageConfig;
+  http: HttpClient;
+  secret: SecretSource;
+  capabilities: readonly CapabilityDetector[];
+  cache?: DynamoResultCache;
+  rateLimiter?: DynamoRateLimiter;
+  /** Tools that may stand in for others (a spec's `fallback`), by id. */
+  fallbacks?: ReadonlyMap<string, AnyToolDefinition>;
+  now: () => Date;
+}
+
+export interface PolicyOutcome {
+  execution: Execution;
+  cached: boolean;
+  stale: boolean;
+  fallback?: { from: string; to: string; reason: string };
+}
+
+/** Failures a stale cached result may paper over: the upstream, not the request, is at fault. */
+const STALE_WORTHY = new Set<Failure["kind"]>(["upstream_error", "timeout", "rate_limited"]);
+
+const specs = new WeakMap<AnyToolDefinition, ToolSpec>();
+function specOf(tool: AnyToolDefinition): ToolSpec {
+  let spec = specs.get(tool);
+  if (!spec) {
+    spec = toolSpecOf(tool);
+    specs.set(tool, spec);
+  }
+  return spec;
+}
+
+/**
+ * Everything around running a tool, in the order that protects upstream quotas: capability
+ * gate (or fallback), the caller's rate limit, a fresh cache hit, the tool's own rate limit,
+ * then the run itself, with a stale result served when the upstream fails.
+ */
+export async function runWithPolicies(
+  tool: AnyToolDefinition,
+  call: CallRecord,
+  deps: PolicyDeps,
+  allowFallback = true,
+): Promise<PolicyOutcome> {
+  const spec = specOf(tool);
+  const missing = missingCapability(spec.requires, deps.capabilities, deps);
+  if (missing) {
+    const failure: Failure = {
+      kind: "unavailable",
+      message: `${spec.id} is unavailable: ${missing.reason}`,
+      retryable: false,
+      recovery: "replan",
+    };
+    return (
+      (allowFallback && (await viaFallback(spec, call, deps, failure.message))) || failed(failure)
+    );
+  }
+
+  const now = deps.now().getTime();
+  const perPrincipal = spec.rateLimit?.perPrincipal;
+  if (perPrincipal && deps.rateLimiter) {
+    const scope = `principal#${call.requestedBy.id}#${spec.id}`;
+    const decision = await deps.rateLimiter.consume(scope, perPrincipal, now);
+    if (!decision.allowed) return failed(rateLimited(spec.id, decision.retryAfterMs, "you"));
+  }
+
+  const key = spec.cache && deps.cache ? cacheKey(spec, call.input) : undefined;
+  const entry = key ? await deps.cache?.get(key, now) : undefined;
+  if (entry && entry.freshUntil > now) return fromCache(entry.value, false);
+  const staleUsable = entry !== undefined; // present and not expired: within stale-if-error
+
+  const perTool = spec.rateLimit?.perTool;
+  if (perTool && deps.rateLimiter) {
+    const decision = await deps.rateLimiter.consume(`tool#${spec.id}`, perTool, now);
+    if (!decision.allowed) {
+      if (staleUsable) return fromCache(entry.value, true);
+      return failed(rateLimited(spec.id, decision.retryAfterMs, "this stage"));
+    }
+  }
+
+  const execution = await executeTool(tool, call.input, {
+    callId: call.callId,
+    parentRunId: call.parentRunId,
+    config: deps.config,
+    now: deps.now,
+    http: deps.http,
+    secret: deps.secret,
+  });
+  if (execution.ok) {
+    if (key && spec.cache && deps.cache) {
+      const { ttlSeconds, staleIfErrorSeconds } = spec.cache;
+      const freshUntil = now + ttlSeconds * 1000;
+      const value: CachedOutput = {
+        output: execution.output,
+        data: execution.data,
+        citations: execution.citations,
+      };
+      await deps.cache.put(key, value, freshUntil, freshUntil + staleIfErrorSeconds * 1000);
+    }
+    return { execution, cached: false, stale: false };
+  }
+  if (staleUsable && STALE_WORTHY.has(execution.failure.kind)) return fromCache(entry.value, true);
+  if (allowFallback && execution.failure.kind === "unavailable") {
+    const viaOther = await viaFallback(spec, call, deps, execution.failure.message);
+    if (viaOther) return viaOther;
+  }
+  return { execution, cached: false, stale: false };
+}
+
+async function viaFallback(
+  spec: ToolSpec,
+  call: CallRecord,
+  deps: PolicyDeps,
+  reason: string,
+): Promise<PolicyOutcome | undefined> {
+  const fallback = spec.fallback ? deps.fallbacks?.get(spec.fallback) : undefined;
+  if (!fallback) return undefined;
+  // The fallback answers in its own terms: the original input may not fit its schema.
+  const input = fallback.input.safeParse(call.input).success ? call.input : {};
+  const outcome = await runWithPolicies(fallback, { ...call, input }, deps, false);
+  if (!outcome.execution.ok) return undefined;
+  return { ...outcome, fallback: { from: spec.id, to: fallback.spec.id, reason } };
+}
+
+/** Tool id + version + hash of the canonical JSON of the key fields (all input by default). */
+export function cacheKey(spec: ToolSpec, input: unknown): string {
+  const fields = spec.cache?.keyFields;
+  const keyed =
+    fields && input !== null && typeof input === "object"
+      ? Object.fromEntries(fields.map((f) => [f, (input as Record<string, unknown>)[f] ?? null]))
+      : input;
+  return `${spec.id}#${spec.version}#${sha256Hex(canonicalJson(keyed))}`;
+}
+
+function fromCache(value: CachedOutput, stale: boolean): PolicyOutcome {
+  return { execution: { ok: true, ...value }, cached: true, stale };
+}
+
+function failed(failure: Failure): PolicyOutcome {
+  return { execution: { ok: false, failure }, cached: false, stale: false };
+}
+
+function rateLimited(toolId: string, retryAfterMs: number, who: string): Failure {
+  return {
+    kind: "rate_limited",
+    message: `${toolId} has reached the rate limit for ${who}; try again in ${Math.ceil(retryAfterMs / 1000)} s.`,
+    retryable: true,
+    retryAfterMs,
+    recovery: "replan",
+  };
+}

@@ -1,0 +1,83 @@
+import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { z } from "zod";
+import { citation } from "../../model/call";
+import { TABLE } from "../table";
+import { type DynamoStoreOptions, guard } from "./client";
+import { fitResult } from "./result-size";
+
+/** What a cache entry holds: the tool's own output, before any envelope fields. */
+export const cachedOutput = z.object({
+  output: z.string(),
+  data: z.unknown(),
+  citations: z.array(citation),
+});
+export type CachedOutput = z.infer<typeof cachedOutput>;
+
+export interface CacheEntry {
+  value: CachedOutput;
+  /** Until then the entry is fresh; after it, usable only as stale-if-error. */
+  freshUntil: number;
+  /** After this the entry is gone for every purpose (DynamoDB TTL deletes it lazily). */
+  expiresAt: number;
+}
+
+/**
+ * Cached external results: CACHE#<key> / RESULT with a TTL. DynamoDB deletes expired items
+ * only eventually, so reads check the times themselves.
+ */
+export class DynamoResultCache {
+  constructor(private readonly options: DynamoStoreOptions) {}
+
+  async get(key: string, now: number): Promise<CacheEntry | undefined> {
+    const { client, tableName } = this.options;
+    const { Item } = await guard("cache.get", tableName, () =>
+      client.send(new GetCommand({ TableName: tableName, Key: cacheKey(key) })),
+    );
+    if (!Item || typeof Item.freshUntil !== "number" || typeof Item.expiresAt !== "number") {
+      return undefined;
+    }
+    if (Item.expiresAt * 1000 <= now) return undefined;
+    const value = cachedOutput.safeParse(Item.value);
+    if (!value.success) return undefined;
+    return { value: value.data, freshUntil: Item.freshUntil, expiresAt: Item.expiresAt * 1000 };
+  }
+
+  async put(
+    key: string,
+    value: CachedOutput,
+    freshUntil: number,
+    expiresAt: number,
+  ): Promise<void> {
+    const { client, tableName } = this.options;
+    // A result too large to store whole is not worth caching: the next call fetches it again.
+    const probe = fitResult({
+      status: "succeeded",
+      ...value,
+      cached: false,
+      stale: false,
+      durationMs: 0,
+      resultBytes: 0,
+      truncated: false,
+      completedAt: "",
+    });
+    if (probe.truncated) return;
+    await guard("cache.put", tableName, () =>
+      client.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: {
+            ...cacheKey(key),
+            value,
+            freshUntil,
+            [TABLE.ttlAttribute]: Math.ceil(expiresAt / 1000),
+          },
+        }),
+      ),
+    );
+  }
+}
+
+const cacheKey = (key: string) => ({
+  [TABLE.partitionKey]: `CACHE#${key}`,
+  [TABLE.sortKey]: "RESULT",
+});

@@ -1,0 +1,34 @@
+export { braveProvider, parseBraveResponse, SEARCH_API_KEY } from "./brave";
+export {
+  type DuckDuckGoPage,
+  duckDuckGoProvider,
+  parseDuckDuckGoHtml,
+  unwrapRedirect,
+} from "./duckduckgo";
+export { decodeEntities, type HtmlToken, htmlToText, tokenizeHtml } from "./html";
+export {
+  PROVIDERS,
+  type ProviderName,
+  RECENCIES,
+  type RawSearchResult,
+  type Recency,
+  type SearchContext,
+  type SearchOptions,
+  type SearchProvider,
+} from "./provider";
+export { parseSearxngResponse, searxngProvider, searxngSearchUrl } from "./searxng";
+export {
+  BRAVE_URL,
+  cleanResults,
+  DUCKDUCKGO_URL,
+  searchProviderFor,
+  type WebSearchInput,
+  type WebSearchOutput,
+  type WebSearchResult,
+  type WebSearchSettings,
+  webSearch,
+  webSearchInput,
+  webSearchOutput,
+  webSearchResult,
+  webSearchSettings,
+} from "./web-search";
