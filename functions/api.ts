@@ -1,11 +1,15 @@
 import { createToolbus, deploymentFromEnv } from "@toolbus/core";
 import { createApi } from "@toolbus/core/api";
-import { builtinTools, builtinToolsets } from "@toolbus/tools";
+import { builtinCapabilities, builtinTools, builtinToolsets } from "@toolbus/tools";
 import { handle } from "hono/aws-lambda";
 
 /** The HTTPS API. Built at cold start from the environment; `app` is served as-is locally. */
 export const app = createApi({
-  ...createToolbus(deploymentFromEnv(), { tools: builtinTools, toolsets: builtinToolsets }).apiDeps,
+  ...createToolbus(deploymentFromEnv(), {
+    tools: builtinTools,
+    toolsets: builtinToolsets,
+    capabilities: builtinCapabilities,
+  }).apiDeps,
   // Behind API Gateway a response is buffered: end event streams before the integration
   // timeout, so followers reconnect with Last-Event-ID (long polling, in effect).
   ...(process.env.AWS_LAMBDA_FUNCTION_NAME ? { followMaxMs: 25_000 } : {}),

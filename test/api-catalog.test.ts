@@ -53,13 +53,22 @@ function toolBody(id: string, overrides: Record<string, unknown> = {}) {
 }
 
 describe("reading the catalog", () => {
-  it("lists the built-in tools with revisions and availability", async () => {
+  it("lists the built-in tools with revisions, and availability from this stage's capabilities", async () => {
     const list = await tools();
     const ids = list.map((tool) => tool.id);
     expect(ids).toEqual(expect.arrayContaining(["readability_analyzer", "static_links"]));
+    // The test stage has no GITHUB_TOKEN and no calendar source: those tools are listed as
+    // unavailable, with the capability named; every other built-in tool is available.
+    const needsSecrets = new Set(["github_api", "calendar"]);
     for (const tool of list.filter((t) => t.toolset !== "test_kit")) {
-      expect(tool).toMatchObject({ revision: expect.any(Number), available: true });
+      expect(tool).toMatchObject({
+        revision: expect.any(Number),
+        available: !needsSecrets.has(tool.id),
+      });
     }
+    expect(list.find((t) => t.id === "github_api")).toMatchObject({
+      reasons: ["capability:github_token"],
+    });
   });
 
   it("filters by category and by toolset", async () => {
@@ -102,7 +111,12 @@ describe("reading the catalog", () => {
     expect((await tools("?mode=review")).find((t) => t.id === "review_only")).toMatchObject({
       available: true,
     });
-    expect((await tools("?available=false")).map((t) => t.id)).toEqual(["review_only"]);
+    // Unavailable: review_only (mode), and the tools whose capabilities this stage lacks.
+    expect((await tools("?available=false")).map((t) => t.id).sort()).toEqual([
+      "calendar",
+      "github_api",
+      "review_only",
+    ]);
     expect((await tools("?mode=review&available=true")).map((t) => t.id)).toContain("review_only");
   });
 

@@ -84,6 +84,11 @@ describe("the API's public surface", () => {
         "POST /v1/keys",
         "GET /v1/keys",
         "DELETE /v1/keys/{keyId}",
+        "GET /v1/capabilities",
+        "POST /v1/capabilities/refresh",
+        "POST /v1/select",
+        "POST /v1/prompt",
+        "POST /v1/agents/render",
       ].sort(),
     );
     expect(document.components.securitySchemes.bearerAuth).toMatchObject({

@@ -16,7 +16,11 @@ export const builtinCapabilities: readonly CapabilityDetector[] = Object.freeze(
       });
       return response.status === 200
         ? { available: true, source: "secret:GITHUB_TOKEN (verified)" }
-        : { available: false, reason: `GitHub refused GITHUB_TOKEN (${response.status}).`, source: "secret:GITHUB_TOKEN" };
+        : {
+            available: false,
+            reason: `GitHub refused GITHUB_TOKEN (${response.status}).`,
+            source: "secret:GITHUB_TOKEN",
+          };
     },
   ),
   secretCapability("search_api_key", "SEARCH_API_KEY", "An API key for the Brave Search API."),

@@ -6,7 +6,15 @@ import { builtinTools, builtinToolsets, readabilityAnalyzer, staticLinks } from 
 describe("builtin catalog", () => {
   it("lists every tool once, sorted by id", () => {
     const ids = builtinTools.map((tool) => tool.spec.id);
-    expect(ids).toEqual(["readability_analyzer", "static_links"]);
+    expect(ids).toEqual([
+      "calendar",
+      "github_api",
+      "link_validator",
+      "readability_analyzer",
+      "rss_feed",
+      "static_links",
+      "web_search",
+    ]);
     expect(builtinTools).toContain(staticLinks);
     expect(builtinTools).toContain(readabilityAnalyzer);
   });

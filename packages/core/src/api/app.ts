@@ -8,12 +8,14 @@ import type { ApiEnv } from "./env";
 import { errorHandler, notFoundHandler, validationHook } from "./errors";
 import { registerOpenApi } from "./openapi";
 import { requestId } from "./request-id";
+import { registerAgentRoutes } from "./routes/agents";
 import { registerCallRoutes } from "./routes/calls";
 import { registerCapabilityRoutes } from "./routes/capabilities";
 import { registerCatalogRoutes } from "./routes/catalog";
 import { registerEventRoutes } from "./routes/events";
 import { registerHealthRoutes } from "./routes/health";
 import { registerKeyRoutes } from "./routes/keys";
+import { registerSelectionRoutes } from "./routes/selection";
 
 /** Largest request body accepted, checked before anything parses it. */
 export const MAX_BODY_BYTES = 256 * 1024;
@@ -46,6 +48,8 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
   registerEventRoutes(app, deps);
   registerKeyRoutes(app, deps);
   registerCapabilityRoutes(app, deps);
+  registerSelectionRoutes(app, deps);
+  registerAgentRoutes(app, deps);
   registerOpenApi(app, deps);
   return app;
 }

@@ -33,6 +33,7 @@ export function callView(call: CallRecord) {
             resultBytes: result.resultBytes,
             truncated: result.truncated,
             completedAt: result.completedAt,
+            ...(result.fallback ? { fallback: result.fallback } : {}),
           },
         }
       : {}),

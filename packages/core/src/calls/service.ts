@@ -6,6 +6,8 @@ import type { EventPublisher } from "../events/publisher";
 import type { CallRecord, Principal } from "../model/call";
 import { scheduledEventKey, type ToolCallScheduled } from "../model/events";
 import { runId as runIdSchema } from "../model/ids";
+import type { ToolSpec } from "../model/tool";
+import { type ExclusionReason, select } from "../selection/select";
 import type { CallStore, CatalogStore } from "../store/ports";
 import type { AnyToolDefinition } from "../tool-definition";
 import { canonicalJson, sha256Hex } from "../util/canonical-json";
@@ -46,22 +48,12 @@ export class CallService {
       throw new ValidationError("The run id must be 1-128 characters: letters, digits, . _ : -");
     }
     const spec = (await this.deps.catalog.getTool(request.tool)) ?? notFound(request.tool);
-    if (!spec.availability.enabled) {
-      throw new ForbiddenError(`Tool ${spec.id} is disabled on this stage.`, {
-        details: { reasons: ["disabled"] },
-      });
-    }
+    const mode = this.authorize(principal, spec, request.mode);
     const definition = this.deps.definitions.get(spec.id) ?? notFound(spec.id);
     const input = definition.input.safeParse(request.input);
     if (!input.success) {
       throw new ValidationError(`The input does not match ${spec.id}'s input schema.`, {
         details: issueDetails(input.error.issues),
-      });
-    }
-    const mode = request.mode ?? this.deps.config.modes.default;
-    if (!this.deps.config.modes.available.includes(mode)) {
-      throw new ValidationError(`Unknown mode ${mode}.`, {
-        details: { availableModes: this.deps.config.modes.available },
       });
     }
     const record: CallRecord = {
@@ -90,6 +82,29 @@ export class CallService {
       ]);
     }
     return outcome;
+  }
+
+  /**
+   * The same selection as `POST /v1/select`, for this principal and mode; returns the mode.
+   * Capabilities are left out on purpose: a call to a tool whose capability is missing is
+   * still scheduled, and the runtime fails it as `unavailable` or runs its fallback.
+   */
+  private authorize(principal: Principal, spec: ToolSpec, requestedMode?: string): string {
+    const { mode, excluded } = select({
+      config: this.deps.config,
+      tools: [spec],
+      role: principal.role,
+      mode: requestedMode,
+      capabilities: [],
+    });
+    const reasons = (excluded[0]?.reasons ?? []).filter((reason) => BLOCKING.has(reason));
+    if (reasons.length > 0) {
+      const why = reasons.map((reason) => blockingReasonText(reason, spec, mode)).join("; ");
+      throw new ForbiddenError(`Tool ${spec.id} cannot be called: ${why}.`, {
+        details: { reasons },
+      });
+    }
+    return mode;
   }
 
   get(parentRunId: string, callId: string): Promise<CallRecord | undefined> {
@@ -126,6 +141,15 @@ function issueDetails(issues: readonly z.core.$ZodIssue[]) {
     }
     return [{ path: at.join(".") || "(input)", message: issue.message }];
   });
+}
+
+/** Exclusions that refuse a call; capability ones do not (see `authorize`). */
+const BLOCKING = new Set<ExclusionReason>(["disabled", "mode", "role"]);
+
+function blockingReasonText(reason: ExclusionReason, spec: ToolSpec, mode: string): string {
+  if (reason === "disabled") return "it is disabled on this stage";
+  if (reason === "mode") return `it is not offered in mode ${mode}`;
+  return `it needs the ${spec.availability.minRole} role or higher`;
 }
 
 function notFound(tool: string): never {

@@ -23,8 +23,17 @@ const BACKOFF_CAP_MS = 5_000;
 const MAX_RETRY_AFTER_MS = 10_000;
 const ACCEPT_ENCODING = "gzip, deflate, br";
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-/** Headers that carry the caller's identity and must not follow a redirect to another origin. */
-const CREDENTIAL_HEADERS = ["authorization", "proxy-authorization", "cookie"];
+/**
+ * The only caller headers that follow a redirect to another origin. An allow-list, not a
+ * deny-list: upstreams put API keys in headers of every name (X-Subscription-Token, X-Api-Key,
+ * ...), and none of them may reach a host the caller did not name.
+ */
+const CROSS_ORIGIN_HEADERS = new Set([
+  "accept",
+  "accept-language",
+  "accept-encoding",
+  "user-agent",
+]);
 
 /** Abort reasons of an attempt's controller: which one fired decides the error kind. */
 const TIMED_OUT = Symbol("timed out");
@@ -32,17 +41,22 @@ const CALLER_ABORTED = Symbol("caller aborted");
 
 const systemLookup: Resolver = async (hostname) => {
   const results = await dnsLookup(hostname, { all: true, verbatim: true });
-  return results.map((entry): ResolvedAddress => ({
-    address: entry.address,
-    family: entry.family === 6 ? 6 : 4,
-  }));
+  return results.map(
+    (entry): ResolvedAddress => ({
+      address: entry.address,
+      family: entry.family === 6 ? 6 : 4,
+    }),
+  );
 };
 
 /**
  * The one HTTP client tools use. Every hop is checked by the SSRF guard before connecting and
  * the connection goes to the address that was checked; bodies are capped after decompression.
  */
-export function createHttpClient(config: OutboundConfig, options: HttpClientOptions = {}): HttpClient {
+export function createHttpClient(
+  config: OutboundConfig,
+  options: HttpClientOptions = {},
+): HttpClient {
   const lookup = options.lookup ?? systemLookup;
   return {
     request: (url, request = {}) => send(config, lookup, url, request),
@@ -138,14 +152,20 @@ async function attemptOnce(
       const { url, addresses } = await untilAborted(
         checkUrl(target, settings.config, settings.lookup),
         signal,
-        settings.timeoutMs,
+        { timeoutMs: settings.timeoutMs },
       );
-      const context = { origin: url.origin, method };
+      const context = { origin: url.origin, method, timeoutMs: settings.timeoutMs };
       const pending = await exchange(url, addresses, { method, headers, body }, signal, context);
       const location = pending.headers.get("location");
       if (!settings.followRedirects || !REDIRECT_STATUSES.has(pending.status) || !location) {
-        const bytes = await pending.read(settings.maxBytes, settings.timeoutMs);
-        return { status: pending.status, headers: pending.headers, url: url.href, redirects, body: bytes };
+        const bytes = await pending.read(settings.maxBytes);
+        return {
+          status: pending.status,
+          headers: pending.headers,
+          url: url.href,
+          redirects,
+          body: bytes,
+        };
       }
 
       pending.discard();
@@ -159,11 +179,9 @@ async function attemptOnce(
       let next: URL;
       try {
         next = new URL(location, url);
-      } catch (cause) {
-        throw new OutboundError("invalid_url", "a redirect pointed to an invalid URL", {
-          cause,
-          context,
-        });
+      } catch {
+        // No cause: Node's URL error carries the Location value.
+        throw new OutboundError("invalid_url", "a redirect pointed to an invalid URL", { context });
       }
       redirects.push(url.href);
       if (
@@ -177,7 +195,9 @@ async function attemptOnce(
         }
       }
       if (next.origin !== url.origin) {
-        for (const name of CREDENTIAL_HEADERS) delete headers[name];
+        for (const name of Object.keys(headers)) {
+          if (!CROSS_ORIGIN_HEADERS.has(name.toLowerCase())) delete headers[name];
+        }
       }
       target = next.href;
     }
@@ -190,7 +210,7 @@ async function attemptOnce(
 interface Pending {
   status: number;
   headers: Headers;
-  read(maxBytes: number, timeoutMs: number): Promise<Uint8Array>;
+  read(maxBytes: number): Promise<Uint8Array>;
   discard(): void;
 }
 
@@ -246,13 +266,13 @@ function exchange(
       resolve({
         status: response.statusCode ?? 0,
         headers: toHeaders(response.rawHeaders),
-        read: async (maxBytes, timeoutMs) => {
+        read: async (maxBytes) => {
           try {
             return await readBody(response, outgoing.method, maxBytes, signal, context);
           } catch (error) {
             request.destroy();
             if (error instanceof OutboundError) throw error;
-            if (signal.aborted) throw abortError(signal, context, timeoutMs);
+            if (signal.aborted) throw abortError(signal, context);
             throw new OutboundError("network", "the response body could not be read", {
               cause: error,
               context,
@@ -294,19 +314,27 @@ async function readBody(
 
   const chunks: Buffer[] = [];
   let total = 0;
-  await pipeline(
-    response,
-    ...decoders(response.headers["content-encoding"]),
-    async (source: AsyncIterable<Buffer>) => {
-      for await (const chunk of source) {
-        total += chunk.length;
-        // Counted after decompression, so a small gzip bomb stops here too.
-        if (total > maxBytes) throw tooLarge();
-        chunks.push(chunk);
+  // pipeline may reject with the AbortError of a stage it tore down rather than with the
+  // sink's own error, so the overflow is remembered here.
+  let overflow: OutboundError | undefined;
+  const sink = async (source: AsyncIterable<Buffer>) => {
+    for await (const chunk of source) {
+      total += chunk.length;
+      // Counted after decompression, so a small gzip bomb stops here too.
+      if (total > maxBytes) {
+        overflow = tooLarge();
+        throw overflow;
       }
-    },
-    { signal },
-  );
+      chunks.push(chunk);
+    }
+  };
+  // The typings of pipeline cannot express a variable number of transforms before a sink.
+  const run = pipeline as unknown as (...stages: unknown[]) => Promise<void>;
+  try {
+    await run(response, ...decoders(response.headers["content-encoding"]), sink, { signal });
+  } catch (error) {
+    throw overflow ?? error;
+  }
   return new Uint8Array(Buffer.concat(chunks, total));
 }
 
@@ -463,10 +491,14 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 }
 
 /** Stops waiting for work that cannot be cancelled itself (a DNS lookup) when the attempt ends. */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal, timeoutMs: number): Promise<T> {
-  if (signal.aborted) return Promise.reject(abortError(signal, {}, timeoutMs));
+function untilAborted<T>(
+  work: Promise<T>,
+  signal: AbortSignal,
+  context: Record<string, unknown>,
+): Promise<T> {
+  if (signal.aborted) return Promise.reject(abortError(signal, context));
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortError(signal, {}, timeoutMs));
+    const onAbort = () => reject(abortError(signal, context));
     signal.addEventListener("abort", onAbort, { once: true });
     work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
   });
@@ -476,16 +508,9 @@ function callerAborted(context: Record<string, unknown> = {}): OutboundError {
   return new OutboundError("aborted", "the request was aborted by the caller", { context });
 }
 
-function abortError(
-  signal: AbortSignal,
-  context: Record<string, unknown>,
-  timeoutMs?: number,
-): OutboundError {
+function abortError(signal: AbortSignal, context: Record<string, unknown>): OutboundError {
   if (signal.reason === TIMED_OUT) {
-    const within = timeoutMs === undefined ? "" : ` within ${timeoutMs} ms`;
-    return new OutboundError("timeout", `no complete answer${within}`, {
-      context: { ...context, ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
-    });
+    return new OutboundError("timeout", "no complete answer within the timeout", { context });
   }
   return callerAborted(context);
 }

@@ -99,9 +99,15 @@ function parseAddress(ip: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
   const zone = text.indexOf("%");
   if (zone !== -1) text = text.slice(0, zone);
   try {
-    // ipaddr.js's parser is liberal on purpose here: it reads 0177.0.0.1, 0x7f.1, 127.1 and
-    // 2130706433 the way inet_aton does, so those spellings are judged by what they mean.
-    return ipaddr.parse(text);
+    if (text.includes(":")) {
+      // ipaddr.js reads "::1.2.3.4" as ::ffff:1.2.3.4; the WHATWG parser gets it right, and
+      // its canonical form has no dotted tail left to misread.
+      if (isIP(text) !== 6) return undefined;
+      return ipaddr.IPv6.parse(new URL(`http://[${text}]/`).hostname.slice(1, -1));
+    }
+    // Liberal on purpose: 0177.0.0.1, 0x7f.1, 127.1 and 2130706433 are read the way inet_aton
+    // reads them, so those spellings are judged by what they mean.
+    return ipaddr.IPv4.parse(text);
   } catch {
     return undefined;
   }
@@ -160,8 +166,8 @@ function allowList(entries: readonly string[]): AllowList {
       if (ipaddr.isValidCIDR(text)) ranges.push(ipaddr.parseCIDR(text));
       continue;
     }
-    if (isIP(text) !== 0) {
-      const address = ipaddr.parse(text);
+    const address = isIP(text) !== 0 ? parseAddress(text) : undefined;
+    if (address) {
       ranges.push([address, address.kind() === "ipv4" ? 32 : 128]);
       continue;
     }
@@ -190,9 +196,9 @@ export function parseOutboundUrl(input: string | URL): URL {
   let url: URL;
   try {
     url = new URL(String(input));
-  } catch (cause) {
-    // The input itself stays out of the error: it may carry a token in its query string.
-    throw new OutboundError("invalid_url", "the URL could not be parsed", { cause });
+  } catch {
+    // No cause: Node's URL error carries the input, which may hold a token in its query.
+    throw new OutboundError("invalid_url", "the URL could not be parsed");
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw invalid("only http: and https: URLs may be requested", { protocol: url.protocol });

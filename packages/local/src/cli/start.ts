@@ -9,7 +9,7 @@ import {
   deploymentFromEnv,
   ensureTable,
 } from "@toolbus/core";
-import { builtinTools, builtinToolsets } from "@toolbus/tools";
+import { builtinCapabilities, builtinTools, builtinToolsets } from "@toolbus/tools";
 import { z } from "zod";
 import type { LocalFunction } from "../bus";
 import { stopOnSignals } from "../dynamodb/signals";
@@ -130,10 +130,13 @@ async function main(): Promise<void> {
 
   const rules = busRules(builtinTools.map((tool) => tool.spec.id));
   await system.wire(rules, await loadHandlers(rules));
-  const seeded = await createToolbus(deployment, {
+  const toolbus = createToolbus(deployment, {
     tools: builtinTools,
     toolsets: builtinToolsets,
-  }).seed();
+    capabilities: builtinCapabilities,
+  });
+  const seeded = await toolbus.seed();
+  const capabilities = await toolbus.refreshCapabilities();
 
   const { app } = await importFunction<{ app: Parameters<typeof serveApi>[0] }>("api");
   api = await serveApi(app, { port: config.port });
@@ -151,6 +154,7 @@ async function main(): Promise<void> {
       `  DynamoDB Local:  ${system.dynamodb.endpoint}${config.memory ? " (in memory)" : ""}`,
       `  EventBridge:     ${system.busServer.endpoint} (bus ${system.busName})`,
       `  Catalog:         ${builtinTools.length} tools, ${rules.length} bus rules (${seeded.written.length} catalog entries written)`,
+      `  Capabilities:    ${capabilities.map((c) => `${c.name} ${c.available ? "yes" : "no"}`).join(", ")}`,
       `  Admin key:       ${admin.key}  (${keyNote})`,
       `  Endpoints file:  ${system.stateFile}`,
       "Press Ctrl-C to stop.",

@@ -1,4 +1,4 @@
-import { type EntityDecoderOptions, XMLParser } from "fast-xml-parser";
+import { type EntityDecoderOptions, XMLParser, XMLValidator } from "fast-xml-parser";
 import { parseFeedDate } from "./dates";
 import { codePoint, collapseWhitespace, htmlToText, truncate } from "./text";
 
@@ -89,9 +89,11 @@ type XmlNode = Record<string, unknown>;
  * anything that is not XML or not one of those feeds. Relative links resolve against `baseUrl`.
  */
 export function parseFeed(xml: string, baseUrl?: string): ParsedFeed | undefined {
+  const source = wellFormed(xml);
+  if (source === undefined) return undefined;
   let document: unknown;
   try {
-    document = parser.parse(xml);
+    document = parser.parse(source);
   } catch {
     return undefined;
   }
@@ -104,6 +106,22 @@ export function parseFeed(xml: string, baseUrl?: string): ParsedFeed | undefined
   if (local === "rss") return readRss2(root, namespaces, baseUrl);
   if (local === "feed") return readAtom(root, prefixOf(rootKey), namespaces, baseUrl);
   if (local === "RDF") return readRss1(root, namespaces, baseUrl);
+  return undefined;
+}
+
+/** An ampersand that starts no reference: the one malformation feeds commonly have. */
+const BARE_AMPERSAND = /&(?!(?:[A-Za-z_][\w.-]{0,31}|#[0-9]{1,7}|#x[0-9a-fA-F]{1,6});)/g;
+
+/**
+ * The parser alone is lenient enough to turn a truncated download into a plausible feed, so
+ * the document must be well-formed first. Bare ampersands are escaped rather than refused.
+ */
+function wellFormed(xml: string): string | undefined {
+  try {
+    if (XMLValidator.validate(xml) === true) return xml;
+    const repaired = xml.replace(BARE_AMPERSAND, "&amp;");
+    if (repaired !== xml && XMLValidator.validate(repaired) === true) return repaired;
+  } catch {}
   return undefined;
 }
 
@@ -132,7 +150,8 @@ function readRss2(root: XmlNode, ns: Namespaces, baseUrl?: string): ParsedFeed |
       const permalink = !(isNode(guid) && String(guid["@_isPermaLink"]).toLowerCase() === "false");
       const link =
         resolveLink(text(first(item.link)), base) ??
-        (permalink ? resolveLink(guidText, base) : undefined);
+        // Only an absolute guid: many feeds leave isPermaLink out on ids like "12345".
+        (permalink ? resolveLink(guidText) : undefined);
       return makeItem({
         title: plain(text(first(item.title))),
         link,

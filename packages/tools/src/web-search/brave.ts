@@ -80,10 +80,27 @@ export function braveProvider(endpoint: string): SearchProvider {
       url.searchParams.set("count", String(Math.min(MAX_COUNT, options.maxResults * 2)));
       const freshness = FRESHNESS[options.recency];
       if (freshness) url.searchParams.set("freshness", freshness);
-      const response = await requestUpstream(context, LABEL, url.href, {
-        method: "GET",
-        headers: { accept: "application/json", "x-subscription-token": key },
-      });
+      const response = await requestUpstream(
+        context,
+        LABEL,
+        url.href,
+        {
+          method: "GET",
+          headers: { accept: "application/json", "x-subscription-token": key },
+          // The key travels in a header of Brave's own, which a redirect to another host
+          // would carry along: the API never redirects, so none is followed.
+          followRedirects: false,
+        },
+        (answer) =>
+          answer.status >= 300 && answer.status < 400
+            ? new ToolFailure({
+                kind: "upstream_error",
+                message: `${LABEL} answered with a redirect (${answer.status}), which Toolbus does not follow with the API key.`,
+                retryable: false,
+                recovery: "replan",
+              })
+            : undefined,
+      );
       const results = parseBraveResponse(jsonBody(response, LABEL));
       if (!results) throw unreadable(LABEL);
       return results;

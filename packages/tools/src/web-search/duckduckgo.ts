@@ -19,6 +19,8 @@ const DATE_FILTER: Record<Recency, string | undefined> = {
   any: undefined,
 };
 
+const BREAKS = new Set(["br", "p", "div", "li"]);
+
 /** What the HTML endpoint's page says, read without a browser. */
 export interface DuckDuckGoPage {
   /** Organic results in page order; ads are left out. */
@@ -56,7 +58,7 @@ export function parseDuckDuckGoHtml(html: string, pageUrl: string): DuckDuckGoPa
 
   const finish = () => {
     if (capture && current) {
-      current[capture.field] = collapseWhitespace(decodeEntities(capture.parts.join(" ")));
+      current[capture.field] = collapseWhitespace(decodeEntities(capture.parts.join("")));
     }
     capture = undefined;
   };
@@ -71,7 +73,10 @@ export function parseDuckDuckGoHtml(html: string, pageUrl: string): DuckDuckGoPa
       continue;
     }
     const classes = classesOf(token.attrs);
-    if (classes.some((c) => c.startsWith("anomaly-modal")) || token.attrs.get("id") === "challenge-form") {
+    if (
+      classes.some((c) => c.startsWith("anomaly-modal")) ||
+      token.attrs.get("id") === "challenge-form"
+    ) {
       challenge = true;
     }
     if (classes.includes("no-results") || token.attrs.get("id") === "links") recognized = true;
@@ -85,6 +90,8 @@ export function parseDuckDuckGoHtml(html: string, pageUrl: string): DuckDuckGoPa
     }
     if (capture) {
       if (token.name === capture.element && !token.selfClosing) capture.depth++;
+      // Inline markup (<b>) joins words; a line break or block separates them.
+      if (BREAKS.has(token.name)) capture.parts.push(" ");
       continue;
     }
     if (!current || token.selfClosing) continue;
@@ -115,7 +122,8 @@ export function unwrapRedirect(href: string, pageUrl: string): string | undefine
   } catch {
     return undefined;
   }
-  const isDuckDuckGo = url.hostname === "duckduckgo.com" || url.hostname.endsWith(".duckduckgo.com");
+  const isDuckDuckGo =
+    url.hostname === "duckduckgo.com" || url.hostname.endsWith(".duckduckgo.com");
   if (isDuckDuckGo) {
     // Ads go through /y.js and carry no clean target; everything else wraps it in uddg.
     if (url.pathname !== "/l/" && url.pathname !== "/l") return undefined;

@@ -9,14 +9,15 @@ export { decodeEntities, type HtmlToken, htmlToText, tokenizeHtml } from "./html
 export {
   PROVIDERS,
   type ProviderName,
-  RECENCIES,
   type RawSearchResult,
+  RECENCIES,
   type Recency,
   type SearchContext,
   type SearchOptions,
   type SearchProvider,
 } from "./provider";
 export { parseSearxngResponse, searxngProvider, searxngSearchUrl } from "./searxng";
+export { webSearchToolset } from "./toolset";
 export {
   BRAVE_URL,
   cleanResults,

@@ -1,5 +1,10 @@
-import type { HttpClient, OutboundRequest, OutboundResponse } from "@toolbus/core/outbound";
-import { failureFromOutbound, failureFromStatus } from "@toolbus/core/outbound";
+import {
+  failureFromOutbound,
+  failureFromStatus,
+  type HttpClient,
+  type OutboundRequest,
+  type OutboundResponse,
+} from "@toolbus/core/outbound";
 import { ToolFailure } from "@toolbus/core/tool-definition";
 
 export const PROVIDERS = ["duckduckgo", "brave", "searxng"] as const;

@@ -5,8 +5,8 @@ import { braveProvider, SEARCH_API_KEY } from "./brave";
 import { duckDuckGoProvider } from "./duckduckgo";
 import {
   PROVIDERS,
-  RECENCIES,
   type RawSearchResult,
+  RECENCIES,
   type Recency,
   type SearchProvider,
 } from "./provider";

@@ -1,6 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { checkToolRegistration } from "../../catalog/registration";
 import { ConflictError, NotFoundError, ValidationError } from "../../errors";
+import { resolveMode, select } from "../../selection/select";
 import { requirePermission } from "../auth";
 import type { ApiDeps } from "../deps";
 import type { ApiEnv } from "../env";
@@ -19,7 +20,22 @@ import {
   toolsetSchema,
   toolsQuery,
 } from "../schemas";
-import { etag, isAvailable, parseIfMatch } from "../views";
+import { etag, parseIfMatch } from "../views";
+
+// `available` is judged by selection now; the listing says why a tool is not available.
+const toolListingSchema = toolListItemSchema.extend({
+  available: z.boolean().openapi({
+    description:
+      "In your selection for the requested (or default) mode: enabled, offered in the mode, open to your role, and its capabilities present.",
+  }),
+  reasons: z
+    .array(z.string())
+    .optional()
+    .openapi({
+      description: "When not available, why: disabled, mode, role, capability:<name>.",
+      example: ["capability:github_token"],
+    }),
+});
 
 const toolParams = z.object({ id: toolIdParam });
 const toolsetParams = z.object({ name: toolsetNameParam });
@@ -41,26 +57,36 @@ export function registerCatalogRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): 
       middleware: [read] as const,
       request: { query: toolsQuery },
       responses: {
-        200: jsonContent(z.object({ tools: z.array(toolListItemSchema) }), "The tools"),
+        200: jsonContent(z.object({ tools: z.array(toolListingSchema) }), "The tools"),
         ...errorResponses(400, 401, 403),
       },
     }),
     async (c) => {
       const query = c.req.valid("query");
-      const mode = query.mode ?? config.modes.default;
-      if (!config.modes.available.includes(mode)) {
-        throw new ValidationError(`Unknown mode ${mode}.`, {
-          details: [{ path: "mode", message: `One of: ${config.modes.available.join(", ")}.` }],
-        });
-      }
-      const { tools } = await catalog.list({
-        ...(query.toolset ? { toolset: query.toolset } : {}),
-        ...(query.category ? { category: query.category } : {}),
+      const mode = resolveMode(config, query.mode);
+      const [{ tools }, capabilities] = await Promise.all([
+        catalog.list({
+          ...(query.toolset ? { toolset: query.toolset } : {}),
+          ...(query.category ? { category: query.category } : {}),
+        }),
+        deps.capabilities.list(),
+      ]);
+      // Availability is the caller's own selection: role and capabilities count too.
+      const { excluded } = select({
+        config,
+        tools,
+        role: c.get("principal").role,
+        mode,
+        capabilities,
       });
+      const reasons = new Map(excluded.map((entry) => [entry.tool, entry.reasons]));
       const wanted = query.available === undefined ? undefined : query.available === "true";
       const items = tools
-        .filter((tool) => query.mode === undefined || offeredIn(tool.availability.modes, mode))
-        .map((tool) => ({ ...tool, available: isAvailable(tool, mode) }))
+        .filter((tool) => query.mode === undefined || !reasons.get(tool.id)?.includes("mode"))
+        .map((tool) => {
+          const why = reasons.get(tool.id);
+          return { ...tool, available: why === undefined, ...(why ? { reasons: why } : {}) };
+        })
         .filter((tool) => wanted === undefined || tool.available === wanted);
       return c.json({ tools: items }, 200);
     },
@@ -245,10 +271,6 @@ export function registerCatalogRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): 
       },
     );
   }
-}
-
-function offeredIn(modes: string[] | undefined, mode: string): boolean {
-  return modes === undefined || modes.includes(mode);
 }
 
 function pathMismatch(field: string, inPath: string, inBody: string): ValidationError {

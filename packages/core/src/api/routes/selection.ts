@@ -1,0 +1,226 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { roleAtLeast, type StageConfig } from "../../config";
+import { ForbiddenError, ValidationError } from "../../errors";
+import type { Principal } from "../../model/call";
+import { toolId } from "../../model/ids";
+import { category } from "../../model/tool";
+import { type RenderedPrompt, renderPrompt } from "../../selection/prompt";
+import { resolveMode, type Selection, select } from "../../selection/select";
+import { requirePermission } from "../auth";
+import type { ApiDeps } from "../deps";
+import type { ApiEnv } from "../env";
+import { bearerSecurity, errorResponses, jsonContent } from "../schemas";
+
+/** More ids than any catalog holds: a bound on the work one request can ask for. */
+const MAX_LIST = 1000;
+
+const selectionFields = {
+  mode: z.string().min(1).max(64).nullable().optional().openapi({
+    description: "Workflow mode; absent or null means the stage's default mode.",
+  }),
+  role: z.string().min(1).max(64).optional().openapi({
+    description: "Select as this role (default: your own). It may not be above your own role.",
+  }),
+  allow: z.array(toolId).max(MAX_LIST).optional().openapi({
+    description: "Only these tool ids may be selected.",
+  }),
+  deny: z.array(toolId).max(MAX_LIST).optional().openapi({
+    description: "These tool ids are never selected.",
+  }),
+};
+
+const selectRequestSchema = z.object(selectionFields).strict().openapi("SelectRequest");
+
+const selectionSchema = z
+  .object({
+    mode: z.string(),
+    role: z.string(),
+    tools: z.array(z.string()).openapi({
+      description:
+        "Available tool ids, by category (research, reference, enhance, publish, utility), then id.",
+    }),
+    excluded: z.array(
+      z.object({
+        tool: z.string(),
+        reasons: z.array(z.string()).openapi({
+          description:
+            "All that apply, in this order: disabled, mode, role, capability:<name>, denied, not_allowed.",
+          example: ["capability:github_token"],
+        }),
+      }),
+    ),
+  })
+  .openapi("Selection");
+
+const promptRequestSchema = z
+  .object({
+    ...selectionFields,
+    format: z.enum(["markdown", "json"]).optional().openapi({
+      description: "markdown (default): the section itself; json: the section with its parts.",
+    }),
+    budgetBytes: z.number().int().min(0).max(10_000_000).optional().openapi({
+      description:
+        "Largest size of the Markdown in UTF-8 bytes. Over it, guidelines are dropped first, then examples; tools never are.",
+    }),
+  })
+  .strict()
+  .openapi("PromptRequest");
+
+const droppedSchema = z.object({
+  guidelines: z.array(z.string()).openapi({ description: "Tool ids, in the order dropped." }),
+  examples: z.array(z.string()).openapi({ description: "Tool ids, in the order dropped." }),
+});
+
+const promptToolSchema = z.object({
+  id: z.string(),
+  title: z.string(),
+  category,
+  description: z.string(),
+  whenToUse: z.string(),
+  guidelines: z.object({ do: z.array(z.string()), dont: z.array(z.string()) }),
+  examples: z.array(z.object({ title: z.string(), input: z.unknown() })),
+});
+
+const promptSchema = z
+  .object({
+    markdown: z.string(),
+    tools: z.array(promptToolSchema),
+    dropped: droppedSchema,
+    bytes: z.number().int(),
+    overBudget: z.boolean(),
+  })
+  .openapi("Prompt");
+
+type SelectionRequest = z.infer<typeof selectRequestSchema>;
+
+export function registerSelectionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+  const { config } = deps;
+  const read = requirePermission(config, "read");
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/v1/select",
+      tags: ["Selection"],
+      summary: "Which tools a role may and can use in a mode, and why the others are left out",
+      description:
+        "Judges every catalog tool by whether it is enabled, offered in the mode, open to the role, has the capabilities it needs, and the request's allow / deny lists. An empty body selects for your own role in the default mode.",
+      security: bearerSecurity,
+      middleware: [read] as const,
+      request: {
+        body: { required: false, content: { "application/json": { schema: selectRequestSchema } } },
+      },
+      responses: {
+        200: jsonContent(selectionSchema, "The selection"),
+        ...errorResponses(400, 401, 403, 413, 415),
+      },
+    }),
+    async (c) => {
+      const body = c.req.valid("json");
+      const { role, selection } = await selectFor(deps, c.get("principal"), body);
+      return c.json(
+        {
+          mode: selection.mode,
+          role,
+          tools: selection.available.map((tool) => tool.id),
+          excluded: selection.excluded,
+        },
+        200,
+      );
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/v1/prompt",
+      tags: ["Selection"],
+      summary: "The optional-tools section of an agent's prompt",
+      description:
+        "Markdown of the selected optional tools by category, each with its description, when to use it, do / don't guidelines and examples. The same catalog and request give byte-identical output, so it can be prompt-cached. `X-Toolbus-Dropped` says what a budget dropped (`none`, or e.g. `guidelines=web_search,calendar; examples=calendar`); `X-Toolbus-Over-Budget: true` when even that was not enough.",
+      security: bearerSecurity,
+      middleware: [read] as const,
+      request: {
+        body: { required: false, content: { "application/json": { schema: promptRequestSchema } } },
+      },
+      responses: {
+        200: {
+          description: "The section (text/markdown), or it with its parts (format json)",
+          content: {
+            "text/markdown": { schema: z.string() },
+            "application/json": { schema: promptSchema },
+          },
+        },
+        ...errorResponses(400, 401, 403, 413, 415),
+      },
+    }),
+    async (c) => {
+      const body = c.req.valid("json");
+      const { selection } = await selectFor(deps, c.get("principal"), body);
+      const prompt = renderPrompt(
+        selection,
+        body.budgetBytes === undefined ? {} : { budgetBytes: body.budgetBytes },
+      );
+      if (body.format === "json") {
+        const { markdown, json, dropped, bytes, overBudget } = prompt;
+        return c.json({ markdown, tools: json.tools, dropped, bytes, overBudget }, 200);
+      }
+      return c.body(prompt.markdown, 200, {
+        "Content-Type": "text/markdown; charset=utf-8",
+        "X-Toolbus-Dropped": droppedHeader(prompt.dropped),
+        ...(prompt.overBudget ? { "X-Toolbus-Over-Budget": "true" } : {}),
+      });
+    },
+  );
+}
+
+/** The catalog judged for the request's role and mode with the stored capability statuses. */
+async function selectFor(
+  deps: ApiDeps,
+  principal: Principal,
+  body: SelectionRequest,
+): Promise<{ role: string; selection: Selection }> {
+  const role = requestedRole(deps.config, principal, body.role);
+  // Checked before any read: a bad mode costs nothing.
+  const mode = resolveMode(deps.config, body.mode);
+  const [{ tools }, capabilities] = await Promise.all([
+    deps.catalog.list(),
+    deps.capabilities.list(),
+  ]);
+  const selection = select({
+    config: deps.config,
+    tools,
+    role,
+    mode,
+    capabilities,
+    ...(body.allow ? { allow: body.allow } : {}),
+    ...(body.deny ? { deny: body.deny } : {}),
+  });
+  return { role, selection };
+}
+
+/**
+ * The role to select for: the caller's own unless it names another. Looking at what a lower
+ * role gets is fine (e.g. to build a viewer's prompt); a higher role's view is not for you.
+ */
+function requestedRole(config: StageConfig, principal: Principal, role: string | undefined) {
+  if (role === undefined || role === principal.role) return principal.role;
+  if (!config.roles.includes(role)) {
+    throw new ValidationError(`Unknown role ${role}.`, {
+      details: [{ path: "role", message: `One of: ${config.roles.join(", ")}.` }],
+    });
+  }
+  if (!roleAtLeast(config, principal.role, role)) {
+    throw new ForbiddenError(`Your role (${principal.role}) cannot select for ${role}, above it.`, {
+      details: { requestedRole: role, yourRole: principal.role },
+    });
+  }
+  return role;
+}
+
+function droppedHeader(dropped: RenderedPrompt["dropped"]): string {
+  const parts = (["guidelines", "examples"] as const)
+    .filter((what) => dropped[what].length > 0)
+    .map((what) => `${what}=${dropped[what].join(",")}`);
+  return parts.length > 0 ? parts.join("; ") : "none";
+}

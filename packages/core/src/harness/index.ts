@@ -1,0 +1,76 @@
+export { AGENT_NAME, type Agent, validateAgent } from "./agent";
+export {
+  type AddMcpToolsOptions,
+  type AddToolbusCatalogOptions,
+  addMcpTools,
+  addToolbusCatalog,
+  compose,
+  type Enricher,
+  initialToolMap,
+  type McpServerConfig,
+  stripMcpForHarness,
+  type ToolMap,
+} from "./enrichers";
+export {
+  HARNESS_TABLE,
+  HARNESSES,
+  type Harness,
+  type HarnessFacts,
+  type HarnessTable,
+  TABLE_TOOLS,
+  type TableTool,
+} from "./harness-table";
+export {
+  type DisallowedTool,
+  disallowedNames,
+  type MappedTools,
+  type MapToolsOptions,
+  mapTools,
+  mcpToolName,
+  nativeNames,
+} from "./mapping";
+export {
+  currentHarnessSection,
+  harnessReadmeSection,
+  README_END,
+  README_START,
+  withHarnessSection,
+} from "./readme";
+export {
+  agentFilePath,
+  formatAgentFile,
+  OUTPUT_FORMATS,
+  type OutputFormat,
+} from "./render/frontmatter";
+export {
+  OPENCODE_MODES,
+  OPENCODE_TOOL_FORMATS,
+  type OpencodeMode,
+  type OpencodeToolFormat,
+  opencodePermissionKey,
+} from "./render/opencode";
+export { type RenderedAgentFile, type RenderOptions, render, renderAll } from "./render/render";
+export {
+  type AgentInput,
+  agentFromInput,
+  agentInput,
+  type CatalogContext,
+  type EnricherSpec,
+  enricherFromSpec,
+  enricherSpec,
+  type RenderRequest,
+  renderedFile,
+  renderRequest,
+} from "./schemas";
+export {
+  type BuiltinToolName,
+  expandBuiltin,
+  type ParsedTool,
+  parseTool,
+  TOOL_NAMES,
+  Tool,
+  toolFromString,
+  toolKey,
+  type UniversalTool,
+  universalToolString,
+} from "./vocabulary";

@@ -1,0 +1,85 @@
+import { HARNESS_TABLE, HARNESSES, TABLE_TOOLS, type TableTool } from "./harness-table";
+
+export const README_START = "<!-- harness-table:start -->";
+export const README_END = "<!-- harness-table:end -->";
+
+const LABELS: Partial<Record<TableTool, string>> = { Shell: "Shell (alias Bash)" };
+
+/**
+ * The README's harness section, generated from HARNESS_TABLE so the documentation cannot
+ * drift from the data the renderers use. Excludes the markers themselves.
+ */
+export function harnessReadmeSection(): string {
+  const { harnesses, tools, verifiedOn, notes, sources } = HARNESS_TABLE;
+  const header = `| universal | ${HARNESSES.map((h) => harnesses[h].title).join(" | ")} |`;
+  const rule = `| --- | ${HARNESSES.map(() => "---").join(" | ")} |`;
+  const rows = TABLE_TOOLS.map(
+    (tool) =>
+      `| ${LABELS[tool] ?? tool} | ${HARNESSES.map((h) => cell(tools[tool][h])).join(" | ")} |`,
+  );
+  const mcpRow = `| MCP tool | ${HARNESSES.map((h) => code(harnesses[h].mcpToolName.replace("{server}", "<server>").replace("{tool}", "<tool>"))).join(" | ")} |`;
+  const pathRow = `| agent file | ${HARNESSES.map((h) => code(harnesses[h].agentPath)).join(" | ")} |`;
+  const sourceLines = HARNESSES.map(
+    (h) =>
+      `- ${harnesses[h].title}: ${sources[h].map((source) => `[${source.title}](${source.url})`).join(", ")}`,
+  );
+
+  return [
+    "## Harnesses and agent files",
+    "",
+    "`POST /v1/agents/render` (or `render` from `@toolbus/core/harness`) writes one agent's file",
+    "for Claude Code, OpenCode or GitHub Copilot from a universal tool vocabulary. Over HTTP a tool",
+    "is written `Read`, `Bash`, `Todo`, `custom:<name>` (passed through verbatim) or",
+    "`mcp:<server>/<tool>`. `Todo` is TodoWrite + TodoRead; one universal tool may become several",
+    "native tools, duplicates are dropped in first-seen order, and a tool a harness lacks (—) is",
+    "dropped with a warning.",
+    "",
+    `This table is generated from \`packages/core/src/harness/harness-table.ts\`, checked against`,
+    `the vendors' documentation on ${verifiedOn}. Regenerate it with`,
+    "`npx tsx scripts/harness-table.ts --write`; a test fails when the two differ.",
+    "",
+    header,
+    rule,
+    ...rows,
+    mcpRow,
+    pathRow,
+    "",
+    "Notes:",
+    "",
+    ...notes.map((note) => `- ${note}`),
+    "",
+    "Sources:",
+    "",
+    ...sourceLines,
+  ].join("\n");
+}
+
+/** `readme` with the section between the markers replaced (appended at the end if absent). */
+export function withHarnessSection(readme: string): string {
+  const block = `${README_START}\n${harnessReadmeSection()}\n${README_END}`;
+  const start = readme.indexOf(README_START);
+  const end = readme.indexOf(README_END);
+  if (start < 0 || end < start) {
+    return `${readme.endsWith("\n") ? readme : `${readme}\n`}\n${block}\n`;
+  }
+  return `${readme.slice(0, start)}${block}${readme.slice(end + README_END.length)}`;
+}
+
+/** The section currently between the markers, or undefined when they are missing. */
+export function currentHarnessSection(readme: string): string | undefined {
+  const start = readme.indexOf(README_START);
+  const end = readme.indexOf(README_END);
+  if (start < 0 || end < start) return undefined;
+  return readme
+    .slice(start + README_START.length, end)
+    .replace(/^\n/, "")
+    .replace(/\n$/, "");
+}
+
+function cell(names: readonly string[]): string {
+  return names.length === 0 ? "—" : names.map(code).join(", ");
+}
+
+function code(text: string): string {
+  return `\`${text}\``;
+}

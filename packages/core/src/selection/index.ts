@@ -1,0 +1,15 @@
+export {
+  type PromptOptions,
+  type PromptTool,
+  type RenderedPrompt,
+  renderPrompt,
+} from "./prompt";
+export {
+  byCategoryThenId,
+  type ExcludedTool,
+  type ExclusionReason,
+  resolveMode,
+  type Selection,
+  type SelectionInput,
+  select,
+} from "./select";

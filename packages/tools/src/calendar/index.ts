@@ -1,0 +1,36 @@
+export { type Agenda, type AgendaSource, renderAgenda } from "./agenda";
+export {
+  type CalendarCapability,
+  type CalendarInput,
+  type CalendarOutput,
+  type CalendarSettings,
+  calendar,
+  calendarCapability,
+  calendarInput,
+  calendarOutput,
+  calendarSettings,
+  calendarToolset,
+  googleCalendarCapability,
+  resolveWindow,
+} from "./calendar";
+export { type CalendarEvent, calendarEvent, mergeEvents } from "./events";
+export {
+  CALENDAR_READONLY_SCOPE,
+  GOOGLE_CALENDAR_CREDENTIALS,
+  listGoogleEvents,
+  readServiceAccountKey,
+  type ServiceAccountKey,
+  ServiceAccountTokens,
+  serviceAccountKey,
+  serviceAccountTokens,
+  signServiceAccountJwt,
+} from "./google";
+export {
+  type IcsCalendar,
+  type IcsEvent,
+  IcsFormatError,
+  occurrencesInWindow,
+  parseIcs,
+  parseRule,
+} from "./ics";
+export { fetchIcsFeed, ICS_MAX_BYTES } from "./ics-feed";

@@ -1,0 +1,38 @@
+import {
+  failureFromOutbound,
+  type HttpClient,
+  type OutboundRequest,
+  type OutboundResponse,
+} from "@toolbus/core/outbound";
+import { ToolFailure } from "@toolbus/core/tool-definition";
+
+/** One request, with network-level failures already turned into the shared failure kinds. */
+export async function send(
+  upstream: string,
+  http: HttpClient,
+  url: string,
+  request: OutboundRequest,
+): Promise<OutboundResponse> {
+  try {
+    return await http.request(url, request);
+  } catch (error) {
+    throw failureFromOutbound(error, upstream);
+  }
+}
+
+export function readJson(response: OutboundResponse): unknown {
+  try {
+    return response.json();
+  } catch {
+    return undefined;
+  }
+}
+
+export function unreadable(upstream: string): ToolFailure {
+  return new ToolFailure({
+    kind: "upstream_error",
+    message: `${upstream} sent a response this tool could not read.`,
+    retryable: true,
+    recovery: "replan",
+  });
+}

@@ -1,0 +1,15 @@
+export { mapWithConcurrency } from "./concurrency";
+export {
+  checkLink,
+  LINK_CONCURRENCY,
+  LINK_ERROR_KINDS,
+  type LinkCheck,
+  type LinkValidatorInput,
+  type LinkValidatorOutput,
+  linkCheck,
+  linkValidator,
+  linkValidatorInput,
+  linkValidatorOutput,
+  linkValidatorToolset,
+  MAX_URLS,
+} from "./link-validator";
