@@ -1,4 +1,6 @@
 import { randomUUID } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
 import { testToolContext } from "@toolbus/core/testing";
 import { readabilityAnalyzer } from "@toolbus/tools/readability";
@@ -66,6 +68,57 @@ async function wholePath(url: string, adminKey: string, concurrency: number, tot
   return summarize(latencies, performance.now() - started);
 }
 
+const FEED = `<?xml version="1.0"?><rss version="2.0"><channel><title>Bench</title><link>https://example.org/</link>
+<item><title>One</title><link>https://example.org/1</link><pubDate>Sat, 21 Nov 2026 10:00:00 GMT</pubDate></item>
+</channel></rss>`;
+
+/** A feed upstream on loopback that takes a fixed 50 ms, like a nearby real server. */
+async function slowFeedServer(): Promise<{ url: string; close(): void }> {
+  const server = createServer((_req, res) => {
+    setTimeout(() => {
+      res.writeHead(200, { "content-type": "application/rss+xml" });
+      res.end(FEED);
+    }, 50);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => server.close(),
+  };
+}
+
+/**
+ * rss_feed calls through the whole path: each a miss (new URL) or each a hit (same URL).
+ * Few enough to stay under rss_feed's own per-principal limit (60 a minute).
+ */
+async function feedCalls(
+  url: string,
+  adminKey: string,
+  feed: (i: number) => string,
+  total: number,
+) {
+  const latencies: number[] = [];
+  const runId = `bench-${randomUUID()}`;
+  const started = performance.now();
+  await runConcurrently(total, 1, async () => {
+    const i = latencies.length;
+    const t0 = performance.now();
+    const response = await fetch(`${url}/v1/runs/${runId}/calls`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        tool: "rss_feed",
+        input: { action: "fetch", url: feed(i) },
+        wait: 20,
+      }),
+    });
+    const body = (await response.json()) as { status?: string };
+    if (body.status !== "succeeded") throw new Error(`feed call failed: ${JSON.stringify(body)}`);
+    latencies.push(performance.now() - t0);
+  });
+  return summarize(latencies, performance.now() - started);
+}
+
 export async function benchCalls(): Promise<Measurement[]> {
   const dynamo = await startDynamoDbLocal();
   const bus = new LocalEventBus();
@@ -81,8 +134,10 @@ export async function benchCalls(): Promise<Measurement[]> {
       tableName: "toolbus-bench",
       busName: "toolbus-bench",
       adminKey,
+      config: { outbound: { allowHosts: ["127.0.0.1"] } },
     });
     const api = await serveApi(app, { port: 0 });
+    const upstream = await slowFeedServer();
     try {
       await wholePath(api.url, adminKey, 4, 40); // warm-up
       await inProcess(1, 200);
@@ -108,8 +163,33 @@ export async function benchCalls(): Promise<Measurement[]> {
           measurement(`${label}: p99`, "ms", path.p99, base(floor.p99), "lower"),
         );
       }
+      await feedCalls(api.url, adminKey, (i) => `${upstream.url}/warm-${i}.xml`, 3);
+      const miss = await feedCalls(api.url, adminKey, (i) => `${upstream.url}/miss-${i}.xml`, 20);
+      await feedCalls(api.url, adminKey, () => `${upstream.url}/hit.xml`, 1);
+      const hit = await feedCalls(api.url, adminKey, () => `${upstream.url}/hit.xml`, 20);
+      const missBase = (value: number) => ({
+        name: "the same call, cache miss (upstream answers in 50 ms)",
+        value,
+      });
+      results.push(
+        measurement(
+          "rss_feed via the whole path, cache hit: p50",
+          "ms",
+          hit.p50,
+          missBase(miss.p50),
+          "lower",
+        ),
+        measurement(
+          "rss_feed via the whole path, cache hit: p95",
+          "ms",
+          hit.p95,
+          missBase(miss.p95),
+          "lower",
+        ),
+      );
       return results;
     } finally {
+      upstream.close();
       await api.close();
     }
   } finally {

@@ -2,6 +2,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { secureHeaders } from "hono/secure-headers";
 import { PayloadTooLargeError } from "../errors";
+import { registerMcpRoutes } from "../mcp/route";
 import { authenticate } from "./auth";
 import type { ApiDeps } from "./deps";
 import type { ApiEnv } from "./env";
@@ -50,6 +51,7 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
   registerCapabilityRoutes(app, deps);
   registerSelectionRoutes(app, deps);
   registerAgentRoutes(app, deps);
+  registerMcpRoutes(app, deps);
   registerOpenApi(app, deps);
   return app;
 }

@@ -1,0 +1,245 @@
+import type { renderRequest } from "@toolbus/core/harness";
+import type { Category } from "@toolbus/core/model";
+import type { z } from "zod";
+import { type EventsOptions, type RunEventStream, runEvents } from "./events";
+import { readJson, Transport } from "./http";
+import {
+  type ApiKeyRecord,
+  type CallView,
+  type CapabilityStatus,
+  type CreatedApiKey,
+  callAcceptedSchema,
+  callViewSchema,
+  capabilitiesSchema,
+  createdKeySchema,
+  type Health,
+  healthSchema,
+  keyListSchema,
+  keyRecordSchema,
+  type RenderedAgentFile,
+  renderedSchema,
+  type Selection,
+  selectionSchema,
+  type Tool,
+  type ToolListItem,
+  type Toolset,
+  type ToolsetWithTools,
+} from "./schemas";
+import type { ToolId, ToolInput } from "./tools";
+
+export interface ToolbusClientOptions {
+  /** The API's base URL, e.g. `http://127.0.0.1:8787` or an API Gateway stage URL. */
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer <apiKey>`. */
+  apiKey: string;
+  /** Defaults to the global fetch. */
+  fetch?: typeof fetch;
+  /** Extra headers for every request (e.g. `x-request-id`). */
+  headers?: Record<string, string>;
+}
+
+export interface ToolFilters {
+  category?: Category;
+  toolset?: string;
+  /** Keep tools offered in this mode, and judge `available` in it (default: the stage's). */
+  mode?: string;
+  /** Only tools that are (true) or are not (false) in your selection. */
+  available?: boolean;
+}
+
+export interface CallOptions {
+  /** The run the call belongs to; its events are logged under it. */
+  runId: string;
+  /** Your id for the call: repeating a call with the same id and input returns the same call. */
+  callId?: string;
+  /** Workflow mode (default: the stage's). */
+  mode?: string;
+  /** Seconds to wait for the result (default and cap from the stage; 0 returns at once). */
+  wait?: number;
+  parentCallId?: string;
+  signal?: AbortSignal;
+}
+
+export interface SelectRequest {
+  /** Workflow mode; absent or null: the stage's default. */
+  mode?: string | null;
+  /** Select as this role (default: your own); not above your own. */
+  role?: string;
+  allow?: string[];
+  deny?: string[];
+}
+
+export interface PromptRequest extends SelectRequest {
+  /** Largest Markdown size in UTF-8 bytes: guidelines are dropped first, then examples. */
+  budgetBytes?: number;
+}
+
+export interface PromptTool {
+  id: string;
+  title: string;
+  category: Category;
+  description: string;
+  whenToUse: string;
+  guidelines: { do: string[]; dont: string[] };
+  examples: { title: string; input: unknown }[];
+}
+
+export interface Prompt {
+  /** The prompt section itself: deterministic, so it can be prompt-cached. */
+  markdown: string;
+  tools: PromptTool[];
+  /** Tool ids whose guidelines / examples a budget dropped, in the order dropped. */
+  dropped: { guidelines: string[]; examples: string[] };
+  bytes: number;
+  overBudget: boolean;
+}
+
+/** The body of `POST /v1/agents/render`: the agent, the harness and optional enrichers. */
+export type RenderAgentRequest = z.input<typeof renderRequest>;
+export type HarnessChoice = RenderAgentRequest["harness"];
+export type RenderAgentResult<H extends HarnessChoice> = H extends "all"
+  ? { files: RenderedAgentFile[] }
+  : RenderedAgentFile;
+
+/**
+ * A typed client of the Toolbus HTTPS API. Calls are typed by tool id for the built-in tools
+ * (`client.call("readability_analyzer", { text }, { runId })`); every failure is a
+ * ToolbusClientError. A tool that fails is not an error: the call comes back `failed`.
+ */
+export class ToolbusClient {
+  readonly #http: Transport;
+
+  readonly tools = {
+    /** The catalog's tools, each with whether it is available to you and why not. */
+    list: async (filters: ToolFilters = {}): Promise<ToolListItem[]> => {
+      const body = await this.#http.json<{ tools: ToolListItem[] }>("GET", "/v1/tools", {
+        query: {
+          category: filters.category,
+          toolset: filters.toolset,
+          mode: filters.mode,
+          available: filters.available,
+        },
+      });
+      return body.tools;
+    },
+    get: (id: string): Promise<Tool> =>
+      this.#http.json<Tool>("GET", `/v1/tools/${encodeURIComponent(id)}`),
+  };
+
+  readonly toolsets = {
+    list: async (): Promise<Toolset[]> =>
+      (await this.#http.json<{ toolsets: Toolset[] }>("GET", "/v1/toolsets")).toolsets,
+    get: (name: string): Promise<ToolsetWithTools> =>
+      this.#http.json<ToolsetWithTools>("GET", `/v1/toolsets/${encodeURIComponent(name)}`),
+  };
+
+  /** API keys (admin). */
+  readonly keys = {
+    /** The new key is in this answer and nowhere else. */
+    create: (input: { name: string; role: string }): Promise<CreatedApiKey> =>
+      this.#http.json("POST", "/v1/keys", { json: input, schema: createdKeySchema }),
+    list: async (): Promise<ApiKeyRecord[]> =>
+      (await this.#http.json("GET", "/v1/keys", { schema: keyListSchema })).keys,
+    revoke: (keyId: string): Promise<ApiKeyRecord> =>
+      this.#http.json("DELETE", `/v1/keys/${encodeURIComponent(keyId)}`, {
+        schema: keyRecordSchema,
+      }),
+  };
+
+  readonly capabilities = {
+    list: async (): Promise<CapabilityStatus[]> =>
+      (await this.#http.json("GET", "/v1/capabilities", { schema: capabilitiesSchema }))
+        .capabilities,
+    /** Detects and verifies every capability again (admin). */
+    refresh: async (): Promise<CapabilityStatus[]> =>
+      (await this.#http.json("POST", "/v1/capabilities/refresh", { schema: capabilitiesSchema }))
+        .capabilities,
+  };
+
+  constructor(options: ToolbusClientOptions) {
+    this.#http = new Transport({
+      baseUrl: options.baseUrl,
+      apiKey: options.apiKey,
+      fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
+      headers: options.headers ?? {},
+    });
+  }
+
+  health(): Promise<Health> {
+    return this.#http.json("GET", "/health", { schema: healthSchema });
+  }
+
+  /**
+   * Calls a tool under a run. With `wait`, the finished call (succeeded or failed); when it
+   * is still running after that, its current view (pending or running) to poll with getCall.
+   */
+  async call<T extends ToolId>(
+    toolId: T,
+    input: ToolInput<T>,
+    options: CallOptions,
+  ): Promise<CallView<T>> {
+    const { runId, signal, ...rest } = options;
+    const path = `/v1/runs/${encodeURIComponent(runId)}/calls`;
+    const response = await this.#http.send("POST", path, {
+      json: { tool: toolId, input, ...definedOnly(rest) },
+      ...(signal ? { signal } : {}),
+    });
+    if (response.status === 202) {
+      const accepted = await readJson(response, callAcceptedSchema);
+      return this.getCall<T>(runId, accepted.callId, signal ? { signal } : {});
+    }
+    return (await readJson(response, callViewSchema)) as CallView<T>;
+  }
+
+  /** A call and, once finished, its result. Name the tool as `T` to type the result's data. */
+  async getCall<T extends ToolId = string>(
+    runId: string,
+    callId: string,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<CallView<T>> {
+    const path = `/v1/runs/${encodeURIComponent(runId)}/calls/${encodeURIComponent(callId)}`;
+    return (await this.#http.json("GET", path, {
+      schema: callViewSchema,
+      ...(options.signal ? { signal: options.signal } : {}),
+    })) as CallView<T>;
+  }
+
+  /**
+   * A run's events, in order: `for await (const event of client.events(runId)) ...`. Pages
+   * through the log as JSON; with `follow`, keeps receiving new events until the loop is left
+   * or `signal` fires.
+   */
+  events(runId: string, options: EventsOptions = {}): RunEventStream {
+    return runEvents(this.#http, runId, options);
+  }
+
+  /** Which tools a role may and can use in a mode, and why the others are left out. */
+  select(request: SelectRequest = {}): Promise<Selection> {
+    return this.#http.json("POST", "/v1/select", { json: request, schema: selectionSchema });
+  }
+
+  /** The optional-tools section of an agent's prompt, with its parts. */
+  prompt(request: PromptRequest = {}): Promise<Prompt> {
+    return this.#http.json("POST", "/v1/prompt", { json: { ...request, format: "json" } });
+  }
+
+  /** An agent file for one harness, or `{ files }` for `harness: "all"`. */
+  async renderAgent<H extends HarnessChoice>(
+    request: RenderAgentRequest & { harness: H },
+  ): Promise<RenderAgentResult<H>> {
+    return (await this.#http.json("POST", "/v1/agents/render", {
+      json: request,
+      schema: renderedSchema,
+    })) as RenderAgentResult<H>;
+  }
+}
+
+export function createToolbusClient(options: ToolbusClientOptions): ToolbusClient {
+  return new ToolbusClient(options);
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(value).filter(([, entry]) => entry !== undefined),
+  ) as Partial<T>;
+}

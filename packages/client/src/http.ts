@@ -1,0 +1,165 @@
+import type { z } from "zod";
+import { ToolbusClientError } from "./errors";
+import { errorBodySchema } from "./schemas";
+
+export interface TransportOptions {
+  baseUrl: string;
+  apiKey: string;
+  fetch: typeof fetch;
+  headers: Record<string, string>;
+}
+
+export interface SendOptions {
+  query?: Record<string, string | number | boolean | undefined>;
+  json?: unknown;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+/** The one place requests are made: auth, URLs, error mapping and response checks. */
+export class Transport {
+  readonly #options: TransportOptions;
+  readonly #base: string;
+
+  constructor(options: TransportOptions) {
+    this.#options = options;
+    // A base URL may carry a path (an API Gateway stage): paths are appended, not resolved.
+    this.#base = options.baseUrl.replace(/\/+$/, "");
+  }
+
+  url(path: string, query: SendOptions["query"] = {}): string {
+    const url = new URL(`${this.#base}${path}`);
+    for (const [name, value] of Object.entries(query)) {
+      if (value !== undefined) url.searchParams.set(name, String(value));
+    }
+    return url.href;
+  }
+
+  /** Sends a request; a response that is not 2xx becomes a ToolbusClientError. */
+  async send(method: string, path: string, options: SendOptions = {}): Promise<Response> {
+    const headers: Record<string, string> = {
+      accept: "application/json",
+      ...this.#options.headers,
+      ...options.headers,
+      authorization: `Bearer ${this.#options.apiKey}`,
+    };
+    if (options.json !== undefined) headers["content-type"] = "application/json";
+    let response: Response;
+    try {
+      response = await this.#options.fetch(this.url(path, options.query), {
+        method,
+        headers,
+        ...(options.json !== undefined ? { body: JSON.stringify(options.json) } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+    } catch (error) {
+      // The caller's own abort stays an abort: it is not a failure of the service.
+      if (options.signal?.aborted) throw options.signal.reason ?? error;
+      throw networkError(method, path, error);
+    }
+    if (!response.ok) throw await errorFromResponse(response);
+    return response;
+  }
+
+  /** Sends a request and returns its JSON body, checked against `schema` when one is given. */
+  async json<T>(
+    method: string,
+    path: string,
+    options: SendOptions & { schema?: z.ZodType<T> } = {},
+  ): Promise<T> {
+    const response = await this.send(method, path, options);
+    return readJson(response, options.schema);
+  }
+}
+
+export async function readJson<T>(response: Response, schema?: z.ZodType<T>): Promise<T> {
+  const requestId = response.headers.get("x-request-id") ?? undefined;
+  let body: unknown;
+  try {
+    body = await response.json();
+  } catch (error) {
+    throw new ToolbusClientError("invalid_response", "The response body is not JSON.", {
+      status: response.status,
+      ...(requestId ? { requestId } : {}),
+      cause: error,
+    });
+  }
+  if (!schema) return body as T;
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) {
+    throw new ToolbusClientError(
+      "invalid_response",
+      "The response is not in the shape the API promises; is the endpoint a Toolbus API of this version?",
+      {
+        status: response.status,
+        details: parsed.error.issues.map((issue) => ({
+          path: issue.path.join(".") || "(body)",
+          message: issue.message,
+        })),
+        ...(requestId ? { requestId } : {}),
+        cause: parsed.error,
+      },
+    );
+  }
+  return parsed.data;
+}
+
+/** The API's `{ error: { code, message, details? } }`, or a plain description of what came. */
+export async function errorFromResponse(response: Response): Promise<ToolbusClientError> {
+  const requestId = response.headers.get("x-request-id") ?? undefined;
+  const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"));
+  const context = {
+    status: response.status,
+    ...(requestId ? { requestId } : {}),
+    ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+  };
+  const text = await response.text().catch(() => "");
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  const parsed = errorBodySchema.safeParse(body);
+  if (parsed.success) {
+    const { code, message, details } = parsed.data.error;
+    return new ToolbusClientError(code, message, {
+      ...context,
+      ...(details !== undefined ? { details } : {}),
+    });
+  }
+  // Not the API's error shape: a proxy or gateway answered. Its body is not repeated.
+  const reason = response.statusText ? ` ${response.statusText}` : "";
+  return new ToolbusClientError(
+    `http_${response.status}`,
+    `The endpoint answered HTTP ${response.status}${reason} without a Toolbus error body.`,
+    context,
+  );
+}
+
+export function networkError(method: string, path: string, cause: unknown): ToolbusClientError {
+  const reason = describeCause(cause);
+  return new ToolbusClientError(
+    "network_error",
+    `${method} ${path} got no response${reason ? `: ${reason}` : ""}.`,
+    { cause },
+  );
+}
+
+/** undici puts the useful part (ECONNREFUSED ...) in `cause`. */
+function describeCause(cause: unknown): string {
+  if (!(cause instanceof Error)) return "";
+  const inner = cause.cause;
+  if (inner instanceof Error) {
+    const code = (inner as { code?: unknown }).code;
+    return typeof code === "string" ? `${code} (${inner.message})` : inner.message;
+  }
+  return cause.message;
+}
+
+function parseRetryAfter(header: string | null): number | undefined {
+  if (header === null) return undefined;
+  if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}

@@ -1,0 +1,229 @@
+import {
+  type CapabilityStatus,
+  type Citation,
+  type Failure,
+  type Principal,
+  principal,
+  type ToolCallScheduled,
+  type ToolResultReceived,
+  type ToolSpec,
+  type ToolsetSpec,
+  callResult,
+  callStatus,
+  capabilityStatus,
+  toolCallScheduled,
+  toolResultReceived,
+} from "@toolbus/core/model";
+import { z } from "zod";
+import type { ToolFallback, ToolOutput } from "./tools";
+
+// Response shapes, checked where it is cheap (calls, events, keys, capabilities) with the
+// model's own zod schemas. Objects are loose: a field the server adds later passes through
+// instead of failing or disappearing.
+
+export const errorBodySchema = z.object({
+  error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }),
+});
+
+export const callViewSchema = z
+  .object({
+    parentRunId: z.string(),
+    callId: z.string(),
+    toolId: z.string(),
+    toolset: z.string(),
+    status: callStatus,
+    mode: z.string().optional(),
+    parentCallId: z.string().optional(),
+    requestedBy: principal,
+    scheduledAt: z.string(),
+    startedAt: z.string().optional(),
+    result: callResult.omit({ status: true }).loose().optional(),
+  })
+  .loose()
+  .refine(
+    (call) => (call.status === "succeeded" || call.status === "failed") === Boolean(call.result),
+    "A finished call has a result and an unfinished one has none.",
+  )
+  .refine(
+    (call) => call.status !== "failed" || call.result?.failure !== undefined,
+    "A failed call says why.",
+  );
+
+export const callAcceptedSchema = z
+  .object({ callId: z.string(), status: callStatus, statusUrl: z.string() })
+  .loose();
+
+export const runEventSchema = z.discriminatedUnion("detailType", [
+  z
+    .object({
+      eventKey: z.string(),
+      detailType: z.literal("ToolCallScheduled"),
+      occurredAt: z.string(),
+      detail: toolCallScheduled.loose(),
+    })
+    .loose(),
+  z
+    .object({
+      eventKey: z.string(),
+      detailType: z.literal("ToolResultReceived"),
+      occurredAt: z.string(),
+      detail: toolResultReceived.loose(),
+    })
+    .loose(),
+]);
+
+export const eventsPageSchema = z.object({
+  events: z.array(runEventSchema),
+  cursor: z.string().nullable(),
+});
+
+export const keyRecordSchema = z
+  .object({
+    keyId: z.string(),
+    name: z.string(),
+    role: z.string(),
+    createdAt: z.string(),
+    revokedAt: z.string().optional(),
+    lastUsedAt: z.string().optional(),
+  })
+  .loose();
+export const createdKeySchema = z
+  .object({
+    key: z.string(),
+    keyId: z.string(),
+    name: z.string(),
+    role: z.string(),
+    createdAt: z.string(),
+  })
+  .loose();
+export const keyListSchema = z.object({ keys: z.array(keyRecordSchema) });
+
+export const capabilitiesSchema = z.object({
+  capabilities: z.array(capabilityStatus.loose()),
+});
+
+export const healthSchema = z.object({ status: z.literal("ok"), stage: z.string() }).loose();
+
+export const selectionSchema = z
+  .object({
+    mode: z.string(),
+    role: z.string(),
+    tools: z.array(z.string()),
+    excluded: z.array(z.object({ tool: z.string(), reasons: z.array(z.string()) })),
+  })
+  .loose();
+
+const renderedFileSchema = z
+  .object({
+    harness: z.string(),
+    path: z.string(),
+    content: z.string(),
+    warnings: z.array(z.string()),
+  })
+  .loose();
+export const renderedSchema = z.union([
+  z.object({ files: z.array(renderedFileSchema) }).loose(),
+  renderedFileSchema,
+]);
+
+// ---------------------------------------------------------------------------------------------
+// Types callers see.
+
+export type { CapabilityStatus, Citation, Failure, Principal, ToolSpec, ToolsetSpec };
+
+/** A catalog tool as stored: its spec plus the revision every write increments. */
+export type Tool = ToolSpec & { revision: number; updatedAt: string };
+/** A tool in a listing: whether it is in your selection for the mode, and if not, why. */
+export type ToolListItem = Tool & { available: boolean; reasons?: string[] };
+export type Toolset = ToolsetSpec & { revision: number; updatedAt: string };
+export type ToolsetWithTools = Toolset & { tools: Tool[] };
+
+export type CallStatus = "pending" | "running" | "succeeded" | "failed";
+
+/** Set when the tool was unavailable and its fallback answered instead. */
+export interface FallbackInfo<From extends string = string, To extends string = string> {
+  from: From;
+  to: To;
+  reason: string;
+}
+
+interface ResultFields {
+  /** Text for a model to read. */
+  output: string;
+  citations: Citation[];
+  cached: boolean;
+  stale: boolean;
+  durationMs: number;
+  resultBytes: number;
+  truncated: boolean;
+  completedAt: string;
+}
+
+/**
+ * A succeeded call's result. `data` is the tool's output; when `fallback` is set, another
+ * tool answered and `data` is that tool's output (typed as such for built-ins).
+ */
+export type SucceededResult<T extends string = string> = ResultFields &
+  (
+    | { data: ToolOutput<T>; fallback?: undefined; failure?: undefined }
+    | (string extends T
+        ? { data: unknown; fallback: FallbackInfo; failure?: undefined }
+        : [ToolFallback<T>] extends [never]
+          ? never
+          : {
+              data: ToolOutput<ToolFallback<T>>;
+              fallback: FallbackInfo<T, ToolFallback<T>>;
+              failure?: undefined;
+            })
+  );
+
+/** A failed call's result: a result, not an error, with what to do next in `failure`. */
+export type FailedResult = ResultFields & {
+  data: null;
+  failure: Failure;
+  fallback?: FallbackInfo;
+};
+
+interface CallFields {
+  parentRunId: string;
+  callId: string;
+  toolId: string;
+  toolset: string;
+  mode?: string;
+  parentCallId?: string;
+  requestedBy: Principal;
+  scheduledAt: string;
+  startedAt?: string;
+}
+
+/** A call as the API shows it; narrow on `status` to reach a typed `result`. */
+export type CallView<T extends string = string> = CallFields &
+  (
+    | { status: "succeeded"; result: SucceededResult<T> }
+    | { status: "failed"; result: FailedResult }
+    | { status: "pending" | "running"; result?: undefined }
+  );
+
+/** One entry of a run's event log, with the detail typed by its detail type. */
+export type RunEvent =
+  | { eventKey: string; detailType: "ToolCallScheduled"; occurredAt: string; detail: ToolCallScheduled }
+  | {
+      eventKey: string;
+      detailType: "ToolResultReceived";
+      occurredAt: string;
+      detail: ToolResultReceived;
+    };
+
+export type ApiKeyRecord = z.infer<typeof keyRecordSchema>;
+export type CreatedApiKey = z.infer<typeof createdKeySchema>;
+export type Selection = z.infer<typeof selectionSchema>;
+export type Health = z.infer<typeof healthSchema>;
+
+export interface RenderedAgentFile {
+  harness: "claude-code" | "opencode" | "copilot";
+  /** Where the harness reads it, relative to a project's root. */
+  path: string;
+  content: string;
+  /** What was dropped or adjusted (a tool the harness lacks, ...). */
+  warnings: string[];
+}

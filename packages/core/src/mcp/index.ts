@@ -1,0 +1,13 @@
+export {
+  INPUT_PROPERTY,
+  type McpSchema,
+  mcpInputSchema,
+  mcpOutputSchema,
+  OUTPUT_PROPERTY,
+  structuredContentOf,
+  toMcpTool,
+  toolInput,
+} from "./tools";
+export { callToolResult, type InputIssue, invalidInputResult, META } from "./results";
+export { MCP_HEADERS, MCP_PATH, registerMcpRoutes } from "./route";
+export { CALL_ID_META, createMcpServer, type McpDeps, type McpRequestContext } from "./server";

@@ -1,0 +1,116 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallRecord } from "../model/call";
+import type { ToolSpec } from "../model/tool";
+import { INPUT_PROPERTY, mcpInputSchema, structuredContentOf } from "./tools";
+
+/**
+ * The `_meta` keys of every `tools/call` result. Prefixed, as MCP asks of implementation
+ * metadata, so they never collide with a client's own keys.
+ */
+export const META = {
+  runId: "toolbus/runId",
+  callId: "toolbus/callId",
+  /** The call's status: succeeded, failed, pending, running, or rejected (never recorded). */
+  status: "toolbus/status",
+  /** Where a call that is still running can be polled over REST. */
+  statusUrl: "toolbus/statusUrl",
+  /** A failed call's failure: kind, message, retryable, recovery, retryAfterMs. */
+  failure: "toolbus/failure",
+  /** Set when a fallback tool answered instead. */
+  fallback: "toolbus/fallback",
+  /** Why the input was rejected: one `{ path, message }` per failing path. */
+  issues: "toolbus/issues",
+} as const;
+
+/** One failing path of a rejected input, as the call service reports it. */
+export interface InputIssue {
+  path: string;
+  message: string;
+}
+
+/**
+ * A call as a `tools/call` result. A failed tool and a call still running when the wait ended
+ * are results with `isError: true`, never protocol errors, so the model reads what happened.
+ * Failures travel in `_meta`, not `structuredContent`: clients check structured content
+ * against the declared output schema even on errors.
+ */
+export function callToolResult(call: CallRecord, spec: ToolSpec): CallToolResult {
+  const meta: Record<string, unknown> = {
+    [META.runId]: call.parentRunId,
+    [META.callId]: call.callId,
+    [META.status]: call.status,
+  };
+  const result = call.result;
+  if (call.status === "succeeded" && result) {
+    const structured = structuredContentOf(spec, result.data);
+    return {
+      content: [{ type: "text", text: result.output }],
+      ...(structured ? { structuredContent: structured } : {}),
+      isError: false,
+      _meta: { ...meta, ...(result.fallback ? { [META.fallback]: result.fallback } : {}) },
+    };
+  }
+  if (call.status === "failed" && result) {
+    const failure = result.failure ?? {
+      kind: "internal" as const,
+      message: result.output || "The tool failed.",
+      retryable: false,
+      recovery: "replan" as const,
+    };
+    return {
+      content: [{ type: "text", text: failure.message }],
+      isError: true,
+      _meta: { ...meta, [META.failure]: failure },
+    };
+  }
+  // Not an isError: false result: a tool that declares an output schema must return matching
+  // structured content with one, and there is none yet.
+  const statusUrl = `/v1/runs/${call.parentRunId}/calls/${call.callId}`;
+  return {
+    content: [
+      {
+        type: "text",
+        text:
+          `${spec.id} is still running (call ${call.callId}, status ${call.status}). ` +
+          `Call ${spec.id} again with the same arguments and _meta "${META.callId}": ` +
+          `"${call.callId}" to wait for its result, or poll GET ${statusUrl}.`,
+      },
+    ],
+    isError: true,
+    _meta: { ...meta, [META.statusUrl]: statusUrl },
+  };
+}
+
+/**
+ * Input that does not match the tool's schema: a tool error the model can correct (MCP
+ * 2025-11-25, SEP-1303), listing every failing path. Nothing was recorded or announced.
+ */
+export function invalidInputResult(
+  spec: ToolSpec,
+  ids: { runId: string; callId: string },
+  message: string,
+  issues: readonly InputIssue[],
+): CallToolResult {
+  // Paths are the tool's own; under a wrapped input schema the model sent them under `input`.
+  const prefix = mcpInputSchema(spec.inputSchema).wrapped ? INPUT_PROPERTY : undefined;
+  const shown = issues.map((issue) => ({
+    path: prefix ? [prefix, issue.path].filter((p) => p && p !== "(input)").join(".") : issue.path,
+    message: issue.message,
+  }));
+  const lines = shown.map((issue) => `- ${issue.path}: ${issue.message}`);
+  return {
+    content: [
+      {
+        type: "text",
+        text: [message, ...lines, "Fix the arguments and call the tool again."].join("\n"),
+      },
+    ],
+    isError: true,
+    _meta: {
+      [META.runId]: ids.runId,
+      [META.callId]: ids.callId,
+      [META.status]: "rejected",
+      [META.issues]: shown,
+    },
+  };
+}

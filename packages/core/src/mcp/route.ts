@@ -1,0 +1,91 @@
+import { randomUUID } from "node:crypto";
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { Context } from "hono";
+import { authenticate } from "../api/auth";
+import type { ApiDeps } from "../api/deps";
+import type { ApiEnv } from "../api/env";
+import { logFailure } from "../api/errors";
+import { ValidationError } from "../errors";
+import { callId as callIdSchema, runId as runIdSchema } from "../model/ids";
+import { resolveMode } from "../selection/select";
+import { createMcpServer, type McpRequestContext } from "./server";
+
+export const MCP_PATH = "/mcp";
+
+/** Request headers that place MCP calls; `?mode=` works too for clients that cannot set headers. */
+export const MCP_HEADERS = {
+  mode: "x-toolbus-mode",
+  runId: "x-toolbus-run-id",
+  callId: "x-toolbus-call-id",
+} as const;
+
+/** Same cap as the REST API's bodies. */
+const MAX_MCP_BODY_BYTES = 256 * 1024;
+
+/**
+ * `/mcp`: MCP Streamable HTTP, stateless. Every POST gets a new server and transport and
+ * nothing outlives it, so any instance (or Lambda) can answer any request; there are no
+ * session ids. Answers are plain JSON rather than an SSE stream, which API Gateway and Lambda
+ * pass through without response streaming. The API keys and role permissions are the REST
+ * API's: no key or a bad one is an HTTP 401 before anything MCP happens.
+ */
+export function registerMcpRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+  app.use(MCP_PATH, authenticate(deps));
+
+  app.post(MCP_PATH, async (c) => {
+    const context = requestContext(c, deps);
+    const server = createMcpServer(deps, context);
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      enableJsonResponse: true,
+      maxRequestBodySize: MAX_MCP_BODY_BYTES,
+    });
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(c.req.raw);
+    } finally {
+      // The JSON answer is complete once handleRequest resolves.
+      await server.close();
+    }
+  });
+
+  // A stateless server offers no standalone SSE stream (GET) and no session to end (DELETE).
+  app.all(MCP_PATH, (c) => {
+    c.header("Allow", "POST");
+    return c.json(
+      {
+        jsonrpc: "2.0",
+        error: { code: -32000, message: "Method not allowed: this MCP endpoint is stateless." },
+        id: null,
+      },
+      405,
+    );
+  });
+}
+
+/** Mode, run id and call id from the request; a malformed one is a 400 before any MCP work. */
+function requestContext(c: Context<ApiEnv>, deps: ApiDeps): McpRequestContext {
+  const mode = resolveMode(
+    deps.config,
+    c.req.header(MCP_HEADERS.mode) || c.req.query("mode") || undefined,
+  );
+  const runId = c.req.header(MCP_HEADERS.runId) || `mcp-${randomUUID()}`;
+  if (!runIdSchema.safeParse(runId).success) {
+    throw new ValidationError("X-Toolbus-Run-Id is not a valid run id.", {
+      details: [{ path: MCP_HEADERS.runId, message: "1-128 characters: letters, digits, . _ : -" }],
+    });
+  }
+  const callId = c.req.header(MCP_HEADERS.callId) || undefined;
+  if (callId !== undefined && !callIdSchema.safeParse(callId).success) {
+    throw new ValidationError("X-Toolbus-Call-Id is not a valid call id.", {
+      details: [{ path: MCP_HEADERS.callId, message: "1-128 characters: letters, digits, . _ : -" }],
+    });
+  }
+  return {
+    principal: c.get("principal"),
+    mode,
+    runId,
+    ...(callId ? { callId } : {}),
+    logFailure: (error) => logFailure(c, error),
+  };
+}

@@ -1,0 +1,177 @@
+import { randomUUID } from "node:crypto";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { Permission } from "../api/auth";
+import type { ApiDeps } from "../api/deps";
+import { API_VERSION } from "../api/openapi";
+import { roleAtLeast } from "../config";
+import { PublishError, ToolbusError, ValidationError } from "../errors";
+import type { Principal } from "../model/call";
+import { callId as callIdSchema } from "../model/ids";
+import { select } from "../selection/select";
+import { callToolResult, type InputIssue, invalidInputResult } from "./results";
+import { toMcpTool, toolInput } from "./tools";
+
+/** Where a `tools/call` may name its call id: `params._meta["toolbus/callId"]`. */
+export const CALL_ID_META = "toolbus/callId";
+
+/** What one MCP request is made on behalf of; the route reads it from the HTTP request. */
+export interface McpRequestContext {
+  principal: Principal;
+  /** Already resolved against the stage's modes. */
+  mode: string;
+  /** Every call made in this request belongs to this run. */
+  runId: string;
+  /** From `X-Toolbus-Call-Id`; `_meta` wins over it. */
+  callId?: string;
+  /** Records an unexpected failure; the caller only ever sees a generic message. */
+  logFailure(error: unknown): void;
+}
+
+export type McpDeps = Pick<ApiDeps, "config" | "catalog" | "calls" | "capabilities">;
+
+const FINISHED = new Set(["succeeded", "failed"]);
+
+/**
+ * An MCP server for one request (stateless: nothing outlives the request, so it runs the same
+ * on Lambda). Tools come from the catalog at request time with their stored JSON Schemas,
+ * which is why this uses the low-level `Server` rather than `McpServer` (zod schemas only).
+ */
+export function createMcpServer(deps: McpDeps, context: McpRequestContext): Server {
+  const server = new Server(
+    { name: "toolbus", title: "Toolbus", version: API_VERSION },
+    {
+      capabilities: { tools: { listChanged: false } },
+      instructions:
+        "Optional tools: use one when it clearly helps with the task, and carry on without it " +
+        "when it does not or when it fails.",
+    },
+  );
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    requirePermission(deps, context.principal, "read");
+    try {
+      const [{ tools }, capabilities] = await Promise.all([
+        deps.catalog.list(),
+        deps.capabilities.list(),
+      ]);
+      const { available } = select({
+        config: deps.config,
+        tools,
+        role: context.principal.role,
+        mode: context.mode,
+        capabilities,
+      });
+      return { tools: available.map(toMcpTool) };
+    } catch (error) {
+      throw protocolError(error, context);
+    }
+  });
+
+  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+    requirePermission(deps, context.principal, "call");
+    const { name, arguments: args, _meta } = request.params;
+    const callId = callIdFrom(_meta) ?? context.callId ?? randomUUID();
+    try {
+      const spec = await deps.catalog.getTool(name);
+      if (!spec) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}.`);
+      let scheduled: Awaited<ReturnType<typeof deps.calls.schedule>>["call"];
+      try {
+        ({ call: scheduled } = await deps.calls.schedule(context.principal, context.runId, {
+          tool: spec.id,
+          input: toolInput(spec, args),
+          callId,
+          mode: context.mode,
+        }));
+      } catch (error) {
+        if (!(error instanceof ValidationError)) throw error;
+        return invalidInputResult(
+          spec,
+          { runId: context.runId, callId },
+          error.message,
+          inputIssues(error.details),
+        );
+      }
+      // The longest wait the stage allows: an MCP client holds the request open for the
+      // result, and one still running comes back with its id to call again.
+      const wait = deps.config.calls.maxWaitSeconds;
+      const call =
+        wait > 0 && !FINISHED.has(scheduled.status)
+          ? await deps.calls.waitForResult(context.runId, scheduled.callId, wait)
+          : scheduled;
+      return callToolResult(call, spec);
+    } catch (error) {
+      throw protocolError(error, context, callId);
+    }
+  });
+
+  return server;
+}
+
+function requirePermission(deps: McpDeps, principal: Principal, permission: Permission): void {
+  const required = deps.config.permissions[permission];
+  if (!roleAtLeast(deps.config, principal.role, required)) {
+    const what = permission === "call" ? "Calling tools" : "Listing tools";
+    throw new McpError(ErrorCode.InvalidRequest, `${what} needs the ${required} role or higher.`, {
+      code: "forbidden",
+      requiredRole: required,
+    });
+  }
+}
+
+function callIdFrom(meta: Record<string, unknown> | undefined): string | undefined {
+  const value = meta?.[CALL_ID_META];
+  if (value === undefined) return undefined;
+  const parsed = callIdSchema.safeParse(value);
+  if (!parsed.success) {
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `_meta "${CALL_ID_META}" must be 1-128 characters: letters, digits, . _ : -`,
+    );
+  }
+  return parsed.data;
+}
+
+/**
+ * Errors as JSON-RPC errors. A refusal written for callers (unknown tool, not offered in this
+ * mode or to this role, a call id reused with other input) keeps its words and code; anything
+ * unexpected is logged and answered with a generic message, so nothing internal leaks.
+ */
+function protocolError(error: unknown, context: McpRequestContext, callId?: string): McpError {
+  if (error instanceof McpError) return error;
+  if (error instanceof ToolbusError && error.status < 500) {
+    return new McpError(ErrorCode.InvalidParams, error.message, {
+      code: error.code,
+      ...(error.details === undefined ? {} : { details: error.details }),
+    });
+  }
+  if (error instanceof ToolbusError && error.status === 503) {
+    const message =
+      error instanceof PublishError
+        ? "The call was recorded but could not be announced; retry with the same call id."
+        : error.message;
+    return new McpError(ErrorCode.InternalError, message, {
+      code: error.code,
+      retryable: true,
+      ...(callId ? { callId } : {}),
+    });
+  }
+  context.logFailure(error);
+  return new McpError(ErrorCode.InternalError, "Something went wrong on our side; retry later.", {
+    code: "internal",
+  });
+}
+
+function inputIssues(details: unknown): InputIssue[] {
+  if (!Array.isArray(details)) return [];
+  return details.filter(
+    (detail): detail is InputIssue =>
+      typeof detail?.path === "string" && typeof detail?.message === "string",
+  );
+}
