@@ -4,6 +4,7 @@ import { z } from "zod";
 import { loadStageConfig, type StageConfig } from "./config";
 import { ValidationError } from "./errors";
 import type { SecretSource } from "./outbound/types";
+import { boundSecretNames, loadSecrets } from "./secrets";
 
 /** Where a stage's state lives and how to reach it: the same shape on AWS and locally. */
 export interface Deployment {
@@ -26,6 +27,13 @@ const environment = z.object({
     .optional(),
 });
 
+/**
+ * This function's secrets: environment variables, or on AWS the SST-bound secrets, fetched
+ * from SSM here, before any handler module's body runs (ESM finishes this await first), once
+ * per cold start. Locally nothing is bound and this resolves at once without loading SSM.
+ */
+export const functionSecrets: SecretSource = await loadSecrets(boundSecretNames(process.env));
+
 let cached: Deployment | undefined;
 
 /**
@@ -36,7 +44,8 @@ let cached: Deployment | undefined;
  */
 export function deploymentFromEnv(env: NodeJS.ProcessEnv = process.env): Deployment {
   if (cached) return cached;
-  const parsed = environment.safeParse(env);
+  const secret: SecretSource = (name) => env[name] || functionSecrets(name);
+  const parsed = environment.safeParse({ ...env, TOOLBUS_ADMIN_KEY: secret("TOOLBUS_ADMIN_KEY") });
   if (!parsed.success) {
     throw new ValidationError("The function's environment is incomplete.", {
       details: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`),
@@ -49,8 +58,9 @@ export function deploymentFromEnv(env: NodeJS.ProcessEnv = process.env): Deploym
     ...(parsed.data.TOOLBUS_ADMIN_KEY ? { adminKey: parsed.data.TOOLBUS_ADMIN_KEY } : {}),
     dynamodb: new DynamoDBClient({}),
     eventBridge: new EventBridgeClient({}),
-    // Read at use, not copied: a rotated secret reaches a warm function on its next call.
-    secret: (name) => env[name] || undefined,
+    // Environment first, read at use (a local change is seen without a restart); then the
+    // secrets SST bound to this function.
+    secret,
   };
   return cached;
 }

@@ -42,7 +42,9 @@ export function registerMcpRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void
     });
     await server.connect(transport);
     try {
-      return await transport.handleRequest(c.req.raw);
+      const response = await transport.handleRequest(c.req.raw);
+      // Through the context, so the headers set on the way in (request id, no-store) stay.
+      return c.newResponse(response.body, response);
     } finally {
       // The JSON answer is complete once handleRequest resolves.
       await server.close();

@@ -1,5 +1,5 @@
 import type { CapabilityDetector } from "../capabilities";
-import type { Deployment } from "../deployment";
+import { type Deployment, functionSecrets } from "../deployment";
 import { EventPublisher } from "../events/publisher";
 import { createHttpClient } from "../outbound/client";
 import type { SecretSource } from "../outbound/types";
@@ -13,7 +13,8 @@ import {
 import type { AnyToolDefinition } from "../tool-definition";
 import type { ToolRuntimeDeps } from "./tool-handler";
 
-export const envSecrets: SecretSource = (name) => process.env[name] || undefined;
+/** Environment variables, then the secrets SST bound to this function (see deployment.ts). */
+export const envSecrets: SecretSource = (name) => process.env[name] || functionSecrets(name);
 
 /**
  * What one tool's handler needs, and nothing more: a Lambda bundle stays small. `fallbacks`

@@ -1,0 +1,173 @@
+import { parseStageConfig, type StageConfig } from "@toolbus/core/config";
+import { z } from "zod";
+import dev from "./config/dev.json";
+import prod from "./config/prod.json";
+import staging from "./config/staging.json";
+
+/**
+ * What a stage's stack looks like: `stacks/config/<stage>.json`. `toolbus` is the runtime's own
+ * stage configuration (modes, roles, wait limits, tool settings), handed to every function as
+ * TOOLBUS_CONFIG; the rest sizes and protects the infrastructure. Validated when the app is
+ * synthesized, so a bad file fails `sst deploy` before anything reaches AWS.
+ */
+export const STAGE_FILES: Readonly<Record<string, unknown>> = { dev, staging, prod };
+
+/** Stages without a file of their own (personal stages: `--stage alice`) use this one. */
+export const DEFAULT_STAGE_FILE = "dev";
+
+/** CloudWatch Logs accepts only these retention periods (days). */
+const LOG_RETENTION_DAYS = [
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922,
+  3288, 3653,
+] as const;
+
+const logRetentionDays = z
+  .number()
+  .refine((days) => (LOG_RETENTION_DAYS as readonly number[]).includes(days), {
+    message: `must be one of CloudWatch's retention periods: ${LOG_RETENTION_DAYS.join(", ")}`,
+  });
+
+const functionSize = z
+  .object({
+    memoryMB: z.number().int().min(128).max(10_240),
+    timeoutSeconds: z.number().int().min(1).max(900),
+  })
+  .strict();
+
+export const stackConfig = z
+  .object({
+    toolbus: z.record(z.string(), z.unknown()).default({}),
+    /** Production data protection: the table survives `sst remove` and accidental deletes. */
+    data: z
+      .object({
+        retain: z.boolean(),
+        pointInTimeRecovery: z.boolean(),
+        deletionProtection: z.boolean(),
+      })
+      .strict(),
+    logs: z.object({ retentionDays: logRetentionDays }).strict(),
+    tracing: z.enum(["active", "pass_through", "disabled"]),
+    functions: z
+      .object({ api: functionSize, tool: functionSize, recorder: functionSize, seed: functionSize })
+      .strict(),
+    api: z
+      .object({
+        /** API Gateway's stage-wide rate limit, before any request reaches a function. */
+        throttle: z
+          .object({
+            burst: z.number().int().min(1).max(5000),
+            rate: z.number().min(1).max(10_000),
+          })
+          .strict(),
+      })
+      .strict(),
+    events: z
+      .object({
+        /** EventBridge's retries when it cannot hand an event to a handler (throttled, denied). */
+        delivery: z
+          .object({
+            retryAttempts: z.number().int().min(0).max(185),
+            maxEventAgeSeconds: z.number().int().min(60).max(86_400),
+          })
+          .strict(),
+        /** Lambda's retries when a handler accepted an event and then failed on it. */
+        handler: z
+          .object({
+            retryAttempts: z.number().int().min(0).max(2),
+            maxEventAgeSeconds: z.number().int().min(60).max(21_600),
+          })
+          .strict(),
+        deadLetterRetentionDays: z.number().int().min(1).max(14),
+        /** 0 keeps archived events indefinitely. */
+        archiveRetentionDays: z.number().int().min(0).max(36_500),
+      })
+      .strict(),
+  })
+  .strict();
+
+export type StackConfig = Omit<z.infer<typeof stackConfig>, "toolbus"> & {
+  /** The runtime's configuration, validated, with the stage filled in. */
+  toolbus: StageConfig;
+  /** What functions receive as TOOLBUS_CONFIG: the file's own `toolbus` plus the stage. */
+  toolbusJson: string;
+  /** Which file it came from, for messages. */
+  source: string;
+};
+
+/** Lambda allows 4 KB of environment per function; TOOLBUS_CONFIG must leave room. */
+export const MAX_TOOLBUS_CONFIG_BYTES = 3 * 1024;
+
+/** HTTP APIs give an integration at most 30 s. */
+const API_GATEWAY_TIMEOUT_SECONDS = 30;
+
+export class StackConfigError extends Error {
+  override readonly name = "StackConfigError";
+}
+
+/**
+ * The validated configuration of `stage`, from its file (or `raw` when given). Every problem
+ * is reported at once, each with its path, under the file's name.
+ */
+export function stackConfigFor(
+  stage: string,
+  options: { raw?: unknown; toolTimeoutsMs?: readonly { id: string; timeoutMs: number }[] } = {},
+): StackConfig {
+  const file = stage in STAGE_FILES ? stage : DEFAULT_STAGE_FILE;
+  const source = options.raw === undefined ? `stacks/config/${file}.json` : "the given config";
+  const fail = (problems: string[]): never => {
+    throw new StackConfigError(
+      `The stack configuration for stage "${stage}" (${source}) is not valid:\n` +
+        problems.map((p) => `  - ${p}`).join("\n"),
+    );
+  };
+  const parsed = stackConfig.safeParse(options.raw ?? STAGE_FILES[file]);
+  if (!parsed.success) {
+    fail(parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`));
+  }
+  const config = parsed.data as z.infer<typeof stackConfig>;
+  const declared = config.toolbus.stage;
+  if (declared !== undefined && declared !== stage) {
+    fail([`toolbus.stage: is "${String(declared)}" but the stage being deployed is "${stage}"`]);
+  }
+  const runtime = { ...config.toolbus, stage };
+  let toolbus: StageConfig;
+  try {
+    toolbus = parseStageConfig(runtime);
+  } catch (error) {
+    const details = (error as { details?: unknown }).details;
+    fail(
+      Array.isArray(details)
+        ? details.map((d: { path?: string; message?: string }) => `toolbus.${d.path}: ${d.message}`)
+        : [`toolbus: ${(error as Error).message}`],
+    );
+    throw error;
+  }
+  const problems: string[] = [];
+  const api = config.functions.api.timeoutSeconds;
+  if (api > API_GATEWAY_TIMEOUT_SECONDS) {
+    problems.push(
+      `functions.api.timeoutSeconds: ${api} s is more than the ${API_GATEWAY_TIMEOUT_SECONDS} s an HTTP API waits for its function`,
+    );
+  }
+  if (api < toolbus.calls.maxWaitSeconds + 2) {
+    problems.push(
+      `functions.api.timeoutSeconds: ${api} s leaves no room for toolbus.calls.maxWaitSeconds (${toolbus.calls.maxWaitSeconds} s) plus 2 s`,
+    );
+  }
+  const tool = config.functions.tool.timeoutSeconds;
+  for (const { id, timeoutMs } of options.toolTimeoutsMs ?? []) {
+    if (tool < Math.ceil(timeoutMs / 1000) + 5) {
+      problems.push(
+        `functions.tool.timeoutSeconds: ${tool} s is too short for ${id}, which may run ${timeoutMs} ms (with its fallback) plus 5 s for storage and events`,
+      );
+    }
+  }
+  const toolbusJson = JSON.stringify(runtime);
+  if (Buffer.byteLength(toolbusJson) > MAX_TOOLBUS_CONFIG_BYTES) {
+    problems.push(
+      `toolbus: ${Buffer.byteLength(toolbusJson)} bytes of JSON is more than the ${MAX_TOOLBUS_CONFIG_BYTES} bytes a function's environment can carry`,
+    );
+  }
+  if (problems.length > 0) fail(problems);
+  return { ...config, toolbus, toolbusJson, source };
+}
