@@ -1,61 +1,16 @@
 import { createVerify, generateKeyPairSync, type KeyObject } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { ServerResponse } from "node:http";
 import { createHttpClient } from "@toolbus/core/outbound";
+import {
+  type RecordedRequest,
+  type Route,
+  startUpstream,
+  type Upstream,
+} from "@toolbus/core/testing";
 import type { ToolContext } from "@toolbus/core/tool-definition";
 import { type CalendarSettings, calendarSettings } from "./calendar";
 import { CALENDAR_READONLY_SCOPE } from "./google";
-
-/** What a stand-in upstream saw. */
-export interface RecordedRequest {
-  method: string;
-  url: URL;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-export type Route = (request: RecordedRequest, response: ServerResponse) => void | Promise<void>;
-
-export interface Upstream {
-  /** http://127.0.0.1:<port> */
-  origin: string;
-  requests: RecordedRequest[];
-  close(): Promise<void>;
-}
-
-/** A real HTTP server on loopback standing in for Google or a feed host. */
-export async function startUpstream(route: Route): Promise<Upstream> {
-  const requests: RecordedRequest[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      const recorded: RecordedRequest = {
-        method: req.method ?? "GET",
-        url: new URL(req.url ?? "/", "http://127.0.0.1"),
-        headers: req.headers,
-        body: Buffer.concat(chunks).toString("utf8"),
-      };
-      requests.push(recorded);
-      Promise.resolve(route(recorded, res)).catch(() => {
-        res.statusCode = 500;
-        res.end();
-      });
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 export function sendJson(
   response: ServerResponse,
@@ -235,3 +190,5 @@ function checkAssertion(
   if (claims.sub !== options.subject) return "wrong sub";
   return undefined;
 }
+
+export { type RecordedRequest, type Route, startUpstream, type Upstream };

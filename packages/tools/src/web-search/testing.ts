@@ -1,64 +1,14 @@
 import { readFileSync } from "node:fs";
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import type { ServerResponse } from "node:http";
 import type { OutboundConfig } from "@toolbus/core/outbound";
-import { testToolContext } from "@toolbus/core/testing";
+import {
+  type RecordedRequest,
+  type Route,
+  startUpstream,
+  testToolContext,
+  type Upstream,
+} from "@toolbus/core/testing";
 import type { ToolContext } from "@toolbus/core/tool-definition";
-
-/** What a stand-in upstream received. */
-export interface RecordedRequest {
-  method: string;
-  url: URL;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-export type Route = (request: RecordedRequest, response: ServerResponse) => void | Promise<void>;
-
-export interface Upstream {
-  /** http://127.0.0.1:<port> */
-  origin: string;
-  requests: RecordedRequest[];
-  close(): Promise<void>;
-}
-
-/** A real HTTP server on loopback standing in for a search engine or GitHub. */
-export async function startUpstream(route: Route): Promise<Upstream> {
-  const requests: RecordedRequest[] = [];
-  const sockets = new Set<Socket>();
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      const recorded: RecordedRequest = {
-        method: req.method ?? "GET",
-        url: new URL(req.url ?? "/", "http://127.0.0.1"),
-        headers: req.headers,
-        body: Buffer.concat(chunks).toString("utf8"),
-      };
-      requests.push(recorded);
-      Promise.resolve(route(recorded, res)).catch(() => {
-        if (!res.headersSent) res.statusCode = 500;
-        res.end();
-      });
-    });
-  });
-  server.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 export function sendJson(
   response: ServerResponse,
@@ -110,3 +60,5 @@ export function loopbackContext<S>(
   });
   return options.signal ? { ...context, signal: options.signal } : context;
 }
+
+export { type RecordedRequest, type Route, startUpstream, type Upstream };
