@@ -38,7 +38,8 @@ async function startToolbus(): Promise<Running> {
     output += chunk;
   });
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  const deadline = Date.now() + 45_000;
+  // Generous: on a loaded 2-core machine a cold start (JVM, tsx, every handler) can take long.
+  const deadline = Date.now() + 100_000;
   while (!output.includes("Toolbus is running")) {
     if (Date.now() > deadline || child.exitCode !== null) {
       child.kill("SIGKILL");
@@ -86,7 +87,7 @@ afterEach(async () => {
   }
 });
 
-describe("npm start", () => {
+describe("npm start", { timeout: 120_000 }, () => {
   it("serves the API, DynamoDB Local and the bus at the endpoints it writes to local.json", async () => {
     const { endpoints, stateDir } = await startToolbus();
     const keyFile = join(stateDir, "admin-key");

@@ -27,6 +27,7 @@ export {
 } from "./errors";
 export { EventPublisher, type OutgoingEvent } from "./events/publisher";
 export { createRecorder } from "./runtime/recorder";
+export { createSweeper } from "./runtime/sweeper";
 export { createToolHandler, type ToolRuntimeDeps } from "./runtime/tool-handler";
 export { ensureTable } from "./store/ensure-table";
 export { createTableInput, TABLE } from "./store/table";
@@ -47,5 +48,8 @@ export {
   type DetailType,
   EVENT_SOURCE,
   RECORDER_HANDLER,
+  SCHEDULED_JOBS,
+  type ScheduledJob,
+  SWEEPER_HANDLER,
   toolHandlerId,
 } from "./wiring";

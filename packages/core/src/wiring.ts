@@ -53,3 +53,28 @@ export function busRules(toolIds: readonly string[]): BusRule[] {
     },
   ];
 }
+
+/** The sweeper's handler id: it fails calls stuck in RUNNING past their deadline. */
+export const SWEEPER_HANDLER = "sweeper";
+
+/** A handler run on a timer rather than by an event pattern. */
+export interface ScheduledJob {
+  name: string;
+  description: string;
+  /** EventBridge schedule expression. */
+  schedule: string;
+  handler: string;
+}
+
+/**
+ * Timed jobs. On AWS a schedule lives on the default bus (or an SST Cron); locally the same
+ * rate() rule is registered on the local bus's default bus.
+ */
+export const SCHEDULED_JOBS: readonly ScheduledJob[] = [
+  {
+    name: "sweeper",
+    description: "Fails calls stuck in RUNNING past their deadline",
+    schedule: "rate(1 minute)",
+    handler: SWEEPER_HANDLER,
+  },
+];

@@ -5,4 +5,4 @@ export { localAdminKey } from "./runtime/admin-key";
 export { type ApiServer, serveApi } from "./runtime/api-server";
 export { type ComposeOptions, composeLocalToolbus } from "./runtime/compose";
 export { type LocalSystem, type LocalSystemOptions, startLocalSystem } from "./runtime/system";
-export { applyWiring, localFunctionName } from "./runtime/wiring";
+export { applySchedules, applyWiring, localFunctionName } from "./runtime/wiring";

@@ -44,6 +44,16 @@ export function toolRuntimeDeps(
   };
 }
 
+export function sweeperDeps(deployment: Deployment) {
+  return {
+    calls: new DynamoCallStore({
+      client: createDocumentClient(deployment.dynamodb),
+      tableName: deployment.tableName,
+    }),
+    publisher: new EventPublisher({ client: deployment.eventBridge, busName: deployment.busName }),
+  };
+}
+
 export function recorderDeps(deployment: Deployment) {
   return {
     events: new DynamoEventLog({

@@ -79,7 +79,8 @@ export function createToolHandler(
   };
 }
 
-async function publishResult(
+/** Announces a stored result, then marks it published so redeliveries don't announce again. */
+export async function publishResult(
   call: CallRecord,
   result: CallResult,
   publisher: EventPublisher,
@@ -100,7 +101,7 @@ async function publishResult(
 }
 
 /** Strictly after scheduledAt, so a run's log (ordered by time) never shows a result first. */
-function completionTime(scheduledAt: string, now: Date): string {
+export function completionTime(scheduledAt: string, now: Date): string {
   const floor = Date.parse(scheduledAt) + 1;
   return new Date(Math.max(now.getTime(), floor)).toISOString();
 }

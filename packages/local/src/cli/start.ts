@@ -8,6 +8,7 @@ import {
   createToolbus,
   deploymentFromEnv,
   ensureTable,
+  SCHEDULED_JOBS,
 } from "@toolbus/core";
 import { builtinCapabilities, builtinTools, builtinToolsets } from "@toolbus/tools";
 import { z } from "zod";
@@ -56,7 +57,7 @@ async function importFunction<T>(handler: string): Promise<T> {
 }
 
 /** The same entry points Lambda runs, loaded from functions/ for every rule of the table. */
-async function loadHandlers(rules: readonly BusRule[]) {
+async function loadHandlers(rules: readonly { handler: string }[]) {
   const handlers: Record<string, LocalFunction> = {};
   for (const rule of rules) {
     handlers[rule.handler] = (
@@ -130,6 +131,7 @@ async function main(): Promise<void> {
 
   const rules = busRules(builtinTools.map((tool) => tool.spec.id));
   await system.wire(rules, await loadHandlers(rules));
+  await system.schedule(SCHEDULED_JOBS, await loadHandlers(SCHEDULED_JOBS));
   const toolbus = createToolbus(deployment, {
     tools: builtinTools,
     toolsets: builtinToolsets,

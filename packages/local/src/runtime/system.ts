@@ -1,6 +1,6 @@
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { BusRule } from "@toolbus/core";
+import type { BusRule, ScheduledJob } from "@toolbus/core";
 import {
   type EventBridgeServer,
   LocalEventBus,
@@ -10,7 +10,7 @@ import {
   startEventBridgeServer,
 } from "../bus";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../dynamodb";
-import { applyWiring } from "./wiring";
+import { applySchedules, applyWiring } from "./wiring";
 
 export interface LocalSystemOptions {
   /** Where local.json and the on-disk database live. */
@@ -32,6 +32,11 @@ export interface LocalSystem {
   stateFile: string;
   /** Registers the wiring table's rules and their handlers on the stage's bus. */
   wire(rules: readonly BusRule[], handlers: Readonly<Record<string, LocalFunction>>): Promise<void>;
+  /** Registers timed jobs (the sweeper) as rate() rules on the local bus. */
+  schedule(
+    jobs: readonly ScheduledJob[],
+    handlers: Readonly<Record<string, LocalFunction>>,
+  ): Promise<void>;
   /** Writes local.json with the endpoints (and any extra ones, such as the API's). */
   writeStateFile(extra?: Record<string, string>): Promise<void>;
   stop(): Promise<void>;
@@ -73,6 +78,7 @@ export async function startLocalSystem(options: LocalSystemOptions): Promise<Loc
     busServer,
     stateFile,
     wire: (rules, handlers) => applyWiring({ bus, client, busName, rules, handlers }),
+    schedule: (jobs, handlers) => applySchedules({ bus, client, jobs, handlers }),
     async writeStateFile(extra = {}) {
       const endpoints = {
         dynamodb: dynamodb.endpoint,

@@ -5,7 +5,7 @@ import {
   PutTargetsCommand,
   ResourceAlreadyExistsException,
 } from "@aws-sdk/client-eventbridge";
-import type { BusRule } from "@toolbus/core";
+import type { BusRule, ScheduledJob } from "@toolbus/core";
 import type { LocalEventBus, LocalFunction } from "../bus";
 
 /** A handler id as the wiring table names it (`recorder`) made into a local function name. */
@@ -46,6 +46,37 @@ export async function applyWiring(options: {
       new PutTargetsCommand({
         Rule: rule.name,
         EventBusName: busName,
+        Targets: [{ Id: "handler", Arn: arn }],
+      }),
+    );
+  }
+}
+
+/**
+ * Registers timed jobs as rate() rules on the local bus's default bus, where AWS keeps
+ * scheduled rules too; the local bus fires them on their interval.
+ */
+export async function applySchedules(options: {
+  bus: LocalEventBus;
+  client: EventBridgeClient;
+  jobs: readonly ScheduledJob[];
+  handlers: Readonly<Record<string, LocalFunction>>;
+}): Promise<void> {
+  const { bus, client, jobs, handlers } = options;
+  for (const job of jobs) {
+    const fn = handlers[job.handler];
+    if (!fn) throw new Error(`No local handler for: ${job.handler}`);
+    const arn = bus.registerFunction(localFunctionName(job.handler), fn);
+    await client.send(
+      new PutRuleCommand({
+        Name: `toolbus-${job.name}`,
+        ScheduleExpression: job.schedule,
+        Description: job.description,
+      }),
+    );
+    await client.send(
+      new PutTargetsCommand({
+        Rule: `toolbus-${job.name}`,
         Targets: [{ Id: "handler", Arn: arn }],
       }),
     );

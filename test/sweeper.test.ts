@@ -1,0 +1,71 @@
+import { createSweeper } from "@toolbus/core";
+import type { CallRecord } from "@toolbus/core/model";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestToolbus, type TestToolbus } from "./support/toolbus";
+
+function pendingCall(runId: string, callId: string): CallRecord {
+  return {
+    parentRunId: runId,
+    callId,
+    toolId: "readability_analyzer",
+    toolset: "text_analysis",
+    toolVersion: "1",
+    input: { text: "Stuck." },
+    inputHash: "h",
+    status: "pending",
+    requestedBy: { id: "tester", role: "member" },
+    scheduledAt: new Date(Date.now() - 120_000).toISOString(),
+  };
+}
+
+describe("the sweeper", () => {
+  let system: TestToolbus;
+  beforeAll(async () => {
+    system = await startTestToolbus();
+  });
+  afterAll(() => system.stop());
+
+  const sweep = () =>
+    createSweeper(() => ({
+      calls: system.toolbus.stores.calls,
+      publisher: system.toolbus.publisher,
+    }))();
+
+  it("fails a call stuck in RUNNING past its deadline as a timeout, and announces it", async () => {
+    const runId = system.runId();
+    const { calls } = system.toolbus.stores;
+    await calls.create(pendingCall(runId, "stuck-1"));
+    // A handler claimed it and died: the deadline has passed, nothing will finish it.
+    await calls.claim(runId, "stuck-1", new Date(Date.now() - 1_000).toISOString());
+
+    const { swept } = await sweep();
+    expect(swept).toBeGreaterThanOrEqual(1);
+
+    const view = await system.request(`/v1/runs/${runId}/calls/stuck-1`);
+    expect(await view.json()).toMatchObject({
+      status: "failed",
+      result: { failure: { kind: "timeout", retryable: true, recovery: "replan" } },
+    });
+    await system.bus.drain();
+    const events = (await (await system.request(`/v1/runs/${runId}/events`)).json()) as {
+      events: Array<{ detailType: string; detail: { callId: string } }>;
+    };
+    expect(events.events.map((e) => e.detailType)).toEqual(["ToolResultReceived"]);
+  });
+
+  it("leaves running calls within their deadline, and finished calls, alone", async () => {
+    const runId = system.runId();
+    const { calls } = system.toolbus.stores;
+    await calls.create(pendingCall(runId, "alive"));
+    await calls.claim(runId, "alive", new Date(Date.now() + 60_000).toISOString());
+    const done = await system.request(`/v1/runs/${runId}/calls`, {
+      method: "POST",
+      json: { tool: "readability_analyzer", input: { text: "Done." }, callId: "done", wait: 10 },
+    });
+    expect(done.status).toBe(200);
+
+    await sweep();
+    expect((await calls.get(runId, "alive"))?.status).toBe("running");
+    expect((await calls.get(runId, "done"))?.status).toBe("succeeded");
+  });
+});
