@@ -370,7 +370,9 @@ describe("tools/call over MCP", () => {
 
   it("refuses a malformed call id in _meta", async () => {
     const client = await runClient(system.runId());
-    const error = await rejection(call(client, "readability_analyzer", { text: TEXT }, "no spaces"));
+    const error = await rejection(
+      call(client, "readability_analyzer", { text: TEXT }, "no spaces"),
+    );
     expect(error.code).toBe(ErrorCode.InvalidParams);
   });
 });
@@ -444,6 +446,21 @@ describe("the /mcp endpoint over HTTP", () => {
     expect(body.result.tools.length).toBeGreaterThan(0);
   });
 
+  it("refuses a body over 256 KB with a 413, as the REST API does", async () => {
+    const response = await system.request("/mcp", {
+      method: "POST",
+      headers: { accept: "application/json, text/event-stream" },
+      json: {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "readability_analyzer", arguments: { text: "word ".repeat(60_000) } },
+      },
+    });
+    expect(response.status).toBe(413);
+    expect(await response.json()).toMatchObject({ jsonrpc: "2.0", error: { code: -32000 } });
+  });
+
   it("refuses a malformed run id header with a 400", async () => {
     const response = await system.request("/mcp", {
       method: "POST",
@@ -462,7 +479,9 @@ describe("a call still running when the wait ends", () => {
   let slowApi: ApiServer;
   beforeAll(async () => {
     // No waiting at all: every call is still pending when tools/call answers.
-    slow = await startTestToolbus({ config: { calls: { defaultWaitSeconds: 0, maxWaitSeconds: 0 } } });
+    slow = await startTestToolbus({
+      config: { calls: { defaultWaitSeconds: 0, maxWaitSeconds: 0 } },
+    });
     slowApi = await serveApi(slow.app, { port: 0 });
   });
   afterAll(async () => {

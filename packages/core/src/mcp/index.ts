@@ -1,3 +1,6 @@
+export { callToolResult, type InputIssue, invalidInputResult, META } from "./results";
+export { MCP_HEADERS, MCP_PATH, registerMcpRoutes } from "./route";
+export { CALL_ID_META, createMcpServer, type McpDeps, type McpRequestContext } from "./server";
 export {
   INPUT_PROPERTY,
   type McpSchema,
@@ -8,6 +11,3 @@ export {
   toMcpTool,
   toolInput,
 } from "./tools";
-export { callToolResult, type InputIssue, invalidInputResult, META } from "./results";
-export { MCP_HEADERS, MCP_PATH, registerMcpRoutes } from "./route";
-export { CALL_ID_META, createMcpServer, type McpDeps, type McpRequestContext } from "./server";

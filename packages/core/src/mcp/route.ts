@@ -80,7 +80,9 @@ function requestContext(c: Context<ApiEnv>, deps: ApiDeps): McpRequestContext {
   const callId = c.req.header(MCP_HEADERS.callId) || undefined;
   if (callId !== undefined && !callIdSchema.safeParse(callId).success) {
     throw new ValidationError("X-Toolbus-Call-Id is not a valid call id.", {
-      details: [{ path: MCP_HEADERS.callId, message: "1-128 characters: letters, digits, . _ : -" }],
+      details: [
+        { path: MCP_HEADERS.callId, message: "1-128 characters: letters, digits, . _ : -" },
+      ],
     });
   }
   return {

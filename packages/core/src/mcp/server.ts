@@ -12,7 +12,7 @@ import type { ApiDeps } from "../api/deps";
 import { API_VERSION } from "../api/openapi";
 import { roleAtLeast } from "../config";
 import { PublishError, ToolbusError, ValidationError } from "../errors";
-import type { Principal } from "../model/call";
+import type { CallRecord, Principal } from "../model/call";
 import { callId as callIdSchema } from "../model/ids";
 import { select } from "../selection/select";
 import { callToolResult, type InputIssue, invalidInputResult } from "./results";
@@ -81,7 +81,7 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext): Serv
     try {
       const spec = await deps.catalog.getTool(name);
       if (!spec) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}.`);
-      let scheduled: Awaited<ReturnType<typeof deps.calls.schedule>>["call"];
+      let scheduled: CallRecord;
       try {
         ({ call: scheduled } = await deps.calls.schedule(context.principal, context.runId, {
           tool: spec.id,
