@@ -3,6 +3,7 @@ import { cpus } from "node:os";
 import { join } from "node:path";
 import { benchBus } from "./bus";
 import { benchCalls } from "./calls";
+import { benchLoad } from "./load";
 import { benchMatcher } from "./matcher";
 import type { Measurement } from "./stats";
 
@@ -34,7 +35,12 @@ function markdown(measurements: Measurement[], meta: Record<string, string>): st
 }
 
 async function main(): Promise<void> {
-  const measurements = [...(await benchBus()), ...benchMatcher(), ...(await benchCalls())];
+  const measurements = [
+    ...(await benchBus()),
+    ...benchMatcher(),
+    ...(await benchCalls()),
+    ...(await benchLoad()),
+  ];
   const meta = {
     date: new Date().toISOString(),
     node: process.version,

@@ -227,10 +227,11 @@ export class ToolbusClient {
   async renderAgent<H extends HarnessChoice>(
     request: RenderAgentRequest & { harness: H },
   ): Promise<RenderAgentResult<H>> {
-    return (await this.#http.json("POST", "/v1/agents/render", {
+    const rendered: unknown = await this.#http.json("POST", "/v1/agents/render", {
       json: request,
       schema: renderedSchema,
-    })) as RenderAgentResult<H>;
+    });
+    return rendered as RenderAgentResult<H>;
   }
 }
 

@@ -7,6 +7,8 @@ export interface ToolbusClientErrorOptions {
   requestId?: string;
   /** From `Retry-After`, in milliseconds. */
   retryAfterMs?: number;
+  /** Where it happened (method, path): never the key or the body. */
+  context?: Record<string, unknown>;
   cause?: unknown;
 }
 
@@ -23,6 +25,7 @@ export class ToolbusClientError extends Error {
   readonly details: unknown;
   readonly requestId: string | undefined;
   readonly retryAfterMs: number | undefined;
+  readonly context: Record<string, unknown>;
 
   constructor(code: string, message: string, options: ToolbusClientErrorOptions = {}) {
     super(message, options.cause === undefined ? {} : { cause: options.cause });
@@ -31,6 +34,7 @@ export class ToolbusClientError extends Error {
     this.details = options.details;
     this.requestId = options.requestId;
     this.retryAfterMs = options.retryAfterMs;
+    this.context = options.context ?? {};
   }
 
   /** Worth repeating later: the service was unavailable, limited or unreachable. */

@@ -1,6 +1,6 @@
 import { ToolbusClientError } from "./errors";
 import { networkError, readJson, type Transport } from "./http";
-import { eventsPageSchema, errorBodySchema, type RunEvent, runEventSchema } from "./schemas";
+import { errorBodySchema, eventsPageSchema, type RunEvent, runEventSchema } from "./schemas";
 import { SseParser } from "./sse";
 
 export interface EventsOptions {
@@ -25,8 +25,9 @@ export interface EventsOptions {
 /** A run's events as an async iterable; `cursor` is where to resume from at any time. */
 export interface RunEventStream extends AsyncIterable<RunEvent> {
   /**
-   * The position after the last page or stream segment fully delivered. Resuming from it may
-   * repeat a few events already seen (delivery is at least once; events carry `eventKey`).
+   * Where to resume from: the cursor of the last page given out whole, or the last `id:` when
+   * following. Resuming from it may repeat a few events already seen (delivery is at least
+   * once; events carry `eventKey`).
    */
   readonly cursor: string | undefined;
 }
@@ -153,8 +154,7 @@ async function* followEvents(
       } catch (error) {
         if (stop.signal.aborted) return;
         if (error instanceof ToolbusClientError && !error.retryable) throw error;
-        problem =
-          error instanceof ToolbusClientError ? error : networkError("GET", path, error);
+        problem = error instanceof ToolbusClientError ? error : networkError("GET", path, error);
       }
       if (problem) {
         failures++;
@@ -228,4 +228,3 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
     signal.addEventListener("abort", done, { once: true });
   });
 }
-

@@ -25,6 +25,12 @@ export class Transport {
     this.#options = options;
     // A base URL may carry a path (an API Gateway stage): paths are appended, not resolved.
     this.#base = options.baseUrl.replace(/\/+$/, "");
+    if (!URL.canParse(this.#base) || !/^https?:$/.test(new URL(this.#base).protocol)) {
+      throw new ToolbusClientError(
+        "invalid_base_url",
+        `The base URL must be an http(s) URL, not ${JSON.stringify(options.baseUrl)}.`,
+      );
+    }
   }
 
   url(path: string, query: SendOptions["query"] = {}): string {
@@ -57,7 +63,7 @@ export class Transport {
       if (options.signal?.aborted) throw options.signal.reason ?? error;
       throw networkError(method, path, error);
     }
-    if (!response.ok) throw await errorFromResponse(response);
+    if (!response.ok) throw await errorFromResponse(response, { method, path });
     return response;
   }
 
@@ -105,11 +111,15 @@ export async function readJson<T>(response: Response, schema?: z.ZodType<T>): Pr
 }
 
 /** The API's `{ error: { code, message, details? } }`, or a plain description of what came. */
-export async function errorFromResponse(response: Response): Promise<ToolbusClientError> {
+export async function errorFromResponse(
+  response: Response,
+  where: { method: string; path: string },
+): Promise<ToolbusClientError> {
   const requestId = response.headers.get("x-request-id") ?? undefined;
   const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"));
   const context = {
     status: response.status,
+    context: where,
     ...(requestId ? { requestId } : {}),
     ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
   };
@@ -142,7 +152,7 @@ export function networkError(method: string, path: string, cause: unknown): Tool
   return new ToolbusClientError(
     "network_error",
     `${method} ${path} got no response${reason ? `: ${reason}` : ""}.`,
-    { cause },
+    { cause, context: { method, path } },
   );
 }
 

@@ -1,6 +1,9 @@
 import {
   type CapabilityStatus,
   type Citation,
+  callResult,
+  callStatus,
+  capabilityStatus,
   type Failure,
   type Principal,
   principal,
@@ -8,9 +11,6 @@ import {
   type ToolResultReceived,
   type ToolSpec,
   type ToolsetSpec,
-  callResult,
-  callStatus,
-  capabilityStatus,
   toolCallScheduled,
   toolResultReceived,
 } from "@toolbus/core/model";
@@ -206,7 +206,12 @@ export type CallView<T extends string = string> = CallFields &
 
 /** One entry of a run's event log, with the detail typed by its detail type. */
 export type RunEvent =
-  | { eventKey: string; detailType: "ToolCallScheduled"; occurredAt: string; detail: ToolCallScheduled }
+  | {
+      eventKey: string;
+      detailType: "ToolCallScheduled";
+      occurredAt: string;
+      detail: ToolCallScheduled;
+    }
   | {
       eventKey: string;
       detailType: "ToolResultReceived";

@@ -15,8 +15,9 @@ export interface SseMessage {
 
 /**
  * An incremental parser for the event stream format (WHATWG HTML, "server-sent events"):
- * lines end with CRLF, LF or CR, `:` starts a comment, a blank line dispatches, a message
- * without data is not dispatched. Feed it decoded text in chunks of any size.
+ * lines end with CRLF, LF or CR, `:` starts a comment, a blank line dispatches. A block
+ * without data is no event; it comes back without `data` only so its `id` / `retry` count.
+ * Feed it decoded text in chunks of any size.
  */
 export class SseParser {
   #buffer = "";

@@ -41,7 +41,6 @@ export interface BuiltinTools {
 export type BuiltinToolId = keyof BuiltinTools;
 
 /** A built-in id (autocompleted) or any other registered tool's id. */
-// biome-ignore lint/complexity/noBannedTypes: `string & {}` keeps literal autocompletion.
 export type ToolId = BuiltinToolId | (string & {});
 
 /** What `call` accepts as input for a tool: typed for built-ins, `unknown` for the rest. */

@@ -1,0 +1,321 @@
+import { type ParseArgsConfig, parseArgs } from "node:util";
+import { callId, runId, toolId } from "@toolbus/core/model";
+import { z } from "zod";
+import { UsageError } from "./errors";
+
+const OPTIONS = {
+  endpoint: { type: "string" },
+  key: { type: "string" },
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+  category: { type: "string" },
+  toolset: { type: "string" },
+  mode: { type: "string" },
+  available: { type: "boolean" },
+  unavailable: { type: "boolean" },
+  input: { type: "string" },
+  "input-file": { type: "string" },
+  run: { type: "string" },
+  "call-id": { type: "string" },
+  wait: { type: "string" },
+  follow: { type: "boolean" },
+  cursor: { type: "string" },
+  limit: { type: "string" },
+  harness: { type: "string" },
+  out: { type: "string" },
+  name: { type: "string" },
+  role: { type: "string" },
+} as const satisfies NonNullable<ParseArgsConfig["options"]>;
+
+type OptionName = keyof typeof OPTIONS;
+const GLOBAL: readonly OptionName[] = ["endpoint", "key", "json", "help"];
+
+export const HARNESS_CHOICES = ["claude-code", "opencode", "copilot", "all"] as const;
+const CATEGORIES = ["research", "reference", "enhance", "publish", "utility"] as const;
+
+interface CommandSpec {
+  usage: string;
+  summary: string;
+  args: readonly string[];
+  options: readonly OptionName[];
+  /** Lines of option help shown by `toolbus <command> --help`. */
+  help?: readonly string[];
+}
+
+export const COMMANDS = {
+  "tools list": {
+    usage: "tools list [--category <c>] [--toolset <t>] [--mode <m>] [--available | --unavailable]",
+    summary: "List the catalog's tools and whether each is available to you.",
+    args: [],
+    options: ["category", "toolset", "mode", "available", "unavailable"],
+    help: [
+      `--category <c>   one of ${CATEGORIES.join(", ")}`,
+      "--toolset <t>    only this toolset's tools",
+      "--mode <m>       tools offered in this workflow mode (and availability judged in it)",
+      "--available      only tools you can call now; --unavailable: only the others, with why",
+    ],
+  },
+  "tools show": {
+    usage: "tools show <id>",
+    summary: "Show one tool: description, guidelines and input schema.",
+    args: ["id"],
+    options: [],
+  },
+  call: {
+    usage:
+      "call <tool> --run <runId> [--input '<json>' | --input-file <file>] [--call-id <id>] [--mode <m>] [--wait <seconds>]",
+    summary: "Call a tool under a run. Exits 1 when the tool failed.",
+    args: ["tool"],
+    options: ["input", "input-file", "run", "call-id", "mode", "wait"],
+    help: [
+      "--run <runId>         the run the call belongs to (its events are logged under it)",
+      "--input '<json>'      the tool's input as JSON (default {})",
+      "--input-file <file>   read the input from a JSON file; - reads standard input",
+      "--call-id <id>        your id for the call: the same id and input give the same call",
+      "--mode <m>            workflow mode (default: the stage's)",
+      "--wait <seconds>      how long to wait for the result, 0-60 (default: the stage's)",
+    ],
+  },
+  "calls show": {
+    usage: "calls show <runId> <callId>",
+    summary: "Show a call and, once finished, its result.",
+    args: ["runId", "callId"],
+    options: [],
+  },
+  events: {
+    usage: "events <runId> [--follow] [--cursor <c>] [--limit <n>]",
+    summary: "Print a run's events; --follow keeps printing new ones until Ctrl-C.",
+    args: ["runId"],
+    options: ["follow", "cursor", "limit"],
+    help: [
+      "--follow         keep receiving new events (server-sent events; reconnects by itself)",
+      "--cursor <c>     start after this cursor",
+      "--limit <n>      page size, 1-1000",
+      "--json           one JSON event per line (NDJSON)",
+    ],
+  },
+  "render-agent": {
+    usage: "render-agent <file> --harness <claude-code|opencode|copilot|all> [--out <dir>]",
+    summary: "Render an agent file for a harness from a JSON agent definition.",
+    args: ["file"],
+    options: ["harness", "out"],
+    help: [
+      "<file>           JSON: an agent { name, description, prompt, tools?, model?, mode?,",
+      "                 role?, tags?, disallowedTools? } or a render request { agent,",
+      "                 enrichers?, format?, opencodeTools?, opencodeMode?, harness? }",
+      "--harness <h>    claude-code, opencode, copilot or all (wins over the file's harness)",
+      "--out <dir>      write each file at its harness path under <dir>; default: print it",
+    ],
+  },
+  "keys create": {
+    usage: "keys create --name <name> --role <role>",
+    summary: "Create an API key (admin). The key is shown once.",
+    args: [],
+    options: ["name", "role"],
+  },
+  "keys list": {
+    usage: "keys list",
+    summary: "List API keys (admin); never the keys themselves.",
+    args: [],
+    options: [],
+  },
+  "keys revoke": {
+    usage: "keys revoke <keyId>",
+    summary: "Revoke an API key (admin).",
+    args: ["keyId"],
+    options: [],
+  },
+} as const satisfies Record<string, CommandSpec>;
+
+export type CommandName = keyof typeof COMMANDS;
+const GROUPS = new Set(["tools", "calls", "keys"]);
+
+export const HELP = `Usage: toolbus <command> [options]
+
+Commands:
+${Object.values(COMMANDS)
+  .map((spec) => `  toolbus ${spec.usage}\n      ${spec.summary}`)
+  .join("\n")}
+
+Options for every command:
+  --endpoint <url>   the API (default: TOOLBUS_ENDPOINT, then .toolbus/local.json of \`npm start\`)
+  --key <key>        the API key (default: TOOLBUS_API_KEY, then .toolbus/admin-key); prefer
+                     the environment variable: arguments are visible to other local users
+  --json             machine-readable output on stdout (errors as JSON on stderr)
+  -h, --help         show help (toolbus <command> --help for one command)
+
+Exit codes: 0 ok, 1 failure (API error, unreachable endpoint, or the called tool failed),
+2 usage error (unknown command or option, invalid value, no endpoint or key).
+`;
+
+export function commandHelp(name: CommandName): string {
+  const spec: CommandSpec = COMMANDS[name];
+  const lines = [`Usage: toolbus ${spec.usage}`, "", spec.summary];
+  if (spec.help?.length) lines.push("", "Options:", ...spec.help.map((line) => `  ${line}`));
+  lines.push("", "Also: --endpoint <url>, --key <key>, --json, --help (see toolbus --help).");
+  return `${lines.join("\n")}\n`;
+}
+
+const text = z.string().trim();
+const number = (what: string, min: number, max: number, integer: boolean) =>
+  text
+    .regex(
+      integer ? /^\d+$/ : /^\d+(\.\d+)?$/,
+      `${what} must be a ${integer ? "whole " : ""}number`,
+    )
+    .transform(Number)
+    .pipe(z.number().min(min, `${what} is at least ${min}`).max(max, `${what} is at most ${max}`));
+
+const SCHEMAS = {
+  "tools list": z
+    .object({
+      category: z
+        .enum(CATEGORIES, { error: `--category is one of ${CATEGORIES.join(", ")}` })
+        .optional(),
+      toolset: toolId.optional(),
+      mode: z.string().min(1).max(64).optional(),
+      available: z.boolean().optional(),
+      unavailable: z.boolean().optional(),
+    })
+    .refine(
+      (v) => !(v.available && v.unavailable),
+      "--available and --unavailable exclude each other",
+    ),
+  "tools show": z.object({ id: toolId }),
+  call: z
+    .object({
+      tool: toolId,
+      run: runId.optional(),
+      input: z.string().optional(),
+      "input-file": z.string().min(1).optional(),
+      "call-id": callId.optional(),
+      mode: z.string().min(1).max(64).optional(),
+      wait: number("--wait", 0, 60, false).optional(),
+    })
+    .refine((v) => v.run !== undefined, { message: "--run <runId> is required", path: ["run"] })
+    .refine((v) => v.input === undefined || v["input-file"] === undefined, {
+      message: "give --input or --input-file, not both",
+      path: ["input"],
+    }),
+  "calls show": z.object({ runId, callId }),
+  events: z.object({
+    runId,
+    follow: z.boolean().optional(),
+    cursor: z.string().min(1).max(2048).optional(),
+    limit: number("--limit", 1, 1000, true).optional(),
+  }),
+  "render-agent": z.object({
+    file: z.string().min(1),
+    harness: z
+      .enum(HARNESS_CHOICES, { error: `--harness is one of ${HARNESS_CHOICES.join(", ")}` })
+      .optional(),
+    out: z.string().min(1).optional(),
+  }),
+  "keys create": z
+    .object({
+      name: z.string().min(1).max(120).optional(),
+      role: z.string().min(1).max(64).optional(),
+    })
+    .refine((v) => v.name !== undefined, { message: "--name is required", path: ["name"] })
+    .refine((v) => v.role !== undefined, { message: "--role is required", path: ["role"] }),
+  "keys list": z.object({}),
+  "keys revoke": z.object({
+    keyId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "not a key id"),
+  }),
+} satisfies Record<CommandName, z.ZodType>;
+
+export type CommandArgs = { [N in CommandName]: z.output<(typeof SCHEMAS)[N]> };
+
+export interface Globals {
+  endpoint?: string;
+  key?: string;
+  json: boolean;
+}
+
+export type ParsedCommand =
+  | { kind: "help"; text: string }
+  | {
+      [N in CommandName]: { kind: "run"; name: N; args: CommandArgs[N]; globals: Globals };
+    }[CommandName];
+
+/** Parses and validates the command line; anything wrong is a UsageError. */
+export function parseCommandLine(argv: readonly string[]): ParsedCommand {
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
+  try {
+    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError(parseArgsMessage(error), { cause: error });
+  }
+  const { values, positionals } = parsed;
+  const [first, second] = positionals;
+  if (first === undefined || first === "help") {
+    if (values.help || first === "help") return { kind: "help", text: HELP };
+    throw new UsageError("No command given.", { hint: "Run toolbus --help for the commands." });
+  }
+  const name = (GROUPS.has(first) ? `${first} ${second ?? ""}`.trim() : first) as CommandName;
+  if (!(name in COMMANDS)) {
+    const known = GROUPS.has(first)
+      ? Object.keys(COMMANDS).filter((command) => command.startsWith(`${first} `))
+      : [];
+    throw new UsageError(`Unknown command: ${name}.`, {
+      hint: known.length
+        ? `Try: ${known.map((command) => `toolbus ${command}`).join(", ")}.`
+        : "Run toolbus --help for the commands.",
+    });
+  }
+  if (values.help) return { kind: "help", text: commandHelp(name) };
+
+  const spec: CommandSpec = COMMANDS[name];
+  const given = positionals.slice(GROUPS.has(first) ? 2 : 1);
+  if (given.length > spec.args.length) {
+    throw new UsageError(`Unexpected argument: ${given[spec.args.length]}.`, {
+      hint: `Usage: toolbus ${spec.usage}`,
+    });
+  }
+  const missing = spec.args.slice(given.length);
+  if (missing.length > 0) {
+    throw new UsageError(`Missing <${missing.join("> <")}>.`, {
+      hint: `Usage: toolbus ${spec.usage}`,
+    });
+  }
+  const allowed = new Set<string>([...GLOBAL, ...spec.options]);
+  const foreign = Object.keys(values).filter((option) => !allowed.has(option));
+  if (foreign.length > 0) {
+    throw new UsageError(
+      `${foreign.map((option) => `--${option}`).join(", ")} ${foreign.length > 1 ? "are not options" : "is not an option"} of toolbus ${name}.`,
+      { hint: `Usage: toolbus ${spec.usage}` },
+    );
+  }
+
+  const input: Record<string, unknown> = {};
+  for (const option of spec.options) input[option] = values[option];
+  for (const [index, arg] of spec.args.entries()) input[arg] = given[index];
+  const result = SCHEMAS[name].safeParse(input);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => {
+      const field = String(issue.path[0] ?? "");
+      const label = spec.args.includes(field) ? `<${field}>` : field ? `--${field}` : "";
+      return label && !issue.message.startsWith("--")
+        ? `${label}: ${issue.message}`
+        : issue.message;
+    });
+    throw new UsageError(problems.join("; "), { hint: `Usage: toolbus ${spec.usage}` });
+  }
+  const globals: Globals = {
+    json: values.json ?? false,
+    ...(values.endpoint !== undefined ? { endpoint: values.endpoint } : {}),
+    ...(values.key !== undefined ? { key: values.key } : {}),
+  };
+  return { kind: "run", name, args: result.data, globals } as ParsedCommand;
+}
+
+function parseArgsMessage(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  // node adds advice for script authors ("To specify a positional argument ..."): not for us.
+  const useful = message
+    .split("\n")
+    .map((line) => line.split(/\.?\s*To specify /)[0]?.trim() ?? "")
+    .filter(Boolean)
+    .map((line) => line.replace(/([^.?!])$/, "$1."));
+  return useful.join(" ") || message;
+}

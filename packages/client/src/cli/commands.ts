@@ -1,0 +1,324 @@
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { dirname, isAbsolute, relative, resolve } from "node:path";
+import type { RenderAgentRequest, ToolbusClient } from "../client";
+import type { RenderedAgentFile } from "../schemas";
+import type { CommandArgs, CommandName } from "./args";
+import { UsageError } from "./errors";
+import {
+  callSummary,
+  EVENT_HEADERS,
+  eventCells,
+  fields,
+  fixedRow,
+  indent,
+  json,
+  list,
+  table,
+} from "./format";
+
+export interface CommandIo {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+  stdin: AsyncIterable<string | Uint8Array>;
+  cwd: string;
+  signal?: AbortSignal;
+}
+
+export interface CommandContext {
+  client: ToolbusClient;
+  io: CommandIo;
+  json: boolean;
+}
+
+type Handler<N extends CommandName> = (
+  args: CommandArgs[N],
+  context: CommandContext,
+) => Promise<number>;
+
+/** Every command; each returns its exit code (0 ok, 1 failure). */
+export const HANDLERS: { [N in CommandName]: Handler<N> } = {
+  async "tools list"(args, { client, io, json: asJson }) {
+    const tools = await client.tools.list({
+      ...(args.category ? { category: args.category } : {}),
+      ...(args.toolset ? { toolset: args.toolset } : {}),
+      ...(args.mode ? { mode: args.mode } : {}),
+      ...(args.available ? { available: true } : args.unavailable ? { available: false } : {}),
+    });
+    if (asJson) io.stdout.write(json(tools));
+    else if (tools.length === 0) io.stdout.write("No tools match.\n");
+    else {
+      io.stdout.write(
+        table(
+          ["ID", "TOOLSET", "CATEGORY", "AVAILABLE", "TITLE"],
+          tools.map((tool) => [
+            tool.id,
+            tool.toolset,
+            tool.category,
+            tool.available ? "yes" : `no (${list(tool.reasons)})`,
+            tool.title,
+          ]),
+        ),
+      );
+    }
+    return 0;
+  },
+
+  async "tools show"(args, { client, io, json: asJson }) {
+    const tool = await client.tools.get(args.id);
+    if (asJson) {
+      io.stdout.write(json(tool));
+      return 0;
+    }
+    const annotations = [
+      tool.annotations.readOnly ? "read-only" : "writes",
+      tool.annotations.openWorld ? "open-world" : "closed-world",
+      tool.annotations.idempotent ? "idempotent" : "not idempotent",
+    ];
+    const parts = [
+      fields([
+        ["Tool", `${tool.id} - ${tool.title}`],
+        ["Toolset", tool.toolset],
+        ["Category", `${tool.category} (${tool.optionality})`],
+        ["Enabled", tool.availability.enabled ? "yes" : "no"],
+        ["Modes", tool.availability.modes ? list(tool.availability.modes) : "all"],
+        ["Min role", tool.availability.minRole],
+        ["Requires", list(tool.requires)],
+        ["Produces", list(tool.produces)],
+        ["Fallback", tool.fallback],
+        ["Behaviour", annotations.join(", ")],
+        ["Timeout", `${tool.timeoutMs} ms`],
+        ["Version", `${tool.version} (revision ${tool.revision})`],
+      ]),
+      `\n${tool.description}\n`,
+      `\nWhen to use: ${tool.usageHint}\n`,
+    ];
+    if (tool.guidelines.do.length > 0) {
+      parts.push(`\nDo:\n${tool.guidelines.do.map((line) => `  - ${line}\n`).join("")}`);
+    }
+    if (tool.guidelines.dont.length > 0) {
+      parts.push(`\nDon't:\n${tool.guidelines.dont.map((line) => `  - ${line}\n`).join("")}`);
+    }
+    parts.push(`\nInput schema:\n${indent(json(tool.inputSchema))}`);
+    if (tool.examples.length > 0) {
+      parts.push(
+        `\nExamples:\n${tool.examples.map((example) => `  ${example.title}: ${JSON.stringify(example.input)}\n`).join("")}`,
+      );
+    }
+    io.stdout.write(parts.join(""));
+    return 0;
+  },
+
+  async call(args, { client, io, json: asJson }) {
+    const input = await readInput(args, io);
+    const call = await client.call(args.tool, input, {
+      runId: args.run as string,
+      ...(args["call-id"] ? { callId: args["call-id"] } : {}),
+      ...(args.mode ? { mode: args.mode } : {}),
+      ...(args.wait !== undefined ? { wait: args.wait } : {}),
+      ...(io.signal ? { signal: io.signal } : {}),
+    });
+    io.stdout.write(asJson ? json(call) : callSummary(call));
+    if (call.status !== "failed") return 0;
+    const { failure } = call.result;
+    if (asJson) {
+      io.stderr.write(
+        `${JSON.stringify({ error: { code: "tool_failed", message: failure.message, details: failure } })}\n`,
+      );
+    } else {
+      io.stderr.write(`toolbus: ${call.toolId} failed: ${failure.kind}: ${failure.message}\n`);
+    }
+    return 1;
+  },
+
+  async "calls show"(args, { client, io, json: asJson }) {
+    const call = await client.getCall(args.runId, args.callId);
+    io.stdout.write(asJson ? json(call) : callSummary(call));
+    return 0;
+  },
+
+  async events(args, { client, io, json: asJson }) {
+    const stream = client.events(args.runId, {
+      ...(args.cursor ? { cursor: args.cursor } : {}),
+      ...(args.limit ? { limit: args.limit } : {}),
+      ...(args.follow ? { follow: true } : {}),
+      ...(io.signal ? { signal: io.signal } : {}),
+    });
+    if (args.follow) {
+      if (!asJson) {
+        io.stderr.write(`Following run ${args.runId}; Ctrl-C to stop.\n`);
+        io.stdout.write(fixedRow(EVENT_HEADERS));
+      }
+      for await (const event of stream) {
+        io.stdout.write(asJson ? `${JSON.stringify(event)}\n` : fixedRow(eventCells(event)));
+      }
+      return io.signal?.aborted ? 130 : 0;
+    }
+    // The whole log, so the columns fit the widest cell.
+    const rows: string[][] = [];
+    for await (const event of stream) {
+      if (asJson) io.stdout.write(`${JSON.stringify(event)}\n`);
+      else rows.push(eventCells(event));
+    }
+    if (!asJson) {
+      io.stdout.write(
+        rows.length > 0 ? table(EVENT_HEADERS, rows) : `No events in run ${args.runId}.\n`,
+      );
+      if (stream.cursor) {
+        io.stderr.write(`Read on later: toolbus events ${args.runId} --cursor ${stream.cursor}\n`);
+      }
+    }
+    return io.signal?.aborted ? 130 : 0;
+  },
+
+  async "render-agent"(args, { client, io, json: asJson }) {
+    const file = resolve(io.cwd, args.file);
+    const definition = await readJsonFile(file, args.file);
+    if (typeof definition !== "object" || definition === null || Array.isArray(definition)) {
+      throw new UsageError(`${args.file} must hold a JSON object: an agent or a render request.`);
+    }
+    const body: Record<string, unknown> =
+      "agent" in definition ? { ...definition } : { agent: definition };
+    const harness = args.harness ?? body.harness;
+    if (harness === undefined) {
+      throw new UsageError("--harness is required (claude-code, opencode, copilot or all).");
+    }
+    const result = await client.renderAgent({ ...body, harness } as RenderAgentRequest);
+    const files: RenderedAgentFile[] = "files" in result ? result.files : [result];
+    if (!asJson) {
+      for (const rendered of files) {
+        for (const warning of rendered.warnings) {
+          io.stderr.write(`warning (${rendered.harness}): ${warning}\n`);
+        }
+      }
+    }
+    if (args.out) {
+      const root = resolve(io.cwd, args.out);
+      const written: string[] = [];
+      for (const rendered of files) {
+        const target = resolve(root, rendered.path);
+        const inside = relative(root, target);
+        // The server names the path; it still may not write outside the chosen folder.
+        if (inside.startsWith("..") || isAbsolute(inside)) {
+          throw new UsageError(`Refusing to write ${rendered.path} outside ${args.out}.`);
+        }
+        await mkdir(dirname(target), { recursive: true });
+        await writeFile(target, rendered.content);
+        written.push(target);
+      }
+      io.stdout.write(
+        asJson
+          ? json({
+              files: files.map((rendered, index) => ({ ...rendered, writtenTo: written[index] })),
+            })
+          : written.map((target) => `Wrote ${shownPath(io.cwd, target)}\n`).join(""),
+      );
+      return 0;
+    }
+    if (asJson) io.stdout.write(json(result));
+    else if (files.length === 1) io.stdout.write(files[0]?.content ?? "");
+    else {
+      io.stdout.write(
+        files.map((rendered) => `==> ${rendered.path} <==\n${rendered.content}`).join("\n"),
+      );
+    }
+    return 0;
+  },
+
+  async "keys create"(args, { client, io, json: asJson }) {
+    const created = await client.keys.create({
+      name: args.name as string,
+      role: args.role as string,
+    });
+    if (asJson) io.stdout.write(json(created));
+    else {
+      io.stdout.write(
+        `${fields([
+          ["Key", created.key],
+          ["Key id", created.keyId],
+          ["Name", created.name],
+          ["Role", created.role],
+          ["Created", created.createdAt],
+        ])}\nKeep the key now: it is shown only once.\n`,
+      );
+    }
+    return 0;
+  },
+
+  async "keys list"(_args, { client, io, json: asJson }) {
+    const keys = await client.keys.list();
+    if (asJson) io.stdout.write(json(keys));
+    else if (keys.length === 0) io.stdout.write("No API keys yet: toolbus keys create.\n");
+    else {
+      io.stdout.write(
+        table(
+          ["KEY ID", "NAME", "ROLE", "CREATED", "LAST USED", "STATUS"],
+          keys.map((key) => [
+            key.keyId,
+            key.name,
+            key.role,
+            key.createdAt,
+            key.lastUsedAt ?? "-",
+            key.revokedAt ? `revoked ${key.revokedAt}` : "active",
+          ]),
+        ),
+      );
+    }
+    return 0;
+  },
+
+  async "keys revoke"(args, { client, io, json: asJson }) {
+    const revoked = await client.keys.revoke(args.keyId);
+    io.stdout.write(
+      asJson
+        ? json(revoked)
+        : `Revoked key ${revoked.keyId} (${revoked.name}, ${revoked.role}) at ${revoked.revokedAt ?? "now"}.\n`,
+    );
+    return 0;
+  },
+};
+
+/** Relative to the current folder when inside it, else absolute. */
+function shownPath(cwd: string, target: string): string {
+  const inside = relative(cwd, target);
+  return inside && !inside.startsWith("..") && !isAbsolute(inside) ? inside : target;
+}
+
+async function readInput(args: CommandArgs["call"], io: CommandIo): Promise<unknown> {
+  if (args.input !== undefined) return parseJson(args.input, "--input");
+  const file = args["input-file"];
+  if (file === undefined) return {};
+  if (file === "-") return parseJson(await readAll(io.stdin), "the input on standard input");
+  return readJsonFile(resolve(io.cwd, file), file);
+}
+
+async function readJsonFile(path: string, shown: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new UsageError(
+      code === "ENOENT"
+        ? `${shown} does not exist.`
+        : `Cannot read ${shown}: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+  return parseJson(text, shown);
+}
+
+function parseJson(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${what} is not valid JSON: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+async function readAll(stream: AsyncIterable<string | Uint8Array>): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk));
+  return Buffer.concat(chunks).toString("utf8");
+}

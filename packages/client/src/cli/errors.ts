@@ -1,0 +1,17 @@
+import { ToolbusClientError } from "../errors";
+
+/** The command line itself is wrong (exit code 2): unknown command, bad option, bad JSON. */
+export class UsageError extends ToolbusClientError {
+  override name = "UsageError";
+
+  constructor(message: string, options: { hint?: string; cause?: unknown } = {}) {
+    super("usage_error", message, {
+      ...(options.hint ? { details: { hint: options.hint } } : {}),
+      ...(options.cause !== undefined ? { cause: options.cause } : {}),
+    });
+  }
+
+  get hint(): string | undefined {
+    return (this.details as { hint?: string } | undefined)?.hint;
+  }
+}
