@@ -17,8 +17,8 @@ export const DEFAULT_STAGE_FILE = "dev";
 
 /** CloudWatch Logs accepts only these retention periods (days). */
 const LOG_RETENTION_DAYS = [
-  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922,
-  3288, 3653,
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288,
+  3653,
 ] as const;
 
 const logRetentionDays = z
@@ -104,27 +104,35 @@ export class StackConfigError extends Error {
   override readonly name = "StackConfigError";
 }
 
+/** What the configuration is checked against for each tool the stack deploys. */
+export interface ToolLimits {
+  id: string;
+  /** The longest the tool may run, with its fallback, in ms. */
+  timeoutMs: number;
+  /** The schema of `toolbus.tools.<id>`. */
+  settings?: z.ZodType;
+}
+
 /**
  * The validated configuration of `stage`, from its file (or `raw` when given). Every problem
  * is reported at once, each with its path, under the file's name.
  */
 export function stackConfigFor(
   stage: string,
-  options: { raw?: unknown; toolTimeoutsMs?: readonly { id: string; timeoutMs: number }[] } = {},
+  options: { raw?: unknown; tools?: readonly ToolLimits[] } = {},
 ): StackConfig {
-  const file = stage in STAGE_FILES ? stage : DEFAULT_STAGE_FILE;
+  const file = Object.hasOwn(STAGE_FILES, stage) ? stage : DEFAULT_STAGE_FILE;
   const source = options.raw === undefined ? `stacks/config/${file}.json` : "the given config";
-  const fail = (problems: string[]): never => {
+  function fail(problems: string[]): never {
     throw new StackConfigError(
-      `The stack configuration for stage "${stage}" (${source}) is not valid:\n` +
-        problems.map((p) => `  - ${p}`).join("\n"),
+      `The stack configuration for stage "${stage}" (${source}) is not valid:\n${problems
+        .map((p) => `  - ${p}`)
+        .join("\n")}`,
     );
-  };
-  const parsed = stackConfig.safeParse(options.raw ?? STAGE_FILES[file]);
-  if (!parsed.success) {
-    fail(parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`));
   }
-  const config = parsed.data as z.infer<typeof stackConfig>;
+  const parsed = stackConfig.safeParse(options.raw ?? STAGE_FILES[file]);
+  if (!parsed.success) fail(parsed.error.issues.map(describeIssue));
+  const config = parsed.data;
   const declared = config.toolbus.stage;
   if (declared !== undefined && declared !== stage) {
     fail([`toolbus.stage: is "${String(declared)}" but the stage being deployed is "${stage}"`]);
@@ -140,8 +148,8 @@ export function stackConfigFor(
         ? details.map((d: { path?: string; message?: string }) => `toolbus.${d.path}: ${d.message}`)
         : [`toolbus: ${(error as Error).message}`],
     );
-    throw error;
   }
+
   const problems: string[] = [];
   const api = config.functions.api.timeoutSeconds;
   if (api > API_GATEWAY_TIMEOUT_SECONDS) {
@@ -154,20 +162,40 @@ export function stackConfigFor(
       `functions.api.timeoutSeconds: ${api} s leaves no room for toolbus.calls.maxWaitSeconds (${toolbus.calls.maxWaitSeconds} s) plus 2 s`,
     );
   }
-  const tool = config.functions.tool.timeoutSeconds;
-  for (const { id, timeoutMs } of options.toolTimeoutsMs ?? []) {
-    if (tool < Math.ceil(timeoutMs / 1000) + 5) {
+  const tools = options.tools ?? [];
+  const toolTimeout = config.functions.tool.timeoutSeconds;
+  for (const { id, timeoutMs, settings } of tools) {
+    if (toolTimeout < Math.ceil(timeoutMs / 1000) + 5) {
       problems.push(
-        `functions.tool.timeoutSeconds: ${tool} s is too short for ${id}, which may run ${timeoutMs} ms (with its fallback) plus 5 s for storage and events`,
+        `functions.tool.timeoutSeconds: ${toolTimeout} s is too short for ${id}, which may run ${timeoutMs} ms (with its fallback) plus 5 s for storage and events`,
+      );
+    }
+    const result = settings?.safeParse(toolbus.tools[id] ?? {});
+    if (result && !result.success) {
+      problems.push(
+        ...result.error.issues.map((i) =>
+          describeIssue({ ...i, path: ["toolbus", "tools", id, ...i.path] }),
+        ),
       );
     }
   }
+  if (tools.length > 0) {
+    const known = new Set(tools.map((t) => t.id));
+    for (const id of Object.keys(toolbus.tools).filter((id) => !known.has(id))) {
+      problems.push(`toolbus.tools.${id}: there is no tool ${id} in this stack`);
+    }
+  }
   const toolbusJson = JSON.stringify(runtime);
-  if (Buffer.byteLength(toolbusJson) > MAX_TOOLBUS_CONFIG_BYTES) {
+  const bytes = Buffer.byteLength(toolbusJson);
+  if (bytes > MAX_TOOLBUS_CONFIG_BYTES) {
     problems.push(
-      `toolbus: ${Buffer.byteLength(toolbusJson)} bytes of JSON is more than the ${MAX_TOOLBUS_CONFIG_BYTES} bytes a function's environment can carry`,
+      `toolbus: ${bytes} bytes of JSON is more than the ${MAX_TOOLBUS_CONFIG_BYTES} bytes a function's environment can carry`,
     );
   }
   if (problems.length > 0) fail(problems);
   return { ...config, toolbus, toolbusJson, source };
+}
+
+function describeIssue(issue: { path: PropertyKey[]; message: string }): string {
+  return `${issue.path.map(String).join(".") || "(root)"}: ${issue.message}`;
 }

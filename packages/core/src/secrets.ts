@@ -1,3 +1,4 @@
+import { GetParametersCommand, SSMClient } from "@aws-sdk/client-ssm";
 import type { SecretSource } from "./outbound/types";
 
 /**
@@ -122,15 +123,12 @@ async function fetchAll(
   return new Map(names.map((name, i) => [name, values[i]]));
 }
 
-/** SSM GetParameters, loaded only when a function has bound secrets to fetch. */
+/**
+ * SSM GetParameters, the client made only when a function has bound secrets to fetch. A static
+ * import on purpose: bundlers keep just this command (~85 KB minified), where a dynamic
+ * import would carry the whole SSM client (~190 KB) into every bundle.
+ */
 function ssmFetcher(): ParameterFetcher {
-  let send: Promise<ParameterFetcher> | undefined;
-  return async (names) => {
-    send ??= import("@aws-sdk/client-ssm").then(({ SSMClient, GetParametersCommand }) => {
-      const ssm = new SSMClient({});
-      return (chunk: string[]) =>
-        ssm.send(new GetParametersCommand({ Names: chunk, WithDecryption: true }));
-    });
-    return (await send)(names);
-  };
+  const ssm = new SSMClient({});
+  return (names) => ssm.send(new GetParametersCommand({ Names: names, WithDecryption: true }));
 }

@@ -1,0 +1,366 @@
+import { existsSync } from "node:fs";
+import {
+  type AnyToolDefinition,
+  type BusRule,
+  busRules,
+  EVENT_SOURCE,
+  RECORDER_HANDLER,
+  SCHEDULED_JOBS,
+  TABLE,
+  toolHandlerId,
+  toolSpecOf,
+} from "@toolbus/core";
+import { builtinTools } from "@toolbus/tools";
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
+import * as events from "aws-cdk-lib/aws-events";
+import * as targets from "aws-cdk-lib/aws-events-targets";
+import * as iam from "aws-cdk-lib/aws-iam";
+import type * as lambda from "aws-cdk-lib/aws-lambda";
+import * as logs from "aws-cdk-lib/aws-logs";
+import * as sqs from "aws-cdk-lib/aws-sqs";
+import {
+  Api,
+  Config,
+  type FunctionProps,
+  Script,
+  Function as SstFunction,
+  type StackContext,
+} from "sst/constructs";
+import { type StackConfig, stackConfigFor } from "./config";
+
+/** CDK context key that replaces the stage's config file (tests, one-off experiments). */
+export const CONFIG_CONTEXT = "toolbus:config";
+
+/** The admin key is the API's own; every other secret belongs to a tool (its spec's setup). */
+export const ADMIN_KEY_SECRET = "TOOLBUS_ADMIN_KEY";
+
+/**
+ * How every function is bundled: ESM for Node 22 on Graviton, minified, and self-contained —
+ * the AWS SDK is bundled (nothing is external) rather than taken from the runtime, so a
+ * function runs the SDK version it was tested with. No source maps: they would only feed the
+ * SST console and cost an upload custom resource.
+ */
+const NODEJS: FunctionProps["nodejs"] = {
+  format: "esm",
+  minify: true,
+  sourcemap: false,
+  install: [],
+  esbuild: { external: [] },
+};
+
+/** The secrets a tool reads, from its spec (setup fields that name a secret). */
+export function toolSecrets(tool: AnyToolDefinition): string[] {
+  return toolSpecOf(tool)
+    .setup.flatMap((field) => (field.secret ? [field.secret] : []))
+    .sort();
+}
+
+/** `tools/web_search` -> `ToolWebSearch`: a construct id per wiring-table handler. */
+export function handlerConstructId(handler: string): string {
+  return handler
+    .split(/[/_-]/)
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join("")
+    .replace(/^Tools/, "Tool");
+}
+
+/** A wiring-table pattern in CDK's spelling (`detail-type` is `detailType`). */
+export function cdkEventPattern(pattern: Record<string, unknown>): events.EventPattern {
+  const keys: Record<string, keyof events.EventPattern> = {
+    version: "version",
+    id: "id",
+    "detail-type": "detailType",
+    source: "source",
+    account: "account",
+    time: "time",
+    region: "region",
+    resources: "resources",
+    detail: "detail",
+  };
+  return Object.fromEntries(
+    Object.entries(pattern).map(([key, value]) => {
+      const cdkKey = keys[key];
+      if (!cdkKey)
+        throw new Error(`The wiring table uses an event field CDK cannot express: ${key}`);
+      return [cdkKey, value];
+    }),
+  );
+}
+
+/**
+ * Lambda's on-failure destination for a queue, granting only what Lambda uses to deliver there
+ * (`sqs:SendMessage`). CDK's SqsDestination also grants GetQueueAttributes and GetQueueUrl.
+ */
+export function deadLetterDestination(queue: sqs.IQueue): lambda.IDestination {
+  return {
+    bind(_scope, fn) {
+      fn.addToRolePolicy(
+        new iam.PolicyStatement({ actions: ["sqs:SendMessage"], resources: [queue.queueArn] }),
+      );
+      return { destination: queue.queueArn };
+    },
+  };
+}
+
+/**
+ * One stage of Toolbus: the table, the bus with the wiring table's rules, a function per
+ * handler, the HTTP API, the secrets, and a deploy-time seed of the catalog.
+ */
+export function Toolbus({ stack, app }: StackContext) {
+  const tools = builtinTools;
+  const byId = new Map(tools.map((tool) => [tool.spec.id, tool]));
+  const timeoutOf = (tool: AnyToolDefinition) => toolSpecOf(tool).timeoutMs;
+  const config: StackConfig = stackConfigFor(app.stage, {
+    raw: app.node.tryGetContext(CONFIG_CONTEXT),
+    tools: tools.map((tool) => {
+      const fallback = toolSpecOf(tool).fallback;
+      const fallbackTool = fallback ? byId.get(fallback) : undefined;
+      return {
+        id: tool.spec.id,
+        timeoutMs: timeoutOf(tool) + (fallbackTool ? timeoutOf(fallbackTool) : 0),
+        ...(tool.settings ? { settings: tool.settings } : {}),
+      };
+    }),
+  });
+  // Stages that do not retain data are disposable as a whole: `sst remove` leaves nothing.
+  if (!config.data.retain) app.setDefaultRemovalPolicy("destroy");
+
+  // ---- Storage: the single table, exactly as core defines it for every runtime.
+  const key = (name: string) => ({ name, type: dynamodb.AttributeType.STRING });
+  const table = new dynamodb.Table(stack, "Table", {
+    partitionKey: key(TABLE.partitionKey),
+    sortKey: key(TABLE.sortKey),
+    billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+    timeToLiveAttribute: TABLE.ttlAttribute,
+    pointInTimeRecoverySpecification: {
+      pointInTimeRecoveryEnabled: config.data.pointInTimeRecovery,
+    },
+    deletionProtection: config.data.deletionProtection,
+    removalPolicy: config.data.retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+  });
+  for (const index of TABLE.indexes) {
+    table.addGlobalSecondaryIndex({
+      indexName: index.name,
+      partitionKey: key(index.partitionKey),
+      sortKey: key(index.sortKey),
+      projectionType: dynamodb.ProjectionType.ALL,
+    });
+  }
+  const indexArns = TABLE.indexes.map((index) => `${table.tableArn}/index/${index.name}`);
+  const onTable = (...actions: string[]) =>
+    new iam.PolicyStatement({
+      actions: actions.map((action) => `dynamodb:${action}`),
+      resources: [table.tableArn],
+    });
+  const queryTableAndIndexes = new iam.PolicyStatement({
+    actions: ["dynamodb:Query"],
+    resources: [table.tableArn, ...indexArns],
+  });
+
+  // ---- The bus, and an archive of every Toolbus event for replay.
+  const bus = new events.EventBus(stack, "Bus", { eventBusName: `toolbus-${app.stage}` });
+  bus.archive("Archive", {
+    archiveName: `toolbus-${app.stage}`,
+    description: `Every Toolbus event on toolbus-${app.stage}, for replay`,
+    eventPattern: { source: [EVENT_SOURCE] },
+    // 0 keeps them indefinitely (no RetentionDays at all).
+    ...(config.events.archiveRetentionDays > 0
+      ? { retention: Duration.days(config.events.archiveRetentionDays) }
+      : {}),
+  });
+  const publish = new iam.PolicyStatement({
+    actions: ["events:PutEvents"],
+    resources: [bus.eventBusArn],
+  });
+
+  // ---- Secrets (values live in SSM, set with `npx sst secrets set`).
+  const secretNames = [ADMIN_KEY_SECRET, ...new Set(tools.flatMap(toolSecrets))];
+  const secrets = new Map(secretNames.map((name) => [name, new Config.Secret(stack, name)]));
+  const secretsNamed = (names: readonly string[]) =>
+    [...new Set(names)].sort().map((name) => secrets.get(name) as Config.Secret);
+  const toolSecretNames = secretNames.filter((name) => name !== ADMIN_KEY_SECRET);
+
+  const environment = {
+    TOOLBUS_TABLE: table.tableName,
+    TOOLBUS_BUS: bus.eventBusName,
+    TOOLBUS_CONFIG: config.toolbusJson,
+  };
+
+  /**
+   * A function with its own role and log group, so its policy is exactly what is listed
+   * here: its table actions, its bus, its secrets' parameters, its log group (and X-Ray when
+   * tracing, which AWS only grants on `*`). No managed policy, no `*` resource of our own.
+   */
+  const handlerFunction = (
+    id: string,
+    props: {
+      handler: string;
+      size: { memoryMB: number; timeoutSeconds: number };
+      statements: iam.PolicyStatement[];
+      secrets: readonly string[];
+      description: string;
+      /** Asynchronous invocations (from the bus): Lambda's retries, then this queue. */
+      deadLetters?: sqs.Queue;
+    },
+  ) => {
+    const file = `functions/${props.handler}.ts`;
+    if (!existsSync(file)) {
+      throw new Error(`The wiring table names handler ${props.handler} but ${file} is missing.`);
+    }
+    const logGroup = new logs.LogGroup(stack, `${id}Logs`, {
+      retention: config.logs.retentionDays as logs.RetentionDays,
+    });
+    const role = new iam.Role(stack, `${id}Role`, {
+      assumedBy: new iam.ServicePrincipal("lambda.amazonaws.com"),
+      description: `Toolbus ${app.stage}: ${props.description}`,
+    });
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ["logs:CreateLogStream", "logs:PutLogEvents"],
+        resources: [logGroup.logGroupArn],
+      }),
+    );
+    const { handler: handlerId, size, deadLetters } = props;
+    return new SstFunction(stack, id, {
+      handler: `functions/${handlerId}.handler`,
+      description: props.description,
+      runtime: "nodejs22.x",
+      architecture: "arm_64",
+      memorySize: size.memoryMB,
+      timeout: size.timeoutSeconds,
+      tracing: config.tracing,
+      role,
+      logGroup,
+      environment,
+      bind: secretsNamed(props.secrets),
+      permissions: props.statements,
+      nodejs: NODEJS,
+      ...(deadLetters
+        ? {
+            retryAttempts: config.events.handler.retryAttempts,
+            maxEventAge: Duration.seconds(config.events.handler.maxEventAgeSeconds),
+            onFailure: deadLetterDestination(deadLetters),
+          }
+        : {}),
+    });
+  };
+
+  // ---- Bus handlers: one rule, one function and one dead-letter queue per wiring-table row.
+  const rules = busRules(tools.map((tool) => tool.spec.id));
+  const handlers = new Map<string, SstFunction>();
+  for (const rule of rules) {
+    const id = handlerConstructId(rule.handler);
+    const deadLetters = new sqs.Queue(stack, `${id}DeadLetters`, {
+      retentionPeriod: Duration.days(config.events.deadLetterRetentionDays),
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+    });
+    const fn = handlerFunction(id, {
+      ...busHandlerAccess(rule),
+      handler: rule.handler,
+      description: rule.description,
+      deadLetters,
+    });
+    handlers.set(rule.handler, fn);
+    const eventRule = new events.Rule(stack, `${id}Rule`, {
+      eventBus: bus,
+      ruleName: rule.name,
+      description: rule.description,
+      eventPattern: cdkEventPattern(rule.pattern),
+    });
+    eventRule.addTarget(
+      new targets.LambdaFunction(fn, {
+        deadLetterQueue: deadLetters,
+        retryAttempts: config.events.delivery.retryAttempts,
+        maxEventAge: Duration.seconds(config.events.delivery.maxEventAgeSeconds),
+      }),
+    );
+    // The same target id the local runtime registers (packages/local applyWiring).
+    (eventRule.node.defaultChild as events.CfnRule).addPropertyOverride("Targets.0.Id", "handler");
+  }
+
+  /** What a bus handler may do: tools run calls, the recorder only appends to event logs. */
+  function busHandlerAccess(rule: BusRule) {
+    if (rule.handler === RECORDER_HANDLER) {
+      return { size: config.functions.recorder, statements: [onTable("PutItem")], secrets: [] };
+    }
+    const tool = tools.find((t) => toolHandlerId(t.spec.id) === rule.handler);
+    if (!tool) throw new Error(`No tool for handler ${rule.handler}`);
+    const fallback = toolSpecOf(tool).fallback;
+    const fallbackTool = fallback ? byId.get(fallback) : undefined;
+    return {
+      size: config.functions.tool,
+      // Claim / complete the call (Get, Update), the result cache (Get, Put), rate windows
+      // (Update), then announce the result.
+      statements: [onTable("GetItem", "PutItem", "UpdateItem"), publish],
+      // A fallback runs in the same function, so it gets the fallback's secrets too.
+      secrets: [...toolSecrets(tool), ...(fallbackTool ? toolSecrets(fallbackTool) : [])],
+    };
+  }
+
+  // ---- Timed jobs (the sweeper): schedules live on the default bus, as AWS requires.
+  for (const job of SCHEDULED_JOBS) {
+    const id = handlerConstructId(job.handler);
+    const fn = handlerFunction(id, {
+      handler: job.handler,
+      description: job.description,
+      size: config.functions.recorder,
+      // Finds stuck calls (Query on gsi2), fails them and marks them published (Update), then
+      // announces each result.
+      statements: [onTable("UpdateItem"), queryTableAndIndexes, publish],
+      secrets: [],
+    });
+    handlers.set(job.handler, fn);
+    new events.Rule(stack, `${id}Schedule`, {
+      description: job.description,
+      schedule: events.Schedule.expression(job.schedule),
+      targets: [new targets.LambdaFunction(fn, { retryAttempts: 0 })],
+    });
+  }
+
+  // ---- The HTTP API: one function, every path (Hono routes /health, /docs, /v1/*, /mcp).
+  const apiFunction = handlerFunction("ApiFunction", {
+    handler: "api",
+    description: "The Toolbus HTTPS API (REST and MCP)",
+    size: config.functions.api,
+    // Calls, keys, catalog and capabilities are items (Get / Put / Update); listings and a
+    // run's events are queries on the table and its two indexes. Nothing is ever deleted.
+    statements: [onTable("GetItem", "PutItem", "UpdateItem"), queryTableAndIndexes, publish],
+    // The admin key, and every tool secret because POST /v1/capabilities/refresh detects and
+    // verifies each capability (e.g. GitHub accepts GITHUB_TOKEN) — it never runs a tool.
+    secrets: [ADMIN_KEY_SECRET, ...toolSecretNames],
+  });
+  const api = new Api(stack, "Api", {
+    routes: { $default: apiFunction },
+    // No CORS at the gateway: the app decides (browsers are not the intended caller).
+    cors: false,
+    accessLog: {
+      retention: logs.RetentionDays[config.logs.retentionDays]?.toLowerCase() as Lowercase<
+        keyof typeof logs.RetentionDays
+      >,
+    },
+    defaults: { throttle: config.api.throttle },
+  });
+
+  // ---- On every deploy: seed the catalog and refresh capability statuses.
+  const seed = handlerFunction("Seed", {
+    handler: "seed",
+    description: "Seeds the catalog and refreshes capabilities on deploy",
+    size: config.functions.seed,
+    // Reads and writes catalog entries (Get / Update) and stores capability statuses (Put).
+    statements: [onTable("GetItem", "PutItem", "UpdateItem")],
+    // Refreshing capabilities checks every tool secret; it never needs the admin key.
+    secrets: toolSecretNames,
+  });
+  new Script(stack, "SeedScript", { onCreate: seed, onUpdate: seed });
+
+  stack.addOutputs({
+    ApiUrl: api.url,
+    BusName: bus.eventBusName,
+    BusArn: bus.eventBusArn,
+    TableName: table.tableName,
+  });
+
+  return { table, bus, api, apiFunction, seed, handlers, rules, secrets, config };
+}

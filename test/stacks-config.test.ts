@@ -1,0 +1,170 @@
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { parseStageConfig, toolSpecOf } from "@toolbus/core";
+import { builtinTools } from "@toolbus/tools";
+import { describe, expect, it } from "vitest";
+import {
+  DEFAULT_STAGE_FILE,
+  STAGE_FILES,
+  StackConfigError,
+  stackConfigFor,
+  type ToolLimits,
+} from "../stacks/config";
+import { synthesizeStage } from "../stacks/synth";
+import { CONFIG_CONTEXT } from "../stacks/Toolbus";
+
+const tools: ToolLimits[] = builtinTools.map((tool) => ({
+  id: tool.spec.id,
+  timeoutMs: toolSpecOf(tool).timeoutMs,
+  ...(tool.settings ? { settings: tool.settings } : {}),
+}));
+
+// biome-ignore lint/suspicious/noExplicitAny: configs under test are deliberately malformed.
+type Raw = Record<string, any>;
+const valid = () => structuredClone(STAGE_FILES.dev) as Raw;
+
+describe("per-stage stack configuration", () => {
+  it("has a dev, a staging and a prod file, each valid for its stage", () => {
+    const files = readdirSync(join(import.meta.dirname, "../stacks/config"))
+      .filter((file) => file.endsWith(".json"))
+      .map((file) => file.replace(/\.json$/, ""))
+      .sort();
+    expect(files).toEqual(["dev", "prod", "staging"]);
+    expect(Object.keys(STAGE_FILES).sort()).toEqual(files);
+    for (const stage of files) {
+      const config = stackConfigFor(stage, { tools });
+      expect(config.source).toBe(`stacks/config/${stage}.json`);
+      expect(config.toolbus.stage).toBe(stage);
+      // The runtime's half is exactly what core validates at a function's cold start.
+      expect(parseStageConfig(JSON.parse(config.toolbusJson))).toEqual(config.toolbus);
+    }
+  });
+
+  it("protects data in prod only, and sizes prod at least as generously as dev", () => {
+    const dev = stackConfigFor("dev");
+    const prod = stackConfigFor("prod");
+    expect(prod.data).toEqual({
+      retain: true,
+      pointInTimeRecovery: true,
+      deletionProtection: true,
+    });
+    expect(dev.data.retain).toBe(false);
+    expect(stackConfigFor("staging").data.retain).toBe(false);
+    expect(prod.logs.retentionDays).toBeGreaterThanOrEqual(dev.logs.retentionDays);
+    expect(prod.events.archiveRetentionDays).toBeGreaterThanOrEqual(
+      dev.events.archiveRetentionDays,
+    );
+  });
+
+  it("gives a personal stage the dev file under its own stage name", () => {
+    const config = stackConfigFor("alice");
+    expect(config.source).toBe(`stacks/config/${DEFAULT_STAGE_FILE}.json`);
+    expect(config.toolbus.stage).toBe("alice");
+  });
+
+  it("reports every problem of a bad file at once, each with its path", () => {
+    const raw = valid();
+    raw.functions.api = { memoryMB: 64, timeoutSeconds: 29 };
+    raw.logs = { retentionDays: 8 };
+    raw.tracing = "sometimes";
+    raw.surprise = {};
+    const error = catchError(() => stackConfigFor("dev", { raw }));
+    expect(error).toBeInstanceOf(StackConfigError);
+    expect(error.message).toContain('stage "dev"');
+    expect(error.message).toContain("functions.api.memoryMB");
+    expect(error.message).toContain("logs.retentionDays: must be one of CloudWatch's");
+    expect(error.message).toContain("tracing");
+    expect(error.message).toMatch(/surprise/);
+  });
+
+  it("checks the runtime's own config, tool settings and the limits AWS imposes", () => {
+    const cases: Array<[string, (raw: Raw) => void, RegExp]> = [
+      [
+        "an unknown role",
+        (raw) => {
+          raw.toolbus = { ...raw.toolbus, permissions: { read: "x", call: "x", admin: "root" } };
+        },
+        /unknown role/,
+      ],
+      [
+        "another stage's name",
+        (raw) => {
+          raw.toolbus = { ...raw.toolbus, stage: "prod" };
+        },
+        /toolbus\.stage: is "prod"/,
+      ],
+      [
+        "a tool setting its schema refuses",
+        (raw) => {
+          raw.toolbus = { ...raw.toolbus, tools: { web_search: { provider: "altavista" } } };
+        },
+        /toolbus\.tools\.web_search\.provider/,
+      ],
+      [
+        "settings for a tool the stack does not have",
+        (raw) => {
+          raw.toolbus = { ...raw.toolbus, tools: { no_such_tool: {} } };
+        },
+        /toolbus\.tools\.no_such_tool: there is no tool/,
+      ],
+      [
+        "an API timeout past API Gateway's 30 s",
+        (raw) => {
+          raw.functions = { ...raw.functions, api: { memoryMB: 1024, timeoutSeconds: 31 } };
+        },
+        /more than the 30 s an HTTP API waits/,
+      ],
+      [
+        "an API timeout shorter than the longest wait",
+        (raw) => {
+          raw.functions = { ...raw.functions, api: { memoryMB: 1024, timeoutSeconds: 10 } };
+        },
+        /maxWaitSeconds/,
+      ],
+      [
+        "a tool timeout shorter than a tool runs",
+        (raw) => {
+          raw.functions = { ...raw.functions, tool: { memoryMB: 512, timeoutSeconds: 10 } };
+        },
+        /too short for link_validator/,
+      ],
+      [
+        "more runtime config than a function's environment holds",
+        (raw) => {
+          raw.toolbus = { ...raw.toolbus, modes: big() };
+        },
+        /a function's environment can carry/,
+      ],
+    ];
+    for (const [what, change, message] of cases) {
+      const raw = valid();
+      change(raw);
+      const error = catchError(() => stackConfigFor("dev", { raw, tools }));
+      expect(error, what).toBeInstanceOf(StackConfigError);
+      expect(error.message, what).toMatch(message);
+    }
+  });
+
+  it("fails synthesis, before anything is bundled, when the config is not valid", async () => {
+    const raw = valid();
+    raw.events = { ...raw.events, deadLetterRetentionDays: 30 };
+    await expect(synthesizeStage("dev", { context: { [CONFIG_CONTEXT]: raw } })).rejects.toThrow(
+      /stack configuration for stage "dev" \(the given config\) is not valid:\n {2}- events\.deadLetterRetentionDays/,
+    );
+  }, 120_000);
+});
+
+function catchError(fn: () => unknown): Error {
+  try {
+    fn();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error("expected an error");
+}
+
+/** Modes enough to push TOOLBUS_CONFIG past what Lambda's environment allows. */
+function big() {
+  const available = Array.from({ length: 200 }, (_, i) => `mode-with-a-long-name-${i}`);
+  return { default: available[0], available };
+}

@@ -1,0 +1,724 @@
+import { execFile } from "node:child_process";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { ListRulesCommand, ListTargetsByRuleCommand } from "@aws-sdk/client-eventbridge";
+import {
+  busRules,
+  createTableInput,
+  parseStageConfig,
+  SCHEDULED_JOBS,
+  SWEEPER_HANDLER,
+  TABLE,
+} from "@toolbus/core";
+import {
+  boundSecretNames,
+  SST_SECRET_PLACEHOLDER,
+  secretParameterNames,
+} from "@toolbus/core/secrets";
+import { applyWiring, localFunctionName } from "@toolbus/local";
+import { LocalEventBus, localEventBridgeClient } from "@toolbus/local/bus";
+import { builtinTools } from "@toolbus/tools";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { stackConfigFor } from "../stacks/config";
+import { type Synthesized, synthesizeStage } from "../stacks/synth";
+import { ADMIN_KEY_SECRET, toolSecrets } from "../stacks/Toolbus";
+import "./setup/context";
+import { createTestTable, testDynamoDbClient } from "./support/dynamodb";
+
+// Synthesizing bundles ten functions with esbuild: tens of seconds per stage, done once each.
+const STAGES = ["dev", "prod"] as const;
+type Stage = (typeof STAGES)[number];
+const synthesized = new Map<Stage, Synthesized>();
+
+beforeAll(async () => {
+  for (const stage of STAGES) {
+    const result = await synthesizeStage(stage);
+    synthesized.set(stage, result);
+    console.log(`synthesized ${stage} in ${(result.durationMs / 1000).toFixed(1)} s`);
+  }
+}, 900_000);
+
+afterAll(async () => {
+  for (const result of synthesized.values()) await result.cleanup();
+});
+
+// ---- Reading the template -------------------------------------------------------------------
+
+// biome-ignore lint/suspicious/noExplicitAny: CloudFormation JSON is untyped by nature.
+type Json = any;
+interface Resource {
+  Type: string;
+  Properties: Json;
+  DeletionPolicy?: string;
+  UpdateReplacePolicy?: string;
+}
+
+function stageOf(stage: Stage) {
+  const result = synthesized.get(stage);
+  if (!result) throw new Error(`${stage} was not synthesized`);
+  const json = result.template.toJSON() as { Resources: Json; Outputs: Json };
+  const all = Object.entries(json.Resources) as [string, Resource][];
+  const ofType = (type: string) => all.filter(([, r]) => r.Type === type);
+  const only = (type: string) => {
+    const found = ofType(type);
+    expect(found, type).toHaveLength(1);
+    return found[0] as [string, Resource];
+  };
+  const [tableId] = only("AWS::DynamoDB::Table");
+  const [busId] = only("AWS::Events::EventBus");
+  /** Our functions by wiring-table handler id (`tools/web_search`, `recorder`, `api`, `seed`). */
+  const functions = new Map(
+    ofType("AWS::Lambda::Function")
+      .filter(([, r]) => String(r.Properties.Handler).startsWith("functions/"))
+      .map(([id, r]) => [String(r.Properties.Handler).replace(/^functions\/|\.handler$/g, ""), id]),
+  );
+  const fn = (handler: string) => {
+    const id = functions.get(handler);
+    if (!id) throw new Error(`No function for ${handler}`);
+    return { id, resource: json.Resources[id] as Resource };
+  };
+  const arnOf = (value: Json) => value?.["Fn::GetAtt"]?.[1] === "Arn" && value["Fn::GetAtt"][0];
+  const roleOf = (functionId: string) =>
+    arnOf(json.Resources[functionId]?.Properties.Role) as string;
+  const policiesOf = (roleId: string) =>
+    ofType("AWS::IAM::Policy").filter(([, r]) =>
+      r.Properties.Roles.some((ref: Json) => ref.Ref === roleId),
+    );
+  // Pattern rules are the wiring table's; schedule rules (the sweeper) are checked on their own.
+  const rules = ofType("AWS::Events::Rule").filter(([, r]) => r.Properties.EventPattern);
+  const schedules = ofType("AWS::Events::Rule").filter(([, r]) => r.Properties.ScheduleExpression);
+  const rule = (name: string) => rules.find(([, r]) => r.Properties.Name === name);
+  return {
+    result,
+    json,
+    all,
+    ofType,
+    only,
+    tableId,
+    busId,
+    functions,
+    fn,
+    arnOf,
+    roleOf,
+    policiesOf,
+    rules,
+    rule,
+    schedules,
+    config: stackConfigFor(stage),
+  };
+}
+
+const toolIds = builtinTools.map((tool) => tool.spec.id);
+const wiring = busRules(toolIds);
+const TOOL_SECRET_NAMES = [...new Set(builtinTools.flatMap(toolSecrets))].sort();
+const ALL_SECRETS = [ADMIN_KEY_SECRET, ...TOOL_SECRET_NAMES].sort();
+
+/** Which secrets each function may read: the admin key only on the API. */
+function expectedSecrets(handler: string): string[] {
+  if (handler === "api") return ALL_SECRETS;
+  if (handler === "seed") return TOOL_SECRET_NAMES;
+  const tool = builtinTools.find((t) => `tools/${t.spec.id}` === handler);
+  if (!tool) return [];
+  const fallback = builtinTools.find((t) => t.spec.id === tool.spec.fallback);
+  return [...new Set([...toolSecrets(tool), ...(fallback ? toolSecrets(fallback) : [])])].sort();
+}
+
+/**
+ * Each function's whole IAM access, as `action resource` lines. Resources are named by what
+ * they are: `table`, `index/gsi1`, `bus`, `own-logs`, `own-dead-letters`,
+ * `secret:<NAME>` / `secret-fallback:<NAME>`, or `*`.
+ */
+function expectedAccess(handler: string, tracing: boolean): string[] {
+  const lines = ["logs:CreateLogStream own-logs", "logs:PutLogEvents own-logs"];
+  const table = (...actions: string[]) => actions.map((a) => `dynamodb:${a} table`);
+  if (handler === "recorder") {
+    lines.push("sqs:SendMessage own-dead-letters", ...table("PutItem"));
+  } else if (handler === "api") {
+    lines.push(
+      ...table("GetItem", "PutItem", "UpdateItem", "Query"),
+      ...TABLE.indexes.map((index) => `dynamodb:Query index/${index.name}`),
+      "events:PutEvents bus",
+    );
+  } else if (handler === "seed") {
+    lines.push(...table("GetItem", "PutItem", "UpdateItem"));
+  } else if (handler === SWEEPER_HANDLER) {
+    lines.push(
+      ...table("UpdateItem", "Query"),
+      ...TABLE.indexes.map((index) => `dynamodb:Query index/${index.name}`),
+      "events:PutEvents bus",
+    );
+  } else {
+    lines.push(
+      "sqs:SendMessage own-dead-letters",
+      ...table("GetItem", "PutItem", "UpdateItem"),
+      "events:PutEvents bus",
+    );
+  }
+  for (const name of expectedSecrets(handler)) {
+    lines.push(`ssm:GetParameters secret:${name}`, `ssm:GetParameters secret-fallback:${name}`);
+  }
+  // The documented exception: X-Ray grants no resource-level permissions, so AWS requires `*`.
+  if (tracing) lines.push("xray:PutTelemetryRecords *", "xray:PutTraceSegments *");
+  return lines.sort();
+}
+
+/** Actions AWS only grants on `*` (no resource-level permissions). Nothing else may use it. */
+const STAR_RESOURCE_ACTIONS = new Set(["xray:PutTraceSegments", "xray:PutTelemetryRecords"]);
+
+describe.each(STAGES)("the %s stack", (stage) => {
+  it("builds the table from core's single definition", () => {
+    const s = stageOf(stage);
+    const [, table] = s.only("AWS::DynamoDB::Table");
+    const expected = createTableInput("unused");
+    const p = table.Properties;
+    expect(p.KeySchema).toEqual(expected.KeySchema);
+    expect(p.AttributeDefinitions).toEqual(
+      expect.arrayContaining(expected.AttributeDefinitions ?? []),
+    );
+    expect(p.AttributeDefinitions).toHaveLength(expected.AttributeDefinitions?.length ?? 0);
+    expect(p.GlobalSecondaryIndexes).toEqual(expected.GlobalSecondaryIndexes);
+    expect(p.BillingMode).toBe("PAY_PER_REQUEST");
+    expect(p.TimeToLiveSpecification).toEqual({ AttributeName: TABLE.ttlAttribute, Enabled: true });
+  });
+
+  it("protects production data and keeps other stages removable", () => {
+    const s = stageOf(stage);
+    const [, table] = s.only("AWS::DynamoDB::Table");
+    const production = stage === "prod";
+    expect(table.Properties.PointInTimeRecoverySpecification).toEqual({
+      PointInTimeRecoveryEnabled: production,
+    });
+    expect(table.Properties.DeletionProtectionEnabled).toBe(production);
+    expect(table.DeletionPolicy).toBe(production ? "Retain" : "Delete");
+    expect(table.UpdateReplacePolicy).toBe(production ? "Retain" : "Delete");
+    if (!production) {
+      // A removable stage leaves nothing behind: not a log group, not a queue.
+      // (No DeletionPolicy is CloudFormation's default: delete.)
+      for (const [id, resource] of s.all)
+        expect(resource.DeletionPolicy ?? "Delete", id).toBe("Delete");
+    }
+  });
+
+  it("names the bus toolbus-<stage> and archives every Toolbus event for the stage's retention", () => {
+    const s = stageOf(stage);
+    const [, bus] = s.only("AWS::Events::EventBus");
+    expect(bus.Properties.Name).toBe(`toolbus-${stage}`);
+    const [, archive] = s.only("AWS::Events::Archive");
+    expect(archive.Properties.EventPattern).toEqual({ source: ["toolbus"] });
+    expect(archive.Properties.SourceArn).toEqual({ "Fn::GetAtt": [s.busId, "Arn"] });
+    expect(archive.Properties.RetentionDays).toBe(s.config.events.archiveRetentionDays);
+  });
+
+  it("creates exactly the wiring table's rules, each targeting its handler's function", () => {
+    const s = stageOf(stage);
+    expect(s.rules.map(([, r]) => r.Properties.Name).sort()).toEqual(
+      wiring.map((r) => r.name).sort(),
+    );
+    for (const wired of wiring) {
+      const found = s.rule(wired.name);
+      if (!found) throw new Error(`no rule ${wired.name}`);
+      const [, rule] = found;
+      expect(rule.Properties.EventPattern, wired.name).toEqual(wired.pattern);
+      expect(rule.Properties.EventBusName).toEqual({ Ref: s.busId });
+      expect(rule.Properties.Targets).toHaveLength(1);
+      const [target] = rule.Properties.Targets;
+      expect(target.Id).toBe("handler");
+      expect(target.Arn).toEqual({ "Fn::GetAtt": [s.fn(wired.handler).id, "Arn"] });
+    }
+  });
+
+  it("gives every target a retry policy and a dead-letter queue, and every handler its own", () => {
+    const s = stageOf(stage);
+    const { delivery, handler, deadLetterRetentionDays } = s.config.events;
+    const queues = new Map(s.ofType("AWS::SQS::Queue"));
+    const queuePolicies = s.ofType("AWS::SQS::QueuePolicy");
+    const invokeConfigs = s.ofType("AWS::Lambda::EventInvokeConfig");
+    const seen = new Set<string>();
+    for (const wired of wiring) {
+      const [ruleId, rule] = s.rule(wired.name) ?? [];
+      const [target] = rule?.Properties.Targets ?? [];
+      expect(target.RetryPolicy).toEqual({
+        MaximumRetryAttempts: delivery.retryAttempts,
+        MaximumEventAgeInSeconds: delivery.maxEventAgeSeconds,
+      });
+      const queueId = s.arnOf(target.DeadLetterConfig?.Arn);
+      const queue = queues.get(queueId);
+      expect(queue, `${wired.name} dead-letter queue`).toBeDefined();
+      expect(seen.has(queueId), "one queue per handler").toBe(false);
+      seen.add(queueId);
+      expect(queue?.Properties.MessageRetentionPeriod).toBe(deadLetterRetentionDays * 86_400);
+      expect(queue?.Properties.SqsManagedSseEnabled).toBe(true);
+      // EventBridge may send to the queue, and only for this rule.
+      const policy = queuePolicies.find(([, p]) =>
+        p.Properties.Queues.some((q: Json) => q.Ref === queueId),
+      );
+      expect(policy?.[1].Properties.PolicyDocument.Statement).toContainEqual(
+        expect.objectContaining({
+          Action: "sqs:SendMessage",
+          Principal: { Service: "events.amazonaws.com" },
+          Condition: { ArnEquals: { "aws:SourceArn": { "Fn::GetAtt": [ruleId, "Arn"] } } },
+        }),
+      );
+      // A handler that accepted the event and failed: Lambda retries, then the same queue.
+      const functionId = s.fn(wired.handler).id;
+      const invoke = invokeConfigs.find(([, c]) => c.Properties.FunctionName.Ref === functionId);
+      expect(invoke?.[1].Properties).toMatchObject({
+        MaximumRetryAttempts: handler.retryAttempts,
+        MaximumEventAgeInSeconds: handler.maxEventAgeSeconds,
+        DestinationConfig: { OnFailure: { Destination: { "Fn::GetAtt": [queueId, "Arn"] } } },
+      });
+    }
+    expect(invokeConfigs).toHaveLength(wiring.length);
+  });
+
+  it("runs the sweeper on its schedule from the default bus", () => {
+    for (const stage of ["dev", "prod"] as const) {
+      const s = stageOf(stage);
+      expect(s.schedules.map(([, r]) => r.Properties.ScheduleExpression)).toEqual(
+        SCHEDULED_JOBS.map((job) => job.schedule),
+      );
+      const [, schedule] = s.schedules[0] ?? [];
+      expect(schedule?.Properties.EventBusName).toBeUndefined();
+      expect(schedule?.Properties.Targets?.[0]?.Arn).toEqual({
+        "Fn::GetAtt": [s.fn(SWEEPER_HANDLER).id, "Arn"],
+      });
+    }
+  });
+
+  it("runs every function on nodejs22.x, ours on arm64, sized and logged as the stage says", () => {
+    const s = stageOf(stage);
+    for (const [id, fn] of s.ofType("AWS::Lambda::Function")) {
+      expect(fn.Properties.Runtime, id).toBe("nodejs22.x");
+    }
+    const sizes = s.config.functions;
+    const sizeOf = (handler: string) =>
+      handler === "api"
+        ? sizes.api
+        : handler === "seed"
+          ? sizes.seed
+          : handler === "recorder" || handler === SWEEPER_HANDLER
+            ? sizes.recorder
+            : sizes.tool;
+    expect([...s.functions.keys()].sort()).toEqual(
+      ["api", "seed", SWEEPER_HANDLER, ...wiring.map((r) => r.handler)].sort(),
+    );
+    for (const [handler, id] of s.functions) {
+      const p = s.json.Resources[id].Properties;
+      expect(p.Architectures, handler).toEqual(["arm64"]);
+      expect(p.MemorySize, handler).toBe(sizeOf(handler).memoryMB);
+      expect(p.Timeout, handler).toBe(sizeOf(handler).timeoutSeconds);
+      if (s.config.tracing === "disabled") expect(p.TracingConfig).toBeUndefined();
+      else expect(p.TracingConfig).toEqual({ Mode: "Active" });
+      const logGroupId = p.LoggingConfig?.LogGroup?.Ref;
+      const logGroup = s.json.Resources[logGroupId];
+      expect(logGroup?.Type, handler).toBe("AWS::Logs::LogGroup");
+      expect(logGroup.Properties.RetentionInDays).toBe(s.config.logs.retentionDays);
+      expect(logGroup.DeletionPolicy).toBe(stage === "prod" ? "Retain" : "Delete");
+    }
+  });
+
+  it("hands every function the stage's validated config, table and bus", () => {
+    const s = stageOf(stage);
+    for (const [handler, id] of s.functions) {
+      const variables = s.json.Resources[id].Properties.Environment.Variables;
+      expect(variables.TOOLBUS_TABLE, handler).toEqual({ Ref: s.tableId });
+      expect(variables.TOOLBUS_BUS, handler).toEqual({ Ref: s.busId });
+      const config = parseStageConfig(JSON.parse(variables.TOOLBUS_CONFIG));
+      expect(config).toEqual(s.config.toolbus);
+      expect(config.stage).toBe(stage);
+      // Lambda's limit on a function's whole environment.
+      expect(JSON.stringify(variables).length, handler).toBeLessThan(4 * 1024);
+    }
+  });
+
+  it("bundles each function minified, as ESM, with the AWS SDK inside", () => {
+    const s = stageOf(stage);
+    const sizes: Record<string, number> = {};
+    expect([...s.result.bundles.keys()].sort()).toEqual(
+      [...s.functions.keys()].map((handler) => `functions/${handler}`).sort(),
+    );
+    for (const handler of s.functions.keys()) {
+      const bundle = s.result.bundles.get(`functions/${handler}`);
+      if (!bundle) throw new Error(`no bundle for ${handler}`);
+      const code = readFileSync(bundle, "utf8");
+      sizes[handler] = statSync(bundle).size;
+      // Bundled, not imported from the runtime's copy.
+      expect(code, handler).not.toMatch(/from\s*["']@aws-sdk\//);
+      expect(code, handler).not.toMatch(/import\(\s*["']@aws-sdk\//);
+      expect(code, handler).toContain("DynamoDBClient");
+      // Minified: thousands of characters a line (newlines survive only inside strings).
+      expect(code.length / code.split("\n").length, handler).toBeGreaterThan(2000);
+    }
+    console.log(
+      `${stage} bundle sizes (KB): ${Object.entries(sizes)
+        .map(([h, bytes]) => `${h} ${Math.round(bytes / 1024)}`)
+        .join(", ")}`,
+    );
+  });
+
+  it("binds each secret only to the functions that need it", () => {
+    const s = stageOf(stage);
+    const secretIds = [...new Set(TOOL_SECRET_NAMES)];
+    expect(ALL_SECRETS).toEqual([
+      "GITHUB_TOKEN",
+      "GOOGLE_CALENDAR_CREDENTIALS",
+      "SEARCH_API_KEY",
+      "TOOLBUS_ADMIN_KEY",
+    ]);
+    expect(secretIds).not.toContain(ADMIN_KEY_SECRET);
+    for (const [id, fn] of s.ofType("AWS::Lambda::Function")) {
+      const variables: Record<string, unknown> = fn.Properties.Environment?.Variables ?? {};
+      const handler = [...s.functions].find(([, fnId]) => fnId === id)?.[0];
+      const bound = Object.keys(variables).filter((name) => name.startsWith("SST_Secret_value_"));
+      if (!handler) {
+        expect(bound, `${id} (not ours) gets no secret`).toEqual([]);
+        continue;
+      }
+      // What the runtime will detect on AWS is exactly what the stack bound.
+      const env = Object.fromEntries(
+        Object.entries(variables).filter(([, v]) => typeof v === "string"),
+      ) as NodeJS.ProcessEnv;
+      expect(boundSecretNames(env), handler).toEqual(expectedSecrets(handler));
+      for (const name of bound) expect(variables[name]).toBe(SST_SECRET_PLACEHOLDER);
+      expect(env.SST_SSM_PREFIX).toBe(`/sst/toolbus/${stage}/`);
+    }
+    expect(boundSecretNames({})).toEqual([]);
+    expect(expectedSecrets("tools/github_api")).toEqual(["GITHUB_TOKEN"]);
+    expect(expectedSecrets("tools/web_search")).toEqual(["SEARCH_API_KEY"]);
+    expect(expectedSecrets("tools/calendar")).toEqual(["GOOGLE_CALENDAR_CREDENTIALS"]);
+    expect(expectedSecrets("recorder")).toEqual([]);
+  });
+
+  it("grants each function only its own table actions, bus, secrets, logs and queue", () => {
+    const s = stageOf(stage);
+    const tracing = s.config.tracing !== "disabled";
+    for (const [handler, functionId] of s.functions) {
+      const fnProps = s.json.Resources[functionId].Properties;
+      const roleId = s.roleOf(functionId);
+      const role = s.json.Resources[roleId];
+      expect(role.Properties.ManagedPolicyArns, `${handler}: no managed policy`).toBeUndefined();
+      expect(role.Properties.Policies, `${handler}: no inline role policy`).toBeUndefined();
+      const env = fnProps.Environment.Variables;
+      const logGroupId = fnProps.LoggingConfig.LogGroup.Ref;
+      const deadLetterId = s.arnOf(
+        s
+          .ofType("AWS::Lambda::EventInvokeConfig")
+          .find(([, c]) => c.Properties.FunctionName.Ref === functionId)?.[1].Properties
+          .DestinationConfig.OnFailure.Destination,
+      );
+      const name = (resource: Json): string => {
+        if (resource === "*") return "*";
+        const arnId = s.arnOf(resource);
+        if (arnId === s.tableId) return "table";
+        if (arnId === s.busId) return "bus";
+        if (arnId && arnId === logGroupId) return "own-logs";
+        if (arnId && arnId === deadLetterId) return "own-dead-letters";
+        const joined = resource?.["Fn::Join"]?.[1];
+        if (Array.isArray(joined)) {
+          if (s.arnOf(joined[0]) === s.tableId) return String(joined[1]).replace(/^\//, "");
+          const text = joined.filter((part: Json) => typeof part === "string").join("");
+          for (const secret of ALL_SECRETS) {
+            const paths = secretParameterNames(secret, env);
+            if (text.endsWith(`:parameter${paths.stage}`)) return `secret:${secret}`;
+            if (text.endsWith(`:parameter${paths.fallback}`)) return `secret-fallback:${secret}`;
+          }
+        }
+        return `unexpected ${JSON.stringify(resource)}`;
+      };
+      const lines = s.policiesOf(roleId).flatMap(([, policy]) =>
+        policy.Properties.PolicyDocument.Statement.flatMap((statement: Json) => {
+          expect(statement.Effect).toBe("Allow");
+          const actions = [statement.Action].flat();
+          const resources = [statement.Resource].flat();
+          return actions.flatMap((action: string) =>
+            resources.map((resource: Json) => `${action} ${name(resource)}`),
+          );
+        }),
+      );
+      expect([...new Set(lines)].sort(), handler).toEqual(expectedAccess(handler, tracing));
+    }
+  });
+
+  it("uses no wildcard action anywhere, and `*` resources only where AWS requires them", () => {
+    const s = stageOf(stage);
+    const ours = new Set([...s.functions.values()].map((id) => s.roleOf(id)));
+    for (const [id, policy] of s.ofType("AWS::IAM::Policy")) {
+      for (const statement of policy.Properties.PolicyDocument.Statement) {
+        const actions: string[] = [statement.Action].flat();
+        for (const action of actions) expect(action, id).not.toMatch(/(^|:)\*$/);
+        if ([statement.Resource].flat().includes("*")) {
+          for (const action of actions) expect(STAR_RESOURCE_ACTIONS, id).toContain(action);
+        }
+      }
+    }
+    // SST's own deploy-time functions (the stack's custom-resource handler and the Script's
+    // runner) keep CDK's default role: AWSLambdaBasicExecutionRole (logs on `*`). SST builds
+    // them; they never see a request. Everything else has no managed policy at all.
+    for (const [id, role] of s.ofType("AWS::IAM::Role")) {
+      if (ours.has(id)) continue;
+      expect(id).toMatch(/^(CustomResourceHandlerServiceRole|SeedScriptScriptHandlerServiceRole)/);
+      expect(JSON.stringify(role.Properties.ManagedPolicyArns)).toContain(
+        "service-role/AWSLambdaBasicExecutionRole",
+      );
+    }
+    // The Script's runner: read its own stack's status, invoke the seed function.
+    const runner = s.ofType("AWS::IAM::Policy").filter(([id]) => id.startsWith("SeedScript"));
+    expect(runner).toHaveLength(1);
+    const seedId = s.fn("seed").id;
+    expect(runner[0]?.[1].Properties.PolicyDocument.Statement).toEqual([
+      {
+        Action: "cloudformation:DescribeStacks",
+        Effect: "Allow",
+        Resource: { Ref: "AWS::StackId" },
+      },
+      {
+        Action: "lambda:InvokeFunction",
+        Effect: "Allow",
+        Resource: [
+          { "Fn::GetAtt": [seedId, "Arn"] },
+          { "Fn::Join": ["", [{ "Fn::GetAtt": [seedId, "Arn"] }, ":*"]] },
+        ],
+      },
+    ]);
+  });
+
+  it("serves every path from the API function through one HTTP API route", () => {
+    const s = stageOf(stage);
+    const [apiId, api] = s.only("AWS::ApiGatewayV2::Api");
+    expect(api.Properties.ProtocolType).toBe("HTTP");
+    expect(api.Properties.CorsConfiguration).toBeUndefined();
+    const [, route] = s.only("AWS::ApiGatewayV2::Route");
+    expect(route.Properties.RouteKey).toBe("$default");
+    const [integrationId, integration] = s.only("AWS::ApiGatewayV2::Integration");
+    expect(route.Properties.Target).toEqual({
+      "Fn::Join": ["", ["integrations/", { Ref: integrationId }]],
+    });
+    expect(integration.Properties.IntegrationUri).toEqual({
+      "Fn::GetAtt": [s.fn("api").id, "Arn"],
+    });
+    expect(integration.Properties.PayloadFormatVersion).toBe("2.0");
+    const [, apiStage] = s.only("AWS::ApiGatewayV2::Stage");
+    expect(apiStage.Properties.ApiId).toEqual({ Ref: apiId });
+    expect(apiStage.Properties.DefaultRouteSettings).toEqual({
+      ThrottlingBurstLimit: s.config.api.throttle.burst,
+      ThrottlingRateLimit: s.config.api.throttle.rate,
+    });
+    const accessLogs =
+      s.json.Resources[s.arnOf(apiStage.Properties.AccessLogSettings.DestinationArn)];
+    expect(accessLogs.Properties.RetentionInDays).toBe(s.config.logs.retentionDays);
+  });
+
+  it("seeds the catalog with the seed function on every create and update", () => {
+    const s = stageOf(stage);
+    const [, script] = s.only("Custom::SSTScript");
+    const seed = { Ref: s.fn("seed").id };
+    expect(script.Properties.UserCreateFunction).toEqual(seed);
+    expect(script.Properties.UserUpdateFunction).toEqual(seed);
+    expect(script.Properties.UserDeleteFunction).toBeUndefined();
+  });
+
+  it("outputs the API URL, the bus name and ARN, and the table name", () => {
+    const s = stageOf(stage);
+    const [apiId] = s.only("AWS::ApiGatewayV2::Api");
+    expect(s.json.Outputs.ApiUrl.Value).toEqual({ "Fn::GetAtt": [apiId, "ApiEndpoint"] });
+    expect(s.json.Outputs.BusName.Value).toEqual({ Ref: s.busId });
+    expect(s.json.Outputs.BusArn.Value).toEqual({ "Fn::GetAtt": [s.busId, "Arn"] });
+    expect(s.json.Outputs.TableName.Value).toEqual({ Ref: s.tableId });
+  });
+
+  it("registers exactly the stack's rules and targets when the local runtime wires its bus", async () => {
+    const s = stageOf(stage);
+    const bus = new LocalEventBus();
+    const client = localEventBridgeClient({ bus });
+    const busName = `toolbus-${stage}`;
+    try {
+      const handlers = Object.fromEntries(wiring.map((rule) => [rule.handler, () => undefined]));
+      await applyWiring({ bus, client, busName, rules: wiring, handlers });
+      const listed = await client.send(new ListRulesCommand({ EventBusName: busName }));
+      const local = (listed.Rules ?? []).map((r) => ({
+        name: r.Name,
+        pattern: JSON.parse(r.EventPattern ?? "null"),
+      }));
+      const deployed = s.rules.map(([, r]) => ({
+        name: r.Properties.Name,
+        pattern: r.Properties.EventPattern,
+      }));
+      const byName = (a: { name?: string }, b: { name?: string }) =>
+        String(a.name).localeCompare(String(b.name));
+      expect(local.sort(byName)).toEqual(deployed.sort(byName));
+
+      const handlerOfFunction = new Map([...s.functions].map(([handler, id]) => [id, handler]));
+      for (const [, rule] of s.rules) {
+        const name = rule.Properties.Name;
+        const targets = await client.send(
+          new ListTargetsByRuleCommand({ Rule: name, EventBusName: busName }),
+        );
+        const deployedTargets = rule.Properties.Targets.map((t: Json) => ({
+          id: t.Id,
+          handler: handlerOfFunction.get(s.arnOf(t.Arn)),
+        }));
+        const localTargets = (targets.Targets ?? []).map((t) => ({
+          id: t.Id,
+          handler: wiring.find((w) => bus.functionArn(localFunctionName(w.handler)) === t.Arn)
+            ?.handler,
+        }));
+        expect(localTargets, name).toEqual(deployedTargets);
+      }
+    } finally {
+      bus.close();
+    }
+  });
+});
+
+describe("the catalog, the wiring and the stack", () => {
+  it("has a rule and a handler file for every tool, and a tool for every handler", () => {
+    const s = stageOf("dev");
+    const files = readdirSync(join(import.meta.dirname, "../functions/tools"))
+      .filter((file) => file.endsWith(".ts"))
+      .map((file) => file.replace(/\.ts$/, ""))
+      .sort();
+    expect(files).toEqual([...toolIds].sort());
+    for (const id of toolIds) {
+      const found = s.rule(`tool-${id}`);
+      expect(found, id).toBeDefined();
+      const [, rule] = found ?? [];
+      expect(rule?.Properties.Targets[0].Arn).toEqual({
+        "Fn::GetAtt": [s.fn(`tools/${id}`).id, "Arn"],
+      });
+    }
+    const deployedTools = [...s.functions.keys()]
+      .filter((handler) => handler.startsWith("tools/"))
+      .map((handler) => handler.slice("tools/".length))
+      .sort();
+    expect(deployedTools).toEqual(files);
+  });
+});
+
+describe("the bundles the dev stack deploys, run in a fresh Node process", () => {
+  const ADMIN_KEY = "bundle-test-admin-key-0123456789";
+  /** A stand-in for SSM's GetParameters (JSON 1.1 over HTTP), holding SST's parameter names. */
+  async function fakeSsm(values: Record<string, string>) {
+    const requests: Array<{ Names: string[]; WithDecryption: boolean }> = [];
+    const server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk) => {
+        body += chunk;
+      });
+      req.on("end", () => {
+        const input = JSON.parse(body);
+        requests.push(input);
+        const names: string[] = input.Names;
+        res.setHeader("content-type", "application/x-amz-json-1.1");
+        res.end(
+          JSON.stringify({
+            Parameters: names
+              .filter((name) => name in values)
+              .map((name) => ({ Name: name, Type: "SecureString", Value: values[name] })),
+            InvalidParameters: names.filter((name) => !(name in values)),
+          }),
+        );
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    return { endpoint: `http://127.0.0.1:${port}`, requests, close: () => server.close() };
+  }
+
+  /** Imports a bundle as Lambda would (ESM, cold) and calls its handler with each event. */
+  async function invoke(handler: string, env: Record<string, string>, events: unknown[]) {
+    const s = stageOf("dev");
+    const bundle = s.result.bundles.get(`functions/${handler}`);
+    const fnEnv = s.json.Resources[s.fn(handler).id].Properties.Environment.Variables;
+    const script = [
+      "const { handler } = await import(process.argv[1]);",
+      "const results = [];",
+      "for (const event of JSON.parse(process.argv[2])) results.push(await handler(event));",
+      // Handlers log to stdout too: the results are the last line, marked.
+      "process.stdout.write('\\nRESULTS ' + JSON.stringify(results));",
+    ].join("\n");
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ["--input-type=module", "-e", script, String(bundle), JSON.stringify(events)],
+      {
+        env: {
+          PATH: process.env.PATH ?? "",
+          // What the template sets (strings; table and bus names are references)...
+          ...Object.fromEntries(Object.entries(fnEnv).filter(([, v]) => typeof v === "string")),
+          // ...and what Lambda and CloudFormation would fill in, pointed at loopback.
+          AWS_REGION: "us-east-1",
+          AWS_ACCESS_KEY_ID: "test",
+          AWS_SECRET_ACCESS_KEY: "test",
+          AWS_EC2_METADATA_DISABLED: "true",
+          AWS_ENDPOINT_URL_DYNAMODB: inject("dynamodbEndpoint"),
+          TOOLBUS_BUS: "toolbus-dev",
+          ...env,
+        },
+        timeout: 60_000,
+      },
+    );
+    const marked = stdout.split("\n").find((line) => line.startsWith("RESULTS "));
+    return JSON.parse(String(marked).slice("RESULTS ".length));
+  }
+
+  const httpEvent = (path: string, headers: Record<string, string> = {}) => ({
+    version: "2.0",
+    routeKey: "$default",
+    rawPath: path,
+    rawQueryString: "",
+    headers: { host: "api.example.com", ...headers },
+    requestContext: {
+      http: { method: "GET", path, protocol: "HTTP/1.1", sourceIp: "127.0.0.1", userAgent: "t" },
+      domainName: "api.example.com",
+      requestId: "r-1",
+      routeKey: "$default",
+      stage: "$default",
+    },
+    isBase64Encoded: false,
+  });
+
+  it("seeds the catalog, then serves it to the admin key SST bound from SSM", async () => {
+    const dynamodb = testDynamoDbClient();
+    const { TableName: _name, ...definition } = createTableInput("unused");
+    const table = await createTestTable(dynamodb, { ...definition, namePrefix: "bundles" });
+    const ssm = await fakeSsm({
+      "/sst/toolbus/dev/Secret/TOOLBUS_ADMIN_KEY/value": ADMIN_KEY,
+      "/sst/toolbus/.fallback/Secret/SEARCH_API_KEY/value": "search-key-from-the-fallback",
+    });
+    try {
+      const env = { TOOLBUS_TABLE: table.tableName, AWS_ENDPOINT_URL_SSM: ssm.endpoint };
+      const [seeded, again] = await invoke("seed", env, [{}, {}]);
+      expect(seeded.written).toEqual(expect.arrayContaining(toolIds.map((id) => `tool:${id}`)));
+      expect(again.written).toEqual([]);
+      const available = Object.fromEntries(
+        seeded.capabilities.map((c: { name: string; available: boolean }) => [c.name, c.available]),
+      );
+      expect(available).toMatchObject({ search_api_key: true, github_token: false });
+      // Every bound secret was asked for, decrypted, stage first and then the fallback.
+      expect(ssm.requests[0]).toEqual({
+        Names: TOOL_SECRET_NAMES.map((n) => `/sst/toolbus/dev/Secret/${n}/value`),
+        WithDecryption: true,
+      });
+      expect(ssm.requests[1]?.Names).toEqual(
+        TOOL_SECRET_NAMES.map((n) => `/sst/toolbus/.fallback/Secret/${n}/value`),
+      );
+
+      const [health, tools, refused] = await invoke("api", env, [
+        httpEvent("/health"),
+        httpEvent("/v1/tools", { authorization: `Bearer ${ADMIN_KEY}` }),
+        httpEvent("/v1/tools", { authorization: "Bearer not-the-admin-key-at-all-0000" }),
+      ]);
+      expect(health.statusCode).toBe(200);
+      expect(JSON.parse(health.body)).toEqual({ status: "ok", stage: "dev" });
+      expect(tools.statusCode).toBe(200);
+      expect(tools.body).toContain('"web_search"');
+      expect(refused.statusCode).toBe(401);
+      expect(refused.body).not.toContain(ADMIN_KEY);
+    } finally {
+      ssm.close();
+      await table.drop();
+    }
+  }, 120_000);
+});
