@@ -3,7 +3,6 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import {
-  type BusRule,
   busRules,
   createToolbus,
   deploymentFromEnv,
