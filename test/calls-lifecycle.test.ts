@@ -55,13 +55,6 @@ const fixtures = {
   ],
 };
 
-async function events(system: TestToolbus, runId: string): Promise<RunEventView[]> {
-  await system.bus.drain();
-  const response = await system.request(`/v1/runs/${runId}/events`);
-  expect(response.status).toBe(200);
-  return ((await response.json()) as { events: RunEventView[] }).events;
-}
-
 describe("a tool call through the whole path", () => {
   let system: TestToolbus;
   beforeAll(async () => {
@@ -84,7 +77,7 @@ describe("a tool call through the whole path", () => {
     expect(call.status).toBe("succeeded");
     expect(call.result.data).toMatchObject({ words: 6, sentences: 1 });
 
-    const log = await events(system, runId);
+    const log = await system.events<RunEventView>(runId);
     expect(log.map((e) => e.detailType)).toEqual(["ToolCallScheduled", "ToolResultReceived"]);
     for (const event of log) {
       expect(event.detail).toMatchObject({ parentRunId: runId, callId: call.callId });
@@ -100,7 +93,7 @@ describe("a tool call through the whole path", () => {
     expect(again.status).toBe(200);
     expect(await again.json()).toEqual(await first.json());
     expect(executions).toBe(before);
-    expect(await events(system, runId)).toHaveLength(2);
+    expect(await system.events<RunEventView>(runId)).toHaveLength(2);
   });
 
   it("runs a tool once and logs one result when every bus delivery is duplicated", async () => {
@@ -113,7 +106,7 @@ describe("a tool call through the whole path", () => {
     expect(response.status).toBe(200);
     await system.bus.drain();
     expect(executions - before).toBe(1);
-    const log = await events(system, runId);
+    const log = await system.events<RunEventView>(runId);
     expect(log.filter((e) => e.detailType === "ToolResultReceived")).toHaveLength(1);
     expect(system.bus.deadLetters()).toEqual([]);
   });
@@ -126,7 +119,7 @@ describe("a tool call through the whole path", () => {
     });
     expect(response.status).toBe(200);
     const call = (await response.json()) as { callId: string; result: { data: unknown } };
-    const [, received] = await events(system, runId);
+    const [, received] = await system.events<RunEventView>(runId);
     expect(received?.detail).toMatchObject({
       resultOmitted: true,
       data: null,
@@ -179,7 +172,7 @@ describe("a tool call through the whole path", () => {
     expect(response.status).toBe(400);
     const body = (await response.json()) as { error: { details: Array<{ path: string }> } };
     expect(body.error.details.map((d) => d.path).sort()).toEqual(["colour", "size"]);
-    expect(await events(system, runId)).toEqual([]);
+    expect(await system.events<RunEventView>(runId)).toEqual([]);
   });
 
   it("follows a run's events live over text/event-stream", async () => {

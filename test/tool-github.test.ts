@@ -80,13 +80,6 @@ async function call(system: TestToolbus, input: unknown) {
   return { response, runId };
 }
 
-async function events(system: TestToolbus, runId: string): Promise<EventView[]> {
-  await system.bus.drain();
-  const response = await system.request(`/v1/runs/${runId}/events`);
-  expect(response.status).toBe(200);
-  return ((await response.json()) as { events: EventView[] }).events;
-}
-
 describe("github_api through the API, with GITHUB_TOKEN set", () => {
   let system: TestToolbus;
   beforeAll(async () => {
@@ -114,7 +107,7 @@ describe("github_api through the API, with GITHUB_TOKEN set", () => {
     expect(view.result.output).toMatch(/^Pull request octocat\/Hello-World#1348/);
     expect(upstream.requests.length - before).toBe(1);
 
-    const seen = await events(system, runId);
+    const seen = await system.events<EventView>(runId);
     expect(seen.map((e) => e.detailType)).toEqual(["ToolCallScheduled", "ToolResultReceived"]);
     expect(seen[0]?.detail).toMatchObject({ toolId: "github_api", input });
     expect(seen[1]?.detail).toMatchObject({ callId: view.callId, status: "succeeded" });
@@ -132,7 +125,7 @@ describe("github_api through the API, with GITHUB_TOKEN set", () => {
     const view = (await response.json()) as CallView;
     expect(view.result).toMatchObject({ cached: true, data: { action: "get_readme" } });
     expect(upstream.requests.length).toBe(before);
-    const seen = await events(system, runId);
+    const seen = await system.events<EventView>(runId);
     expect(seen.map((e) => e.detailType)).toEqual(["ToolCallScheduled", "ToolResultReceived"]);
   });
 
@@ -144,7 +137,7 @@ describe("github_api through the API, with GITHUB_TOKEN set", () => {
       path: "../../etc/passwd",
     });
     expect(response.status).toBe(400);
-    expect(await events(system, runId)).toEqual([]);
+    expect(await system.events<EventView>(runId)).toEqual([]);
   });
 
   it("reports GitHub's exhausted rate limit as a failed result with retryAfterMs", async () => {
@@ -165,7 +158,7 @@ describe("github_api through the API, with GITHUB_TOKEN set", () => {
     expect(view.result.failure).toMatchObject({ kind: "rate_limited", recovery: "replan" });
     expect(view.result.failure?.retryAfterMs).toBeGreaterThan(50_000);
     expect(view.result.failure?.retryAfterMs).toBeLessThanOrEqual(61_000);
-    const seen = await events(system, runId);
+    const seen = await system.events<EventView>(runId);
     expect(seen[1]?.detail).toMatchObject({ status: "failed" });
   });
 });
@@ -190,7 +183,7 @@ describe("github_api through the API without GITHUB_TOKEN", () => {
     expect(view.result.failure).toMatchObject({ kind: "unavailable", recovery: "replan" });
     expect(view.result.failure?.message).toContain("GITHUB_TOKEN is not set");
     expect(upstream.requests.length).toBe(before);
-    const seen = await events(system, runId);
+    const seen = await system.events<EventView>(runId);
     expect(seen.map((e) => e.detailType)).toEqual(["ToolCallScheduled", "ToolResultReceived"]);
   });
 });

@@ -76,13 +76,6 @@ async function call(system: TestToolbus, input: unknown, runId = system.runId())
   return { response, runId };
 }
 
-async function events(system: TestToolbus, runId: string): Promise<EventView[]> {
-  await system.bus.drain();
-  const response = await system.request(`/v1/runs/${runId}/events`);
-  expect(response.status).toBe(200);
-  return ((await response.json()) as { events: EventView[] }).events;
-}
-
 describe("web_search through the API, with DuckDuckGo on loopback", () => {
   let system: TestToolbus;
   beforeAll(async () => {
@@ -114,7 +107,7 @@ describe("web_search through the API, with DuckDuckGo on loopback", () => {
     expect(view.result.output).toContain("1. [Zod | TypeScript-first schema validation");
     expect(upstream.requests.length - before).toBe(1);
 
-    const seen = await events(system, runId);
+    const seen = await system.events<EventView>(runId);
     expect(seen.map((e) => e.detailType)).toEqual(["ToolCallScheduled", "ToolResultReceived"]);
     expect(seen[1]?.detail).toMatchObject({
       parentRunId: runId,
@@ -135,7 +128,7 @@ describe("web_search through the API, with DuckDuckGo on loopback", () => {
     expect(second.result).toMatchObject({ cached: true, stale: false });
     expect(second.result.data).toEqual(first.result.data);
     expect(upstream.requests.length).toBe(before);
-    const seen = await events(system, runId);
+    const seen = await system.events<EventView>(runId);
     expect(seen.map((e) => e.detailType)).toEqual(["ToolCallScheduled", "ToolResultReceived"]);
     expect(seen[1]?.detail).toMatchObject({ cached: true });
   });
@@ -143,7 +136,7 @@ describe("web_search through the API, with DuckDuckGo on loopback", () => {
   it("rejects input outside the schema with 400 before scheduling anything", async () => {
     const { response, runId } = await call(system, { query: "zod", max_results: 50 });
     expect(response.status).toBe(400);
-    expect(await events(system, runId)).toEqual([]);
+    expect(await system.events<EventView>(runId)).toEqual([]);
   });
 
   it("fails a rate-limited search as a result with retryAfterMs, not as an HTTP error", async () => {
@@ -156,7 +149,7 @@ describe("web_search through the API, with DuckDuckGo on loopback", () => {
     const view = (await response.json()) as CallView;
     expect(view.status).toBe("failed");
     expect(view.result.failure).toMatchObject({ kind: "rate_limited", retryAfterMs: 120_000 });
-    const seen = await events(system, runId);
+    const seen = await system.events<EventView>(runId);
     expect(seen[1]?.detail).toMatchObject({ status: "failed" });
   });
 
@@ -189,7 +182,7 @@ describe("web_search set to Brave without SEARCH_API_KEY", () => {
     expect(view.result.data).toMatchObject({ links: [], total: 0 });
     expect(view.result.output).toMatch(/No links are configured/);
     expect(upstream.requests.length).toBe(before);
-    const seen = await events(system, runId);
+    const seen = await system.events<EventView>(runId);
     expect(seen.map((e) => e.detailType)).toEqual(["ToolCallScheduled", "ToolResultReceived"]);
   });
 });

@@ -25,6 +25,10 @@ export interface TestToolbus {
     path: string,
     init?: RequestInit & { key?: string | null; json?: unknown },
   ): Promise<Response>;
+  /** A run's event log once every delivery so far has landed (first page, up to 100). */
+  events<T = { eventKey: string; detailType: string; detail: Record<string, unknown> }>(
+    runId: string,
+  ): Promise<T[]>;
   stop(): Promise<void>;
 }
 
@@ -84,6 +88,14 @@ export async function startTestToolbus(options: TestToolbusOptions = {}): Promis
           ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
         }),
       );
+    },
+    async events<T>(runId: string): Promise<T[]> {
+      await bus.drain();
+      const response = await app.request(`/v1/runs/${runId}/events`, {
+        headers: { authorization: `Bearer ${adminKey}` },
+      });
+      if (response.status !== 200) throw new Error(`reading events answered ${response.status}`);
+      return ((await response.json()) as { events: T[] }).events;
     },
     async stop() {
       await bus.drain();

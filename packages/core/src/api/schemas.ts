@@ -45,8 +45,16 @@ export const toolSchema = toolSpec.extend(versionedFields).openapi("Tool");
 export const toolListItemSchema = toolSchema
   .extend({
     available: z.boolean().openapi({
-      description: "Enabled and offered in the requested (or default) mode.",
+      description:
+        "In your selection for the requested (or default) mode: enabled, offered in the mode, open to your role, and its capabilities present.",
     }),
+    reasons: z
+      .array(z.string())
+      .optional()
+      .openapi({
+        description: "When not available, why: disabled, mode, role, capability:<name>.",
+        example: ["capability:github_token"],
+      }),
   })
   .openapi("ToolListItem");
 export const toolInputSchema = toolSpec.meta({ id: "ToolInput" });

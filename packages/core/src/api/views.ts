@@ -1,6 +1,5 @@
 import { ValidationError } from "../errors";
 import type { CallRecord } from "../model/call";
-import type { ToolSpec } from "../model/tool";
 import type { ApiKeyRecord, Versioned } from "../store/ports";
 
 /**
@@ -50,15 +49,6 @@ export function keyView(record: ApiKeyRecord) {
     ...(record.revokedAt ? { revokedAt: record.revokedAt } : {}),
     ...(record.lastUsedAt ? { lastUsedAt: record.lastUsedAt } : {}),
   };
-}
-
-/**
- * Availability before selection exists: enabled, and offered in the mode. Role and
- * capabilities join in when selection lands.
- */
-export function isAvailable(tool: ToolSpec, mode: string): boolean {
-  const modes = tool.availability.modes;
-  return tool.availability.enabled && (modes === undefined || modes.includes(mode));
 }
 
 export function etag(stored: Versioned<unknown>): string {

@@ -22,21 +22,6 @@ import {
 } from "../schemas";
 import { etag, parseIfMatch } from "../views";
 
-// `available` is judged by selection now; the listing says why a tool is not available.
-const toolListingSchema = toolListItemSchema.extend({
-  available: z.boolean().openapi({
-    description:
-      "In your selection for the requested (or default) mode: enabled, offered in the mode, open to your role, and its capabilities present.",
-  }),
-  reasons: z
-    .array(z.string())
-    .optional()
-    .openapi({
-      description: "When not available, why: disabled, mode, role, capability:<name>.",
-      example: ["capability:github_token"],
-    }),
-});
-
 const toolParams = z.object({ id: toolIdParam });
 const toolsetParams = z.object({ name: toolsetNameParam });
 
@@ -57,7 +42,7 @@ export function registerCatalogRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): 
       middleware: [read] as const,
       request: { query: toolsQuery },
       responses: {
-        200: jsonContent(z.object({ tools: z.array(toolListingSchema) }), "The tools"),
+        200: jsonContent(z.object({ tools: z.array(toolListItemSchema) }), "The tools"),
         ...errorResponses(400, 401, 403),
       },
     }),
