@@ -22,13 +22,28 @@ const envelope = (detailType: string, toolId: string) => ({
 });
 
 describe("the wiring table", () => {
-  it("has one rule per tool plus the recorder, each naming its handler", () => {
+  it("has one rule per built-in tool, one per registered kind and the recorder", () => {
     const rules = busRules(["web_search", "static_links"]);
     expect(rules.map((r) => [r.name, r.handler])).toEqual([
       ["tool-static_links", "tools/static_links"],
       ["tool-web_search", "tools/web_search"],
+      ["external-http", "external/http"],
+      ["external-mcp", "external/mcp"],
       ["recorder", "recorder"],
     ]);
+  });
+
+  it("routes a registered tool's call by its implementation kind, not its id", () => {
+    const rules = busRules(["web_search"]);
+    const scheduled = (implementation: string) => ({
+      ...envelope("ToolCallScheduled", "acme_get_item"),
+      detail: { toolId: "acme_get_item", implementation, parentRunId: "run-1" },
+    });
+    const matching = (event: object) =>
+      rules.filter((rule) => compilePattern(rule.pattern).matches(event)).map((r) => r.name);
+    expect(matching(scheduled("http"))).toEqual(["external-http", "recorder"]);
+    expect(matching(scheduled("mcp"))).toEqual(["external-mcp", "recorder"]);
+    expect(matching(scheduled("builtin"))).toEqual(["recorder"]);
   });
 
   it("routes a scheduled call only to its tool's rule and the recorder", () => {

@@ -132,3 +132,30 @@ function ssmFetcher(): ParameterFetcher {
   const ssm = new SSMClient({});
   return (names) => ssm.send(new GetParametersCommand({ Names: names, WithDecryption: true }));
 }
+
+const STAGE_SECRET_TTL_MS = 5 * 60_000;
+let stageCache = new Map<string, Promise<string | undefined>>();
+let stageCacheBorn = Date.now();
+
+/**
+ * Any secret of this stage by name, bound to the function or not: registered toolsets name
+ * their secrets at run time, after the deploy. An environment variable wins; on AWS the value
+ * is read from the stage's SST secret in SSM (`npx sst secrets set NAME value --stage s`),
+ * cached for five minutes so a secret set after a miss is seen soon without a redeploy.
+ */
+export async function readStageSecrets(
+  names: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+  options: LoadSecretsOptions = {},
+): Promise<SecretSource> {
+  if (!env.SST_APP) return (name) => env[name] || undefined;
+  if (Date.now() - stageCacheBorn > STAGE_SECRET_TTL_MS) {
+    stageCache = new Map();
+    stageCacheBorn = Date.now();
+  }
+  const asBound: NodeJS.ProcessEnv = { ...env };
+  for (const name of names) {
+    if (!env[name]) asBound[secretBindingVariable(name)] = SST_SECRET_PLACEHOLDER;
+  }
+  return loadSecrets(names, asBound, { cache: stageCache, ...options });
+}

@@ -33,6 +33,11 @@ export interface ToolDefinition<I = unknown, O = unknown, S = unknown> {
   output: z.ZodType<O>;
   /** Schema of the tool's section in the stage configuration (`tools.<id>`). */
   settings?: z.ZodType<S>;
+  /**
+   * The whole catalog entry, for tools defined by data rather than code (registered http and
+   * mcp tools): their schemas are JSON Schema already, not zod to convert.
+   */
+  catalogSpec?: ToolSpec;
   execute(input: I, context: ToolContext<S>): Promise<ToolOutcome<O>>;
 }
 
@@ -48,6 +53,7 @@ export function defineTool<I, O, S = undefined>(
 
 /** The catalog entry of a tool in code: its zod schemas published as JSON Schema. */
 export function toolSpecOf(definition: AnyToolDefinition): ToolSpec {
+  if (definition.catalogSpec) return definition.catalogSpec;
   return toolSpec.parse({
     ...definition.spec,
     inputSchema: z.toJSONSchema(definition.input, { io: "input" }),

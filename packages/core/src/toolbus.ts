@@ -4,14 +4,24 @@ import { type CapabilityDetector, checkCapabilities } from "./capabilities";
 import { seedCatalog } from "./catalog/seed";
 import type { Deployment } from "./deployment";
 import { EventPublisher } from "./events/publisher";
+import { createExternalHandler, withDetectors } from "./external/handler";
+import { ExternalToolsets } from "./external/service";
 import type { CapabilityStatus } from "./model/capability";
 import type { ToolsetSpec } from "./model/tool";
+import { systemLookup } from "./outbound/client";
 import { toolRuntimeDeps } from "./runtime/deps";
 import { createRecorder } from "./runtime/recorder";
 import { createToolHandler } from "./runtime/tool-handler";
+import { readStageSecrets } from "./secrets";
 import { createDocumentClient, type DynamoStores, dynamoStores } from "./store/dynamodb";
 import { type AnyToolDefinition, toolSpecOf } from "./tool-definition";
-import { busRules, RECORDER_HANDLER, toolHandlerId } from "./wiring";
+import {
+  busRules,
+  EXTERNAL_KINDS,
+  externalHandlerId,
+  RECORDER_HANDLER,
+  toolHandlerId,
+} from "./wiring";
 
 export interface Toolbus {
   stores: DynamoStores;
@@ -63,12 +73,28 @@ export function createToolbus(
     calls: stores.calls,
     publisher,
   };
+  // Registered secrets are read at use, like the tools' own: the deployment's source, then
+  // (on AWS) the stage's secrets in SSM.
+  const readSecrets = async (names: readonly string[]) => {
+    const stage = await readStageSecrets(names);
+    return (name: string) => runtime.secret(name) || stage(name);
+  };
+  const external = new ExternalToolsets({
+    catalog: stores.catalog,
+    capabilities: stores.capabilities,
+    config: deployment.config,
+    http: runtime.http,
+    lookup: systemLookup,
+    readSecrets,
+    detectors: catalog.capabilities ?? [],
+  });
   const refreshCapabilities = async (options: { verify?: boolean } = {}) => {
+    const registered = await external.detectors();
     const statuses = await checkCapabilities(
-      catalog.capabilities ?? [],
+      withDetectors(catalog.capabilities ?? [], registered.detectors),
       {
         config: deployment.config,
-        secret: runtime.secret,
+        secret: (name) => runtime.secret(name) || registered.secret(name),
         ...(options.verify ? { http: runtime.http } : {}),
       },
       new Date(),
@@ -81,6 +107,13 @@ export function createToolbus(
   };
   for (const tool of catalog.tools) {
     handlers[toolHandlerId(tool.spec.id)] = createToolHandler(tool, () => runtime);
+  }
+  for (const kind of EXTERNAL_KINDS) {
+    handlers[externalHandlerId(kind)] = createExternalHandler(kind, () => ({
+      ...runtime,
+      catalog: stores.catalog,
+      readSecrets,
+    }));
   }
   return {
     stores,
@@ -98,6 +131,7 @@ export function createToolbus(
         list: () => stores.capabilities.list(),
         refresh: () => refreshCapabilities({ verify: true }),
       },
+      external,
       ...(deployment.adminKey ? { adminKey: deployment.adminKey } : {}),
     },
     seed: () => seedCatalog(stores.catalog, catalog.toolsets, catalog.tools.map(toolSpecOf)),

@@ -26,8 +26,15 @@ export interface BusRule {
 export const toolHandlerId = (id: string) => `tools/${id}`;
 
 /**
- * The one wiring table: a rule per tool for its scheduled calls, and the recorder for all
- * Toolbus events. Stacks create EventBridge rules from it; the local runtime registers the
+ * Registered tools arrive without a deploy, so they cannot have a rule each: one generic
+ * handler per implementation kind reads the tool from the catalog per call.
+ */
+export const EXTERNAL_KINDS = ["http", "mcp"] as const;
+export const externalHandlerId = (kind: (typeof EXTERNAL_KINDS)[number]) => `external/${kind}`;
+
+/**
+ * The one wiring table: a rule per built-in tool for its scheduled calls, one per kind of
+ * registered tool, and the recorder for all Toolbus events. Stacks create EventBridge rules from it; the local runtime registers the
  * same rules on the local bus.
  */
 export function busRules(toolIds: readonly string[]): BusRule[] {
@@ -44,6 +51,16 @@ export function busRules(toolIds: readonly string[]): BusRule[] {
         detail: { toolId: [id] },
       },
       handler: toolHandlerId(id),
+    })),
+    ...EXTERNAL_KINDS.map((kind) => ({
+      name: `external-${kind}`,
+      description: `Runs scheduled calls of registered ${kind} tools`,
+      pattern: {
+        source: [EVENT_SOURCE],
+        "detail-type": ["ToolCallScheduled"],
+        detail: { implementation: [kind] },
+      },
+      handler: externalHandlerId(kind),
     })),
     {
       name: "recorder",

@@ -14,6 +14,7 @@ import { registerCallRoutes } from "./routes/calls";
 import { registerCapabilityRoutes } from "./routes/capabilities";
 import { registerCatalogRoutes } from "./routes/catalog";
 import { registerEventRoutes } from "./routes/events";
+import { registerExternalRoutes } from "./routes/external";
 import { registerHealthRoutes } from "./routes/health";
 import { registerKeyRoutes } from "./routes/keys";
 import { registerSelectionRoutes } from "./routes/selection";
@@ -45,6 +46,7 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
 
   registerHealthRoutes(app, deps);
   registerCatalogRoutes(app, deps);
+  registerExternalRoutes(app, deps);
   registerCallRoutes(app, deps);
   registerEventRoutes(app, deps);
   registerKeyRoutes(app, deps);

@@ -1,5 +1,6 @@
 import type { CallService } from "../calls/service";
 import type { StageConfig } from "../config";
+import type { ExternalToolsets } from "../external/service";
 import type { CapabilityStatus } from "../model/capability";
 import type { CatalogStore, EventLog, KeyStore } from "../store/ports";
 
@@ -12,6 +13,8 @@ export interface ApiDeps {
   keys: KeyStore;
   /** Stored capability statuses, and a refresh that detects and verifies them again. */
   capabilities: { list(): Promise<CapabilityStatus[]>; refresh(): Promise<CapabilityStatus[]> };
+  /** Registered http / mcp toolsets; without it the external-toolsets routes are absent. */
+  external?: ExternalToolsets;
   /** The bootstrap admin key from configuration (TOOLBUS_ADMIN_KEY), compared in constant time. */
   adminKey?: string;
   /** Poll interval for `text/event-stream` followers, ms. */

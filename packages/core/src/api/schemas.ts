@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { callRequest } from "../calls/request";
 import { callResult, callStatus, principal } from "../model/call";
 import { runEvent } from "../model/events";
+import { catalogDiff, externalRegistration } from "../model/external";
 import { callId, runId, toolId, toolsetName } from "../model/ids";
 import { category, toolSpec, toolsetSpec } from "../model/tool";
 
@@ -169,3 +170,25 @@ export const bearerSecurity = [{ bearerAuth: [] }];
 export function jsonContent<T>(schema: T, description: string) {
   return { description, content: { "application/json": { schema } } };
 }
+
+export const externalRegistrationSchema = externalRegistration.meta({
+  id: "ExternalToolsetRegistration",
+  description:
+    "An http toolset (its tools, each a method and URL template with JSON Schemas) or an mcp toolset (a remote MCP server whose tools are discovered). Secrets are named, never given.",
+});
+export const registrationOutcomeSchema = z
+  .object({
+    toolset: toolsetSchema,
+    tools: z.array(toolSchema),
+    diff: catalogDiff.meta({ id: "CatalogDiff" }),
+  })
+  .openapi("RegistrationOutcome");
+export const refreshRequestSchema = z
+  .object({
+    renames: z
+      .record(z.string().min(1).max(128), toolId)
+      .optional()
+      .openapi({ description: "Remote tool name -> id here, merged into the stored renames." }),
+  })
+  .strict()
+  .openapi("RefreshRequest");

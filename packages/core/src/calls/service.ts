@@ -3,6 +3,8 @@ import type { z } from "zod";
 import type { StageConfig } from "../config";
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from "../errors";
 import type { EventPublisher } from "../events/publisher";
+import { schemaIssues } from "../external/json-schema";
+import { expandUrlTemplate } from "../external/url-template";
 import type { CallRecord, Principal } from "../model/call";
 import { scheduledEventKey, type ToolCallScheduled } from "../model/events";
 import { runId as runIdSchema } from "../model/ids";
@@ -18,7 +20,10 @@ export interface CallServiceDeps {
   calls: CallStore;
   publisher: EventPublisher;
   config: StageConfig;
-  /** Built-in tools by id: their zod schemas validate input before anything is written. */
+  /**
+   * Built-in tools by id: their zod schemas validate input before anything is written.
+   * Registered (http, mcp) tools are validated against the JSON Schema in their catalog entry.
+   */
   definitions: ReadonlyMap<string, AnyToolDefinition>;
   now?: () => Date;
 }
@@ -49,11 +54,10 @@ export class CallService {
     }
     const spec = (await this.deps.catalog.getTool(request.tool)) ?? notFound(request.tool);
     const mode = this.authorize(principal, spec, request.mode);
-    const definition = this.deps.definitions.get(spec.id) ?? notFound(spec.id);
-    const input = definition.input.safeParse(request.input);
-    if (!input.success) {
+    const issues = this.inputIssues(spec, request.input);
+    if (issues.length > 0) {
       throw new ValidationError(`The input does not match ${spec.id}'s input schema.`, {
-        details: issueDetails(input.error.issues),
+        details: issues,
       });
     }
     const record: CallRecord = {
@@ -62,6 +66,7 @@ export class CallService {
       toolId: spec.id,
       toolset: spec.toolset,
       toolVersion: spec.version,
+      implementation: spec.implementation.kind,
       input: request.input,
       inputHash: sha256Hex(canonicalJson(request.input)),
       status: "pending",
@@ -82,6 +87,27 @@ export class CallService {
       ]);
     }
     return outcome;
+  }
+
+  /**
+   * Built-in tools check input with their zod schema; registered ones with their JSON Schema
+   * (and, for http tools, whether the values can stand in the URL), with the same 400.
+   */
+  private inputIssues(spec: ToolSpec, input: unknown): { path: string; message: string }[] {
+    const implementation = spec.implementation;
+    if (implementation.kind === "builtin") {
+      const definition = this.deps.definitions.get(spec.id) ?? notFound(spec.id);
+      const parsed = definition.input.safeParse(input);
+      return parsed.success ? [] : issueDetails(parsed.error.issues);
+    }
+    const issues = schemaIssues(spec.inputSchema, input);
+    if (issues.length > 0 || implementation.kind !== "http") return issues;
+    try {
+      expandUrlTemplate(implementation.url, input as Record<string, unknown>);
+      return [];
+    } catch (error) {
+      return [{ path: "(input)", message: (error as Error).message }];
+    }
   }
 
   /**
@@ -163,6 +189,7 @@ function scheduledDetail(call: CallRecord): ToolCallScheduled & { [key: string]:
     callId: call.callId,
     toolId: call.toolId,
     toolset: call.toolset,
+    ...(call.implementation ? { implementation: call.implementation } : {}),
     input: call.input,
     requestedBy: call.requestedBy,
     scheduledAt: call.scheduledAt,

@@ -61,6 +61,8 @@ export const callRecord = z.object({
   toolId,
   toolset: toolsetName,
   toolVersion: z.string(),
+  /** builtin, http or mcp: carried by ToolCallScheduled so the bus routes it. */
+  implementation: z.enum(["builtin", "http", "mcp"]).optional(),
   input: z.unknown(),
   /** sha256 of the canonical JSON input: a retried POST with the same id must match it. */
   inputHash: z.string(),

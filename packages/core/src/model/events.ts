@@ -8,6 +8,8 @@ export const toolCallScheduled = z.object({
   callId,
   toolId,
   toolset: toolsetName,
+  /** How the tool is implemented: bus rules route registered http and mcp tools by it. */
+  implementation: z.enum(["builtin", "http", "mcp"]).optional(),
   input: z.unknown(),
   requestedBy: principal,
   mode: z.string().optional(),

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { capabilityName, toolId, toolsetName } from "./ids";
+import { implementation, secretHeader } from "./implementation";
 
 export const CATEGORIES = ["research", "reference", "enhance", "publish", "utility"] as const;
 export const category = z.enum(CATEGORIES);
@@ -48,12 +49,6 @@ export const availability = z.object({
   minRole: z.string().min(1).optional(),
 });
 
-export const implementation = z.discriminatedUnion("kind", [
-  z.object({ kind: z.literal("builtin") }),
-  z.object({ kind: z.literal("http") }).passthrough(),
-  z.object({ kind: z.literal("mcp") }).passthrough(),
-]);
-
 /** Everything about a tool but its code: what the catalog stores and every consumer reads. */
 export const toolSpec = z.object({
   id: toolId,
@@ -91,5 +86,16 @@ export const toolsetSpec = z.object({
   /** The provider that implements it: ownership decides who may change it. */
   owner: z.string().min(1).max(120),
   kind: z.enum(["builtin", "http", "mcp"]).default("builtin"),
+  /** Where a registered MCP toolset's tools come from: what a refresh asks again. */
+  source: z
+    .object({
+      url: z.string().min(1).max(2048),
+      auth: secretHeader.optional(),
+      /** Remote tool name -> the id it has here. */
+      renames: z.record(z.string(), toolId).default({}),
+      /** The registration's defaults for discovered tools (checked again on refresh). */
+      defaults: z.record(z.string(), z.unknown()).optional(),
+    })
+    .optional(),
 });
 export type ToolsetSpec = z.infer<typeof toolsetSpec>;

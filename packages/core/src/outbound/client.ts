@@ -39,7 +39,7 @@ const CROSS_ORIGIN_HEADERS = new Set([
 const TIMED_OUT = Symbol("timed out");
 const CALLER_ABORTED = Symbol("caller aborted");
 
-const systemLookup: Resolver = async (hostname) => {
+export const systemLookup: Resolver = async (hostname) => {
   const results = await dnsLookup(hostname, { all: true, verbatim: true });
   return results.map(
     (entry): ResolvedAddress => ({

@@ -1,4 +1,4 @@
-export { createHttpClient, type HttpClientOptions } from "./client";
+export { createHttpClient, type HttpClientOptions, systemLookup } from "./client";
 export { OutboundError } from "./errors";
 export { failureFromOutbound, failureFromStatus, retryAfter } from "./failures";
 export {

@@ -3,7 +3,7 @@
  * point tools at HTTP servers on loopback (allowed by `allowHosts`).
  */
 export interface OutboundRequest {
-  method?: "GET" | "HEAD" | "POST";
+  method?: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE";
   headers?: Record<string, string>;
   body?: string;
   /** Per-attempt timeout. Default: the client's (10 s). */

@@ -4,13 +4,18 @@ import { ValidationError } from "../errors";
 import type { EventPublisher } from "../events/publisher";
 import { fitResultEvent } from "../events/size";
 import type { CallRecord, CallResult } from "../model/call";
-import { resultEventKey, type ToolResultReceived, toolCallScheduled } from "../model/events";
+import {
+  resultEventKey,
+  type ToolCallScheduled,
+  type ToolResultReceived,
+  toolCallScheduled,
+} from "../model/events";
 import type { HttpClient, SecretSource } from "../outbound/types";
 import type { DynamoRateLimiter } from "../store/dynamodb/rate-limiter";
 import type { DynamoResultCache } from "../store/dynamodb/result-cache";
 import type { CallStore } from "../store/ports";
 import type { AnyToolDefinition } from "../tool-definition";
-import { runWithPolicies } from "./policies";
+import { type PolicyOutcome, runWithPolicies } from "./policies";
 
 export interface ToolRuntimeDeps {
   calls: CallStore;
@@ -40,43 +45,54 @@ export function createToolHandler(
 ) {
   return async (event: unknown): Promise<void> => {
     const runtime = await deps();
-    const { calls, publisher, now = () => new Date() } = runtime;
     const detail = parseScheduled(event, tool.spec.id);
-    const timeoutMs = tool.spec.timeoutMs ?? 10_000;
-    const deadline = new Date(now().getTime() + timeoutMs + DEADLINE_GRACE_MS).toISOString();
-    const claimed = await calls.claim(detail.parentRunId, detail.callId, deadline);
-    if (!claimed) {
-      const existing = await calls.get(detail.parentRunId, detail.callId);
-      if (existing?.result && !existing.resultPublishedAt) {
-        await publishResult(existing, existing.result, publisher, calls, now);
-      }
-      return;
-    }
-    const started = performance.now();
-    const { execution, cached, stale, fallback } = await runWithPolicies(tool, claimed, {
-      ...runtime,
-      now,
-    });
-    const body = execution.ok
-      ? { output: execution.output, data: execution.data, citations: execution.citations }
-      : { output: execution.failure.message, data: null, citations: [] };
-    const result: CallResult = {
-      status: execution.ok ? "succeeded" : "failed",
-      ...body,
-      ...(execution.ok ? {} : { failure: execution.failure }),
-      cached,
-      stale,
-      ...(fallback ? { fallback } : {}),
-      durationMs: Math.round(performance.now() - started),
-      resultBytes: Buffer.byteLength(JSON.stringify(body)),
-      truncated: false,
-      completedAt: completionTime(claimed.scheduledAt, now()),
-    };
-    const completed = await calls.complete(claimed.parentRunId, claimed.callId, result);
-    // Not running any more: a sweeper already failed it as stuck, and published that.
-    if (!completed) return;
-    await publishResult(completed, completed.result ?? result, publisher, calls, now);
+    await runScheduledCall(detail, runtime, tool.spec.timeoutMs ?? 10_000, (claimed, now) =>
+      runWithPolicies(tool, claimed, { ...runtime, now }),
+    );
   };
+}
+
+/**
+ * The lifecycle every handler shares: claim (a duplicate delivery runs nothing, but finishes
+ * an interrupted publish), run, store the result, announce it.
+ */
+export async function runScheduledCall(
+  detail: ToolCallScheduled,
+  runtime: ToolRuntimeDeps,
+  timeoutMs: number,
+  run: (call: CallRecord, now: () => Date) => Promise<PolicyOutcome>,
+): Promise<void> {
+  const { calls, publisher, now = () => new Date() } = runtime;
+  const deadline = new Date(now().getTime() + timeoutMs + DEADLINE_GRACE_MS).toISOString();
+  const claimed = await calls.claim(detail.parentRunId, detail.callId, deadline);
+  if (!claimed) {
+    const existing = await calls.get(detail.parentRunId, detail.callId);
+    if (existing?.result && !existing.resultPublishedAt) {
+      await publishResult(existing, existing.result, publisher, calls, now);
+    }
+    return;
+  }
+  const started = performance.now();
+  const { execution, cached, stale, fallback } = await run(claimed, now);
+  const body = execution.ok
+    ? { output: execution.output, data: execution.data, citations: execution.citations }
+    : { output: execution.failure.message, data: null, citations: [] };
+  const result: CallResult = {
+    status: execution.ok ? "succeeded" : "failed",
+    ...body,
+    ...(execution.ok ? {} : { failure: execution.failure }),
+    cached,
+    stale,
+    ...(fallback ? { fallback } : {}),
+    durationMs: Math.round(performance.now() - started),
+    resultBytes: Buffer.byteLength(JSON.stringify(body)),
+    truncated: false,
+    completedAt: completionTime(claimed.scheduledAt, now()),
+  };
+  const completed = await calls.complete(claimed.parentRunId, claimed.callId, result);
+  // Not running any more: a sweeper already failed it as stuck, and published that.
+  if (!completed) return;
+  await publishResult(completed, completed.result ?? result, publisher, calls, now);
 }
 
 /** Announces a stored result, then marks it published so redeliveries don't announce again. */
@@ -106,7 +122,8 @@ export function completionTime(scheduledAt: string, now: Date): string {
   return new Date(Math.max(now.getTime(), floor)).toISOString();
 }
 
-function parseScheduled(event: unknown, expectedTool: string) {
+/** The ToolCallScheduled detail of a bus event; with `expectedTool`, it must be for that tool. */
+export function parseScheduled(event: unknown, expectedTool?: string): ToolCallScheduled {
   const envelope = event as { "detail-type"?: unknown; detail?: unknown } | null;
   if (envelope?.["detail-type"] !== "ToolCallScheduled") {
     throw new ValidationError("Expected a ToolCallScheduled event.");
@@ -117,7 +134,7 @@ function parseScheduled(event: unknown, expectedTool: string) {
       details: parsed.error.issues,
     });
   }
-  if (parsed.data.toolId !== expectedTool) {
+  if (expectedTool !== undefined && parsed.data.toolId !== expectedTool) {
     // A rule pointing at the wrong handler: fail loudly so the event is dead-lettered.
     throw new ValidationError(`This handler runs ${expectedTool}, not ${parsed.data.toolId}.`);
   }

@@ -16,6 +16,16 @@ export interface CatalogStore {
     toolsets: Versioned<ToolsetSpec>[];
     tools: Versioned<ToolSpec>[];
   }>;
+  /**
+   * Writes a toolset with exactly `tools` (its other tools are deleted), all or nothing;
+   * ConflictError when the catalog moved on or an id was taken meanwhile.
+   */
+  replaceToolset(
+    toolset: ToolsetSpec,
+    tools: readonly ToolSpec[],
+  ): Promise<{ toolset: Versioned<ToolsetSpec>; tools: Versioned<ToolSpec>[] }>;
+  /** Deletes a toolset and its tools, all or nothing; returns the removed tool ids. */
+  removeToolset(name: string, expectedRevision?: number): Promise<string[]>;
   /** Flips availability.enabled; ConflictError when `expectedRevision` is stale. */
   setEnabled(id: string, enabled: boolean, expectedRevision?: number): Promise<Versioned<ToolSpec>>;
 }

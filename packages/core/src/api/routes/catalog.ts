@@ -168,9 +168,11 @@ export function registerCatalogRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): 
       const { name } = c.req.valid("param");
       const spec = c.req.valid("json");
       if (spec.name !== name) throw pathMismatch("name", name, spec.name);
+      if (spec.kind !== "builtin") throw registeredElsewhere("toolset", name);
       const expected = parseIfMatch(c.req.valid("header")["if-match"]);
       // Names are global: another owner's toolset is a clash, not something to overwrite.
       const existing = await catalog.getToolset(name);
+      if (existing && existing.kind !== "builtin") throw registeredElsewhere("toolset", name);
       if (existing && existing.owner !== spec.owner) {
         throw new ConflictError(
           `Toolset ${name} is already registered by owner ${existing.owner}; owner ${spec.owner} cannot register it too.`,
@@ -217,6 +219,9 @@ export function registerCatalogRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): 
         catalog.getToolset(spec.toolset),
         catalog.getTool(spec.id),
       ]);
+      if (spec.implementation.kind !== "builtin" || (toolset && toolset.kind !== "builtin")) {
+        throw registeredElsewhere("tool", spec.id);
+      }
       checkToolRegistration(spec, {
         toolsets: toolset ? [toolset] : [],
         tools: existing ? [existing] : [],
@@ -256,6 +261,13 @@ export function registerCatalogRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): 
       },
     );
   }
+}
+
+/** http and mcp toolsets are written whole, with their checks, by the external-toolsets API. */
+function registeredElsewhere(what: string, name: string): ValidationError {
+  return new ValidationError(
+    `The ${what} ${name} belongs to an http or mcp toolset: register it with PUT /v1/external-toolsets/{name}.`,
+  );
 }
 
 function pathMismatch(field: string, inPath: string, inBody: string): ValidationError {

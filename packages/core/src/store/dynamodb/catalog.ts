@@ -1,6 +1,12 @@
-import { GetCommand, type NativeAttributeValue, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import {
+  GetCommand,
+  type NativeAttributeValue,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
 import type { z } from "zod";
-import { ConflictError, NotFoundError } from "../../errors";
+import { ConflictError, NotFoundError, ValidationError } from "../../errors";
 import { type ToolSpec, type ToolsetSpec, toolSpec, toolsetSpec } from "../../model/tool";
 import type { CatalogStore, Versioned } from "../ports";
 import {
@@ -20,6 +26,9 @@ import {
 } from "./items";
 
 type Item = Record<string, NativeAttributeValue>;
+
+/** DynamoDB's limit on the items of one TransactWriteItems call. */
+const MAX_TRANSACTION_ITEMS = 100;
 
 /**
  * Tool and toolset specs, one item each, with their fields as top-level attributes beside
@@ -155,6 +164,147 @@ export class DynamoCatalogStore implements CatalogStore {
       }
     });
     return versioned(toolSpec, item, "tool");
+  }
+
+  /**
+   * Writes a toolset and exactly these tools in one transaction: tools of the toolset that are
+   * not listed are deleted. Every item is conditioned on what was read (the toolset's revision,
+   * each tool's revision and toolset, new ids not existing), so a concurrent change or an id
+   * taken meanwhile by another toolset cancels the whole write: never half a toolset.
+   */
+  async replaceToolset(
+    spec: ToolsetSpec,
+    tools: readonly ToolSpec[],
+  ): Promise<{ toolset: Versioned<ToolsetSpec>; tools: Versioned<ToolSpec>[] }> {
+    const toolset = parseInput(toolsetSpec, spec, "toolset spec");
+    const parsed = tools.map((tool) => parseInput(toolSpec, tool, "tool spec"));
+    const [current, { tools: currentTools }] = await Promise.all([
+      this.getToolset(toolset.name),
+      this.list({ toolset: toolset.name }),
+    ]);
+    const now = this.#now();
+    const revisions = new Map(currentTools.map((tool) => [tool.id, tool.revision]));
+    const wanted = new Set(parsed.map((tool) => tool.id));
+    const items: NonNullable<TransactWriteCommandInput["TransactItems"]> = [
+      this.#putItem(
+        {
+          ...toolsetKey(toolset.name),
+          ...toolset,
+          gsi1pk: CATALOG_PARTITION,
+          gsi1sk: toolsetIndexSortKey(toolset.name),
+        },
+        current?.revision,
+        now,
+      ),
+      ...parsed.map((tool) =>
+        this.#putItem(
+          {
+            ...toolKey(tool.id),
+            ...tool,
+            gsi1pk: CATALOG_PARTITION,
+            gsi1sk: toolIndexSortKey(tool.toolset, tool.id),
+          },
+          revisions.get(tool.id),
+          now,
+          tool.toolset,
+        ),
+      ),
+      ...currentTools
+        .filter((tool) => !wanted.has(tool.id))
+        .map((tool) => this.#deleteItem(toolKey(tool.id), toolset.name)),
+    ];
+    await this.#transact(items, `toolset ${toolset.name}`);
+    const stamp = (revision: number | undefined) => ({
+      revision: (revision ?? 0) + 1,
+      updatedAt: now,
+    });
+    return {
+      toolset: { ...toolset, ...stamp(current?.revision) },
+      tools: parsed.map((tool) => ({ ...tool, ...stamp(revisions.get(tool.id)) })),
+    };
+  }
+
+  /** Deletes a toolset and all its tools in one transaction; NotFoundError if it is absent. */
+  async removeToolset(name: string, expectedRevision?: number): Promise<string[]> {
+    const [current, { tools }] = await Promise.all([
+      this.getToolset(name),
+      this.list({ toolset: name }),
+    ]);
+    if (!current) throw new NotFoundError(`Toolset ${name} does not exist.`);
+    if (expectedRevision !== undefined && current.revision !== expectedRevision) {
+      throw conflict("toolset", name, current.revision, expectedRevision);
+    }
+    await this.#transact(
+      [
+        {
+          Delete: {
+            TableName: this.#options.tableName,
+            Key: toolsetKey(name),
+            ConditionExpression: "revision = :revision",
+            ExpressionAttributeValues: { ":revision": current.revision },
+          },
+        },
+        ...tools.map((tool) => this.#deleteItem(toolKey(tool.id), name)),
+      ],
+      `toolset ${name}`,
+    );
+    return tools.map((tool) => tool.id);
+  }
+
+  #putItem(item: Item, revision: number | undefined, now: string, toolset?: string) {
+    const values: Item = { ":revision": revision ?? 0 };
+    let condition = "attribute_not_exists(pk)";
+    if (revision !== undefined) {
+      condition = "revision = :revision";
+      if (toolset !== undefined) {
+        condition += " AND toolset = :toolset";
+        values[":toolset"] = toolset;
+      }
+    }
+    return {
+      Put: {
+        TableName: this.#options.tableName,
+        Item: { ...item, revision: (revision ?? 0) + 1, updatedAt: now },
+        ConditionExpression: condition,
+        ...(revision === undefined ? {} : { ExpressionAttributeValues: values }),
+      },
+    };
+  }
+
+  #deleteItem(key: { pk: string; sk: string }, toolset: string) {
+    return {
+      Delete: {
+        TableName: this.#options.tableName,
+        Key: key,
+        ConditionExpression: "toolset = :toolset",
+        ExpressionAttributeValues: { ":toolset": toolset },
+      },
+    };
+  }
+
+  async #transact(
+    items: NonNullable<TransactWriteCommandInput["TransactItems"]>,
+    what: string,
+  ): Promise<void> {
+    if (items.length > MAX_TRANSACTION_ITEMS) {
+      throw new ValidationError(
+        `Changing ${what} takes ${items.length} writes; one change may make at most ${MAX_TRANSACTION_ITEMS}. Remove the toolset first, then register it again.`,
+      );
+    }
+    const { client, tableName } = this.#options;
+    await guard("catalog.transact", tableName, async () => {
+      try {
+        await client.send(new TransactWriteCommand({ TransactItems: items }));
+      } catch (error) {
+        if (error instanceof Error && error.name === "TransactionCanceledException") {
+          throw new ConflictError(
+            `The catalog changed while ${what} was being written (a tool id was taken or a revision moved on); nothing was written. Read it again and retry.`,
+            { cause: error },
+          );
+        }
+        throw error;
+      }
+    });
   }
 
   /**

@@ -1,0 +1,124 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { ValidationError } from "../../errors";
+import { requirePermission } from "../auth";
+import type { ApiDeps } from "../deps";
+import type { ApiEnv } from "../env";
+import {
+  bearerSecurity,
+  errorResponses,
+  externalRegistrationSchema,
+  ifMatchHeaders,
+  jsonContent,
+  refreshRequestSchema,
+  registrationOutcomeSchema,
+  toolsetNameParam,
+} from "../schemas";
+import { etag, parseIfMatch } from "../views";
+
+const params = z.object({ name: toolsetNameParam });
+
+/** Registered toolsets: http endpoints and remote MCP servers, added without a deploy. */
+export function registerExternalRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+  const { external } = deps;
+  if (!external) return;
+  const admin = requirePermission(deps.config, "admin");
+
+  app.openapi(
+    createRoute({
+      method: "put",
+      path: "/v1/external-toolsets/{name}",
+      tags: ["Catalog admin"],
+      summary: "Register or replace an http or mcp toolset",
+      description:
+        "Checks everything before writing: owner, ids (a clash names both owners), JSON Schemas, URL templates, the SSRF guard on every URL, that each named secret is set, and for mcp that the server lists its tools. Then the toolset and exactly its tools are written in one transaction. The answer says which tools were added, removed or changed.",
+      security: bearerSecurity,
+      middleware: [admin] as const,
+      request: {
+        params,
+        body: {
+          required: true,
+          content: { "application/json": { schema: externalRegistrationSchema } },
+        },
+      },
+      responses: {
+        200: jsonContent(registrationOutcomeSchema, "Replaced"),
+        201: jsonContent(registrationOutcomeSchema, "Registered"),
+        ...errorResponses(400, 401, 403, 409, 413, 415),
+      },
+    }),
+    async (c) => {
+      const { name } = c.req.valid("param");
+      const registration = c.req.valid("json");
+      if (registration.name !== name) {
+        throw new ValidationError(
+          `The name in the path (${name}) and in the body (${registration.name}) differ.`,
+          { details: [{ path: "name", message: `Must equal the path's name, ${name}.` }] },
+        );
+      }
+      const { created, ...outcome } = await external.register(registration);
+      c.header("ETag", etag(outcome.toolset));
+      if (created) {
+        c.header("Location", `/v1/toolsets/${name}`);
+        return c.json(outcome, 201);
+      }
+      return c.json(outcome, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/v1/external-toolsets/{name}/refresh",
+      tags: ["Catalog admin"],
+      summary: "List a registered MCP server's tools again",
+      description:
+        "Stores the server's current tools (removed ones leave the catalog) and answers with the diff. An optional body adds renames.",
+      security: bearerSecurity,
+      middleware: [admin] as const,
+      request: {
+        params,
+        body: {
+          required: false,
+          content: { "application/json": { schema: refreshRequestSchema } },
+        },
+      },
+      responses: {
+        200: jsonContent(registrationOutcomeSchema, "Refreshed"),
+        ...errorResponses(400, 401, 403, 404, 409, 415),
+      },
+    }),
+    async (c) => {
+      const { name } = c.req.valid("param");
+      const body = (c.req.header("content-length") ?? "0") === "0" ? {} : c.req.valid("json");
+      const { created: _created, ...outcome } = await external.refresh(
+        name,
+        body.renames ? { renames: body.renames } : {},
+      );
+      c.header("ETag", etag(outcome.toolset));
+      return c.json(outcome, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "delete",
+      path: "/v1/external-toolsets/{name}",
+      tags: ["Catalog admin"],
+      summary: "Remove a registered toolset and its tools",
+      description:
+        "Calls already scheduled for its tools fail as `unavailable`. Built-in toolsets cannot be removed (disable their tools instead).",
+      security: bearerSecurity,
+      middleware: [admin] as const,
+      request: { params, headers: ifMatchHeaders },
+      responses: {
+        200: jsonContent(z.object({ removed: z.array(z.string()) }), "Removed"),
+        ...errorResponses(400, 401, 403, 404, 409),
+      },
+    }),
+    async (c) => {
+      const { name } = c.req.valid("param");
+      const expected = parseIfMatch(c.req.valid("header")["if-match"]);
+      return c.json(await external.remove(name, expected), 200);
+    },
+  );
+}

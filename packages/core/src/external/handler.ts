@@ -1,0 +1,76 @@
+import { type CapabilityDetector, networkCapability } from "../capabilities";
+import type { Failure } from "../model/call";
+import type { ExternalKind } from "../model/implementation";
+import type { SecretSource } from "../outbound/types";
+import { runWithPolicies } from "../runtime/policies";
+import { parseScheduled, runScheduledCall, type ToolRuntimeDeps } from "../runtime/tool-handler";
+import type { CatalogStore } from "../store/ports";
+import type { AnyToolDefinition } from "../tool-definition";
+import { httpToolDefinition } from "./http-tool";
+import { mcpToolDefinition } from "./mcp-tool";
+import { secretDetectors, secretsOfTool } from "./secrets";
+
+export interface ExternalRuntimeDeps extends ToolRuntimeDeps {
+  catalog: Pick<CatalogStore, "getTool">;
+  /** Secrets by name, read at run time (registered after the deploy, so not bound to it). */
+  readSecrets(names: readonly string[]): Promise<SecretSource>;
+}
+
+const DEFINITIONS: Record<
+  ExternalKind,
+  (spec: Parameters<typeof httpToolDefinition>[0]) => AnyToolDefinition
+> = {
+  http: httpToolDefinition,
+  mcp: mcpToolDefinition,
+};
+
+/**
+ * The one handler for every registered tool of a kind. The tool is read from the catalog per
+ * call (registrations change without a deploy), then runs through the same policies as a
+ * built-in: capability gate, rate limits, cache, timeout, failure kinds.
+ */
+export function createExternalHandler(
+  kind: ExternalKind,
+  deps: () => ExternalRuntimeDeps | Promise<ExternalRuntimeDeps>,
+) {
+  return async (event: unknown): Promise<void> => {
+    const runtime = await deps();
+    const detail = parseScheduled(event);
+    const spec = await runtime.catalog.getTool(detail.toolId);
+    if (!spec || spec.implementation.kind !== kind) {
+      // Removed (or re-registered as another kind) after the call was scheduled.
+      const failure: Failure = {
+        kind: "unavailable",
+        message: `${detail.toolId} is no longer registered as an ${kind} tool on this stage.`,
+        retryable: false,
+        recovery: "replan",
+      };
+      await runScheduledCall(detail, runtime, 0, async () => ({
+        execution: { ok: false, failure },
+        cached: false,
+        stale: false,
+      }));
+      return;
+    }
+    const tool = DEFINITIONS[kind](spec);
+    const names = secretsOfTool(spec);
+    const loaded = names.length > 0 ? await runtime.readSecrets(names) : undefined;
+    const secret: SecretSource = (name) => runtime.secret(name) || loaded?.(name);
+    const capabilities = withDetectors(runtime.capabilities, [
+      networkCapability,
+      ...secretDetectors(names),
+    ]);
+    await runScheduledCall(detail, runtime, spec.timeoutMs, (claimed, now) =>
+      runWithPolicies(tool, claimed, { ...runtime, secret, capabilities, now }),
+    );
+  };
+}
+
+/** The stage's own detectors, plus those a registered tool needs that it lacks. */
+export function withDetectors(
+  base: readonly CapabilityDetector[],
+  extra: readonly CapabilityDetector[],
+): CapabilityDetector[] {
+  const names = new Set(base.map((detector) => detector.name));
+  return [...base, ...extra.filter((detector) => !names.has(detector.name))];
+}

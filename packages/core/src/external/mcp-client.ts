@@ -1,0 +1,190 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  type CallToolResult,
+  ErrorCode,
+  McpError,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { Failure } from "../model/call";
+import { OutboundError } from "../outbound/errors";
+import { failureFromOutbound, failureFromStatus } from "../outbound/failures";
+import type { HttpClient, OutboundResponse } from "../outbound/types";
+import { ToolFailure } from "../tool-definition";
+
+/** A tool as a remote MCP server lists it. */
+export type RemoteTool = Tool;
+
+export interface McpConnection {
+  url: string;
+  /** Headers sent with every request (the auth header, value already read). */
+  headers: Record<string, string>;
+  http: HttpClient;
+  /** For messages: which server this is, e.g. "toolset weather (mcp.example.com)". */
+  upstream: string;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+const CLIENT_INFO = { name: "toolbus", version: "1" };
+const MAX_PAGES = 20;
+
+/**
+ * Runs `work` in one MCP session and closes it. Every byte goes through the outbound client
+ * (SSRF guard per hop, timeouts, size caps); HTTP and transport failures come out as the tool
+ * failure an agent can act on, so callers only handle ToolFailure.
+ */
+async function withSession<T>(
+  connection: McpConnection,
+  work: (client: Client) => Promise<T>,
+): Promise<T> {
+  const seen: { response?: OutboundResponse; error?: unknown } = {};
+  const transport = new StreamableHTTPClientTransport(new URL(connection.url), {
+    fetch: outboundFetch(connection, seen),
+    requestInit: { headers: connection.headers },
+  });
+  const client = new Client(CLIENT_INFO, { capabilities: {} });
+  const options = {
+    timeout: connection.timeoutMs,
+    ...(connection.signal ? { signal: connection.signal } : {}),
+  };
+  try {
+    await client.connect(transport, options);
+    return await work(client);
+  } catch (error) {
+    throw asToolFailure(error, seen, connection.upstream);
+  } finally {
+    // Stateful servers keep a session per initialize: end ours (best effort), then close.
+    await transport.terminateSession().catch(() => undefined);
+    await client.close().catch(() => undefined);
+  }
+}
+
+/** Every tool the server lists (following cursors), at most `limit` + 1 to detect overflow. */
+export async function listRemoteTools(
+  connection: McpConnection,
+  limit: number,
+): Promise<RemoteTool[]> {
+  return withSession(connection, async (client) => {
+    const tools: RemoteTool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const answer = await client.listTools(cursor ? { cursor } : {}, {
+        timeout: connection.timeoutMs,
+      });
+      tools.push(...answer.tools);
+      cursor = answer.nextCursor;
+      if (!cursor || tools.length > limit) break;
+    }
+    return tools;
+  });
+}
+
+export async function callRemoteTool(
+  connection: McpConnection,
+  name: string,
+  input: unknown,
+): Promise<CallToolResult> {
+  return withSession(connection, async (client) => {
+    const result = await client.callTool(
+      { name, arguments: (input ?? {}) as Record<string, unknown> },
+      undefined,
+      {
+        timeout: connection.timeoutMs,
+        ...(connection.signal ? { signal: connection.signal } : {}),
+      },
+    );
+    return result as CallToolResult;
+  });
+}
+
+/**
+ * The SDK's fetch, served by the outbound client. GET (the optional server-to-client event
+ * stream) answers 405 without a request: Toolbus only makes request/response exchanges, and
+ * an open stream would hold the call until its timeout.
+ */
+function outboundFetch(
+  connection: McpConnection,
+  seen: { response?: OutboundResponse; error?: unknown },
+): FetchLike {
+  return async (url, init) => {
+    const method = (init?.method ?? "GET").toUpperCase();
+    if (method !== "POST" && method !== "DELETE") return new Response(null, { status: 405 });
+    const headers: Record<string, string> = {};
+    new Headers(init?.headers).forEach((value, key) => {
+      headers[key] = value;
+    });
+    let response: OutboundResponse;
+    try {
+      response = await connection.http.request(String(url), {
+        method,
+        headers,
+        ...(typeof init?.body === "string" ? { body: init.body } : {}),
+        timeoutMs: connection.timeoutMs,
+        retries: 0,
+        ...(connection.signal ? { signal: connection.signal } : {}),
+      });
+    } catch (error) {
+      if (method === "POST") seen.error = error;
+      throw error;
+    }
+    if (response.status >= 400 && method === "POST") seen.response = response;
+    const headersOut = new Headers(response.headers);
+    // The outbound client has already decoded the body.
+    headersOut.delete("content-encoding");
+    headersOut.delete("content-length");
+    const empty = response.body.byteLength === 0 || [204, 205, 304].includes(response.status);
+    return new Response(empty ? null : response.body, {
+      status: response.status,
+      headers: headersOut,
+    });
+  };
+}
+
+function asToolFailure(
+  error: unknown,
+  seen: { response?: OutboundResponse; error?: unknown },
+  upstream: string,
+): ToolFailure {
+  if (error instanceof ToolFailure) return error;
+  if (seen.error instanceof OutboundError) return failureFromOutbound(seen.error, upstream);
+  if (seen.response) {
+    const byStatus = failureFromStatus(seen.response, upstream);
+    if (byStatus) return byStatus;
+  }
+  if (error instanceof McpError) {
+    if (error.code === ErrorCode.RequestTimeout) {
+      return fail("timeout", `${upstream} did not answer in time.`, true, "replan");
+    }
+    if (error.code === ErrorCode.InvalidParams) {
+      return fail(
+        "upstream_error",
+        `${upstream} refused the call: ${error.message}`,
+        false,
+        "correct_call",
+      );
+    }
+    return fail(
+      "upstream_error",
+      `${upstream} answered with an error: ${error.message}`,
+      false,
+      "replan",
+    );
+  }
+  return fail(
+    "upstream_error",
+    `${upstream} did not answer as an MCP server: ${(error as Error)?.message ?? String(error)}`,
+    false,
+    "replan",
+  );
+}
+
+function fail(
+  kind: Failure["kind"],
+  message: string,
+  retryable: boolean,
+  recovery: Failure["recovery"],
+): ToolFailure {
+  return new ToolFailure({ kind, message: message.slice(0, 1000), retryable, recovery });
+}

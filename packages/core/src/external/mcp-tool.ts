@@ -1,0 +1,67 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolSpec } from "../model/tool";
+import { type AnyToolDefinition, ToolFailure } from "../tool-definition";
+import { callRemoteTool } from "./mcp-client";
+import { jsonSchemaType } from "./schema-type";
+import { authHeaders } from "./secrets";
+
+const MAX_OUTPUT_CHARS = 8_000;
+
+/** A tool of a registered MCP server as a tool definition, run by the generic mcp handler. */
+export function mcpToolDefinition(spec: ToolSpec): AnyToolDefinition {
+  const implementation = spec.implementation;
+  if (implementation.kind !== "mcp") throw new Error(`${spec.id} is not an mcp tool.`);
+  return {
+    spec,
+    catalogSpec: spec,
+    input: jsonSchemaType(spec.inputSchema),
+    output: jsonSchemaType(spec.outputSchema),
+    async execute(input, context) {
+      const upstream = `${spec.toolset} (${new URL(implementation.url).host})`;
+      const result = await callRemoteTool(
+        {
+          url: implementation.url,
+          headers: authHeaders(implementation.auth, context.secret, spec.id),
+          http: context.http,
+          upstream,
+          timeoutMs: spec.timeoutMs,
+          signal: context.signal,
+        },
+        implementation.remoteName,
+        input,
+      );
+      return outcomeOf(result, spec.id, upstream);
+    },
+  };
+}
+
+/**
+ * A remote result in Toolbus's terms: `isError` is a failed result (the server's own words,
+ * for the agent to act on); structured content is `data`, and without it the content blocks.
+ */
+export function outcomeOf(result: CallToolResult, toolId: string, upstream: string) {
+  const text = result.content
+    .map((block) => (block.type === "text" ? block.text : `[${block.type}]`))
+    .join("\n")
+    .trim();
+  if (result.isError) {
+    throw new ToolFailure({
+      kind: "upstream_error",
+      message: `${upstream} reported an error from ${toolId}: ${text || "no details"}`.slice(
+        0,
+        1000,
+      ),
+      retryable: false,
+      recovery: "correct_call",
+    });
+  }
+  const data = result.structuredContent ?? { content: result.content };
+  const output = text || JSON.stringify(data, null, 2);
+  return {
+    output:
+      output.length > MAX_OUTPUT_CHARS
+        ? `${output.slice(0, MAX_OUTPUT_CHARS)}\n… (cut; the full answer is in data)`
+        : output,
+    data,
+  };
+}

@@ -1,0 +1,318 @@
+import { ValidationError } from "../errors";
+import type {
+  CatalogDiff,
+  HttpToolsetRegistration,
+  McpToolsetRegistration,
+} from "../model/external";
+import { type SecretHeader, secretCapabilityName } from "../model/implementation";
+import { type ToolSpec, type ToolsetSpec, toolSpec } from "../model/tool";
+import { canonicalJson, sha256Hex } from "../util/canonical-json";
+import { compileSchema, SchemaError, schemaIssues } from "./json-schema";
+import type { RemoteTool } from "./mcp-client";
+import { parseUrlTemplate } from "./url-template";
+
+/**
+ * Pure planning of a registration: from what was registered (and, for MCP, what the server
+ * listed) to the catalog entries to store. Every problem is a ValidationError or a
+ * ConflictError naming the field or both owners; nothing here touches storage.
+ */
+
+/** What a tool without a declared output schema returns from a remote MCP server. */
+export const MCP_CONTENT_OUTPUT = {
+  type: "object",
+  properties: { content: { type: "array", items: { type: "object" } } },
+  required: ["content"],
+} as const;
+
+const VERSION_LENGTH = 12;
+const contentVersion = (value: unknown) => sha256Hex(canonicalJson(value)).slice(0, VERSION_LENGTH);
+
+export function httpToolsetPlan(registration: HttpToolsetRegistration): {
+  toolset: ToolsetSpec;
+  tools: ToolSpec[];
+} {
+  const tools = registration.tools.map((tool, index) => {
+    const at = `tools.${index}`;
+    const { method, url, auth: ownAuth, inputSchema, outputSchema, version, ...catalog } = tool;
+    checkInputSchema(inputSchema, `${at}.inputSchema`);
+    checkSchema(outputSchema, `${at}.outputSchema`);
+    let template: ReturnType<typeof parseUrlTemplate>;
+    try {
+      template = parseUrlTemplate(url);
+    } catch (error) {
+      throw invalid(
+        `${at}.url`,
+        `The URL template of ${tool.id} is not usable: ${(error as Error).message}`,
+      );
+    }
+    checkPlaceholders(template, inputSchema, tool.id, `${at}.url`);
+    tool.examples.forEach((example, n) => {
+      const issues = schemaIssues(inputSchema, example.input);
+      if (issues.length > 0) {
+        throw invalid(
+          `${at}.examples.${n}.input`,
+          `Example "${example.title}" of ${tool.id} does not match its input schema: ${issues[0]?.path} ${issues[0]?.message}.`,
+        );
+      }
+    });
+    const auth = ownAuth ?? registration.auth;
+    const implementation = { kind: "http" as const, method, url, ...(auth ? { auth } : {}) };
+    return parseSpec(
+      {
+        ...catalog,
+        toolset: registration.name,
+        requires: requirements(auth),
+        setup: secretSetup(auth),
+        inputSchema,
+        outputSchema,
+        version: version ?? contentVersion({ implementation, inputSchema, outputSchema }),
+        implementation,
+      },
+      at,
+    );
+  });
+  const ids = tools.map((tool) => tool.id);
+  const repeated = ids.find((id, index) => ids.indexOf(id) !== index);
+  if (repeated) throw invalid("tools", `Tool id ${repeated} is listed twice.`);
+  return {
+    toolset: {
+      name: registration.name,
+      description: registration.description,
+      owner: registration.owner,
+      kind: "http",
+    },
+    tools,
+  };
+}
+
+export function mcpToolsetPlan(
+  registration: McpToolsetRegistration,
+  remote: readonly RemoteTool[],
+): { toolset: ToolsetSpec; tools: ToolSpec[] } {
+  const { defaults, auth } = registration;
+  const byId = new Map<string, string>();
+  const tools = remote.map((tool) => {
+    const at = `remote tool ${tool.name}`;
+    const id = registration.renames[tool.name] ?? snakeCase(tool.name);
+    if (!id) {
+      throw invalid(
+        "renames",
+        `The server's tool ${JSON.stringify(tool.name)} has no usable id here; give it one in renames.`,
+      );
+    }
+    const clash = byId.get(id);
+    if (clash !== undefined) {
+      throw invalid(
+        "renames",
+        `The server's tools ${JSON.stringify(clash)} and ${JSON.stringify(tool.name)} would both be ${id}; rename one.`,
+      );
+    }
+    byId.set(id, tool.name);
+    const inputSchema = tool.inputSchema as Record<string, unknown>;
+    const outputSchema = (tool.outputSchema as Record<string, unknown> | undefined) ?? {
+      ...MCP_CONTENT_OUTPUT,
+    };
+    checkInputSchema(inputSchema, `${at}: inputSchema`);
+    checkSchema(outputSchema, `${at}: outputSchema`);
+    const description =
+      tool.description?.trim() || `${tool.name}, a tool of the MCP server ${registration.name}.`;
+    const hints = tool.annotations ?? {};
+    const implementation = {
+      kind: "mcp" as const,
+      url: registration.url,
+      ...(auth ? { auth } : {}),
+      remoteName: tool.name,
+    };
+    return parseSpec(
+      {
+        id,
+        toolset: registration.name,
+        title: (tool.title ?? hints.title ?? tool.name).slice(0, 120),
+        description: description.slice(0, 2000),
+        category: defaults.category,
+        usageHint: (defaults.usageHint ?? firstSentence(description)).slice(0, 500),
+        ...(defaults.guidelines ? { guidelines: defaults.guidelines } : {}),
+        requires: requirements(auth),
+        setup: secretSetup(auth),
+        inputSchema,
+        outputSchema,
+        ...(defaults.cache ? { cache: defaults.cache } : {}),
+        ...(defaults.rateLimit ? { rateLimit: defaults.rateLimit } : {}),
+        ...(defaults.availability ? { availability: defaults.availability } : {}),
+        timeoutMs: defaults.timeoutMs,
+        // MCP's defaults when a hint is absent: may write, not idempotent, reaches the world.
+        annotations: {
+          readOnly: hints.readOnlyHint ?? false,
+          openWorld: hints.openWorldHint ?? true,
+          idempotent: hints.idempotentHint ?? false,
+        },
+        // A changed remote tool gets a new version, so cached results of the old one go unused.
+        version: contentVersion({ tool, implementation }),
+        implementation,
+      },
+      at,
+    );
+  });
+  return {
+    toolset: {
+      name: registration.name,
+      description: registration.description,
+      owner: registration.owner,
+      kind: "mcp",
+      source: {
+        url: registration.url,
+        ...(auth ? { auth } : {}),
+        renames: registration.renames,
+        defaults,
+      },
+    },
+    tools,
+  };
+}
+
+/**
+ * Refuses ids another toolset owns, naming both owners and how to avoid the clash. A toolset
+ * may always keep its own ids. A 400, not a 409: the registration as sent can never succeed;
+ * it has to change (a rename), not be retried.
+ */
+export function checkIdsFree(
+  toolset: ToolsetSpec,
+  tools: readonly ToolSpec[],
+  catalog: { toolsets: readonly ToolsetSpec[]; tools: readonly ToolSpec[] },
+): void {
+  const owners = new Map(catalog.toolsets.map((t) => [t.name, t.owner]));
+  const taken = new Map(catalog.tools.map((t) => [t.id, t.toolset]));
+  for (const tool of tools) {
+    const holder = taken.get(tool.id);
+    if (holder === undefined || holder === toolset.name) continue;
+    const remedy =
+      toolset.kind === "mcp"
+        ? `give the server's tool ${tool.implementation.kind === "mcp" ? JSON.stringify(tool.implementation.remoteName) : tool.id} another id in renames`
+        : "register it under another id";
+    throw new ValidationError(
+      `Tool id ${tool.id} is already registered by toolset ${holder} (owner ${owners.get(holder) ?? "unknown"}); toolset ${toolset.name} (owner ${toolset.owner}) cannot register it too: ${remedy}.`,
+      { details: { toolId: tool.id, registeredBy: holder, requestedBy: toolset.name } },
+    );
+  }
+}
+
+/** Tool ids added, removed, changed and unchanged between two versions of a toolset. */
+export function diffTools(before: readonly ToolSpec[], after: readonly ToolSpec[]): CatalogDiff {
+  const comparable = (tool: ToolSpec) => {
+    const {
+      revision: _r,
+      updatedAt: _u,
+      ...spec
+    } = tool as ToolSpec & {
+      revision?: number;
+      updatedAt?: string;
+    };
+    return canonicalJson(spec);
+  };
+  const old = new Map(before.map((tool) => [tool.id, comparable(tool)]));
+  const now = new Set(after.map((tool) => tool.id));
+  const diff: CatalogDiff = { added: [], removed: [], changed: [], unchanged: [] };
+  for (const tool of after) {
+    const previous = old.get(tool.id);
+    if (previous === undefined) diff.added.push(tool.id);
+    else if (previous === comparable(tool)) diff.unchanged.push(tool.id);
+    else diff.changed.push(tool.id);
+  }
+  for (const tool of before) if (!now.has(tool.id)) diff.removed.push(tool.id);
+  for (const list of Object.values(diff)) list.sort();
+  return diff;
+}
+
+/** `getWeather`, `get-weather`, `Get Weather` -> `get_weather`; "" when no id fits. */
+export function snakeCase(name: string): string {
+  const id = name
+    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "_")
+    .replace(/^_+|_+$/g, "");
+  return /^[a-z][a-z0-9_]{0,47}$/.test(id) ? id : "";
+}
+
+/** Secret names a registration references, once each. */
+export function secretsOf(auths: readonly (SecretHeader | undefined)[]): string[] {
+  return [...new Set(auths.flatMap((auth) => (auth ? [auth.secret] : [])))].sort();
+}
+
+function requirements(auth: SecretHeader | undefined): string[] {
+  return ["network", ...(auth ? [secretCapabilityName(auth.secret)] : [])];
+}
+
+function secretSetup(auth: SecretHeader | undefined) {
+  return auth
+    ? [
+        {
+          name: auth.secret,
+          description: `Sent as the ${auth.header} header of every request.`,
+          env: auth.secret,
+          secret: auth.secret,
+          required: true,
+        },
+      ]
+    : [];
+}
+
+function checkSchema(schema: Record<string, unknown>, at: string): void {
+  try {
+    compileSchema(schema);
+  } catch (error) {
+    if (error instanceof SchemaError)
+      throw invalid(at, `The schema at ${at} is refused. ${error.message}`);
+    throw error;
+  }
+}
+
+/** Tools take an object: MCP and the selection both describe input as named fields. */
+function checkInputSchema(schema: Record<string, unknown>, at: string): void {
+  if (schema.type !== "object") {
+    throw invalid(at, `The input schema at ${at} must have "type": "object" at its root.`);
+  }
+  checkSchema(schema, at);
+}
+
+/** Every placeholder names a declared field; path ones must be required (a path has no gaps). */
+function checkPlaceholders(
+  template: ReturnType<typeof parseUrlTemplate>,
+  inputSchema: Record<string, unknown>,
+  id: string,
+  at: string,
+): void {
+  const properties = (inputSchema.properties ?? {}) as Record<string, unknown>;
+  const required = new Set(Array.isArray(inputSchema.required) ? inputSchema.required : []);
+  for (const name of [...template.path, ...template.query.values()]) {
+    if (!(name in properties)) {
+      throw invalid(
+        at,
+        `The URL of ${id} uses {${name}}, which its input schema does not declare.`,
+      );
+    }
+  }
+  for (const name of template.path) {
+    if (!required.has(name)) {
+      throw invalid(
+        at,
+        `{${name}} is in the path of ${id}'s URL, so the input schema must list it as required.`,
+      );
+    }
+  }
+}
+
+function parseSpec(candidate: Record<string, unknown>, at: string): ToolSpec {
+  const parsed = toolSpec.safeParse(candidate);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw invalid(at, `${at} does not make a valid tool: ${issue?.path.join(".")} ${issue?.message}`);
+}
+
+function firstSentence(text: string): string {
+  const sentence = /^.*?[.!?](\s|$)/s.exec(text)?.[0] ?? text;
+  return sentence.trim();
+}
+
+function invalid(path: string, message: string): ValidationError {
+  return new ValidationError(message, { details: [{ path, message }] });
+}

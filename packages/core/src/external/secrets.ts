@@ -1,0 +1,60 @@
+import { type CapabilityDetector, secretCapability } from "../capabilities";
+import {
+  type SecretHeader,
+  secretCapabilityName,
+  secretName as secretNameSchema,
+} from "../model/implementation";
+import type { ToolSpec, ToolsetSpec } from "../model/tool";
+import type { SecretSource } from "../outbound/types";
+import { ToolFailure } from "../tool-definition";
+
+/** The auth header of a registered tool, its value read now; never logged or stored. */
+export function authHeaders(
+  auth: SecretHeader | undefined,
+  secret: SecretSource,
+  toolId: string,
+): Record<string, string> {
+  if (!auth) return {};
+  const value = secret(auth.secret);
+  if (!value) {
+    throw new ToolFailure({
+      kind: "unavailable",
+      message: `${toolId} is unavailable: ${auth.secret} is not set on this stage.`,
+      retryable: false,
+      recovery: "replan",
+    });
+  }
+  return { [auth.header]: `${auth.prefix}${value}` };
+}
+
+/** Secret names a registered tool's calls need. */
+export function secretsOfTool(spec: ToolSpec): string[] {
+  const implementation = spec.implementation;
+  return implementation.kind !== "builtin" && implementation.auth
+    ? [implementation.auth.secret]
+    : [];
+}
+
+/** Every secret a catalog's registered toolsets reference, sorted, once each. */
+export function referencedSecrets(
+  toolsets: readonly ToolsetSpec[],
+  tools: readonly ToolSpec[],
+): string[] {
+  const names = new Set<string>();
+  for (const toolset of toolsets) if (toolset.source?.auth) names.add(toolset.source.auth.secret);
+  for (const tool of tools) for (const name of secretsOfTool(tool)) names.add(name);
+  return [...names].sort();
+}
+
+/** A capability per referenced secret: present when the secret is set on this stage. */
+export function secretDetectors(names: readonly string[]): CapabilityDetector[] {
+  return names
+    .filter((name) => secretNameSchema.safeParse(name).success)
+    .map((name) =>
+      secretCapability(
+        secretCapabilityName(name),
+        name,
+        `The secret ${name}, referenced by a registered toolset.`,
+      ),
+    );
+}

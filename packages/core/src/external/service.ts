@@ -1,0 +1,257 @@
+import { type CapabilityDetector, checkCapabilities, networkCapability } from "../capabilities";
+import type { StageConfig } from "../config";
+import { ConflictError, NotFoundError, ValidationError } from "../errors";
+import type { CapabilityStatus } from "../model/capability";
+import {
+  type CatalogDiff,
+  type ExternalRegistration,
+  MAX_EXTERNAL_TOOLS,
+  type McpToolsetRegistration,
+  mcpToolDefaults,
+  mcpToolsetRegistration,
+} from "../model/external";
+import type { ToolSpec, ToolsetSpec } from "../model/tool";
+import { OutboundError } from "../outbound/errors";
+import { checkUrl, type Resolver } from "../outbound/ssrf";
+import type { HttpClient, SecretSource } from "../outbound/types";
+import type { CatalogStore, Versioned } from "../store/ports";
+import { ToolFailure } from "../tool-definition";
+import { withDetectors } from "./handler";
+import { listRemoteTools } from "./mcp-client";
+import { checkIdsFree, diffTools, httpToolsetPlan, mcpToolsetPlan, secretsOf } from "./plan";
+import { referencedSecrets, secretDetectors } from "./secrets";
+
+export interface ExternalToolsetsDeps {
+  catalog: CatalogStore;
+  capabilities: { put(status: CapabilityStatus): Promise<unknown> };
+  config: StageConfig;
+  http: HttpClient;
+  lookup: Resolver;
+  /** Secrets by name, read now (on AWS from the stage's SSM secrets). */
+  readSecrets(names: readonly string[]): Promise<SecretSource>;
+  /** The stage's own capability detectors; registered secrets add their own. */
+  detectors: readonly CapabilityDetector[];
+  now?: () => Date;
+}
+
+export interface RegistrationOutcome {
+  created: boolean;
+  toolset: Versioned<ToolsetSpec>;
+  tools: Versioned<ToolSpec>[];
+  diff: CatalogDiff;
+}
+
+/** How long listing a remote MCP server's tools may take at registration. */
+const DISCOVERY_TIMEOUT_MS = 15_000;
+
+/**
+ * Registered toolsets: http endpoints and remote MCP servers that become catalog entries with
+ * no code and no deploy. Everything is checked (names, owners, schemas, URLs, secrets, the
+ * server's answer) before one transactional write, so a refused registration changes nothing.
+ */
+export class ExternalToolsets {
+  constructor(private readonly deps: ExternalToolsetsDeps) {}
+
+  async register(registration: ExternalRegistration): Promise<RegistrationOutcome> {
+    const current = await this.deps.catalog.getToolset(registration.name);
+    if (current) checkOwnership(current, registration);
+    const auths =
+      registration.kind === "http"
+        ? [registration.auth, ...registration.tools.map((tool) => tool.auth)]
+        : [registration.auth];
+    const secret = await this.requireSecrets(secretsOf(auths));
+    const urls =
+      registration.kind === "http"
+        ? registration.tools.map((tool) => tool.url.replace(/\{[^}]*\}/g, "x"))
+        : [registration.url];
+    for (const url of new Set(urls)) await this.checkReachable(url);
+    const plan =
+      registration.kind === "http"
+        ? httpToolsetPlan(registration)
+        : mcpToolsetPlan(registration, await this.discover(registration, secret));
+
+    const catalog = await this.deps.catalog.list();
+    checkIdsFree(plan.toolset, plan.tools, catalog);
+    const before = catalog.tools.filter((tool) => tool.toolset === registration.name);
+    // An administrator's disable survives re-registration and refresh, as it survives a seed.
+    const disabled = new Set(before.filter((t) => !t.availability.enabled).map((t) => t.id));
+    const tools = plan.tools.map((tool) =>
+      disabled.has(tool.id)
+        ? { ...tool, availability: { ...tool.availability, enabled: false } }
+        : tool,
+    );
+    const diff = diffTools(before, tools);
+    const stored = await this.deps.catalog.replaceToolset(plan.toolset, tools);
+    await this.recordCapabilities(secretsOf(auths), secret);
+    return { created: current === undefined, ...stored, diff };
+  }
+
+  /** Lists a registered MCP server's tools again and stores the difference. */
+  async refresh(
+    name: string,
+    changes: { renames?: Record<string, string> } = {},
+  ): Promise<RegistrationOutcome> {
+    const toolset = await this.deps.catalog.getToolset(name);
+    if (!toolset) throw new NotFoundError(`Toolset ${name} does not exist.`);
+    if (toolset.kind !== "mcp" || !toolset.source) {
+      throw new ConflictError(
+        `Toolset ${name} is a ${toolset.kind} toolset; only MCP toolsets are refreshed (register an http toolset again to change it).`,
+      );
+    }
+    const registration: McpToolsetRegistration = mcpToolsetRegistration.parse({
+      kind: "mcp",
+      name,
+      description: toolset.description,
+      owner: toolset.owner,
+      url: toolset.source.url,
+      ...(toolset.source.auth ? { auth: toolset.source.auth } : {}),
+      renames: { ...toolset.source.renames, ...changes.renames },
+      defaults: mcpToolDefaults.parse(toolset.source.defaults ?? {}),
+    });
+    return this.register(registration);
+  }
+
+  /** Removes a registered toolset and all its tools; built-in toolsets stay. */
+  async remove(name: string, expectedRevision?: number): Promise<{ removed: string[] }> {
+    const toolset = await this.deps.catalog.getToolset(name);
+    if (!toolset) throw new NotFoundError(`Toolset ${name} does not exist.`);
+    if (toolset.kind === "builtin") {
+      throw new ConflictError(
+        `Toolset ${name} is built in (owner ${toolset.owner}); it ships with the deploy and cannot be removed here. Disable its tools instead.`,
+      );
+    }
+    return { removed: await this.deps.catalog.removeToolset(name, expectedRevision) };
+  }
+
+  /** Detectors for the secrets registered toolsets reference (and network), for a refresh. */
+  async detectors(): Promise<{ detectors: CapabilityDetector[]; secret: SecretSource }> {
+    const { toolsets, tools } = await this.deps.catalog.list();
+    const names = referencedSecrets(toolsets, tools);
+    const secret = await this.deps.readSecrets(names);
+    const registered = tools.some((tool) => tool.implementation.kind !== "builtin");
+    return {
+      detectors: withDetectors(
+        [],
+        [...(registered ? [networkCapability] : []), ...secretDetectors(names)],
+      ),
+      secret,
+    };
+  }
+
+  private async requireSecrets(names: readonly string[]): Promise<SecretSource> {
+    const secret = await this.deps.readSecrets(names);
+    const missing = names.filter((name) => !secret(name));
+    if (missing.length > 0) {
+      const list = missing.join(", ");
+      throw new ValidationError(
+        `The secret ${list} is not set on this stage. Set it first (locally an environment variable; on AWS \`npx sst secrets set ${missing[0]} <value> --stage <stage>\`), then register again.`,
+        {
+          details: missing.map((name) => ({ path: "auth.secret", message: `${name} is not set` })),
+        },
+      );
+    }
+    return secret;
+  }
+
+  /** The SSRF guard, at registration: a URL that resolves to a forbidden address is refused. */
+  private async checkReachable(url: string): Promise<void> {
+    try {
+      await checkUrl(url, this.deps.config.outbound, this.deps.lookup);
+    } catch (error) {
+      if (!(error instanceof OutboundError)) throw error;
+      const host = safeHost(url);
+      const message =
+        error.kind === "blocked"
+          ? `${host} resolves to an address this stage may not reach (${error.message}). Add it to outbound.allowHosts in the stage configuration if it is meant to be reached.`
+          : error.kind === "network"
+            ? `${host} could not be resolved: it is not reachable from this stage.`
+            : `The URL ${host} is not allowed: ${error.message}.`;
+      throw new ValidationError(message, { details: [{ path: "url", message }] });
+    }
+  }
+
+  private async discover(registration: McpToolsetRegistration, secret: SecretSource) {
+    const auth = registration.auth;
+    let tools: Awaited<ReturnType<typeof listRemoteTools>>;
+    try {
+      tools = await listRemoteTools(
+        {
+          url: registration.url,
+          headers: auth ? { [auth.header]: `${auth.prefix}${secret(auth.secret) ?? ""}` } : {},
+          http: this.deps.http,
+          upstream: `MCP server ${safeHost(registration.url)}`,
+          timeoutMs: DISCOVERY_TIMEOUT_MS,
+        },
+        MAX_EXTERNAL_TOOLS,
+      );
+    } catch (error) {
+      if (!(error instanceof ToolFailure)) throw error;
+      throw new ValidationError(
+        `The tools of ${registration.url} could not be listed: ${error.failure.message}`,
+        { details: [{ path: "url", message: error.failure.message }] },
+      );
+    }
+    if (tools.length > MAX_EXTERNAL_TOOLS) {
+      throw new ValidationError(
+        `The server lists more than ${MAX_EXTERNAL_TOOLS} tools; a toolset holds at most ${MAX_EXTERNAL_TOOLS}.`,
+      );
+    }
+    if (tools.length === 0) {
+      throw new ValidationError(`The server at ${registration.url} lists no tools.`);
+    }
+    return tools;
+  }
+
+  private async recordCapabilities(names: readonly string[], secret: SecretSource) {
+    const statuses = await checkCapabilities(
+      withDetectors(
+        this.deps.detectors.filter((d) => d.name === networkCapability.name),
+        [networkCapability, ...secretDetectors(names)],
+      ),
+      { config: this.deps.config, secret },
+      this.deps.now?.() ?? new Date(),
+    );
+    for (const status of statuses) await this.deps.capabilities.put(status);
+  }
+}
+
+function checkOwnership(current: ToolsetSpec, registration: ExternalRegistration): void {
+  if (current.kind === "builtin") {
+    throw new ConflictError(
+      `Toolset ${current.name} is built in (owner ${current.owner}); owner ${registration.owner} cannot register a toolset of that name.`,
+      {
+        details: {
+          toolset: current.name,
+          registeredBy: current.owner,
+          requestedBy: registration.owner,
+        },
+      },
+    );
+  }
+  if (current.owner !== registration.owner) {
+    throw new ConflictError(
+      `Toolset ${current.name} is already registered by owner ${current.owner}; owner ${registration.owner} cannot register it too.`,
+      {
+        details: {
+          toolset: current.name,
+          registeredBy: current.owner,
+          requestedBy: registration.owner,
+        },
+      },
+    );
+  }
+  if (current.kind !== registration.kind) {
+    throw new ConflictError(
+      `Toolset ${current.name} is an ${current.kind} toolset; remove it before registering it as ${registration.kind}.`,
+    );
+  }
+}
+
+/** Host of a URL for messages: never its path or query, which may hold tokens. */
+function safeHost(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return "the URL";
+  }
+}

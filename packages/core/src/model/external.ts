@@ -1,0 +1,110 @@
+import { z } from "zod";
+import { toolsetName } from "./ids";
+import { HTTP_METHODS, secretHeader } from "./implementation";
+import { availability, cachePolicy, category, guidelines, rateLimit, toolSpec } from "./tool";
+
+/** One DynamoDB transaction writes a toolset with its tools; keep a toolset inside one. */
+export const MAX_EXTERNAL_TOOLS = 99;
+
+const owner = z.string().min(1).max(120);
+const description = z.string().min(1).max(1000);
+const https = z
+  .string()
+  .max(2048)
+  .regex(/^https?:\/\//i, "an http(s) URL");
+
+/** One tool of an `http` toolset: the catalog fields of any tool, plus how to call it. */
+export const httpToolRegistration = toolSpec
+  .pick({
+    id: true,
+    title: true,
+    description: true,
+    category: true,
+    optionality: true,
+    usageHint: true,
+    guidelines: true,
+    produces: true,
+    examples: true,
+    cache: true,
+    rateLimit: true,
+    timeoutMs: true,
+    annotations: true,
+    availability: true,
+    fallback: true,
+  })
+  .extend({
+    method: z.enum(HTTP_METHODS).default("GET"),
+    /**
+     * An absolute URL; `{name}` placeholders in the path and in query values are filled from
+     * the input field of that name. Fields the template does not use go in the query (GET,
+     * DELETE) or in the JSON body (POST, PUT, PATCH).
+     */
+    url: https,
+    inputSchema: z.record(z.string(), z.unknown()),
+    /** What a 2xx body must match; absent = anything. */
+    outputSchema: z.record(z.string(), z.unknown()).default({}),
+    /** Overrides the toolset's auth header for this tool. */
+    auth: secretHeader.optional(),
+    version: z.string().min(1).max(64).optional(),
+  })
+  .strict();
+
+export const httpToolsetRegistration = z
+  .object({
+    kind: z.literal("http"),
+    name: toolsetName,
+    description,
+    owner,
+    /** Sent with every tool's request unless the tool names its own. */
+    auth: secretHeader.optional(),
+    tools: z.array(httpToolRegistration).min(1).max(MAX_EXTERNAL_TOOLS),
+  })
+  .strict();
+export type HttpToolsetRegistration = z.infer<typeof httpToolsetRegistration>;
+
+/** Catalog fields a remote MCP server does not describe: applied to each discovered tool. */
+export const mcpToolDefaults = z
+  .object({
+    category: category.default("utility"),
+    usageHint: z.string().min(1).max(500).optional(),
+    guidelines: guidelines.optional(),
+    timeoutMs: z.number().int().min(100).max(900_000).default(30_000),
+    cache: cachePolicy.optional(),
+    rateLimit: rateLimit.optional(),
+    availability: availability.optional(),
+  })
+  .strict();
+
+export const mcpToolsetRegistration = z
+  .object({
+    kind: z.literal("mcp"),
+    name: toolsetName,
+    description,
+    owner,
+    /** The server's Streamable HTTP endpoint. */
+    url: https,
+    auth: secretHeader.optional(),
+    /**
+     * Remote tool name -> id here. A remote name is otherwise snake_cased into the id; a rename
+     * is how two servers' `search` tools live side by side.
+     */
+    renames: z.record(z.string().min(1).max(128), toolSpec.shape.id).default({}),
+    defaults: mcpToolDefaults.default({ category: "utility", timeoutMs: 30_000 }),
+  })
+  .strict();
+export type McpToolsetRegistration = z.infer<typeof mcpToolsetRegistration>;
+
+export const externalRegistration = z.discriminatedUnion("kind", [
+  httpToolsetRegistration,
+  mcpToolsetRegistration,
+]);
+export type ExternalRegistration = z.infer<typeof externalRegistration>;
+
+/** What a registration or refresh changed, by tool id. */
+export const catalogDiff = z.object({
+  added: z.array(z.string()),
+  removed: z.array(z.string()),
+  changed: z.array(z.string()),
+  unchanged: z.array(z.string()),
+});
+export type CatalogDiff = z.infer<typeof catalogDiff>;

@@ -1,0 +1,78 @@
+import { z } from "zod";
+
+/**
+ * Secrets are referenced by name (the environment variable locally, the SST secret on AWS);
+ * the catalog never holds a value.
+ */
+export const secretName = z
+  .string()
+  .regex(/^[A-Z][A-Z0-9_]{0,40}$/, "an upper-case name: A-Z, 0-9 and _, 1-41 chars (ACME_TOKEN)");
+
+/** The capability a referenced secret stands for: `ACME_TOKEN` -> `secret_acme_token`. */
+export const secretCapabilityName = (secret: string) => `secret_${secret.toLowerCase()}`;
+
+// Headers the HTTP client or the connection owns: a registration may not set them.
+const RESERVED_HEADERS = new Set([
+  "host",
+  "content-length",
+  "content-type",
+  "transfer-encoding",
+  "connection",
+  "accept-encoding",
+  "te",
+  "upgrade",
+  "mcp-session-id",
+  "mcp-protocol-version",
+]);
+
+/** A request header whose value is read from a named secret at call time. */
+export const secretHeader = z
+  .object({
+    header: z
+      .string()
+      .regex(/^[A-Za-z0-9-]{1,64}$/, "a header name: letters, digits and -")
+      .refine((name) => !RESERVED_HEADERS.has(name.toLowerCase()), {
+        message: "this header is set by Toolbus itself",
+      }),
+    secret: secretName,
+    /** Written before the value, e.g. "Bearer ". */
+    prefix: z
+      .string()
+      .max(32)
+      .regex(/^[\x20-\x7e]*$/, "printable ASCII only")
+      .default(""),
+  })
+  .strict();
+export type SecretHeader = z.infer<typeof secretHeader>;
+
+export const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+
+/** A registered HTTPS endpoint: the URL template is filled from the input at call time. */
+export const httpImplementation = z
+  .object({
+    kind: z.literal("http"),
+    method: z.enum(HTTP_METHODS),
+    url: z.string().min(1).max(2048),
+    auth: secretHeader.optional(),
+  })
+  .strict();
+export type HttpImplementation = z.infer<typeof httpImplementation>;
+
+/** A tool of a remote MCP server (Streamable HTTP), called by its name on that server. */
+export const mcpImplementation = z
+  .object({
+    kind: z.literal("mcp"),
+    url: z.string().min(1).max(2048),
+    auth: secretHeader.optional(),
+    remoteName: z.string().min(1).max(128),
+  })
+  .strict();
+export type McpImplementation = z.infer<typeof mcpImplementation>;
+
+export const implementation = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("builtin") }),
+  httpImplementation,
+  mcpImplementation,
+]);
+export type Implementation = z.infer<typeof implementation>;
+export type ExternalKind = Exclude<Implementation["kind"], "builtin">;

@@ -1,0 +1,99 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ListToolsRequestSchema,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+
+export interface RemoteToolFixture {
+  tool: Tool;
+  run(args: Record<string, unknown>): CallToolResult | Promise<CallToolResult>;
+}
+
+export interface McpUpstream {
+  /** The Streamable HTTP endpoint: http://127.0.0.1:<port>/mcp */
+  url: string;
+  /** Replaces the tools the server lists and runs, as a redeployed server would. */
+  setTools(tools: RemoteToolFixture[]): void;
+  /** Headers of every request received, in order. */
+  headers: IncomingMessage["headers"][];
+  /** tools/call names received, in order. */
+  calls: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * A real MCP server on loopback, built with the official SDK (stateless Streamable HTTP,
+ * answering with SSE streams as the SDK does by default). `requiredHeader` makes it answer
+ * 401 to requests without that header value.
+ */
+export async function startMcpUpstream(
+  initial: RemoteToolFixture[],
+  options: { requiredHeader?: { name: string; value: string } } = {},
+): Promise<McpUpstream> {
+  let tools = initial;
+  const headers: IncomingMessage["headers"][] = [];
+  const calls: string[] = [];
+  const sockets = new Set<Socket>();
+
+  const serve = async (req: IncomingMessage, res: ServerResponse) => {
+    headers.push(req.headers);
+    const required = options.requiredHeader;
+    if (required && req.headers[required.name.toLowerCase()] !== required.value) {
+      res.writeHead(401, { "content-type": "application/json" }).end('{"error":"unauthorized"}');
+      return;
+    }
+    const server = new Server({ name: "fixture", version: "1" }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: tools.map((entry) => entry.tool),
+    }));
+    server.setRequestHandler(CallToolRequestSchema, async (request) => {
+      calls.push(request.params.name);
+      const entry = tools.find((candidate) => candidate.tool.name === request.params.name);
+      if (!entry) {
+        return {
+          content: [{ type: "text", text: `unknown tool ${request.params.name}` }],
+          isError: true,
+        };
+      }
+      return entry.run(request.params.arguments ?? {});
+    });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    res.on("close", () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res);
+  };
+
+  const http = createServer((req, res) => {
+    serve(req, res).catch(() => {
+      if (!res.headersSent) res.writeHead(500);
+      res.end();
+    });
+  });
+  http.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  const { port } = http.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    setTools: (next) => {
+      tools = next;
+    },
+    headers,
+    calls,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        http.close(() => resolve());
+      }),
+  };
+}
