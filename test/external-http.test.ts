@@ -136,13 +136,22 @@ describe("an http toolset registered through the API", () => {
     expect(response.status).toBe(201);
     const body = (await response.json()) as {
       toolset: { kind: string };
-      tools: { id: string; requires: string[]; implementation: { kind: string } }[];
+      tools: {
+        id: string;
+        requires: string[];
+        annotations: Record<string, boolean>;
+        implementation: { kind: string };
+      }[];
       diff: { added: string[] };
     };
     expect(body.toolset.kind).toBe("http");
     expect(body.diff.added).toEqual(["acme_create_item", "acme_get_item", "acme_probe"]);
     const get = body.tools.find((tool) => tool.id === "acme_get_item");
     expect(get?.requires).toEqual(["network", "secret_acme_key"]);
+    // Not declared, so judged from the method: a GET reads, may be retried, reaches out.
+    expect(get).toMatchObject({
+      annotations: { readOnly: true, idempotent: true, openWorld: true },
+    });
     // The secret is named, never stored.
     expect(JSON.stringify(body)).not.toContain("s3cret");
   });
@@ -168,6 +177,22 @@ describe("an http toolset registered through the API", () => {
         source: "secret:ACME_KEY",
       }),
     );
+  });
+
+  it("checks the referenced secret again on a capability refresh", async () => {
+    const status = async () => {
+      const listed = (await (await system.request("/v1/capabilities")).json()) as {
+        capabilities: { name: string; available: boolean; checkedAt: string }[];
+      };
+      return listed.capabilities.find((entry) => entry.name === "secret_acme_key");
+    };
+    const before = await status();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const response = await system.request("/v1/capabilities/refresh", { method: "POST" });
+    expect(response.status).toBe(200);
+    const after = await status();
+    expect(after?.available).toBe(true);
+    expect(Date.parse(after?.checkedAt ?? "")).toBeGreaterThan(Date.parse(before?.checkedAt ?? ""));
   });
 
   it("runs a GET tool from its URL template, with the secret header, and logs both events", async () => {
@@ -347,6 +372,35 @@ describe("removing an http toolset", () => {
     expect(list.tools.map((tool) => tool.id)).not.toContain("acme_get_item");
     expect((await system.request("/v1/toolsets/acme")).status).toBe(404);
     expect((await call("acme_get_item", { id: "1" })).response.status).toBe(404);
+  });
+
+  it("fails a call scheduled before the removal as unavailable when it is delivered", async () => {
+    const runId = system.runId();
+    const { calls } = system.toolbus.stores;
+    const call = {
+      parentRunId: runId,
+      callId: "late-1",
+      toolId: "acme_get_item",
+      toolset: "acme",
+      toolVersion: "1",
+      implementation: "http" as const,
+      input: { id: "1" },
+      inputHash: "h",
+      status: "pending" as const,
+      requestedBy: { id: "admin", role: "admin" },
+      scheduledAt: new Date().toISOString(),
+    };
+    await calls.create(call);
+    const { implementation, ...detail } = call;
+    await system.toolbus.handlers["external/http"]?.({
+      "detail-type": "ToolCallScheduled",
+      detail: { ...detail, implementation, eventKey: `${runId}/late-1/scheduled` },
+    });
+    const stored = await calls.get(runId, "late-1");
+    expect(stored).toMatchObject({
+      status: "failed",
+      result: { failure: { kind: "unavailable", recovery: "replan" } },
+    });
   });
 
   it("refuses to remove a built-in toolset", async () => {

@@ -33,7 +33,16 @@ export function httpToolsetPlan(registration: HttpToolsetRegistration): {
 } {
   const tools = registration.tools.map((tool, index) => {
     const at = `tools.${index}`;
-    const { method, url, auth: ownAuth, inputSchema, outputSchema, version, ...catalog } = tool;
+    const {
+      method,
+      url,
+      auth: ownAuth,
+      inputSchema,
+      outputSchema,
+      version,
+      annotations,
+      ...catalog
+    } = tool;
     checkInputSchema(inputSchema, `${at}.inputSchema`);
     checkSchema(outputSchema, `${at}.outputSchema`);
     let template: ReturnType<typeof parseUrlTemplate>;
@@ -61,6 +70,11 @@ export function httpToolsetPlan(registration: HttpToolsetRegistration): {
       {
         ...catalog,
         toolset: registration.name,
+        annotations: annotations ?? {
+          readOnly: method === "GET",
+          openWorld: true,
+          idempotent: method === "GET" || method === "PUT" || method === "DELETE",
+        },
         requires: requirements(auth),
         setup: secretSetup(auth),
         inputSchema,

@@ -28,7 +28,6 @@ export const httpToolRegistration = toolSpec
     cache: true,
     rateLimit: true,
     timeoutMs: true,
-    annotations: true,
     availability: true,
     fallback: true,
   })
@@ -43,6 +42,10 @@ export const httpToolRegistration = toolSpec
     inputSchema: z.record(z.string(), z.unknown()),
     /** What a 2xx body must match; absent = anything. */
     outputSchema: z.record(z.string(), z.unknown()).default({}),
+    /** Absent: judged from the method (GET reads; PUT and DELETE are idempotent writes). */
+    annotations: z
+      .object({ readOnly: z.boolean(), openWorld: z.boolean(), idempotent: z.boolean() })
+      .optional(),
     /** Overrides the toolset's auth header for this tool. */
     auth: secretHeader.optional(),
     version: z.string().min(1).max(64).optional(),
