@@ -29,7 +29,6 @@ export const httpToolRegistration = toolSpec
     rateLimit: true,
     timeoutMs: true,
     availability: true,
-    fallback: true,
   })
   .extend({
     method: z.enum(HTTP_METHODS).default("GET"),
