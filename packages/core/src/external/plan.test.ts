@@ -9,6 +9,15 @@ const remote = (name: string, description = "Does a thing.") => ({
   inputSchema: { type: "object" as const, properties: {} },
 });
 
+const mcpServer = () =>
+  mcpToolsetRegistration.parse({
+    kind: "mcp",
+    name: "srv",
+    description: "d",
+    owner: "o",
+    url: "https://mcp.example/mcp",
+  });
+
 describe("planning a registration", () => {
   it("snake-cases remote names into ids, or gives up when none fits", () => {
     expect(
@@ -17,13 +26,7 @@ describe("planning a registration", () => {
   });
 
   it("versions an MCP tool by its remote definition, so a changed tool misses the old cache", () => {
-    const registration = mcpToolsetRegistration.parse({
-      kind: "mcp",
-      name: "srv",
-      description: "d",
-      owner: "o",
-      url: "https://mcp.example/mcp",
-    });
+    const registration = mcpServer();
     const [before] = mcpToolsetPlan(registration, [remote("look")]).tools;
     const [same] = mcpToolsetPlan(registration, [remote("look")]).tools;
     const [after] = mcpToolsetPlan(registration, [remote("look", "Does it better.")]).tools;
@@ -32,13 +35,7 @@ describe("planning a registration", () => {
   });
 
   it("refuses two remote tools that would share one id", () => {
-    const registration = mcpToolsetRegistration.parse({
-      kind: "mcp",
-      name: "srv",
-      description: "d",
-      owner: "o",
-      url: "https://mcp.example/mcp",
-    });
+    const registration = mcpServer();
     expect(() => mcpToolsetPlan(registration, [remote("getX"), remote("get-x")])).toThrow(
       /would both be get_x/,
     );
