@@ -19,6 +19,7 @@ import * as iam from "aws-cdk-lib/aws-iam";
 import type * as lambda from "aws-cdk-lib/aws-lambda";
 import * as logs from "aws-cdk-lib/aws-logs";
 import * as sqs from "aws-cdk-lib/aws-sqs";
+import { Config as SstConfig } from "sst/config.js";
 import {
   Api,
   Config,
@@ -55,6 +56,14 @@ export function toolSecrets(tool: AnyToolDefinition): string[] {
     .setup.flatMap((field) => (field.secret ? [field.secret] : []))
     .sort();
 }
+
+/**
+ * The wiring table's handlers for registered tools (core's `externalHandlerId` of each
+ * `EXTERNAL_KINDS`, which core's index does not export). A kind added in core without a line
+ * here fails synthesis ("No tool for handler ..."), rather than deploying with a guessed policy.
+ */
+const EXTERNAL_HANDLERS: ReadonlySet<string> = new Set(["external/http", "external/mcp"]);
+export const isExternalHandler = (handler: string) => EXTERNAL_HANDLERS.has(handler);
 
 /** `tools/web_search` -> `ToolWebSearch`: a construct id per wiring-table handler. */
 export function handlerConstructId(handler: string): string {
@@ -157,6 +166,13 @@ export function Toolbus({ stack, app }: StackContext) {
     actions: ["dynamodb:Query"],
     resources: [table.tableArn, ...indexArns],
   });
+  // The catalog store lists the whole catalog with one Query on gsi1 (CATALOG / TOOLSET#...).
+  const catalogIndex = TABLE.indexes.find((index) => index.name === "gsi1");
+  if (!catalogIndex) throw new Error("The catalog store queries gsi1, which the table lacks.");
+  const queryCatalog = new iam.PolicyStatement({
+    actions: ["dynamodb:Query"],
+    resources: [`${table.tableArn}/index/${catalogIndex.name}`],
+  });
 
   // ---- The bus, and an archive of every Toolbus event for replay.
   const bus = new events.EventBus(stack, "Bus", { eventBusName: `toolbus-${app.stage}` });
@@ -180,6 +196,26 @@ export function Toolbus({ stack, app }: StackContext) {
   const secretsNamed = (names: readonly string[]) =>
     [...new Set(names)].sort().map((name) => secrets.get(name) as Config.Secret);
   const toolSecretNames = secretNames.filter((name) => name !== ADMIN_KEY_SECRET);
+  /**
+   * Secrets that registered toolsets name after the deploy, so they cannot be bound: read on
+   * demand (core's readStageSecrets) from where `sst secrets set` puts any secret of this stage,
+   * and the app-wide fallback. The same ARNs SST's Config.Secret grants a bound secret, with
+   * the name wildcarded (IAM's `*` spans `/`); like SST, no KMS grant: SecureStrings under the
+   * default aws/ssm key are decrypted by SSM for any caller allowed to read them. SST sets the
+   * SST_APP / SST_STAGE / SST_SSM_PREFIX these paths are built from on every Function.
+   */
+  const readStageSecrets = new iam.PolicyStatement({
+    actions: ["ssm:GetParameters"],
+    resources: [false, true].map(
+      (fallback) =>
+        `arn:${stack.partition}:ssm:${app.region}:${app.account}:parameter${SstConfig.pathFor({
+          type: "Secret",
+          id: "*",
+          prop: "value",
+          fallback,
+        })}`,
+    ),
+  });
 
   const environment = {
     TOOLBUS_TABLE: table.tableName,
@@ -285,6 +321,17 @@ export function Toolbus({ stack, app }: StackContext) {
     if (rule.handler === RECORDER_HANDLER) {
       return { size: config.functions.recorder, statements: [onTable("PutItem")], secrets: [] };
     }
+    if (isExternalHandler(rule.handler)) {
+      return {
+        size: config.functions.tool,
+        // A built-in tool's access, plus reading the tool's spec from the catalog per call
+        // (Get) and whatever stage secret its registration names. Never a delete: removing a
+        // registered tool is the API's job.
+        statements: [onTable("GetItem", "PutItem", "UpdateItem"), publish, readStageSecrets],
+        // Nothing bound: no tool's secrets are known at deploy time.
+        secrets: [],
+      };
+    }
     const tool = tools.find((t) => toolHandlerId(t.spec.id) === rule.handler);
     if (!tool) throw new Error(`No tool for handler ${rule.handler}`);
     const fallback = toolSpecOf(tool).fallback;
@@ -325,8 +372,21 @@ export function Toolbus({ stack, app }: StackContext) {
     description: "The Toolbus HTTPS API (REST and MCP)",
     size: config.functions.api,
     // Calls, keys, catalog and capabilities are items (Get / Put / Update); listings and a
-    // run's events are queries on the table and its two indexes. Nothing is ever deleted.
-    statements: [onTable("GetItem", "PutItem", "UpdateItem"), queryTableAndIndexes, publish],
+    // run's events are queries on the table and its two indexes. Registering or removing an
+    // external toolset is one TransactWriteItems of conditional Put and Delete items: IAM
+    // has no action for the transaction itself but authorizes each item as its own operation
+    // (PutItem, DeleteItem; ConditionCheckItem only for standalone ConditionCheck items, which
+    // are not used). DeleteItem runs only inside those transactions: removing a toolset, or
+    // the tools a re-registration no longer lists.
+    // Registration checks that a named secret is set, lists a remote MCP server's tools with
+    // it, and a capability refresh checks every registered secret: all read on demand.
+    // The outbound HTTPS calls need no IAM.
+    statements: [
+      onTable("GetItem", "PutItem", "UpdateItem", "DeleteItem"),
+      queryTableAndIndexes,
+      publish,
+      readStageSecrets,
+    ],
     // The admin key, and every tool secret because POST /v1/capabilities/refresh detects and
     // verifies each capability (e.g. GitHub accepts GITHUB_TOKEN) — it never runs a tool.
     secrets: [ADMIN_KEY_SECRET, ...toolSecretNames],
@@ -349,8 +409,11 @@ export function Toolbus({ stack, app }: StackContext) {
     description: "Seeds the catalog and refreshes capabilities on deploy",
     size: config.functions.seed,
     // Reads and writes catalog entries (Get / Update) and stores capability statuses (Put).
-    statements: [onTable("GetItem", "PutItem", "UpdateItem")],
-    // Refreshing capabilities checks every tool secret; it never needs the admin key.
+    // The refresh also covers registered toolsets: it lists the catalog (Query on gsi1) for
+    // the secrets they name and reads those on demand.
+    statements: [onTable("GetItem", "PutItem", "UpdateItem"), queryCatalog, readStageSecrets],
+    // Refreshing capabilities checks every built-in tool secret; it never needs the admin key
+    // (not bound, though the stage-wide read above could reach it if a toolset named it).
     secrets: toolSecretNames,
   });
   new Script(stack, "SeedScript", { onCreate: seed, onUpdate: seed });

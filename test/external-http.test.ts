@@ -284,11 +284,11 @@ describe("a bad http registration", () => {
       `/v1/external-toolsets/${(body as { name: string }).name}`,
       { method: "PUT", json: body },
     );
-    const error = (await response.json()) as { error: { message: string } };
+    const error = (await response.json()) as { error: { message: string; details?: unknown } };
     expect(response.status).toBe(status);
     const after = (await (await system.request("/v1/tools")).json()) as { tools: unknown[] };
     expect(after.tools).toEqual(before.tools);
-    return error.error.message;
+    return `${error.error.message} ${JSON.stringify(error.error.details ?? "")}`;
   }
 
   const one = (tool: Record<string, unknown>, extra: Record<string, unknown> = {}) => {
@@ -343,6 +343,14 @@ describe("a bad http registration", () => {
     );
     expect(message).toMatch(/ACME_MISSING is not set on this stage/);
   });
+
+  it.each(["AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "TOOLBUS_ADMIN_KEY", "SST_SECRET"])(
+    "is refused for the platform's own secret %s (Lambda credentials, the admin key)",
+    async (secret) => {
+      const message = await refused(one({}, { auth: { header: "X-Api-Key", secret } }));
+      expect(message).toMatch(/platform's own/);
+    },
+  );
 
   it("is refused when the toolset name belongs to another owner", async () => {
     const message = await refused({ ...registration(), owner: "someone-else" }, 409);

@@ -24,7 +24,7 @@ import { builtinTools } from "@toolbus/tools";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { stackConfigFor } from "../stacks/config";
 import { type Synthesized, synthesizeStage } from "../stacks/synth";
-import { ADMIN_KEY_SECRET, toolSecrets } from "../stacks/Toolbus";
+import { ADMIN_KEY_SECRET, isExternalHandler, toolSecrets } from "../stacks/Toolbus";
 import "./setup/context";
 import { createTestTable, testDynamoDbClient } from "./support/dynamodb";
 
@@ -91,6 +91,19 @@ function stageOf(stage: Stage) {
   const rules = ofType("AWS::Events::Rule").filter(([, r]) => r.Properties.EventPattern);
   const schedules = ofType("AWS::Events::Rule").filter(([, r]) => r.Properties.ScheduleExpression);
   const rule = (name: string) => rules.find(([, r]) => r.Properties.Name === name);
+  /** Every (action, resource) pair a function's role is allowed, one per line. */
+  const grantsOf = (functionId: string) =>
+    policiesOf(roleOf(functionId)).flatMap(([, policy]) =>
+      policy.Properties.PolicyDocument.Statement.flatMap((statement: Json) =>
+        [statement.Action]
+          .flat()
+          .flatMap((action: string) =>
+            [statement.Resource]
+              .flat()
+              .map((resource: Json) => ({ effect: statement.Effect, action, resource })),
+          ),
+      ),
+    );
   return {
     result,
     json,
@@ -104,6 +117,7 @@ function stageOf(stage: Stage) {
     arnOf,
     roleOf,
     policiesOf,
+    grantsOf,
     rules,
     rule,
     schedules,
@@ -115,6 +129,35 @@ const toolIds = builtinTools.map((tool) => tool.spec.id);
 const wiring = busRules(toolIds);
 const TOOL_SECRET_NAMES = [...new Set(builtinTools.flatMap(toolSecrets))].sort();
 const ALL_SECRETS = [ADMIN_KEY_SECRET, ...TOOL_SECRET_NAMES].sort();
+/** The generic handlers of registered tools, by the `implementation` they are routed on. */
+const EXTERNAL = [
+  { kind: "http", rule: "external-http", handler: "external/http" },
+  { kind: "mcp", rule: "external-mcp", handler: "external/mcp" },
+] as const;
+/** Functions that read secrets named at run time (registered toolsets) from the stage's SSM. */
+const READS_STAGE_SECRETS = new Set(["api", "seed", ...EXTERNAL.map((e) => e.handler)]);
+
+/**
+ * A resource ARN as CloudFormation would resolve it in us-east-1 of the synthesis account,
+ * or undefined if it refers to anything but the partition.
+ */
+function renderArn(resource: Json): string | undefined {
+  if (typeof resource === "string") return resource;
+  const [separator, parts] = resource?.["Fn::Join"] ?? [];
+  if (typeof separator !== "string" || !Array.isArray(parts)) return undefined;
+  const rendered = parts.map((part: Json) =>
+    typeof part === "string" ? part : part?.Ref === "AWS::Partition" ? "aws" : undefined,
+  );
+  return rendered.includes(undefined) ? undefined : rendered.join(separator);
+}
+
+/** Whether an IAM resource pattern matches an ARN (`*` any run of characters, `?` one). */
+function iamMatches(pattern: string, arn: string): boolean {
+  const escaped = pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`^${escaped.replace(/\*/g, ".*").replace(/\?/g, ".")}$`).test(arn);
+}
+
+const parameterArn = (name: string) => `arn:aws:ssm:us-east-1:123456789012:parameter${name}`;
 
 /** Which secrets each function may read: the admin key only on the API. */
 function expectedSecrets(handler: string): string[] {
@@ -129,7 +172,7 @@ function expectedSecrets(handler: string): string[] {
 /**
  * Each function's whole IAM access, as `action resource` lines. Resources are named by what
  * they are: `table`, `index/gsi1`, `bus`, `own-logs`, `own-dead-letters`,
- * `secret:<NAME>` / `secret-fallback:<NAME>`, or `*`.
+ * `secret:<NAME>` / `secret-fallback:<NAME>` (`<NAME>` `*` for any secret of the stage), or `*`.
  */
 function expectedAccess(handler: string, tracing: boolean): string[] {
   const lines = ["logs:CreateLogStream own-logs", "logs:PutLogEvents own-logs"];
@@ -138,12 +181,12 @@ function expectedAccess(handler: string, tracing: boolean): string[] {
     lines.push("sqs:SendMessage own-dead-letters", ...table("PutItem"));
   } else if (handler === "api") {
     lines.push(
-      ...table("GetItem", "PutItem", "UpdateItem", "Query"),
+      ...table("GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query"),
       ...TABLE.indexes.map((index) => `dynamodb:Query index/${index.name}`),
       "events:PutEvents bus",
     );
   } else if (handler === "seed") {
-    lines.push(...table("GetItem", "PutItem", "UpdateItem"));
+    lines.push(...table("GetItem", "PutItem", "UpdateItem"), "dynamodb:Query index/gsi1");
   } else if (handler === SWEEPER_HANDLER) {
     lines.push(
       ...table("UpdateItem", "Query"),
@@ -157,7 +200,11 @@ function expectedAccess(handler: string, tracing: boolean): string[] {
       "events:PutEvents bus",
     );
   }
-  for (const name of expectedSecrets(handler)) {
+  const secretNames = [
+    ...expectedSecrets(handler),
+    ...(READS_STAGE_SECRETS.has(handler) ? ["*"] : []),
+  ];
+  for (const name of secretNames) {
     lines.push(`ssm:GetParameters secret:${name}`, `ssm:GetParameters secret-fallback:${name}`);
   }
   // The documented exception: X-Ray grants no resource-level permissions, so AWS requires `*`.
@@ -272,6 +319,60 @@ describe.each(STAGES)("the %s stack", (stage) => {
       });
     }
     expect(invokeConfigs).toHaveLength(wiring.length);
+  });
+
+  it("routes scheduled calls of registered http and mcp tools to one handler per kind, each with its own dead letters", () => {
+    const s = stageOf(stage);
+    const { delivery, handler } = s.config.events;
+    expect(wiring.filter((r) => isExternalHandler(r.handler)).map((r) => r.name)).toEqual(
+      EXTERNAL.map((e) => e.rule),
+    );
+    const queueIds = new Set<string>();
+    for (const external of EXTERNAL) {
+      const found = s.rule(external.rule);
+      if (!found) throw new Error(`no rule ${external.rule}`);
+      const [, rule] = found;
+      expect(rule.Properties.EventBusName).toEqual({ Ref: s.busId });
+      // Routed on the implementation kind: no rule per registered tool, so no deploy per tool.
+      expect(rule.Properties.EventPattern).toEqual({
+        source: ["toolbus"],
+        "detail-type": ["ToolCallScheduled"],
+        detail: { implementation: [external.kind] },
+      });
+      const { id: functionId, resource: fn } = s.fn(external.handler);
+      expect(rule.Properties.Targets).toHaveLength(1);
+      const [target] = rule.Properties.Targets;
+      expect(target.Id).toBe("handler");
+      expect(target.Arn).toEqual({ "Fn::GetAtt": [functionId, "Arn"] });
+      expect(target.RetryPolicy).toEqual({
+        MaximumRetryAttempts: delivery.retryAttempts,
+        MaximumEventAgeInSeconds: delivery.maxEventAgeSeconds,
+      });
+      const queueId = s.arnOf(target.DeadLetterConfig?.Arn);
+      expect(s.json.Resources[queueId]?.Type, external.rule).toBe("AWS::SQS::Queue");
+      queueIds.add(queueId);
+      // Accepted and then failed: Lambda's retries, then the same queue.
+      const invoke = s
+        .ofType("AWS::Lambda::EventInvokeConfig")
+        .find(([, c]) => c.Properties.FunctionName.Ref === functionId);
+      expect(invoke?.[1].Properties).toMatchObject({
+        MaximumRetryAttempts: handler.retryAttempts,
+        MaximumEventAgeInSeconds: handler.maxEventAgeSeconds,
+        DestinationConfig: { OnFailure: { Destination: { "Fn::GetAtt": [queueId, "Arn"] } } },
+      });
+      expect(s.result.bundles.has(`functions/${external.handler}`)).toBe(true);
+      expect(fn.Properties.MemorySize).toBe(s.config.functions.tool.memoryMB);
+      expect(fn.Properties.Timeout).toBe(s.config.functions.tool.timeoutSeconds);
+      // Nothing bound, but what the runtime needs to find any secret of this stage in SSM.
+      const env = fn.Properties.Environment.Variables;
+      expect(Object.keys(env).filter((name) => name.startsWith("SST_Secret_value_"))).toEqual([]);
+      expect(env).toMatchObject({
+        SST_APP: "toolbus",
+        SST_STAGE: stage,
+        SST_SSM_PREFIX: `/sst/toolbus/${stage}/`,
+      });
+    }
+    expect(queueIds.size, "a queue per kind").toBe(EXTERNAL.length);
   });
 
   it("runs the sweeper on its schedule from the default bus", () => {
@@ -420,7 +521,7 @@ describe.each(STAGES)("the %s stack", (stage) => {
         if (Array.isArray(joined)) {
           if (s.arnOf(joined[0]) === s.tableId) return String(joined[1]).replace(/^\//, "");
           const text = joined.filter((part: Json) => typeof part === "string").join("");
-          for (const secret of ALL_SECRETS) {
+          for (const secret of [...ALL_SECRETS, "*"]) {
             const paths = secretParameterNames(secret, env);
             if (text.endsWith(`:parameter${paths.stage}`)) return `secret:${secret}`;
             if (text.endsWith(`:parameter${paths.fallback}`)) return `secret-fallback:${secret}`;
@@ -440,6 +541,85 @@ describe.each(STAGES)("the %s stack", (stage) => {
       );
       expect([...new Set(lines)].sort(), handler).toEqual(expectedAccess(handler, tracing));
     }
+  });
+
+  /** Which SSM parameters (by name) a function may read, from its role's policies. */
+  function parametersReadable(s: ReturnType<typeof stageOf>, functionId: string) {
+    const grants = s.grantsOf(functionId).filter((g) => g.action.startsWith("ssm:"));
+    for (const grant of grants) {
+      expect(grant.effect).toBe("Allow");
+      expect(grant.action).toBe("ssm:GetParameters");
+      expect(grant.resource, "no `*` resource").not.toBe("*");
+    }
+    const patterns = grants.map((g) => renderArn(g.resource) ?? "unresolved");
+    return (name: string) => patterns.some((pattern) => iamMatches(pattern, parameterArn(name)));
+  }
+
+  /** Any secret named after the deploy is readable, this stage's and the fallback only. */
+  function expectStageSecretsReadable(s: ReturnType<typeof stageOf>, handler: string) {
+    const { id, resource } = s.fn(handler);
+    const readable = parametersReadable(s, id);
+    const env = resource.Properties.Environment.Variables;
+    // Exactly where the runtime (readStageSecrets) looks for a secret registered today...
+    const paths = secretParameterNames("ACME_TOKEN", env);
+    expect(paths.stage, handler).toBe(`/sst/toolbus/${stage}/Secret/ACME_TOKEN/value`);
+    expect(readable(paths.stage), handler).toBe(true);
+    expect(readable(paths.fallback), handler).toBe(true);
+    // ...and not another stage's secrets, another app's, or SST's other parameters.
+    const other = stage === "dev" ? "prod" : "dev";
+    expect(readable(`/sst/toolbus/${other}/Secret/ACME_TOKEN/value`), handler).toBe(false);
+    expect(readable(`/sst/other/${stage}/Secret/ACME_TOKEN/value`), handler).toBe(false);
+    expect(readable(`/sst/toolbus/${stage}/Parameter/ACME/value`), handler).toBe(false);
+    expect(readable(`/sst/toolbus/${stage}/Secret/ACME_TOKEN/other`), handler).toBe(false);
+  }
+
+  it("lets the registered-tool handlers read any secret of this stage by name, and never delete", () => {
+    const s = stageOf(stage);
+    for (const { handler } of EXTERNAL) {
+      const { id } = s.fn(handler);
+      const ssm = s.grantsOf(id).filter((g) => g.action.startsWith("ssm:"));
+      expect(ssm.map((g) => renderArn(g.resource)).sort(), handler).toEqual(
+        [
+          parameterArn(`/sst/toolbus/${stage}/Secret/*/value`),
+          parameterArn("/sst/toolbus/.fallback/Secret/*/value"),
+        ].sort(),
+      );
+      expectStageSecretsReadable(s, handler);
+      const actions = s.grantsOf(id).map((g) => g.action);
+      expect(actions, handler).not.toContain("dynamodb:DeleteItem");
+      expect(actions, handler).not.toContain("dynamodb:BatchWriteItem");
+    }
+  });
+
+  it("lets only the API delete, to remove a registered toolset in one transaction", () => {
+    const s = stageOf(stage);
+    const table = { "Fn::GetAtt": [s.tableId, "Arn"] };
+    const grants = s.grantsOf(s.fn("api").id);
+    // IAM authorizes each item of a TransactWriteItems as its own action: Put and Delete here.
+    for (const action of ["dynamodb:PutItem", "dynamodb:DeleteItem"]) {
+      expect(grants).toContainEqual({ effect: "Allow", action, resource: table });
+    }
+    for (const [handler, id] of s.functions) {
+      if (handler === "api") continue;
+      expect(
+        s.grantsOf(id).map((g) => g.action),
+        handler,
+      ).not.toContain("dynamodb:DeleteItem");
+    }
+  });
+
+  it("lets the API and the seed read the secrets registered toolsets name, to check and refresh them", () => {
+    const s = stageOf(stage);
+    expectStageSecretsReadable(s, "api");
+    expectStageSecretsReadable(s, "seed");
+    // The seed finds those secrets by listing the catalog: gsi1 only, not the table or gsi2.
+    const queries = s
+      .grantsOf(s.fn("seed").id)
+      .filter((g) => g.action === "dynamodb:Query")
+      .map((g) => g.resource);
+    expect(queries).toEqual([
+      { "Fn::Join": ["", [{ "Fn::GetAtt": [s.tableId, "Arn"] }, "/index/gsi1"]] },
+    ]);
   });
 
   it("uses no wildcard action anywhere, and `*` resources only where AWS requires them", () => {

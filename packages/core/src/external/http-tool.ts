@@ -4,13 +4,11 @@ import type { ToolSpec } from "../model/tool";
 import { failureFromOutbound, failureFromStatus } from "../outbound/failures";
 import type { OutboundResponse } from "../outbound/types";
 import { type AnyToolDefinition, type ToolContext, ToolFailure } from "../tool-definition";
-import { jsonSchemaType } from "./schema-type";
+import { jsonSchemaType, textForModel } from "./schema-type";
 import { authHeaders } from "./secrets";
 import { expandUrlTemplate, queryValues } from "./url-template";
 
 const WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
-/** What a model reads of a JSON answer; the whole of it is in `data`. */
-const MAX_OUTPUT_CHARS = 8_000;
 
 /** A registered HTTP tool as a tool definition: the generic handler runs it like any other. */
 export function httpToolDefinition(spec: ToolSpec): AnyToolDefinition {
@@ -69,10 +67,7 @@ async function callHttpTool(
   const data = bodyData(response, upstream);
   const text = typeof data === "string" ? data : JSON.stringify(data, null, 2);
   return {
-    output:
-      text.length > MAX_OUTPUT_CHARS
-        ? `${text.slice(0, MAX_OUTPUT_CHARS)}\n… (cut; the full answer is in data)`
-        : text || `${spec.id} succeeded with an empty answer.`,
+    output: textForModel(text || `${spec.id} succeeded with an empty answer.`),
     data,
   };
 }

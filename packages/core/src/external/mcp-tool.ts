@@ -2,10 +2,8 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { ToolSpec } from "../model/tool";
 import { type AnyToolDefinition, ToolFailure } from "../tool-definition";
 import { callRemoteTool } from "./mcp-client";
-import { jsonSchemaType } from "./schema-type";
+import { jsonSchemaType, textForModel } from "./schema-type";
 import { authHeaders } from "./secrets";
-
-const MAX_OUTPUT_CHARS = 8_000;
 
 /** A tool of a registered MCP server as a tool definition, run by the generic mcp handler. */
 export function mcpToolDefinition(spec: ToolSpec): AnyToolDefinition {
@@ -58,10 +56,7 @@ export function outcomeOf(result: CallToolResult, toolId: string, upstream: stri
   const data = result.structuredContent ?? { content: result.content };
   const output = text || JSON.stringify(data, null, 2);
   return {
-    output:
-      output.length > MAX_OUTPUT_CHARS
-        ? `${output.slice(0, MAX_OUTPUT_CHARS)}\n… (cut; the full answer is in data)`
-        : output,
+    output: textForModel(output),
     data,
   };
 }

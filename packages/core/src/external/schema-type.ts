@@ -12,3 +12,12 @@ export function jsonSchemaType(schema: Record<string, unknown>): z.ZodType<unkno
     }
   });
 }
+
+/** What a model reads of a registered tool's answer; the whole of it stays in `data`. */
+const MAX_OUTPUT_CHARS = 8_000;
+
+export function textForModel(text: string): string {
+  return text.length > MAX_OUTPUT_CHARS
+    ? `${text.slice(0, MAX_OUTPUT_CHARS)}\n… (cut; the full answer is in data)`
+    : text;
+}

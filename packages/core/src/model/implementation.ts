@@ -1,12 +1,22 @@
 import { z } from "zod";
 
 /**
+ * Secrets are read from the environment by name, where a Lambda function also holds its own
+ * credentials (AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN) and Toolbus its admin key: a
+ * registration must never be able to send those to an upstream of its choosing.
+ */
+const RESERVED_SECRET_PREFIXES = ["AWS_", "LAMBDA_", "SST_", "TOOLBUS_"];
+
+/**
  * Secrets are referenced by name (the environment variable locally, the SST secret on AWS);
  * the catalog never holds a value.
  */
 export const secretName = z
   .string()
-  .regex(/^[A-Z][A-Z0-9_]{0,40}$/, "an upper-case name: A-Z, 0-9 and _, 1-41 chars (ACME_TOKEN)");
+  .regex(/^[A-Z][A-Z0-9_]{0,40}$/, "an upper-case name: A-Z, 0-9 and _, 1-41 chars (ACME_TOKEN)")
+  .refine((name) => !RESERVED_SECRET_PREFIXES.some((prefix) => name.startsWith(prefix)), {
+    message: "names starting with AWS_, LAMBDA_, SST_ or TOOLBUS_ are the platform's own",
+  });
 
 /** The capability a referenced secret stands for: `ACME_TOKEN` -> `secret_acme_token`. */
 export const secretCapabilityName = (secret: string) => `secret_${secret.toLowerCase()}`;
