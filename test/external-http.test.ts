@@ -66,7 +66,7 @@ function registration(overrides: Record<string, unknown> = {}) {
           required: ["mode"],
         },
         outputSchema: itemSchema,
-        timeoutMs: 500,
+        timeoutMs: 2_500,
       },
     ],
     ...overrides,
@@ -98,7 +98,7 @@ beforeAll(async () => {
       return;
     }
     if (path === "/v1/probe/slow") {
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
       return json(200, { id: "late", name: "late" });
     }
     return json(404, { error: "no such thing" });
