@@ -185,6 +185,21 @@ describe("a remote MCP server registered as a toolset", () => {
     }
   });
 
+  it("is added to agent files by the catalog enricher, named as Toolbus's MCP tools", async () => {
+    const response = await system.request("/v1/agents/render", {
+      method: "POST",
+      json: {
+        harness: "claude-code",
+        agent: { name: "forecaster", description: "Plans trips", prompt: "Plan.", tools: ["Read"] },
+        enrichers: [{ type: "addToolbusCatalog" }],
+      },
+    });
+    expect(response.status).toBe(200);
+    const { content } = (await response.json()) as { content: string };
+    expect(content).toContain("mcp__toolbus__get_forecast");
+    expect(content).toContain("mcp__toolbus__weather_search");
+  });
+
   it("answers a refresh with what the server added, removed and changed", async () => {
     server.setTools([
       { ...forecast, tool: { ...forecast.tool, description: "Forecast for a city, in Celsius." } },
