@@ -89,6 +89,24 @@ describe("the command line's usage errors", () => {
     [["keys", "create", "--role", "member"], "--name is required"],
     [["keys", "revoke"], "Missing <keyId>."],
     [["keys", "revoke", "../etc"], "<keyId>: not a key id"],
+    [["toolsets"], "Unknown command: toolsets."],
+    [["toolsets", "add", "x.json"], "Try: toolbus toolsets register, toolbus toolsets refresh"],
+    [["toolsets", "register"], "Missing <file>."],
+    [["toolsets", "register", "acme.json"], "acme.json does not exist."],
+    [["toolsets", "register", "-"], "the registration on standard input is not valid JSON"],
+    [["toolsets", "refresh"], "Missing <name>."],
+    [["toolsets", "refresh", "Weather"], "<name>: snake_case"],
+    [["toolsets", "refresh", "weather", "--rename", "search"], "--rename: give <remote>=<id>"],
+    [["toolsets", "refresh", "weather", "--rename", "search=Find"], "--rename: snake_case"],
+    [
+      ["toolsets", "refresh", "weather", "--rename", "search=a", "--rename", "search=b"],
+      "--rename: names search twice",
+    ],
+    [["toolsets", "remove", "acme", "extra"], "Unexpected argument: extra."],
+    [
+      ["toolsets", "remove", "acme", "--rename", "a=b"],
+      "--rename is not an option of toolbus toolsets remove.",
+    ],
   ])("exits 2 for %j: %s", async (argv, message) => {
     const run = await cli([...argv, ...CONNECTED]);
     expect(run.stderr).toContain(message);
@@ -120,6 +138,17 @@ describe("the command line's usage errors", () => {
     expect(noHarness).toMatchObject({ code: 2, requests: 0 });
     expect(noHarness.stderr).toContain("--harness is required");
   });
+
+  it("rejects a registration file that is not an object or has no name", async () => {
+    await writeFile(join(scratch, "toolsets.json"), '[{"kind":"http"}]');
+    await writeFile(join(scratch, "nameless.json"), '{"kind":"mcp","url":"http://x/mcp"}');
+    const list = await cli(["toolsets", "register", "toolsets.json", ...CONNECTED]);
+    expect(list).toMatchObject({ code: 2, requests: 0 });
+    expect(list.stderr).toContain("toolsets.json must hold a JSON object");
+    const nameless = await cli(["toolsets", "register", "nameless.json", ...CONNECTED]);
+    expect(nameless).toMatchObject({ code: 2, requests: 0 });
+    expect(nameless.stderr).toContain('nameless.json has no "name"');
+  });
 });
 
 describe("the command line's help", () => {
@@ -139,6 +168,17 @@ describe("the command line's help", () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^Usage: toolbus render-agent <file>/);
     expect(run.stdout).toContain("--out <dir>");
+  });
+
+  it("prints the toolsets commands' help: the file's shapes and --rename", async () => {
+    const register = await cli(["toolsets", "register", "--help"]);
+    expect(register.code).toBe(0);
+    expect(register.stdout).toMatch(/^Usage: toolbus toolsets register <file>\n/);
+    expect(register.stdout).toContain('{ kind: "http", name, description, owner,');
+    expect(register.stdout).toContain("- reads standard input");
+    const refresh = await cli(["toolsets", "refresh", "--help"]);
+    expect(refresh.code).toBe(0);
+    expect(refresh.stdout).toContain("--rename <remote>=<id>");
   });
 });
 

@@ -3,17 +3,22 @@ import {
   type BuiltinToolId,
   type BuiltinTools,
   type CallView,
+  type CatalogDiff,
   createToolbusClient,
+  type HttpToolsetRegistration,
   type RunEvent,
   ToolbusClientError,
   type ToolInput,
+  type ToolsetRegistered,
 } from "@toolbus/client";
 import { defineTool, ToolFailure } from "@toolbus/core";
 import { createApi } from "@toolbus/core/api";
+import { startUpstream, type Upstream } from "@toolbus/core/testing";
 import { type ApiServer, serveApi } from "@toolbus/local";
 import { builtinTools, builtinToolsets } from "@toolbus/tools";
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
+import { type McpUpstream, startMcpUpstream } from "./support/mcp-upstream";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
 const TEXT = "The cat sat on the mat. It was happy. Then it slept in the sun.";
@@ -533,5 +538,148 @@ describe("keys, capabilities, selection, prompt and agent files through the clie
 
   it("reads the health route", async () => {
     expect(await client.health()).toMatchObject({ status: "ok", stage: expect.any(String) });
+  });
+});
+
+describe("registered toolsets through the client", () => {
+  // Its own system: registered toolsets call loopback upstreams, which only an allow-list
+  // lets through the outbound guard.
+  let external: TestToolbus;
+  let externalServer: ApiServer;
+  let admin: ReturnType<typeof createToolbusClient>;
+  let upstream: Upstream;
+  let mcp: McpUpstream;
+
+  const stationTool = (name: string, description: string) => ({
+    tool: { name, description, inputSchema: { type: "object" as const, properties: {} } },
+    run: () => ({ content: [{ type: "text" as const, text: description }] }),
+  });
+
+  const httpRegistration = (): HttpToolsetRegistration => ({
+    kind: "http",
+    name: "client_acme",
+    description: "Acme's inventory API",
+    owner: "team-acme",
+    tools: [
+      {
+        id: "client_acme_get_item",
+        title: "Get an Acme item",
+        description: "Reads one inventory item by id.",
+        category: "reference",
+        usageHint: "Look up an inventory item when the user names its id.",
+        url: `${upstream.origin}/v1/items/{id}`,
+        inputSchema: {
+          type: "object",
+          properties: { id: { type: "string" } },
+          required: ["id"],
+        },
+      },
+    ],
+  });
+
+  beforeAll(async () => {
+    upstream = await startUpstream((_request, response) => {
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(JSON.stringify({ id: "7", name: "Widget" }));
+    });
+    mcp = await startMcpUpstream([stationTool("search", "Finds stations.")]);
+    external = await startTestToolbus({ config: { outbound: { allowHosts: ["127.0.0.1"] } } });
+    externalServer = await serveApi(external.app, { port: 0 });
+    admin = createToolbusClient({ baseUrl: externalServer.url, apiKey: external.adminKey });
+  });
+  afterAll(async () => {
+    await externalServer?.close();
+    await external?.stop();
+    await mcp?.close();
+    await upstream?.close();
+  });
+
+  it("registers an http toolset, typed, telling a new toolset from a replaced one", async () => {
+    const created = await admin.toolsets.register(httpRegistration());
+    expectTypeOf(created).toEqualTypeOf<ToolsetRegistered>();
+    expectTypeOf(created.diff).toEqualTypeOf<CatalogDiff>();
+    expect(created).toMatchObject({
+      created: true,
+      toolset: { name: "client_acme", kind: "http", owner: "team-acme", revision: 1 },
+      diff: { added: ["client_acme_get_item"], removed: [], changed: [], unchanged: [] },
+    });
+    expect(created.tools.map((tool) => [tool.id, tool.toolset, tool.implementation.kind])).toEqual([
+      ["client_acme_get_item", "client_acme", "http"],
+    ]);
+
+    const replaced = await admin.toolsets.register(httpRegistration());
+    expect(replaced).toMatchObject({
+      created: false,
+      toolset: { revision: 2 },
+      diff: { added: [], unchanged: ["client_acme_get_item"] },
+    });
+    expect((await admin.tools.get("client_acme_get_item")).toolset).toBe("client_acme");
+  });
+
+  it("refreshes an MCP toolset with renames, answering with the diff", async () => {
+    const registered = await admin.toolsets.register({
+      kind: "mcp",
+      name: "client_weather",
+      description: "The weather team's MCP server",
+      owner: "team-weather",
+      url: mcp.url,
+    });
+    expect(registered.diff.added).toEqual(["search"]);
+
+    mcp.setTools([stationTool("search", "Finds stations."), stationTool("alerts", "Alerts.")]);
+    const refreshed = await admin.toolsets.refresh("client_weather", {
+      renames: { search: "weather_search" },
+    });
+    expect(refreshed.diff).toEqual({
+      added: ["alerts", "weather_search"],
+      removed: ["search"],
+      changed: [],
+      unchanged: [],
+    });
+    expect(refreshed.toolset.source?.renames).toEqual({ search: "weather_search" });
+    expect(refreshed.tools.map((tool) => tool.id).sort()).toEqual(["alerts", "weather_search"]);
+  });
+
+  it("removes a toolset, refusing a stale If-Match revision with 409", async () => {
+    const current = await admin.toolsets.get("client_acme");
+    const stale = await admin.toolsets
+      .remove("client_acme", { ifMatch: current.revision - 1 })
+      .catch((error: unknown) => error);
+    expect(stale).toBeInstanceOf(ToolbusClientError);
+    expect(stale).toMatchObject({ status: 409 });
+
+    const removed = await admin.toolsets.remove("client_acme", { ifMatch: current.revision });
+    expect(removed).toEqual({ removed: ["client_acme_get_item"] });
+    const gone = await admin.tools.get("client_acme_get_item").catch((error: unknown) => error);
+    expect(gone).toMatchObject({ status: 404 });
+    expect(await admin.toolsets.remove("client_weather")).toEqual({
+      removed: ["alerts", "weather_search"],
+    });
+  });
+
+  it("maps a registration the API refuses to a ToolbusClientError with status 400 and paths", async () => {
+    const registration = httpRegistration();
+    const refused = await admin.toolsets
+      .register({
+        ...registration,
+        name: "client_bad",
+        tools: registration.tools.map((tool) => ({
+          ...tool,
+          id: "client_bad_get",
+          url: `${upstream.origin}/v1/items/{sku}`,
+        })),
+      })
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ToolbusClientError);
+    expect(refused).toMatchObject({
+      name: "ToolbusClientError",
+      status: 400,
+      code: "invalid_request",
+      message: expect.stringContaining("{sku}"),
+      context: { method: "PUT", path: "/v1/external-toolsets/client_bad" },
+    });
+    // Nothing of it was written.
+    const missing = await admin.toolsets.get("client_bad").catch((error: unknown) => error);
+    expect(missing).toMatchObject({ status: 404 });
   });
 });

@@ -3,6 +3,11 @@ import type { Category } from "@toolbus/core/model";
 import type { z } from "zod";
 import { type EventsOptions, type RunEventStream, runEvents } from "./events";
 import { readJson, Transport } from "./http";
+import type {
+  RefreshToolsetRequest,
+  RemoveToolsetOptions,
+  ToolsetRegistration,
+} from "./registration";
 import {
   type ApiKeyRecord,
   type CallView,
@@ -16,13 +21,18 @@ import {
   healthSchema,
   keyListSchema,
   keyRecordSchema,
+  type RegistrationOutcome,
   type RenderedAgentFile,
+  registrationOutcomeSchema,
+  removedToolsetSchema,
   renderedSchema,
   type Selection,
   selectionSchema,
   type Tool,
   type ToolListItem,
   type Toolset,
+  type ToolsetRegistered,
+  type ToolsetRemoved,
   type ToolsetWithTools,
 } from "./schemas";
 import type { ToolId, ToolInput } from "./tools";
@@ -131,6 +141,34 @@ export class ToolbusClient {
       (await this.#http.json<{ toolsets: Toolset[] }>("GET", "/v1/toolsets")).toolsets,
     get: (name: string): Promise<ToolsetWithTools> =>
       this.#http.json<ToolsetWithTools>("GET", `/v1/toolsets/${encodeURIComponent(name)}`),
+    /**
+     * Registers an http toolset or a remote MCP server under `registration.name`, or replaces
+     * the one of that name (admin). The API checks everything before writing anything.
+     */
+    register: async (registration: ToolsetRegistration): Promise<ToolsetRegistered> => {
+      const path = `/v1/external-toolsets/${encodeURIComponent(registration.name)}`;
+      const response = await this.#http.send("PUT", path, { json: registration });
+      // Only the status tells a new toolset (201) from a replaced one (200).
+      const outcome = await readJson(response, registrationOutcomeSchema);
+      return { ...outcome, created: response.status === 201 };
+    },
+    /** Lists a registered MCP server's tools again and stores them (admin). */
+    refresh: async (
+      name: string,
+      request: RefreshToolsetRequest = {},
+    ): Promise<RegistrationOutcome> =>
+      this.#http.json("POST", `/v1/external-toolsets/${encodeURIComponent(name)}/refresh`, {
+        json: request,
+        schema: registrationOutcomeSchema,
+      }),
+    /** Removes a registered toolset and its tools (admin); built-in toolsets stay. */
+    remove: (name: string, options: RemoveToolsetOptions = {}): Promise<ToolsetRemoved> =>
+      this.#http.json("DELETE", `/v1/external-toolsets/${encodeURIComponent(name)}`, {
+        schema: removedToolsetSchema,
+        ...(options.ifMatch !== undefined
+          ? { headers: { "if-match": etagOf(options.ifMatch) } }
+          : {}),
+      }),
   };
 
   /** API keys (admin). */
@@ -237,6 +275,11 @@ export class ToolbusClient {
 
 export function createToolbusClient(options: ToolbusClientOptions): ToolbusClient {
   return new ToolbusClient(options);
+}
+
+/** A revision number becomes the ETag the API gives (`"3"`); a string is sent as it is. */
+function etagOf(revision: string | number): string {
+  return typeof revision === "number" ? `"${revision}"` : revision;
 }
 
 function definedOnly<T extends object>(value: T): Partial<T> {

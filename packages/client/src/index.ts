@@ -15,10 +15,21 @@ export {
 export { ToolbusClientError, type ToolbusClientErrorOptions } from "./errors";
 export type { EventsOptions, RunEventStream } from "./events";
 export type {
+  HttpToolRegistration,
+  HttpToolsetRegistration,
+  McpToolDefaults,
+  McpToolsetRegistration,
+  RefreshToolsetRequest,
+  RemoveToolsetOptions,
+  SecretHeaderRef,
+  ToolsetRegistration,
+} from "./registration";
+export type {
   ApiKeyRecord,
   CallStatus,
   CallView,
   CapabilityStatus,
+  CatalogDiff,
   Citation,
   CreatedApiKey,
   FailedResult,
@@ -26,6 +37,7 @@ export type {
   FallbackInfo,
   Health,
   Principal,
+  RegistrationOutcome,
   RenderedAgentFile,
   RunEvent,
   Selection,
@@ -33,6 +45,8 @@ export type {
   Tool,
   ToolListItem,
   Toolset,
+  ToolsetRegistered,
+  ToolsetRemoved,
   ToolsetWithTools,
 } from "./schemas";
 export { type SseMessage, SseParser } from "./sse";

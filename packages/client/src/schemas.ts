@@ -13,13 +13,15 @@ import {
   type ToolsetSpec,
   toolCallScheduled,
   toolResultReceived,
+  toolSpec,
+  toolsetSpec,
 } from "@toolbus/core/model";
 import { z } from "zod";
 import type { ToolFallback, ToolOutput } from "./tools";
 
-// Response shapes, checked where it is cheap (calls, events, keys, capabilities) with the
-// model's own zod schemas. Objects are loose: a field the server adds later passes through
-// instead of failing or disappearing.
+// Response shapes, checked where it is cheap (calls, events, keys, capabilities, registered
+// toolsets) with the model's own zod schemas. Objects are loose: a field the server adds later
+// passes through instead of failing or disappearing.
 
 export const errorBodySchema = z.object({
   error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }),
@@ -101,6 +103,24 @@ export const keyListSchema = z.object({ keys: z.array(keyRecordSchema) });
 export const capabilitiesSchema = z.object({
   capabilities: z.array(capabilityStatus.loose()),
 });
+
+const versioned = { revision: z.number().int(), updatedAt: z.string() };
+
+/** What a registration or refresh changed, by tool id. */
+export const catalogDiffSchema = z.object({
+  added: z.array(z.string()),
+  removed: z.array(z.string()),
+  changed: z.array(z.string()),
+  unchanged: z.array(z.string()),
+});
+export const registrationOutcomeSchema = z
+  .object({
+    toolset: toolsetSpec.extend(versioned).loose(),
+    tools: z.array(toolSpec.extend(versioned).loose()),
+    diff: catalogDiffSchema,
+  })
+  .loose();
+export const removedToolsetSchema = z.object({ removed: z.array(z.string()) }).loose();
 
 export const healthSchema = z.object({ status: z.literal("ok"), stage: z.string() }).loose();
 
@@ -223,6 +243,18 @@ export type ApiKeyRecord = z.infer<typeof keyRecordSchema>;
 export type CreatedApiKey = z.infer<typeof createdKeySchema>;
 export type Selection = z.infer<typeof selectionSchema>;
 export type Health = z.infer<typeof healthSchema>;
+export type CatalogDiff = z.infer<typeof catalogDiffSchema>;
+
+/** What a registration or a refresh stored: the toolset, exactly its tools, and the diff. */
+export interface RegistrationOutcome {
+  toolset: Toolset;
+  tools: Tool[];
+  diff: CatalogDiff;
+}
+/** A registration's outcome; `created` is false when it replaced a toolset of that name. */
+export type ToolsetRegistered = RegistrationOutcome & { created: boolean };
+/** The ids of the tools that left the catalog with the toolset. */
+export type ToolsetRemoved = z.infer<typeof removedToolsetSchema>;
 
 export interface RenderedAgentFile {
   harness: "claude-code" | "opencode" | "copilot";

@@ -1,5 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
-import { callId, runId, toolId } from "@toolbus/core/model";
+import { callId, runId, toolId, toolsetName } from "@toolbus/core/model";
 import { z } from "zod";
 import { UsageError } from "./errors";
 
@@ -25,6 +25,7 @@ const OPTIONS = {
   out: { type: "string" },
   name: { type: "string" },
   role: { type: "string" },
+  rename: { type: "string", multiple: true },
 } as const satisfies NonNullable<ParseArgsConfig["options"]>;
 
 type OptionName = keyof typeof OPTIONS;
@@ -125,10 +126,39 @@ export const COMMANDS = {
     args: ["keyId"],
     options: [],
   },
+  "toolsets register": {
+    usage: "toolsets register <file>",
+    summary:
+      "Register or replace an http or MCP toolset from a JSON file (admin); prints the diff.",
+    args: ["file"],
+    options: [],
+    help: [
+      '<file>           JSON: an http registration { kind: "http", name, description, owner,',
+      '                 auth?, tools } or an mcp one { kind: "mcp", name, description, owner,',
+      "                 url, auth?, renames?, defaults? }; - reads standard input. The toolset",
+      "                 is registered under the file's name (a second run replaces it)",
+    ],
+  },
+  "toolsets refresh": {
+    usage: "toolsets refresh <name> [--rename <remote>=<id> ...]",
+    summary: "List a registered MCP server's tools again (admin); prints the diff.",
+    args: ["name"],
+    options: ["rename"],
+    help: [
+      "--rename <remote>=<id>   the server's tool <remote> gets the id <id> here; repeatable,",
+      "                         kept with the registration's renames",
+    ],
+  },
+  "toolsets remove": {
+    usage: "toolsets remove <name>",
+    summary: "Remove a registered toolset and its tools (admin).",
+    args: ["name"],
+    options: [],
+  },
 } as const satisfies Record<string, CommandSpec>;
 
 export type CommandName = keyof typeof COMMANDS;
-const GROUPS = new Set(["tools", "calls", "keys"]);
+const GROUPS = new Set(["tools", "toolsets", "calls", "keys"]);
 
 export const HELP = `Usage: toolbus <command> [options]
 
@@ -165,6 +195,18 @@ const number = (what: string, min: number, max: number, integer: boolean) =>
     )
     .transform(Number)
     .pipe(z.number().min(min, `${what} is at least ${min}`).max(max, `${what} is at most ${max}`));
+
+/**
+ * `--rename <remote>=<id>`: split at the last `=`, since an id (snake_case) has none and a
+ * remote MCP tool's name might.
+ */
+const rename = text
+  .regex(/^.+=.+$/, "give <remote>=<id>, e.g. search=weather_search")
+  .transform((pair) => {
+    const at = pair.lastIndexOf("=");
+    return [pair.slice(0, at), pair.slice(at + 1)] as const;
+  })
+  .pipe(z.tuple([z.string().min(1).max(128, "a remote name is at most 128 characters"), toolId]));
 
 const SCHEMAS = {
   "tools list": z
@@ -222,6 +264,27 @@ const SCHEMAS = {
   "keys revoke": z.object({
     keyId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "not a key id"),
   }),
+  "toolsets register": z.object({ file: z.string().min(1) }),
+  "toolsets refresh": z.object({
+    name: toolsetName,
+    rename: z
+      .array(rename)
+      .optional()
+      .transform((pairs, context) => {
+        if (pairs === undefined) return undefined;
+        const renames: Record<string, string> = {};
+        for (const [remote, id] of pairs) {
+          // Two ids for one remote tool: which one was meant cannot be guessed.
+          if (remote in renames) {
+            context.addIssue({ code: "custom", message: `names ${remote} twice` });
+            return z.NEVER;
+          }
+          renames[remote] = id;
+        }
+        return renames;
+      }),
+  }),
+  "toolsets remove": z.object({ name: toolsetName }),
 } satisfies Record<CommandName, z.ZodType>;
 
 export type CommandArgs = { [N in CommandName]: z.output<(typeof SCHEMAS)[N]> };

@@ -1,11 +1,13 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, isAbsolute, relative, resolve } from "node:path";
 import type { RenderAgentRequest, ToolbusClient } from "../client";
-import type { RenderedAgentFile } from "../schemas";
+import type { ToolsetRegistration } from "../registration";
+import type { RegistrationOutcome, RenderedAgentFile } from "../schemas";
 import type { CommandArgs, CommandName } from "./args";
 import { UsageError } from "./errors";
 import {
   callSummary,
+  diffTable,
   EVENT_HEADERS,
   eventCells,
   fields,
@@ -275,7 +277,62 @@ export const HANDLERS: { [N in CommandName]: Handler<N> } = {
     );
     return 0;
   },
+
+  async "toolsets register"(args, { client, io, json: asJson }) {
+    const registration = await readRegistration(args.file, io);
+    const outcome = await client.toolsets.register(registration);
+    io.stdout.write(
+      asJson ? json(outcome) : outcomeSummary(outcome.created ? "Registered" : "Replaced", outcome),
+    );
+    return 0;
+  },
+
+  async "toolsets refresh"(args, { client, io, json: asJson }) {
+    const outcome = await client.toolsets.refresh(
+      args.name,
+      args.rename ? { renames: args.rename } : {},
+    );
+    io.stdout.write(asJson ? json(outcome) : outcomeSummary("Refreshed", outcome));
+    return 0;
+  },
+
+  async "toolsets remove"(args, { client, io, json: asJson }) {
+    const { removed } = await client.toolsets.remove(args.name);
+    io.stdout.write(
+      asJson
+        ? json({ removed })
+        : `Removed toolset ${args.name} and its ${removed.length} tool${removed.length === 1 ? "" : "s"}: ${list(removed)}.\n`,
+    );
+    return 0;
+  },
 };
+
+/** The toolset in one line, then what changed: what an administrator checks after a write. */
+function outcomeSummary(verb: string, { toolset, tools, diff }: RegistrationOutcome): string {
+  const count = `${tools.length} tool${tools.length === 1 ? "" : "s"}`;
+  const head = `${verb} toolset ${toolset.name} (${toolset.kind}, owner ${toolset.owner}, revision ${toolset.revision}): ${count}.`;
+  return `${head}\n\n${diffTable(diff)}`;
+}
+
+/**
+ * The registration file as JSON. Only what the request needs is checked here (an object with
+ * a name, which is the path's): every other field is the API's to judge, with its own message.
+ */
+async function readRegistration(file: string, io: CommandIo): Promise<ToolsetRegistration> {
+  const shown = file === "-" ? "the registration on standard input" : file;
+  const registration =
+    file === "-"
+      ? parseJson(await readAll(io.stdin), shown)
+      : await readJsonFile(resolve(io.cwd, file), file);
+  if (typeof registration !== "object" || registration === null || Array.isArray(registration)) {
+    throw new UsageError(`${shown} must hold a JSON object: an http or mcp registration.`);
+  }
+  const { name } = registration as { name?: unknown };
+  if (typeof name !== "string" || name === "") {
+    throw new UsageError(`${shown} has no "name": the toolset's name comes from the file.`);
+  }
+  return registration as ToolsetRegistration;
+}
 
 /** Relative to the current folder when inside it, else absolute. */
 function shownPath(cwd: string, target: string): string {

@@ -1,4 +1,4 @@
-import type { CallView, RunEvent } from "../schemas";
+import type { CallView, CatalogDiff, RunEvent } from "../schemas";
 
 /** Columns padded to their widest cell; the last column is not padded. */
 export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -121,4 +121,14 @@ function eventDetail(event: RunEvent): string {
   return detail.status === "failed" && detail.failure
     ? `failed ${detail.failure.kind}: ${detail.failure.message} (${notes})`
     : `${detail.status} (${notes})`;
+}
+
+/** What a registration or refresh changed: one row per kind of change, with its tool ids. */
+export function diffTable(diff: CatalogDiff): string {
+  const rows = (["added", "removed", "changed", "unchanged"] as const).map((change) => [
+    change,
+    String(diff[change].length),
+    list(diff[change]),
+  ]);
+  return table(["CHANGE", "COUNT", "TOOLS"], rows);
 }

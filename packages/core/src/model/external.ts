@@ -110,3 +110,11 @@ export const catalogDiff = z.object({
   unchanged: z.array(z.string()),
 });
 export type CatalogDiff = z.infer<typeof catalogDiff>;
+
+/** Registrations as a caller writes them (defaults may be left out): the typed client's input. */
+export type SecretHeaderInput = z.input<typeof secretHeader>;
+export type HttpToolRegistrationInput = z.input<typeof httpToolRegistration>;
+export type HttpToolsetRegistrationInput = z.input<typeof httpToolsetRegistration>;
+export type McpToolDefaultsInput = z.input<typeof mcpToolDefaults>;
+export type McpToolsetRegistrationInput = z.input<typeof mcpToolsetRegistration>;
+export type ExternalRegistrationInput = z.input<typeof externalRegistration>;

@@ -26,6 +26,18 @@ export {
   toolCallScheduled,
   toolResultReceived,
 } from "./events";
+export {
+  type CatalogDiff,
+  catalogDiff,
+  type ExternalRegistration,
+  type ExternalRegistrationInput,
+  externalRegistration,
+  type HttpToolRegistrationInput,
+  type HttpToolsetRegistrationInput,
+  type McpToolDefaultsInput,
+  type McpToolsetRegistrationInput,
+  type SecretHeaderInput,
+} from "./external";
 export { callId, capabilityName, runId, toolId, toolsetName } from "./ids";
 export {
   CATEGORIES,

@@ -1,0 +1,32 @@
+import type {
+  ExternalRegistrationInput,
+  HttpToolRegistrationInput,
+  HttpToolsetRegistrationInput,
+  McpToolDefaultsInput,
+  McpToolsetRegistrationInput,
+  SecretHeaderInput,
+} from "@toolbus/core/model";
+
+// The bodies of `PUT /v1/external-toolsets/{name}`, as a caller writes them (defaults may be
+// left out), derived from the API's own schemas so they cannot drift. The API checks every
+// field and names each wrong one in a 400; a registration file read by the CLI goes to the
+// API unchanged.
+
+/** A request header whose value the stage reads from a named secret: never the value itself. */
+export type SecretHeaderRef = SecretHeaderInput;
+/** One tool of an http toolset: the catalog fields of any tool, plus how to call it. */
+export type HttpToolRegistration = HttpToolRegistrationInput;
+export type HttpToolsetRegistration = HttpToolsetRegistrationInput;
+export type McpToolDefaults = McpToolDefaultsInput;
+export type McpToolsetRegistration = McpToolsetRegistrationInput;
+export type ToolsetRegistration = ExternalRegistrationInput;
+
+export interface RefreshToolsetRequest {
+  /** Remote tool name -> id here, merged into the stored renames. */
+  renames?: Record<string, string>;
+}
+
+export interface RemoveToolsetOptions {
+  /** The toolset revision you read (its ETag or `toolset.revision`): 409 if it moved on. */
+  ifMatch?: string | number;
+}
