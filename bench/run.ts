@@ -3,6 +3,7 @@ import { cpus } from "node:os";
 import { join } from "node:path";
 import { benchBus } from "./bus";
 import { benchCalls } from "./calls";
+import { benchExternalCalls, benchValidation } from "./external";
 import { benchLoad } from "./load";
 import { benchMatcher } from "./matcher";
 import type { Measurement } from "./stats";
@@ -34,18 +35,38 @@ function markdown(measurements: Measurement[], meta: Record<string, string>): st
   ].join("\n");
 }
 
+/** Each group in the order they run; `npm run bench -- <group>...` runs only those. */
+const GROUPS: Record<string, () => Measurement[] | Promise<Measurement[]>> = {
+  bus: benchBus,
+  matcher: benchMatcher,
+  calls: benchCalls,
+  load: benchLoad,
+  validation: benchValidation,
+  external: benchExternalCalls,
+};
+
 async function main(): Promise<void> {
-  const measurements = [
-    ...(await benchBus()),
-    ...benchMatcher(),
-    ...(await benchCalls()),
-    ...(await benchLoad()),
-  ];
+  const selected = process.argv.slice(2);
+  const unknown = selected.filter((name) => !(name in GROUPS));
+  if (unknown.length > 0) {
+    throw new Error(
+      `Unknown group(s) ${unknown.join(", ")}: use ${Object.keys(GROUPS).join(", ")}.`,
+    );
+  }
+  const measurements: Measurement[] = [];
+  for (const [name, bench] of Object.entries(GROUPS)) {
+    if (selected.length === 0 || selected.includes(name)) measurements.push(...(await bench()));
+  }
   const meta = {
     date: new Date().toISOString(),
     node: process.version,
     machine: `${cpus().length} x ${cpus()[0]?.model ?? "cpu"}`,
   };
+  if (selected.length > 0) {
+    // A partial run: printed only, so bench/results always holds one complete run.
+    process.stdout.write(markdown(measurements, meta));
+    return;
+  }
   await mkdir(RESULTS, { recursive: true });
   await writeFile(
     join(RESULTS, "latest.json"),
