@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import { startUpstream, type Upstream } from "@toolbus/core/testing";
 import { type ApiServer, serveApi } from "@toolbus/local";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type McpUpstream, type RemoteToolFixture, startMcpUpstream } from "./support/mcp-upstream";
+import { type McpUpstream, startMcpUpstream, textTool } from "./support/mcp-upstream";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
 // `toolbus toolsets ...` run as the installed launcher against the real system, registering a
@@ -13,30 +13,14 @@ import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
 const BIN = resolve(import.meta.dirname, "../packages/client/bin/toolbus.mjs");
 
-const lookup: RemoteToolFixture = {
-  tool: {
-    name: "lookupStation",
-    description: "Finds a weather station.",
-    inputSchema: { type: "object", properties: { q: { type: "string" } } },
-  },
-  run: (args) => ({ content: [{ type: "text", text: `station near ${args.q}` }] }),
-};
-const alerts: RemoteToolFixture = {
-  tool: {
-    name: "alerts",
-    description: "Active weather alerts.",
-    inputSchema: { type: "object", properties: {} },
-  },
-  run: () => ({ content: [{ type: "text", text: "none" }] }),
-};
-const radar: RemoteToolFixture = {
-  tool: {
-    name: "radar",
-    description: "The latest radar picture.",
-    inputSchema: { type: "object", properties: {} },
-  },
-  run: () => ({ content: [{ type: "text", text: "clear" }] }),
-};
+const lookup = textTool(
+  "lookupStation",
+  "Finds a weather station.",
+  (args) => `station near ${args.q}`,
+  { q: { type: "string" } },
+);
+const alerts = textTool("alerts", "Active weather alerts.", "none");
+const radar = textTool("radar", "The latest radar picture.", "clear");
 
 let upstream: Upstream;
 let mcp: McpUpstream;

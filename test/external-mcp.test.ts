@@ -2,7 +2,12 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { type ApiServer, serveApi } from "@toolbus/local";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type McpUpstream, type RemoteToolFixture, startMcpUpstream } from "./support/mcp-upstream";
+import {
+  type McpUpstream,
+  type RemoteToolFixture,
+  startMcpUpstream,
+  textTool,
+} from "./support/mcp-upstream";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
 // A team's own MCP server (the official SDK on loopback) registered as a toolset.
@@ -28,30 +33,17 @@ const forecast: RemoteToolFixture = {
     structuredContent: { city: String(args.city), tempC: 21 },
   }),
 };
-const search: RemoteToolFixture = {
-  tool: {
-    name: "search",
-    description: "Searches weather stations.",
-    inputSchema: { type: "object", properties: { q: { type: "string" } } },
-  },
-  run: (args) => ({ content: [{ type: "text", text: `station near ${args.q}` }] }),
-};
+const search = textTool(
+  "search",
+  "Searches weather stations.",
+  (args) => `station near ${args.q}`,
+  { q: { type: "string" } },
+);
 const explode: RemoteToolFixture = {
-  tool: {
-    name: "explode",
-    description: "Always fails.",
-    inputSchema: { type: "object", properties: {} },
-  },
+  ...textTool("explode", "Always fails.", "city not found"),
   run: () => ({ content: [{ type: "text", text: "city not found" }], isError: true }),
 };
-const alerts: RemoteToolFixture = {
-  tool: {
-    name: "alerts",
-    description: "Active weather alerts.",
-    inputSchema: { type: "object", properties: {} },
-  },
-  run: () => ({ content: [{ type: "text", text: "none" }] }),
-};
+const alerts = textTool("alerts", "Active weather alerts.", "none");
 
 let server: McpUpstream;
 let system: TestToolbus;
@@ -79,7 +71,11 @@ async function register(body: unknown) {
 
 type Call = {
   status: string;
-  result: { data: unknown; output: string; failure?: { kind: string; message: string } };
+  result: {
+    data: unknown;
+    output: string;
+    failure?: { kind: string; message: string; retryable: boolean };
+  };
 };
 
 async function call(tool: string, input: unknown, runId = system.runId()) {
@@ -254,6 +250,31 @@ describe("a remote MCP server registered as a toolset", () => {
     } finally {
       await stranger.close();
     }
+  });
+});
+
+describe("a registered MCP server that goes away", () => {
+  it("fails its calls as upstream_error, retryable, without breaking the run", async () => {
+    const fleeting = await startMcpUpstream([forecast]);
+    const registered = await register(
+      registration({
+        name: "fleeting",
+        url: fleeting.url,
+        auth: undefined,
+        renames: { getForecast: "fleeting_forecast" },
+      }),
+    );
+    expect(registered.status).toBe(201);
+    await fleeting.close();
+    const runId = system.runId();
+    const { response, body } = await call("fleeting_forecast", { city: "Oslo" }, runId);
+    expect(response.status).toBe(200);
+    expect(body.status).toBe("failed");
+    expect(body.result.failure).toMatchObject({ kind: "upstream_error", retryable: true });
+    expect((await system.events(runId)).map((event) => event.detailType)).toEqual([
+      "ToolCallScheduled",
+      "ToolResultReceived",
+    ]);
   });
 });
 

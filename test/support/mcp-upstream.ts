@@ -97,3 +97,18 @@ export async function startMcpUpstream(
       }),
   };
 }
+
+/** A remote tool with no input that always answers `text`: most fixtures need no more. */
+export function textTool(
+  name: string,
+  description: string,
+  text: string | ((args: Record<string, unknown>) => string),
+  properties: Record<string, object> = {},
+): RemoteToolFixture {
+  return {
+    tool: { name, description, inputSchema: { type: "object", properties } },
+    run: (args) => ({
+      content: [{ type: "text", text: typeof text === "string" ? text : text(args) }],
+    }),
+  };
+}

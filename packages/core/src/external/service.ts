@@ -19,7 +19,7 @@ import { ToolFailure } from "../tool-definition";
 import { withDetectors } from "./handler";
 import { listRemoteTools } from "./mcp-client";
 import { checkIdsFree, diffTools, httpToolsetPlan, mcpToolsetPlan, secretsOf } from "./plan";
-import { referencedSecrets, secretDetectors } from "./secrets";
+import { authHeaders, referencedSecrets, secretDetectors } from "./secrets";
 
 export interface ExternalToolsetsDeps {
   catalog: CatalogStore;
@@ -171,13 +171,12 @@ export class ExternalToolsets {
   }
 
   private async discover(registration: McpToolsetRegistration, secret: SecretSource) {
-    const auth = registration.auth;
     let tools: Awaited<ReturnType<typeof listRemoteTools>>;
     try {
       tools = await listRemoteTools(
         {
           url: registration.url,
-          headers: auth ? { [auth.header]: `${auth.prefix}${secret(auth.secret) ?? ""}` } : {},
+          headers: authHeaders(registration.auth, secret, registration.name),
           http: this.deps.http,
           upstream: `MCP server ${safeHost(registration.url)}`,
           timeoutMs: DISCOVERY_TIMEOUT_MS,
