@@ -110,10 +110,15 @@ describe("npm start", { timeout: 120_000 }, () => {
       status: "succeeded",
       result: { data: { words: 3 } },
     });
-    const events = await fetch(`${endpoints.api}/v1/runs/run-start-1/events`, {
-      headers: { authorization: `Bearer ${adminKey}` },
-    });
-    const log = (await events.json()) as { events: Array<{ detailType: string }> };
+    // The result is stored before the recorder's delivery lands: read until both are logged.
+    let log: { events: Array<{ detailType: string }> } = { events: [] };
+    for (let attempt = 0; attempt < 100 && log.events.length < 2; attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+      const events = await fetch(`${endpoints.api}/v1/runs/run-start-1/events`, {
+        headers: { authorization: `Bearer ${adminKey}` },
+      });
+      log = (await events.json()) as typeof log;
+    }
     expect(log.events.map((e) => e.detailType)).toEqual([
       "ToolCallScheduled",
       "ToolResultReceived",
