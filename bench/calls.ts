@@ -73,7 +73,7 @@ const FEED = `<?xml version="1.0"?><rss version="2.0"><channel><title>Bench</tit
 </channel></rss>`;
 
 /** A feed upstream on loopback that takes a fixed 50 ms, like a nearby real server. */
-async function slowFeedServer(): Promise<{ url: string; close(): void }> {
+export async function slowFeedServer(): Promise<{ url: string; close(): void }> {
   const server = createServer((_req, res) => {
     setTimeout(() => {
       res.writeHead(200, { "content-type": "application/rss+xml" });

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { benchBus } from "./bus";
 import { benchCalls } from "./calls";
 import { benchExternalCalls, benchValidation } from "./external";
+import { benchFastPath } from "./fast-path";
 import { benchLoad } from "./load";
 import { benchMatcher } from "./matcher";
 import type { Measurement } from "./stats";
@@ -15,13 +16,15 @@ function format(value: number): string {
 }
 
 function ratio(value: number): string {
-  return value < 0.1 ? value.toPrecision(2) : value.toFixed(2);
+  // A count against a baseline of zero (lost calls, say) has no ratio.
+  if (!Number.isFinite(value)) return "n/a";
+  return `${value < 0.1 ? value.toPrecision(2) : value.toFixed(2)}x`;
 }
 
 function markdown(measurements: Measurement[], meta: Record<string, string>): string {
   const rows = measurements.map(
     (m) =>
-      `| ${m.name} | ${format(m.value)} ${m.unit} | ${format(m.baseline.value)} ${m.unit} (${m.baseline.name}) | ${ratio(m.ratio)}x (${m.better} is better) |`,
+      `| ${m.name} | ${format(m.value)} ${m.unit} | ${format(m.baseline.value)} ${m.unit} (${m.baseline.name}) | ${ratio(m.ratio)} (${m.better} is better) |`,
   );
   return [
     "# Toolbus benchmarks",
@@ -37,6 +40,7 @@ function markdown(measurements: Measurement[], meta: Record<string, string>): st
 
 /** Each group in the order they run; `npm run bench -- <group>...` runs only those. */
 const GROUPS: Record<string, () => Measurement[] | Promise<Measurement[]>> = {
+  fastpath: benchFastPath,
   bus: benchBus,
   matcher: benchMatcher,
   calls: benchCalls,

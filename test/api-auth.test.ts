@@ -30,7 +30,7 @@ async function expectError(response: Response, status: number, code: string) {
 
 /** Nothing was recorded or announced for the call. */
 async function expectNothingWritten(runId: string, callId: string) {
-  await system.bus.drain();
+  await system.settle();
   expect((await system.request(`/v1/runs/${runId}/calls/${callId}`)).status).toBe(404);
   const events = await system.request(`/v1/runs/${runId}/events`);
   expect(((await events.json()) as { events: unknown[] }).events).toEqual([]);

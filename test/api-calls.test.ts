@@ -22,7 +22,7 @@ async function expectError(response: Response, status: number, code: string) {
 }
 
 async function runEvents(runId: string): Promise<{ detailType: string }[]> {
-  await system.bus.drain();
+  await system.settle();
   const response = await system.request(`/v1/runs/${runId}/events`);
   expect(response.status).toBe(200);
   return ((await response.json()) as { events: { detailType: string }[] }).events;
@@ -107,7 +107,7 @@ describe("calling a tool", () => {
       statusUrl: `/v1/runs/${runId}/calls/later`,
     });
     expect(response.headers.get("location")).toBe(`/v1/runs/${runId}/calls/later`);
-    await system.bus.drain();
+    await system.settle();
     const done = await system.request(`/v1/runs/${runId}/calls/later`);
     expect(await done.json()).toMatchObject({ status: "succeeded" });
   });

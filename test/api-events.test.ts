@@ -29,7 +29,7 @@ async function callTool(runId: string, callId: string, wait = 10) {
     json: { tool: "readability_analyzer", input: { text: TEXT }, callId, wait },
   });
   expect([200, 202]).toContain(response.status);
-  await system.bus.drain();
+  await system.settle();
 }
 
 /** Reads an event stream incrementally: frames and comments as they arrive. */

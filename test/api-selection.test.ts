@@ -349,7 +349,7 @@ describe("POST /v1/prompt", () => {
 
 describe("calls are authorized through selection", () => {
   async function runEvents(runId: string): Promise<unknown[]> {
-    await system.bus.drain();
+    await system.settle();
     const response = await system.request(`/v1/runs/${runId}/events`);
     return ((await response.json()) as { events: unknown[] }).events;
   }

@@ -61,7 +61,7 @@ async function runCalls(bus: LocalEventBusOptions): Promise<void> {
   expect(
     responses.map((response) => response.status).filter((s) => s !== 202 && s !== 200),
   ).toEqual([]);
-  await running.bus.drain();
+  await running.settle();
   expect(running.bus.deadLetters()).toEqual([]);
 
   // Each tool ran exactly once.

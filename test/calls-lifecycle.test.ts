@@ -104,7 +104,7 @@ describe("a tool call through the whole path", () => {
       json: { tool: "test_counter", input: { label: "dup" }, wait: 10 },
     });
     expect(response.status).toBe(200);
-    await system.bus.drain();
+    await system.settle();
     expect(executions - before).toBe(1);
     const log = await system.events<RunEventView>(runId);
     expect(log.filter((e) => e.detailType === "ToolResultReceived")).toHaveLength(1);
@@ -158,7 +158,7 @@ describe("a tool call through the whole path", () => {
     expect(response.status).toBe(202);
     const accepted = (await response.json()) as { callId: string; statusUrl: string };
     expect(response.headers.get("location")).toBe(accepted.statusUrl);
-    await system.bus.drain();
+    await system.settle();
     const done = await system.request(accepted.statusUrl);
     expect(await done.json()).toMatchObject({ status: "succeeded" });
   });

@@ -109,7 +109,7 @@ function adminClient() {
 
 async function callReadability(runId: string, callId: string) {
   await adminClient().call("readability_analyzer", { text: TEXT }, { runId, callId, wait: 10 });
-  await system.bus.drain();
+  await system.settle();
 }
 
 describe("the toolbus command line", { timeout: 90_000 }, () => {

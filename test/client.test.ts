@@ -102,7 +102,7 @@ async function readability(runId: string, callId: string) {
     { text: TEXT },
     { runId, callId, wait: 10 },
   );
-  await system.bus.drain();
+  await system.settle();
   return call;
 }
 

@@ -50,7 +50,7 @@ async function callAndDrain(running: TestToolbus, runId: string) {
   expect(response.status).toBe(200);
   const call = (await response.json()) as { callId: string; status: string };
   expect(call.status).toBe("succeeded");
-  await running.bus.drain();
+  await running.settle();
   return call;
 }
 

@@ -122,7 +122,7 @@ describe("upstream faults through the whole call path", () => {
     });
     expect(response.status).toBe(200);
     const view = (await response.json()) as CallView;
-    await system.bus.drain();
+    await system.settle();
     const events = await system.request(`/v1/runs/${runId}/events`);
     const log = ((await events.json()) as { events: RunEventView[] }).events;
     const received = log.filter((event) => event.detailType === "ToolResultReceived");

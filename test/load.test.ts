@@ -49,7 +49,7 @@ describe("load: 2,000 calls from 32 clients over HTTP", () => {
     expect([...statuses.keys()].filter((status) => status >= 500)).toEqual([]);
     expect(accepted).toHaveLength(TOTAL);
 
-    await system.bus.drain();
+    await system.settle();
     expect(system.bus.deadLetters()).toEqual([]);
 
     // Every call has exactly one of each event in its run's log, read page by page, and its

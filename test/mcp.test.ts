@@ -125,7 +125,7 @@ async function call(
 }
 
 async function runEvents(runId: string): Promise<RunEvent[]> {
-  await system.bus.drain();
+  await system.settle();
   const response = await system.request(`/v1/runs/${runId}/events`);
   expect(response.status).toBe(200);
   return ((await response.json()) as { events: RunEvent[] }).events;
@@ -513,7 +513,7 @@ describe("a call still running when the wait ends", () => {
     expect(text(pending)).toContain("still running");
     expect(text(pending)).toContain(`/v1/runs/${runId}/calls/slow-1`);
 
-    await slow.bus.drain();
+    await slow.settle();
     const done = await call(client, "readability_analyzer", { text: TEXT }, "slow-1");
     expect(done.isError).toBe(false);
     expect(done._meta).toMatchObject({ "toolbus/status": "succeeded" });

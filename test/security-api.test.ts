@@ -232,7 +232,7 @@ describe("API keys", () => {
           json: { tool: "readability_analyzer", input: { text: "A key probe." }, wait: 0 },
         });
       }
-      await system.bus.drain();
+      await system.settle();
     } finally {
       for (const undo of restore.reverse()) undo();
     }

@@ -334,10 +334,14 @@ describe.each(STAGES)("the %s stack", (stage) => {
       const [, rule] = found;
       expect(rule.Properties.EventBusName).toEqual({ Ref: s.busId });
       // Routed on the implementation kind: no rule per registered tool, so no deploy per tool.
+      // A call dispatched directly to its handler is announced too; the rule leaves it alone.
       expect(rule.Properties.EventPattern).toEqual({
         source: ["toolbus"],
         "detail-type": ["ToolCallScheduled"],
-        detail: { implementation: [external.kind] },
+        detail: {
+          implementation: [external.kind],
+          dispatch: [{ exists: false }, { "anything-but": "direct" }],
+        },
       });
       const { id: functionId, resource: fn } = s.fn(external.handler);
       expect(rule.Properties.Targets).toHaveLength(1);

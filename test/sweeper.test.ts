@@ -46,7 +46,7 @@ describe("the sweeper", () => {
       status: "failed",
       result: { failure: { kind: "timeout", retryable: true, recovery: "replan" } },
     });
-    await system.bus.drain();
+    await system.settle();
     const events = (await (await system.request(`/v1/runs/${runId}/events`)).json()) as {
       events: Array<{ detailType: string; detail: { callId: string } }>;
     };

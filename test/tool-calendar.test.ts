@@ -51,7 +51,7 @@ async function call(system: TestToolbus, input: unknown, callId: string) {
 }
 
 async function runEvents(system: TestToolbus, runId: string): Promise<EventView[]> {
-  await system.bus.drain();
+  await system.settle();
   const response = await system.request(`/v1/runs/${runId}/events`);
   expect(response.status).toBe(200);
   return ((await response.json()) as { events: EventView[] }).events;

@@ -80,7 +80,7 @@ describe("link_validator through the API", () => {
     ]);
     expect(view.result.output).toMatch(/^Checked 3 links: 1 reachable, 1 broken, 1 blocked\./);
 
-    await system.bus.drain();
+    await system.settle();
     const events = (await (await system.request(`/v1/runs/${runId}/events`)).json()) as {
       events: { detailType: string; detail: { callId: string; toolId: string; status?: string } }[];
     };
@@ -103,7 +103,7 @@ describe("link_validator through the API", () => {
     const runId = system.runId();
     const response = await call(runId, { urls: ["ftp://files.example/x"] }, "bad-1");
     expect(response.status).toBe(400);
-    await system.bus.drain();
+    await system.settle();
     const events = (await (await system.request(`/v1/runs/${runId}/events`)).json()) as {
       events: unknown[];
     };

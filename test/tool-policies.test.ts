@@ -273,7 +273,7 @@ describe("call policies with secrets set", () => {
   it("passes the secret to the upstream but never into results, events or statuses", async () => {
     const result = await call(system, "test_secret_quote", { topic: "auth" });
     expect(result.result.output).toContain("authorized");
-    await system.bus.drain();
+    await system.settle();
     const events = await system.request(`/v1/runs/${result.parentRunId}/events`);
     const statuses = await system.request("/v1/capabilities");
     for (const text of [JSON.stringify(result), await events.text(), await statuses.text()]) {

@@ -78,7 +78,7 @@ async function call(runId: string, input: unknown, callId: string): Promise<Call
 }
 
 async function eventsOf(runId: string) {
-  await system.bus.drain();
+  await system.settle();
   const body = (await (await system.request(`/v1/runs/${runId}/events`)).json()) as {
     events: { detailType: string; detail: { callId: string; status?: string; cached?: boolean } }[];
   };

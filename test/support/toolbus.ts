@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { DeleteTableCommand } from "@aws-sdk/client-dynamodb";
-import type { AnyToolDefinition, CapabilityDetector, Toolbus } from "@toolbus/core";
+import type { AnyToolDefinition, CapabilityDetector, Dispatcher, Toolbus } from "@toolbus/core";
 import type { createApi } from "@toolbus/core/api";
 import type { ToolsetSpec } from "@toolbus/core/model";
 import { composeLocalToolbus } from "@toolbus/local";
@@ -25,6 +25,8 @@ export interface TestToolbus {
     path: string,
     init?: RequestInit & { key?: string | null; json?: unknown },
   ): Promise<Response>;
+  /** Resolves once every call dispatched in-process is announced and every delivery landed. */
+  settle(): Promise<void>;
   /** A run's event log once every delivery so far has landed (first page, up to 100). */
   events<T = { eventKey: string; detailType: string; detail: Record<string, unknown> }>(
     runId: string,
@@ -40,6 +42,7 @@ export interface TestToolbusOptions {
   /** Secret values by name, instead of the environment. */
   secrets?: Record<string, string>;
   bus?: LocalEventBusOptions;
+  dispatcher?: Dispatcher;
 }
 
 /**
@@ -66,6 +69,7 @@ export async function startTestToolbus(options: TestToolbusOptions = {}): Promis
     ...(options.capabilities ? { capabilities: options.capabilities } : {}),
     secret: (name) => options.secrets?.[name],
     followIntervalMs: 20,
+    ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
   });
 
   return {
@@ -89,7 +93,12 @@ export async function startTestToolbus(options: TestToolbusOptions = {}): Promis
         }),
       );
     },
+    async settle() {
+      await toolbus.settled();
+      await bus.drain();
+    },
     async events<T>(runId: string): Promise<T[]> {
+      await toolbus.settled();
       await bus.drain();
       const response = await app.request(`/v1/runs/${runId}/events`, {
         headers: { authorization: `Bearer ${adminKey}` },
@@ -98,6 +107,7 @@ export async function startTestToolbus(options: TestToolbusOptions = {}): Promis
       return ((await response.json()) as { events: T[] }).events;
     },
     async stop() {
+      await toolbus.settled();
       await bus.drain();
       bus.close();
       eventBridge.destroy();

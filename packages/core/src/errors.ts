@@ -74,3 +74,13 @@ export class PublishError extends ToolbusError {
   override readonly code = "publish_failed";
   override readonly status = 503;
 }
+
+/**
+ * What a caller is told of an error of ours, over REST and MCP alike. A PublishError names
+ * bus error codes, internal words, so it gets a fixed message saying how to recover.
+ */
+export function callerMessage(error: ToolbusError): string {
+  return error instanceof PublishError
+    ? "The call was recorded but could not be announced; retry the same request with the same call id."
+    : error.message;
+}

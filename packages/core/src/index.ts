@@ -1,5 +1,14 @@
+export {
+  type CallHandler,
+  type Dispatcher,
+  DispatchNotStartedError,
+  inProcessDispatcher,
+  type ScheduledEnvelope,
+  scheduledEnvelope,
+} from "./calls/dispatch";
 export { type CallRequest, callRequest } from "./calls/request";
-export { CallService, type CallServiceDeps } from "./calls/service";
+export { type CallOutcome, CallService, type CallServiceDeps } from "./calls/service";
+export { isFinished, statusUrl } from "./calls/status";
 export {
   type CapabilityCheck,
   type CapabilityContext,
@@ -29,6 +38,7 @@ export { EventPublisher, type OutgoingEvent } from "./events/publisher";
 export { createRecorder } from "./runtime/recorder";
 export { createSweeper } from "./runtime/sweeper";
 export { createToolHandler, type ToolRuntimeDeps } from "./runtime/tool-handler";
+export { STORE_CACHE_TTL_MS } from "./store/cached";
 export { ensureTable } from "./store/ensure-table";
 export { createTableInput, TABLE } from "./store/table";
 export {
@@ -40,7 +50,7 @@ export {
   type ToolOutcome,
   toolSpecOf,
 } from "./tool-definition";
-export { createToolbus, type Toolbus } from "./toolbus";
+export { createToolbus, type Toolbus, type ToolbusStores } from "./toolbus";
 export {
   type BusRule,
   busRules,

@@ -1,4 +1,5 @@
 import type { ApiDeps } from "./api/deps";
+import { type CallHandler, type Dispatcher, inProcessDispatcher } from "./calls/dispatch";
 import { CallService } from "./calls/service";
 import { type CapabilityDetector, checkCapabilities } from "./capabilities";
 import { seedCatalog } from "./catalog/seed";
@@ -13,7 +14,10 @@ import { toolRuntimeDeps } from "./runtime/deps";
 import { createRecorder } from "./runtime/recorder";
 import { createToolHandler } from "./runtime/tool-handler";
 import { readStageSecrets } from "./secrets";
+import { cachedCatalog, cachedKeys } from "./store/cached";
 import { createDocumentClient, type DynamoStores, dynamoStores } from "./store/dynamodb";
+import { hashKey } from "./store/dynamodb/keys";
+import type { CatalogStore, KeyStore } from "./store/ports";
 import { type AnyToolDefinition, toolSpecOf } from "./tool-definition";
 import {
   busRules,
@@ -23,14 +27,22 @@ import {
   toolHandlerId,
 } from "./wiring";
 
+/** The stores as the application uses them: catalog and keys read through short caches. */
+export type ToolbusStores = Omit<DynamoStores, "catalog" | "keys"> & {
+  catalog: CatalogStore;
+  keys: KeyStore;
+};
+
 export interface Toolbus {
-  stores: DynamoStores;
+  stores: ToolbusStores;
   publisher: EventPublisher;
   calls: CallService;
-  /** Bus handlers by the wiring table's handler ids. */
-  handlers: Record<string, (event: unknown) => Promise<void>>;
+  /** Bus handlers by the wiring table's handler ids (the recorder's resolves with nothing). */
+  handlers: Record<string, CallHandler>;
   rules: ReturnType<typeof busRules>;
   apiDeps: ApiDeps;
+  /** Resolves once every call dispatched directly in this process has been announced. */
+  settled(): Promise<void>;
   /** Writes the built-in catalog, keeping an administrator's enable / disable choices. */
   seed(): Promise<{ written: string[] }>;
   /** Detects (and with `verify`, checks live) every capability and stores the statuses. */
@@ -48,23 +60,28 @@ export function createToolbus(
     toolsets: readonly ToolsetSpec[];
     capabilities?: readonly CapabilityDetector[];
   },
+  options: {
+    /**
+     * Runs calls a caller waits for. Default: this process's own handlers. On AWS the API
+     * passes one that invokes each tool's function, so tools run with their own secrets.
+     */
+    dispatcher?: Dispatcher;
+  } = {},
 ): Toolbus {
-  const stores = dynamoStores({
+  const dynamo = dynamoStores({
     client: createDocumentClient(deployment.dynamodb),
     tableName: deployment.tableName,
   });
+  const stores: ToolbusStores = {
+    ...dynamo,
+    catalog: cachedCatalog(dynamo.catalog),
+    keys: cachedKeys(dynamo.keys, hashKey),
+  };
   const publisher = new EventPublisher({
     client: deployment.eventBridge,
     busName: deployment.busName,
   });
   const definitions = new Map(catalog.tools.map((tool) => [tool.spec.id, tool]));
-  const calls = new CallService({
-    catalog: stores.catalog,
-    calls: stores.calls,
-    publisher,
-    config: deployment.config,
-    definitions,
-  });
   const runtime = {
     ...toolRuntimeDeps(deployment, {
       capabilities: catalog.capabilities ?? [],
@@ -102,8 +119,12 @@ export function createToolbus(
     for (const status of statuses) await stores.capabilities.put(status);
     return statuses;
   };
+  const recorder = createRecorder(() => stores);
   const handlers: Toolbus["handlers"] = {
-    [RECORDER_HANDLER]: createRecorder(() => stores),
+    [RECORDER_HANDLER]: async (event) => {
+      await recorder(event);
+      return undefined;
+    },
   };
   for (const tool of catalog.tools) {
     handlers[toolHandlerId(tool.spec.id)] = createToolHandler(tool, () => runtime);
@@ -115,6 +136,15 @@ export function createToolbus(
       readSecrets,
     }));
   }
+  const dispatcher = options.dispatcher ?? inProcessDispatcher(handlers);
+  const calls = new CallService({
+    catalog: stores.catalog,
+    calls: stores.calls,
+    publisher,
+    config: deployment.config,
+    definitions,
+    dispatcher,
+  });
   return {
     stores,
     publisher,
@@ -133,6 +163,9 @@ export function createToolbus(
       },
       external,
       ...(deployment.adminKey ? { adminKey: deployment.adminKey } : {}),
+    },
+    settled: async () => {
+      await dispatcher.idle?.();
     },
     seed: () => seedCatalog(stores.catalog, catalog.toolsets, catalog.tools.map(toolSpecOf)),
     refreshCapabilities,

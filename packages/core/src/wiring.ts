@@ -33,6 +33,22 @@ export const EXTERNAL_KINDS = ["http", "mcp"] as const;
 export const externalHandlerId = (kind: (typeof EXTERNAL_KINDS)[number]) => `external/${kind}`;
 
 /**
+ * Scheduled calls the bus runs: a call dispatched directly to its handler (a caller waits for
+ * it) is announced too, but its handler already has it. Absent or anything but "direct";
+ * `anything-but` alone would not match an event without the field.
+ */
+const BUS_DISPATCHED = [{ exists: false }, { "anything-but": "direct" }];
+
+/** The handler that runs a tool: its own for a built-in, the generic one for its kind. */
+export function handlerIdFor(call: {
+  toolId: string;
+  implementation?: "builtin" | (typeof EXTERNAL_KINDS)[number] | undefined;
+}): string {
+  const kind = call.implementation ?? "builtin";
+  return kind === "builtin" ? toolHandlerId(call.toolId) : externalHandlerId(kind);
+}
+
+/**
  * The one wiring table: a rule per built-in tool for its scheduled calls, one per kind of
  * registered tool, and the recorder for all Toolbus events. Stacks create EventBridge rules from it; the local runtime registers the
  * same rules on the local bus.
@@ -48,7 +64,7 @@ export function busRules(toolIds: readonly string[]): BusRule[] {
       pattern: {
         source: [EVENT_SOURCE],
         "detail-type": ["ToolCallScheduled"],
-        detail: { toolId: [id] },
+        detail: { toolId: [id], dispatch: BUS_DISPATCHED },
       },
       handler: toolHandlerId(id),
     })),
@@ -58,7 +74,7 @@ export function busRules(toolIds: readonly string[]): BusRule[] {
       pattern: {
         source: [EVENT_SOURCE],
         "detail-type": ["ToolCallScheduled"],
-        detail: { implementation: [kind] },
+        detail: { implementation: [kind], dispatch: BUS_DISPATCHED },
       },
       handler: externalHandlerId(kind),
     })),

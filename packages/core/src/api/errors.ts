@@ -2,7 +2,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ZodError } from "zod";
-import { PublishError, ToolbusError, ValidationError } from "../errors";
+import { callerMessage, ToolbusError, ValidationError } from "../errors";
 import type { ApiEnv } from "./env";
 
 /** One failing field of a request: a dotted path and what is wrong with it. */
@@ -87,12 +87,7 @@ function describe(error: unknown): Described {
 
 function describeToolbusError(error: ToolbusError): Described {
   if (error.status === 503) {
-    // PublishError messages name bus error codes: internal words, so a fixed message instead.
-    const message =
-      error instanceof PublishError
-        ? "The call was recorded but could not be announced; retry the same request with the same callId."
-        : error.message;
-    return { ...body(503, error.code, message), headers: { "Retry-After": "1" } };
+    return { ...body(503, error.code, callerMessage(error)), headers: { "Retry-After": "1" } };
   }
   if (error.status >= 500)
     return body(500, "internal", "Something went wrong on our side; retry later.");

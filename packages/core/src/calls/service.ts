@@ -9,11 +9,15 @@ import type { CallRecord, Principal } from "../model/call";
 import { scheduledEventKey, type ToolCallScheduled } from "../model/events";
 import { runId as runIdSchema } from "../model/ids";
 import type { ToolSpec } from "../model/tool";
+import { claimDeadline } from "../runtime/tool-handler";
 import { type ExclusionReason, select } from "../selection/select";
 import type { CallStore, CatalogStore } from "../store/ports";
 import type { AnyToolDefinition } from "../tool-definition";
 import { canonicalJson, sha256Hex } from "../util/canonical-json";
+import { handlerIdFor } from "../wiring";
+import { type Dispatcher, DispatchNotStartedError, scheduledEnvelope } from "./dispatch";
 import type { CallRequest } from "./request";
+import { isFinished, statusUrl } from "./status";
 
 export interface CallServiceDeps {
   catalog: CatalogStore;
@@ -25,12 +29,20 @@ export interface CallServiceDeps {
    * Registered (http, mcp) tools are validated against the JSON Schema in their catalog entry.
    */
   definitions: ReadonlyMap<string, AnyToolDefinition>;
+  /** Runs calls a caller waits for straight away; without it every call goes by the bus. */
+  dispatcher?: Dispatcher;
   now?: () => Date;
 }
 
-const TERMINAL = new Set(["succeeded", "failed"]);
+/** What `call` answers: the finished call, or one still under way with where to follow it. */
+export type CallOutcome =
+  | { finished: true; call: CallRecord }
+  | { finished: false; call: CallRecord; statusUrl: string };
 
-/** The API side of the call lifecycle: validate, record once, announce, and wait. */
+/**
+ * The call lifecycle on the API side, for REST and MCP alike: validate, record once, announce,
+ * run (directly when a caller waits, else by the bus) and wait.
+ */
 export class CallService {
   private readonly now: () => Date;
 
@@ -39,19 +51,29 @@ export class CallService {
   }
 
   /**
-   * Records the call (conditional put) and publishes ToolCallScheduled. A retry with the same
-   * call id and input returns the existing call; a still-pending one is announced again (the
-   * same event key, so consumers dedupe), which also recovers a call whose first publish
-   * failed. The same id with other input is a conflict.
+   * Calls a tool under a run. `request.wait` (seconds; the stage's default when absent,
+   * capped by its maximum) is how long the caller waits for the result. A caller who waits
+   * has the call dispatched directly to the tool's handler; the call is persisted first,
+   * announced on the bus all the same, and the bus rule leaves it to that handler.
+   *
+   * A retry with the same call id and input returns the existing call (a still-pending one
+   * is announced again: the same event key, so consumers dedupe, and it recovers a call
+   * whose first publish failed); the same id with other input is a conflict.
    */
-  async schedule(
+  async call(
     principal: Principal,
     parentRunId: string,
     request: CallRequest,
-  ): Promise<{ call: CallRecord; created: boolean }> {
+  ): Promise<CallOutcome> {
+    const { config, dispatcher } = this.deps;
     if (!runIdSchema.safeParse(parentRunId).success) {
       throw new ValidationError("The run id must be 1-128 characters: letters, digits, . _ : -");
     }
+    const waitSeconds = Math.min(
+      request.wait ?? config.calls.defaultWaitSeconds,
+      config.calls.maxWaitSeconds,
+    );
+    const deadline = Date.now() + waitSeconds * 1000;
     const spec = (await this.deps.catalog.getTool(request.tool)) ?? notFound(request.tool);
     const mode = this.authorize(principal, spec, request.mode);
     const issues = this.inputIssues(spec, request.input);
@@ -60,6 +82,8 @@ export class CallService {
         details: issues,
       });
     }
+    const now = this.now();
+    const direct = waitSeconds > 0 && dispatcher !== undefined;
     const record: CallRecord = {
       parentRunId,
       callId: request.callId ?? randomUUID(),
@@ -69,24 +93,107 @@ export class CallService {
       implementation: spec.implementation.kind,
       input: request.input,
       inputHash: sha256Hex(canonicalJson(request.input)),
-      status: "pending",
+      // A direct dispatch claims the call as it creates it: one write instead of two, and no
+      // bus delivery can take it (its rule skips direct calls).
+      ...(direct
+        ? {
+            status: "running" as const,
+            dispatch: "direct" as const,
+            startedAt: now.toISOString(),
+            deadlineAt: claimDeadline(now, spec.timeoutMs),
+          }
+        : { status: "pending" as const }),
       mode,
       requestedBy: principal,
-      scheduledAt: this.now().toISOString(),
+      scheduledAt: now.toISOString(),
       ...(request.parentCallId ? { parentCallId: request.parentCallId } : {}),
     };
     const outcome = await this.deps.calls.create(record);
-    if (!outcome.created && outcome.call.inputHash !== record.inputHash) {
-      throw new ConflictError(
-        `Call ${record.callId} already exists in run ${parentRunId} with a different input.`,
+    if (!outcome.created) {
+      if (outcome.call.inputHash !== record.inputHash) {
+        throw new ConflictError(
+          `Call ${record.callId} already exists in run ${parentRunId} with a different input.`,
+        );
+      }
+      if (outcome.call.status === "pending") await this.announce(outcome.call);
+      return this.waitFor(outcome.call, deadline);
+    }
+    if (!direct || !dispatcher) {
+      await this.announce(record);
+      return this.waitFor(record, deadline);
+    }
+    return this.dispatchDirectly(dispatcher, record, deadline);
+  }
+
+  get(parentRunId: string, callId: string): Promise<CallRecord | undefined> {
+    return this.deps.calls.get(parentRunId, callId);
+  }
+
+  /**
+   * Announces the call and runs it in its handler at the same time. If the handler cannot
+   * start, the call is released to PENDING and announced again without `dispatch`, so its bus
+   * rule delivers it: nothing is lost, and the event key stays the same.
+   */
+  private async dispatchDirectly(
+    dispatcher: Dispatcher,
+    record: CallRecord,
+    deadline: number,
+  ): Promise<CallOutcome> {
+    const announced = this.announce(record);
+    // Settled here, awaited below: a failed announcement must not go unobserved meanwhile.
+    announced.catch(() => {});
+    const waiting = new AbortController();
+    let finished: CallRecord | undefined;
+    try {
+      finished = await withDeadline(
+        dispatcher.dispatch(
+          handlerIdFor(record),
+          scheduledEnvelope(scheduledDetail(record)),
+          waiting.signal,
+        ),
+        deadline,
       );
+    } catch (error) {
+      if (!(error instanceof DispatchNotStartedError)) throw error;
+      const { dispatch: _, startedAt: __, deadlineAt: ___, ...pending } = record;
+      if (await this.deps.calls.release(record.parentRunId, record.callId)) {
+        await announced.catch(() => {});
+        await this.announce({ ...pending, status: "pending" });
+      }
+      await announced;
+      return this.waitFor(record, deadline);
+    } finally {
+      waiting.abort();
     }
-    if (outcome.created || outcome.call.status === "pending") {
-      await this.deps.publisher.publish([
-        { detailType: "ToolCallScheduled", detail: scheduledDetail(outcome.call) },
-      ]);
+    await announced;
+    // The wait ran out (undefined), or another runner completed the call: read where it is.
+    return finished && isFinished(finished)
+      ? { finished: true, call: finished }
+      : this.waitFor(record, deadline);
+  }
+
+  private async announce(call: CallRecord): Promise<void> {
+    await this.deps.publisher.publish([
+      { detailType: "ToolCallScheduled", detail: scheduledDetail(call) },
+    ]);
+  }
+
+  /** Polls the call until it finishes or the deadline passes. */
+  private async waitFor(known: CallRecord, deadline: number): Promise<CallOutcome> {
+    let call = known;
+    // Most calls finish within tens of milliseconds: poll early and often, then settle at a
+    // rate that keeps reads cheap for long-running tools.
+    let delay = 5;
+    while (!isFinished(call) && Date.now() < deadline) {
+      await sleep(Math.min(delay, deadline - Date.now()));
+      delay = Math.min(delay * 1.5, 50);
+      call =
+        (await this.deps.calls.get(call.parentRunId, call.callId)) ??
+        notFoundCall(call.parentRunId, call.callId);
     }
-    return outcome;
+    return isFinished(call)
+      ? { finished: true, call }
+      : { finished: false, call, statusUrl: statusUrl(call) };
   }
 
   /**
@@ -132,30 +239,25 @@ export class CallService {
     }
     return mode;
   }
+}
 
-  get(parentRunId: string, callId: string): Promise<CallRecord | undefined> {
-    return this.deps.calls.get(parentRunId, callId);
+/** The promise's value, or undefined once `deadline` (epoch ms) passes. */
+async function withDeadline<T>(promise: Promise<T>, deadline: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    clearTimeout(timer);
   }
+}
 
-  /** Polls the call until it finishes or `waitSeconds` pass (capped by configuration). */
-  async waitForResult(
-    parentRunId: string,
-    callId: string,
-    waitSeconds: number,
-  ): Promise<CallRecord> {
-    const cap = Math.min(waitSeconds, this.deps.config.calls.maxWaitSeconds);
-    const deadline = Date.now() + cap * 1000;
-    // Most calls finish within tens of milliseconds: poll early and often, then settle at a
-    // rate that keeps reads cheap for long-running tools.
-    let delay = 5;
-    for (;;) {
-      const call = await this.deps.calls.get(parentRunId, callId);
-      if (!call) throw new NotFoundError(`Call ${callId} does not exist in run ${parentRunId}.`);
-      if (TERMINAL.has(call.status) || Date.now() >= deadline) return call;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(delay, deadline - Date.now())));
-      delay = Math.min(delay * 1.5, 50);
-    }
-  }
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+
+function notFoundCall(parentRunId: string, callId: string): never {
+  throw new NotFoundError(`Call ${callId} does not exist in run ${parentRunId}.`);
 }
 
 /** One entry per failing path; an unknown field is named by its own path, not its parent's. */
@@ -195,5 +297,6 @@ function scheduledDetail(call: CallRecord): ToolCallScheduled & { [key: string]:
     scheduledAt: call.scheduledAt,
     ...(call.mode ? { mode: call.mode } : {}),
     ...(call.parentCallId ? { parentCallId: call.parentCallId } : {}),
+    ...(call.dispatch ? { dispatch: call.dispatch } : {}),
   };
 }

@@ -1,5 +1,5 @@
 import { type CapabilityDetector, networkCapability } from "../capabilities";
-import type { Failure } from "../model/call";
+import type { CallRecord, Failure } from "../model/call";
 import type { ExternalKind } from "../model/implementation";
 import type { SecretSource } from "../outbound/types";
 import { runWithPolicies } from "../runtime/policies";
@@ -33,7 +33,7 @@ export function createExternalHandler(
   kind: ExternalKind,
   deps: () => ExternalRuntimeDeps | Promise<ExternalRuntimeDeps>,
 ) {
-  return async (event: unknown): Promise<void> => {
+  return async (event: unknown, context?: unknown): Promise<CallRecord | undefined> => {
     const runtime = await deps();
     const detail = parseScheduled(event);
     const spec = await runtime.catalog.getTool(detail.toolId);
@@ -45,12 +45,13 @@ export function createExternalHandler(
         retryable: false,
         recovery: "replan",
       };
-      await runScheduledCall(detail, runtime, 0, async () => ({
-        execution: { ok: false, failure },
-        cached: false,
-        stale: false,
-      }));
-      return;
+      return runScheduledCall(
+        detail,
+        runtime,
+        0,
+        async () => ({ execution: { ok: false, failure }, cached: false, stale: false }),
+        context,
+      );
     }
     const tool = DEFINITIONS[kind](spec);
     const names = secretsOfTool(spec);
@@ -60,8 +61,12 @@ export function createExternalHandler(
       networkCapability,
       ...secretDetectors(names),
     ]);
-    await runScheduledCall(detail, runtime, spec.timeoutMs, (claimed, now) =>
-      runWithPolicies(tool, claimed, { ...runtime, secret, capabilities, now }),
+    return runScheduledCall(
+      detail,
+      runtime,
+      spec.timeoutMs,
+      (claimed, now) => runWithPolicies(tool, claimed, { ...runtime, secret, capabilities, now }),
+      context,
     );
   };
 }

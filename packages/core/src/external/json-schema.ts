@@ -49,6 +49,11 @@ export class SchemaError extends Error {
 
 const compiled = new Map<string, ValidateFunction>();
 const MAX_COMPILED = 500;
+/**
+ * The same schema object seen again (a catalog entry held in memory) skips hashing its
+ * canonical JSON, which costs far more than validating a typical input.
+ */
+const bySchemaObject = new WeakMap<object, ValidateFunction>();
 
 /**
  * Checks a schema against its dialect's meta-schema and compiles it, once per distinct schema
@@ -56,9 +61,14 @@ const MAX_COMPILED = 500;
  * so a bad schema is refused at registration rather than failing at call time.
  */
 export function compileSchema(schema: Record<string, unknown>): ValidateFunction {
+  const seen = bySchemaObject.get(schema);
+  if (seen) return seen;
   const key = sha256Hex(canonicalJson(schema));
   const known = compiled.get(key);
-  if (known) return known;
+  if (known) {
+    bySchemaObject.set(schema, known);
+    return known;
+  }
   const ajv = validatorFor(schema);
   if (!ajv.validateSchema(schema)) {
     throw new SchemaError(`It is not a valid JSON Schema: ${describe(ajv.errors ?? [])}.`);
@@ -76,6 +86,7 @@ export function compileSchema(schema: Record<string, unknown>): ValidateFunction
     if (oldest !== undefined) compiled.delete(oldest);
   }
   compiled.set(key, validate);
+  bySchemaObject.set(schema, validate);
   return validate;
 }
 

@@ -1,4 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { statusUrl } from "../calls/status";
 import type { CallRecord } from "../model/call";
 import type { ToolSpec } from "../model/tool";
 import { INPUT_PROPERTY, mcpInputSchema, structuredContentOf } from "./tools";
@@ -65,7 +66,6 @@ export function callToolResult(call: CallRecord, spec: ToolSpec): CallToolResult
   }
   // Not an isError: false result: a tool that declares an output schema must return matching
   // structured content with one, and there is none yet.
-  const statusUrl = `/v1/runs/${call.parentRunId}/calls/${call.callId}`;
   return {
     content: [
       {
@@ -73,11 +73,11 @@ export function callToolResult(call: CallRecord, spec: ToolSpec): CallToolResult
         text:
           `${spec.id} is still running (call ${call.callId}, status ${call.status}). ` +
           `Call ${spec.id} again with the same arguments and _meta "${META.callId}": ` +
-          `"${call.callId}" to wait for its result, or poll GET ${statusUrl}.`,
+          `"${call.callId}" to wait for its result, or poll GET ${statusUrl(call)}.`,
       },
     ],
     isError: true,
-    _meta: { ...meta, [META.statusUrl]: statusUrl },
+    _meta: { ...meta, [META.statusUrl]: statusUrl(call) },
   };
 }
 

@@ -10,9 +10,10 @@ import {
 import type { Permission } from "../api/auth";
 import type { ApiDeps } from "../api/deps";
 import { API_VERSION } from "../api/openapi";
+import type { CallOutcome } from "../calls/service";
 import { roleAtLeast } from "../config";
-import { PublishError, ToolbusError, ValidationError } from "../errors";
-import type { CallRecord, Principal } from "../model/call";
+import { callerMessage, ToolbusError, ValidationError } from "../errors";
+import type { Principal } from "../model/call";
 import { callId as callIdSchema } from "../model/ids";
 import { select } from "../selection/select";
 import { callToolResult, type InputIssue, invalidInputResult } from "./results";
@@ -35,8 +36,6 @@ export interface McpRequestContext {
 }
 
 export type McpDeps = Pick<ApiDeps, "config" | "catalog" | "calls" | "capabilities">;
-
-const FINISHED = new Set(["succeeded", "failed"]);
 
 /**
  * An MCP server for one request (stateless: nothing outlives the request, so it runs the same
@@ -81,14 +80,17 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext): Serv
     try {
       const spec = await deps.catalog.getTool(name);
       if (!spec) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}.`);
-      let scheduled: CallRecord;
+      let outcome: CallOutcome;
       try {
-        ({ call: scheduled } = await deps.calls.schedule(context.principal, context.runId, {
+        outcome = await deps.calls.call(context.principal, context.runId, {
           tool: spec.id,
           input: toolInput(spec, args),
           callId,
           mode: context.mode,
-        }));
+          // An MCP client holds the request open for the result: the longest wait the stage
+          // allows; one still running comes back with its id to call again.
+          wait: deps.config.calls.maxWaitSeconds,
+        });
       } catch (error) {
         if (!(error instanceof ValidationError)) throw error;
         return invalidInputResult(
@@ -98,14 +100,7 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext): Serv
           inputIssues(error.details),
         );
       }
-      // The longest wait the stage allows: an MCP client holds the request open for the
-      // result, and one still running comes back with its id to call again.
-      const wait = deps.config.calls.maxWaitSeconds;
-      const call =
-        wait > 0 && !FINISHED.has(scheduled.status)
-          ? await deps.calls.waitForResult(context.runId, scheduled.callId, wait)
-          : scheduled;
-      return callToolResult(call, spec);
+      return callToolResult(outcome.call, spec);
     } catch (error) {
       throw protocolError(error, context, callId);
     }
@@ -152,11 +147,7 @@ function protocolError(error: unknown, context: McpRequestContext, callId?: stri
     });
   }
   if (error instanceof ToolbusError && error.status === 503) {
-    const message =
-      error instanceof PublishError
-        ? "The call was recorded but could not be announced; retry with the same call id."
-        : error.message;
-    return new McpError(ErrorCode.InternalError, message, {
+    return new McpError(ErrorCode.InternalError, callerMessage(error), {
       code: error.code,
       retryable: true,
       ...(callId ? { callId } : {}),

@@ -74,6 +74,8 @@ export const callRecord = z.object({
   startedAt: z.string().optional(),
   /** Past this a RUNNING call is stuck (the handler died) and may be failed by a sweeper. */
   deadlineAt: z.string().optional(),
+  /** "direct" while the dispatcher holds the claim for a call handed straight to its handler. */
+  dispatch: z.literal("direct").optional(),
   result: callResult.optional(),
   /** Set once ToolResultReceived went out, so a redelivery can finish an interrupted publish. */
   resultPublishedAt: z.string().optional(),

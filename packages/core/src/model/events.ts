@@ -15,6 +15,11 @@ export const toolCallScheduled = z.object({
   mode: z.string().optional(),
   scheduledAt: z.string(),
   parentCallId: callId.optional(),
+  /**
+   * "direct": the API handed the call straight to its handler (a caller is waiting), so the
+   * tool's bus rule skips it. Absent when the bus runs the call.
+   */
+  dispatch: z.literal("direct").optional(),
 });
 export type ToolCallScheduled = z.infer<typeof toolCallScheduled>;
 

@@ -1,6 +1,6 @@
 import { type CapabilityDetector, missingCapability } from "../capabilities";
 import type { StageConfig } from "../config";
-import type { CallRecord, Failure } from "../model/call";
+import type { Failure } from "../model/call";
 import type { ToolSpec } from "../model/tool";
 import type { HttpClient, SecretSource } from "../outbound/types";
 import type { DynamoRateLimiter } from "../store/dynamodb/rate-limiter";
@@ -8,6 +8,7 @@ import type { CachedOutput, DynamoResultCache } from "../store/dynamodb/result-c
 import { type AnyToolDefinition, toolSpecOf } from "../tool-definition";
 import { canonicalJson, sha256Hex } from "../util/canonical-json";
 import { type Execution, executeTool } from "./execute";
+import type { RunnableCall } from "./tool-handler";
 
 export interface PolicyDeps {
   config: StageConfig;
@@ -48,7 +49,7 @@ function specOf(tool: AnyToolDefinition): ToolSpec {
  */
 export async function runWithPolicies(
   tool: AnyToolDefinition,
-  call: CallRecord,
+  call: RunnableCall,
   deps: PolicyDeps,
   allowFallback = true,
 ): Promise<PolicyOutcome> {
@@ -119,7 +120,7 @@ export async function runWithPolicies(
 
 async function viaFallback(
   spec: ToolSpec,
-  call: CallRecord,
+  call: RunnableCall,
   deps: PolicyDeps,
   reason: string,
 ): Promise<PolicyOutcome | undefined> {

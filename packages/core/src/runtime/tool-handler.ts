@@ -1,3 +1,4 @@
+import type { InProcessContext } from "../calls/dispatch";
 import type { CapabilityDetector } from "../capabilities";
 import type { StageConfig } from "../config";
 import { ValidationError } from "../errors";
@@ -33,21 +34,37 @@ export interface ToolRuntimeDeps {
 /** Grace past the tool's own timeout before a RUNNING call counts as stuck. */
 const DEADLINE_GRACE_MS = 30_000;
 
+/** When a call claimed now counts as stuck: its handler died. Whoever claims uses this. */
+export function claimDeadline(now: Date, timeoutMs: number): string {
+  return new Date(now.getTime() + timeoutMs + DEADLINE_GRACE_MS).toISOString();
+}
+
+/** What running a call needs of it; a directly dispatched call has it all in its event. */
+export type RunnableCall = Pick<
+  CallRecord,
+  "parentRunId" | "callId" | "toolId" | "toolset" | "input" | "requestedBy" | "scheduledAt"
+>;
+
 /**
- * Turns a tool into its bus handler. Delivery is at least once, so the handler claims the
- * call first (PENDING -> RUNNING, conditional): a duplicate delivery finds it claimed and
- * runs nothing. If a previous delivery stored the result but died before publishing it, the
- * duplicate finishes the publish, under the same event key.
+ * Turns a tool into its handler. Delivery is at least once, so the handler claims the call
+ * first (PENDING -> RUNNING, conditional): a duplicate delivery finds it claimed and runs
+ * nothing. If a previous delivery stored the result but died before publishing it, the
+ * duplicate finishes the publish, under the same event key. A directly dispatched call comes
+ * already claimed, by the dispatcher that created it RUNNING. Resolves with the finished call.
  */
 export function createToolHandler(
   tool: AnyToolDefinition,
   deps: () => ToolRuntimeDeps | Promise<ToolRuntimeDeps>,
 ) {
-  return async (event: unknown): Promise<void> => {
+  return async (event: unknown, context?: unknown): Promise<CallRecord | undefined> => {
     const runtime = await deps();
     const detail = parseScheduled(event, tool.spec.id);
-    await runScheduledCall(detail, runtime, tool.spec.timeoutMs ?? 10_000, (claimed, now) =>
-      runWithPolicies(tool, claimed, { ...runtime, now }),
+    return runScheduledCall(
+      detail,
+      runtime,
+      tool.spec.timeoutMs ?? 10_000,
+      (claimed, now) => runWithPolicies(tool, claimed, { ...runtime, now }),
+      context,
     );
   };
 }
@@ -60,17 +77,20 @@ export async function runScheduledCall(
   detail: ToolCallScheduled,
   runtime: ToolRuntimeDeps,
   timeoutMs: number,
-  run: (call: CallRecord, now: () => Date) => Promise<PolicyOutcome>,
-): Promise<void> {
+  run: (call: RunnableCall, now: () => Date) => Promise<PolicyOutcome>,
+  context?: unknown,
+): Promise<CallRecord | undefined> {
   const { calls, publisher, now = () => new Date() } = runtime;
-  const deadline = new Date(now().getTime() + timeoutMs + DEADLINE_GRACE_MS).toISOString();
-  const claimed = await calls.claim(detail.parentRunId, detail.callId, deadline);
+  const claimed =
+    detail.dispatch === "direct"
+      ? detail
+      : await calls.claim(detail.parentRunId, detail.callId, claimDeadline(now(), timeoutMs));
   if (!claimed) {
     const existing = await calls.get(detail.parentRunId, detail.callId);
     if (existing?.result && !existing.resultPublishedAt) {
       await publishResult(existing, existing.result, publisher, calls, now);
     }
-    return;
+    return undefined;
   }
   const started = performance.now();
   const { execution, cached, stale, fallback } = await run(claimed, now);
@@ -91,8 +111,16 @@ export async function runScheduledCall(
   };
   const completed = await calls.complete(claimed.parentRunId, claimed.callId, result);
   // Not running any more: a sweeper already failed it as stuck, and published that.
-  if (!completed) return;
+  if (!completed) return undefined;
+  onCompletedHook(context)?.(completed);
   await publishResult(completed, completed.result ?? result, publisher, calls, now);
+  return completed;
+}
+
+/** The in-process dispatcher's hook, when this handler runs in the caller's process. */
+function onCompletedHook(context: unknown): InProcessContext["onCompleted"] {
+  const hook = (context as InProcessContext | undefined)?.onCompleted;
+  return typeof hook === "function" ? hook : undefined;
 }
 
 /** Announces a stored result, then marks it published so redeliveries don't announce again. */

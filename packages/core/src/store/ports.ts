@@ -46,6 +46,12 @@ export interface CallStore {
    * or undefined when it was not pending (a duplicate delivery must then not run the tool).
    */
   claim(parentRunId: string, callId: string, deadlineAt: string): Promise<CallRecord | undefined>;
+  /**
+   * RUNNING (held by the dispatcher, `dispatch: "direct"`) -> PENDING, when the direct
+   * dispatch could not start: the call becomes claimable by its bus handler. False when it
+   * was no longer held so (its handler did start after all, and may finish it).
+   */
+  release(parentRunId: string, callId: string): Promise<boolean>;
   /** RUNNING -> SUCCEEDED/FAILED with the result; undefined if it was not running. */
   complete(
     parentRunId: string,

@@ -4,6 +4,7 @@ import {
   type AnyToolDefinition,
   type CapabilityDetector,
   createToolbus,
+  type Dispatcher,
   ensureTable,
   parseStageConfig,
   type Toolbus,
@@ -29,6 +30,8 @@ export interface ComposeOptions {
   /** Secret values by name; the process environment unless given. */
   secret?: SecretSource;
   followIntervalMs?: number;
+  /** Runs calls a caller waits for; default: the handlers in this process. */
+  dispatcher?: Dispatcher;
 }
 
 /**
@@ -55,6 +58,7 @@ export async function composeLocalToolbus(
       toolsets: options.toolsets ?? builtinToolsets,
       capabilities: options.capabilities ?? builtinCapabilities,
     },
+    options.dispatcher ? { dispatcher: options.dispatcher } : {},
   );
   await applyWiring({
     bus: options.bus,

@@ -1,6 +1,5 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { NotFoundError } from "../../errors";
-import type { CallRecord } from "../../model/call";
 import { requirePermission } from "../auth";
 import type { ApiDeps } from "../deps";
 import type { ApiEnv } from "../env";
@@ -15,8 +14,6 @@ import {
   runIdParam,
 } from "../schemas";
 import { callView } from "../views";
-
-const FINISHED = new Set<CallRecord["status"]>(["succeeded", "failed"]);
 
 const runParams = z.object({ runId: runIdParam });
 const callParams = z.object({ runId: runIdParam, callId: callIdParam });
@@ -52,18 +49,9 @@ export function registerCallRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): voi
     }),
     async (c) => {
       const { runId } = c.req.valid("param");
-      const body = c.req.valid("json");
-      const { call: scheduled } = await calls.schedule(c.get("principal"), runId, body);
-      const wait = Math.min(
-        body.wait ?? config.calls.defaultWaitSeconds,
-        config.calls.maxWaitSeconds,
-      );
-      const call =
-        wait > 0 && !FINISHED.has(scheduled.status)
-          ? await calls.waitForResult(runId, scheduled.callId, wait)
-          : scheduled;
-      if (FINISHED.has(call.status)) return c.json(callView(call), 200);
-      const statusUrl = `/v1/runs/${call.parentRunId}/calls/${call.callId}`;
+      const outcome = await calls.call(c.get("principal"), runId, c.req.valid("json"));
+      if (outcome.finished) return c.json(callView(outcome.call), 200);
+      const { call, statusUrl } = outcome;
       c.header("Location", statusUrl);
       return c.json({ callId: call.callId, status: call.status, statusUrl }, 202);
     },

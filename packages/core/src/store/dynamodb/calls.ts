@@ -97,6 +97,22 @@ export class DynamoCallStore implements CallStore {
     });
   }
 
+  async release(parentRunId: string, callId: string): Promise<boolean> {
+    const released = await this.#transition("calls.release", {
+      Key: callKey(parentRunId, callId),
+      UpdateExpression:
+        "SET #status = :pending REMOVE #dispatch, startedAt, deadlineAt, gsi2pk, gsi2sk",
+      ConditionExpression: "#status = :running AND #dispatch = :direct",
+      ExpressionAttributeNames: { "#status": "status", "#dispatch": "dispatch" },
+      ExpressionAttributeValues: {
+        ":pending": "pending",
+        ":running": "running",
+        ":direct": "direct",
+      },
+    });
+    return released !== undefined;
+  }
+
   async complete(
     parentRunId: string,
     callId: string,

@@ -1,0 +1,200 @@
+import { performance } from "node:perf_hooks";
+import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
+import { percentile, runConcurrently } from "../stats";
+
+/** The same short text for every server, as in the calls group. */
+export const TEXT =
+  "Toolbus serves optional tools to AI agents. Every call is announced on the bus, run by its own handler, and recorded under the run that asked for it.";
+
+export interface HttpCall {
+  url: string;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/**
+ * One way of calling readability_analyzer. Every target goes through the same client code
+ * (`post` below), so only the server differs between them.
+ */
+export interface Target {
+  name: string;
+  /** `runId` is fresh per phase (Toolbus records calls under it); bare servers ignore it. */
+  request(runId: string, callId: string, index: number): HttpCall;
+  /** Why an answer is not a successful result, or undefined when it is one. */
+  problem(status: number, body: unknown): string | undefined;
+}
+
+export interface Phase {
+  latencies: number[];
+  elapsedMs: number;
+  callIds: string[];
+}
+
+export interface Figures {
+  p50: number;
+  p99: number;
+  /** Calls per second with CONCURRENT clients. */
+  throughput: number;
+}
+
+const WARM_UP_CALLS = 100;
+const LATENCY_CALLS = 400;
+const THROUGHPUT_CALLS = 1_600;
+export const CONCURRENT = 16;
+
+/** Node's fetch keeps connections alive by default; the answer is read and parsed in full. */
+async function post(call: HttpCall): Promise<{ status: number; body: unknown }> {
+  const response = await fetch(call.url, {
+    method: "POST",
+    headers: call.headers,
+    body: JSON.stringify(call.body),
+  });
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // Not JSON: `problem` sees the text.
+  }
+  return { status: response.status, body };
+}
+
+/** `total` calls from `concurrency` clients; throws on the first answer that is not a success. */
+export async function runPhase(
+  target: Target,
+  options: { total: number; concurrency: number; runId: string },
+): Promise<Phase> {
+  const latencies: number[] = [];
+  const callIds = Array.from({ length: options.total }, (_, i) => `${options.runId}-c${i}`);
+  const started = performance.now();
+  await runConcurrently(options.total, options.concurrency, async (i) => {
+    const call = target.request(options.runId, callIds[i] as string, i);
+    const t0 = performance.now();
+    const { status, body } = await post(call);
+    latencies.push(performance.now() - t0);
+    const problem = target.problem(status, body);
+    if (problem !== undefined) {
+      throw new Error(
+        `${target.name}: call ${i} failed (HTTP ${status}): ${problem}\n${JSON.stringify(body).slice(0, 2_000)}`,
+      );
+    }
+  });
+  return { latencies, elapsedMs: performance.now() - started, callIds };
+}
+
+export function latencyFigures(phase: Phase): { p50: number; p99: number } {
+  const sorted = [...phase.latencies].sort((a, b) => a - b);
+  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+}
+
+export function throughputOf(phase: Phase): number {
+  return (phase.latencies.length / phase.elapsedMs) * 1000;
+}
+
+/**
+ * Warm-up, then latency with one client, then throughput with CONCURRENT clients. Each phase
+ * gets its own run id from `runIdFor`; the throughput phase is returned whole so its calls
+ * can be checked against the run's events.
+ */
+export async function measureTarget(
+  target: Target,
+  runIdFor: (phase: string) => string,
+): Promise<Figures & { throughputPhase: Phase }> {
+  await runPhase(target, { total: WARM_UP_CALLS, concurrency: 1, runId: runIdFor("warm") });
+  const latency = latencyFigures(
+    await runPhase(target, { total: LATENCY_CALLS, concurrency: 1, runId: runIdFor("p") }),
+  );
+  const throughputPhase = await runPhase(target, {
+    total: THROUGHPUT_CALLS,
+    concurrency: CONCURRENT,
+    runId: runIdFor("t"),
+  });
+  return { ...latency, throughput: throughputOf(throughputPhase), throughputPhase };
+}
+
+const MCP_HEADERS = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+  "mcp-protocol-version": LATEST_PROTOCOL_VERSION,
+};
+
+function mcpToolsCall(index: number, name: string, args: unknown) {
+  return { jsonrpc: "2.0", id: index, method: "tools/call", params: { name, arguments: args } };
+}
+
+interface McpAnswer {
+  result?: { isError?: boolean; content?: unknown[] };
+  error?: unknown;
+}
+
+/** A tools/call answer that is a result, not a JSON-RPC error nor an isError result. */
+function mcpProblem(status: number, body: unknown): string | undefined {
+  if (status !== 200) return "expected HTTP 200";
+  const answer = body as McpAnswer;
+  if (answer?.error !== undefined) return "JSON-RPC error";
+  if (answer?.result === undefined) return "no result";
+  if (answer.result.isError) return "isError result";
+  if (!answer.result.content?.length) return "no content";
+  return undefined;
+}
+
+export function bareMcpTarget(origin: string): Target {
+  return {
+    name: "bare MCP SDK server",
+    request: (_runId, _callId, index) => ({
+      url: `${origin}/mcp`,
+      headers: MCP_HEADERS,
+      body: mcpToolsCall(index, "readability_analyzer", { text: TEXT }),
+    }),
+    problem: mcpProblem,
+  };
+}
+
+export function bareHonoTarget(origin: string): Target {
+  return {
+    name: "bare Hono route",
+    request: () => ({
+      url: `${origin}/call`,
+      headers: { "content-type": "application/json" },
+      body: { text: TEXT },
+    }),
+    problem: (status, body) =>
+      status === 200 && (body as { status?: string })?.status === "succeeded"
+        ? undefined
+        : "expected 200 and status succeeded",
+  };
+}
+
+/** `POST /v1/runs/{runId}/calls`, waiting for the result; unique call ids, so none is a replay. */
+export function toolbusRestTarget(
+  api: string,
+  key: string,
+  tool = "readability_analyzer",
+  input: (index: number) => unknown = () => ({ text: TEXT }),
+): Target {
+  return {
+    name: `Toolbus REST ${tool}`,
+    request: (runId, callId, index) => ({
+      url: `${api}/v1/runs/${runId}/calls`,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: { tool, input: input(index), callId, wait: 20 },
+    }),
+    problem: (status, body) =>
+      status === 200 && (body as { status?: string })?.status === "succeeded"
+        ? undefined
+        : "expected 200 and status succeeded",
+  };
+}
+
+/** `POST /mcp` with the member key; the run id travels in X-Toolbus-Run-Id. */
+export function toolbusMcpTarget(api: string, key: string): Target {
+  return {
+    name: "Toolbus MCP",
+    request: (runId, _callId, index) => ({
+      url: `${api}/mcp`,
+      headers: { ...MCP_HEADERS, authorization: `Bearer ${key}`, "x-toolbus-run-id": runId },
+      body: mcpToolsCall(index, "readability_analyzer", { text: TEXT }),
+    }),
+    problem: mcpProblem,
+  };
+}

@@ -1,0 +1,106 @@
+import { ToolbusError } from "../errors";
+import type { CallRecord } from "../model/call";
+import type { ToolCallScheduled } from "../model/events";
+import { EVENT_SOURCE } from "../wiring";
+
+/** ToolCallScheduled as a handler receives it, from the bus or from a direct dispatch. */
+export interface ScheduledEnvelope {
+  source: typeof EVENT_SOURCE;
+  "detail-type": "ToolCallScheduled";
+  time: string;
+  detail: ToolCallScheduled;
+}
+
+export function scheduledEnvelope(detail: ToolCallScheduled): ScheduledEnvelope {
+  return {
+    source: EVENT_SOURCE,
+    "detail-type": "ToolCallScheduled",
+    time: detail.scheduledAt,
+    detail,
+  };
+}
+
+/**
+ * What a tool handler may be given beside its event when it runs in this process. On Lambda
+ * the second argument is Lambda's own context, which has no such hook.
+ */
+export interface InProcessContext {
+  /** Called once the result is stored, before it is announced, so a waiting caller answers at once. */
+  onCompleted?(call: CallRecord): void;
+}
+
+/** A handler of the wiring table: resolves with the finished call when it ran one. */
+export type CallHandler = (event: unknown, context?: unknown) => Promise<CallRecord | undefined>;
+
+/**
+ * The dispatch could not start: the handler is certainly not running the call (throttled,
+ * missing, not ready). The call stays claimable and goes to the bus instead.
+ */
+export class DispatchNotStartedError extends ToolbusError {
+  override name = "DispatchNotStartedError";
+}
+
+/**
+ * Hands a scheduled call straight to its handler while a caller waits, instead of letting the
+ * bus deliver it. Resolves with the finished call once it is stored (undefined when the
+ * handler finished nothing: someone else had completed the call). Rejects with
+ * DispatchNotStartedError only when the handler surely did not start; any other rejection
+ * means it may have. `signal` gives up waiting; it never stops a call that started.
+ */
+export interface Dispatcher {
+  dispatch(
+    handler: string,
+    event: ScheduledEnvelope,
+    signal: AbortSignal,
+  ): Promise<CallRecord | undefined>;
+  /** Resolves once every handler started here has finished, announcing included. */
+  idle?(): Promise<void>;
+}
+
+/**
+ * `npm start` and tests: the handlers run in this process, and the caller is answered as soon
+ * as the result is stored while the handler goes on to announce it.
+ */
+export function inProcessDispatcher(
+  handlers: Readonly<Record<string, CallHandler>>,
+  reportLateFailure: (error: unknown) => void = logLateFailure,
+): Dispatcher {
+  const running = new Set<Promise<unknown>>();
+  return {
+    dispatch(handlerId, event) {
+      const handler = handlers[handlerId];
+      if (!handler) {
+        return Promise.reject(new DispatchNotStartedError(`No handler ${handlerId} here.`));
+      }
+      return new Promise((resolve, reject) => {
+        let settled = false;
+        const settle = (call: CallRecord | undefined) => {
+          settled = true;
+          resolve(call);
+        };
+        const context: InProcessContext = { onCompleted: settle };
+        const run = handler(event, context).then(settle, (error: unknown) => {
+          // After the result was stored, a failure to announce it is the outbox's to repair;
+          // the caller already has its answer.
+          if (settled) reportLateFailure(error);
+          else reject(error);
+        });
+        running.add(run);
+        void run.finally(() => running.delete(run));
+      });
+    },
+    async idle() {
+      while (running.size > 0) await Promise.allSettled([...running]);
+    },
+  };
+}
+
+function logLateFailure(error: unknown): void {
+  console.error(
+    JSON.stringify({
+      level: "error",
+      message: "A directly dispatched call was stored but not announced",
+      error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    }),
+  );
+}

@@ -1,0 +1,10 @@
+import type { CallRecord } from "../model/call";
+
+const TERMINAL = new Set<CallRecord["status"]>(["succeeded", "failed"]);
+
+/** Succeeded or failed: nothing about the call changes any more. */
+export const isFinished = (call: Pick<CallRecord, "status">) => TERMINAL.has(call.status);
+
+/** Where a call can be followed over REST. */
+export const statusUrl = (call: Pick<CallRecord, "parentRunId" | "callId">) =>
+  `/v1/runs/${call.parentRunId}/calls/${call.callId}`;

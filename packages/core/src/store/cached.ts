@@ -1,0 +1,69 @@
+import { TtlCache } from "../util/ttl-cache";
+import type { ApiKeyRecord, CatalogStore, KeyStore } from "./ports";
+
+/**
+ * How stale an in-memory copy of the catalog or of a key may be, in ms. Every call reads its
+ * tool and its caller's key; within one process a change through these stores is seen at once,
+ * and a change made elsewhere (another Lambda instance, the deploy-time seed) within this bound.
+ * A revoked key therefore stops working everywhere within 5 s.
+ */
+export const STORE_CACHE_TTL_MS = 5_000;
+
+/** The catalog with reads kept in memory for a few seconds; any write here forgets them all. */
+export function cachedCatalog(inner: CatalogStore, ttlMs = STORE_CACHE_TTL_MS): CatalogStore {
+  const reads = new TtlCache<string, unknown>(ttlMs);
+  const read = <T>(key: string, load: () => Promise<T>) => reads.get(key, load) as Promise<T>;
+  const write =
+    <A extends unknown[], R>(operation: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      try {
+        return await operation(...args);
+      } finally {
+        // Also after a failure: a conflict means the stored catalog moved on.
+        reads.clear();
+      }
+    };
+  return {
+    getTool: (id) => read(`tool#${id}`, () => inner.getTool(id)),
+    getToolset: (name) => read(`toolset#${name}`, () => inner.getToolset(name)),
+    list: (filter) =>
+      read(`list#${filter?.toolset ?? ""}#${filter?.category ?? ""}`, () => inner.list(filter)),
+    putToolset: write((spec, revision) => inner.putToolset(spec, revision)),
+    putTool: write((spec, revision) => inner.putTool(spec, revision)),
+    replaceToolset: write((toolset, tools) => inner.replaceToolset(toolset, tools)),
+    removeToolset: write((name, revision) => inner.removeToolset(name, revision)),
+    setEnabled: write((id, enabled, revision) => inner.setEnabled(id, enabled, revision)),
+  };
+}
+
+/**
+ * Keys verified in the last few seconds, by the key's SHA-256 (the plaintext is not kept).
+ * Only valid keys are remembered, so a key created anywhere works at once; a revocation here
+ * forgets them all.
+ */
+export function cachedKeys(
+  inner: KeyStore,
+  digest: (key: string) => string,
+  ttlMs = STORE_CACHE_TTL_MS,
+): KeyStore {
+  const valid = new TtlCache<string, ApiKeyRecord | undefined>(ttlMs);
+  return {
+    async verify(key) {
+      const hash = digest(key);
+      const record = await valid.get(hash, () => inner.verify(key));
+      // Unknown keys are not remembered: a key just created elsewhere must work at once, and
+      // a caller inventing keys must not fill the cache.
+      if (record === undefined) valid.delete(hash);
+      return record;
+    },
+    create: (input) => inner.create(input),
+    list: () => inner.list(),
+    async revoke(keyId) {
+      try {
+        return await inner.revoke(keyId);
+      } finally {
+        valid.clear();
+      }
+    },
+  };
+}
