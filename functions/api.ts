@@ -1,15 +1,22 @@
 import { createToolbus, deploymentFromEnv } from "@toolbus/core";
 import { createApi } from "@toolbus/core/api";
+import { lambdaDispatcherFromEnv } from "@toolbus/core/dispatch";
 import { builtinCapabilities, builtinTools, builtinToolsets } from "@toolbus/tools";
 import { handle } from "hono/aws-lambda";
 
+/**
+ * On AWS, calls a caller waits for are run by invoking each tool's own function (the stack
+ * names them in TOOLBUS_FUNCTIONS); locally it is unset and the handlers run in this process.
+ */
+const dispatcher = lambdaDispatcherFromEnv();
+
 /** The HTTPS API. Built at cold start from the environment; `app` is served as-is locally. */
 export const app = createApi({
-  ...createToolbus(deploymentFromEnv(), {
-    tools: builtinTools,
-    toolsets: builtinToolsets,
-    capabilities: builtinCapabilities,
-  }).apiDeps,
+  ...createToolbus(
+    deploymentFromEnv(),
+    { tools: builtinTools, toolsets: builtinToolsets, capabilities: builtinCapabilities },
+    dispatcher ? { dispatcher } : {},
+  ).apiDeps,
   // Behind API Gateway a response is buffered: end event streams before the integration
   // timeout, so followers reconnect with Last-Event-ID (long polling, in effect).
   ...(process.env.AWS_LAMBDA_FUNCTION_NAME ? { followMaxMs: 25_000 } : {}),

@@ -238,6 +238,8 @@ export function Toolbus({ stack, app }: StackContext) {
       description: string;
       /** Asynchronous invocations (from the bus): Lambda's retries, then this queue. */
       deadLetters?: sqs.Queue;
+      /** Variables of this function's own, beside the stage's. */
+      environment?: Record<string, string>;
     },
   ) => {
     const file = `functions/${props.handler}.ts`;
@@ -268,7 +270,7 @@ export function Toolbus({ stack, app }: StackContext) {
       tracing: config.tracing,
       role,
       logGroup,
-      environment,
+      environment: { ...environment, ...props.environment },
       bind: secretsNamed(props.secrets),
       permissions: props.statements,
       nodejs: NODEJS,
@@ -367,6 +369,23 @@ export function Toolbus({ stack, app }: StackContext) {
   }
 
   // ---- The HTTP API: one function, every path (Hono routes /health, /docs, /v1/*, /mcp).
+  // A call a caller waits for is run by invoking its handler's function synchronously (core's
+  // lambdaDispatcher), so a tool still runs with only its own secrets and permissions; the bus
+  // runs the rest. The API may invoke exactly the functions a call can be dispatched to: each
+  // built-in tool's and the registered-tool handlers, never the recorder, the sweeper or the
+  // seed. Unqualified ARNs only: it invokes the latest code, never a version or alias. Those
+  // functions refer to nothing of the API's, so naming them here makes no dependency cycle.
+  const dispatchable = [...tools.map((tool) => toolHandlerId(tool.spec.id)), ...EXTERNAL_HANDLERS]
+    .sort()
+    .map((handler) => {
+      const fn = handlers.get(handler);
+      if (!fn) throw new Error(`The API dispatches to ${handler}, which has no function.`);
+      return [handler, fn] as const;
+    });
+  const invokeHandlers = new iam.PolicyStatement({
+    actions: ["lambda:InvokeFunction"],
+    resources: dispatchable.map(([, fn]) => fn.functionArn),
+  });
   const apiFunction = handlerFunction("ApiFunction", {
     handler: "api",
     description: "The Toolbus HTTPS API (REST and MCP)",
@@ -380,13 +399,20 @@ export function Toolbus({ stack, app }: StackContext) {
     // the tools a re-registration no longer lists.
     // Registration checks that a named secret is set, lists a remote MCP server's tools with
     // it, and a capability refresh checks every registered secret: all read on demand.
-    // The outbound HTTPS calls need no IAM.
+    // The outbound HTTPS calls need no IAM. Direct dispatch invokes the handlers' functions.
     statements: [
       onTable("GetItem", "PutItem", "UpdateItem", "DeleteItem"),
       queryTableAndIndexes,
       publish,
       readStageSecrets,
+      invokeHandlers,
     ],
+    // Handler id -> function name, for the dispatcher (core's FUNCTIONS_ENV).
+    environment: {
+      TOOLBUS_FUNCTIONS: stack.toJsonString(
+        Object.fromEntries(dispatchable.map(([handler, fn]) => [handler, fn.functionName])),
+      ),
+    },
     // The admin key, and every tool secret because POST /v1/capabilities/refresh detects and
     // verifies each capability (e.g. GitHub accepts GITHUB_TOKEN) — it never runs a tool.
     secrets: [ADMIN_KEY_SECRET, ...toolSecretNames],

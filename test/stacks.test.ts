@@ -13,6 +13,7 @@ import {
   SWEEPER_HANDLER,
   TABLE,
 } from "@toolbus/core";
+import { FUNCTIONS_ENV, parseFunctions } from "@toolbus/core/dispatch";
 import {
   boundSecretNames,
   SST_SECRET_PLACEHOLDER,
@@ -22,6 +23,7 @@ import { applyWiring, localFunctionName } from "@toolbus/local";
 import { LocalEventBus, localEventBridgeClient } from "@toolbus/local/bus";
 import { builtinTools } from "@toolbus/tools";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { EXTERNAL_KINDS, handlerIdFor, RECORDER_HANDLER } from "../packages/core/src/wiring";
 import { stackConfigFor } from "../stacks/config";
 import { type Synthesized, synthesizeStage } from "../stacks/synth";
 import { ADMIN_KEY_SECRET, isExternalHandler, toolSecrets } from "../stacks/Toolbus";
@@ -134,6 +136,39 @@ const EXTERNAL = [
   { kind: "http", rule: "external-http", handler: "external/http" },
   { kind: "mcp", rule: "external-mcp", handler: "external/mcp" },
 ] as const;
+/**
+ * The handlers a call can be dispatched to, as the call service routes them (handlerIdFor):
+ * every built-in tool's and one per registered-tool kind. The API may invoke exactly these.
+ */
+const DISPATCHABLE = [
+  ...toolIds.map((toolId) => handlerIdFor({ toolId, implementation: "builtin" })),
+  ...EXTERNAL_KINDS.map((kind) => handlerIdFor({ toolId: "registered", implementation: kind })),
+].sort();
+/** What a direct dispatch skips on the bus: absent, or anything but "direct". */
+const BUS_DISPATCHED = [{ exists: false }, { "anything-but": "direct" }];
+
+/**
+ * A template value with each `{"Ref": <function>}` replaced by `render(<logical id>)`, the
+ * way CloudFormation fills in a function's name; undefined if it refers to anything else.
+ */
+function renderRefs(value: Json, render: (logicalId: string) => string): string | undefined {
+  if (typeof value === "string") return value;
+  const [separator, parts] = value?.["Fn::Join"] ?? [];
+  if (typeof separator !== "string" || !Array.isArray(parts)) return undefined;
+  const rendered = parts.map((part: Json) =>
+    typeof part === "string"
+      ? part
+      : typeof part?.Ref === "string" && !part.Ref.startsWith("AWS::")
+        ? render(part.Ref)
+        : undefined,
+  );
+  return rendered.includes(undefined) ? undefined : rendered.join(separator);
+}
+
+/** The longest name Lambda allows, as CloudFormation might generate it for a function. */
+const longestFunctionName = (logicalId: string) =>
+  `toolbus-prod-${logicalId}-`.padEnd(64, "X").slice(0, 64);
+
 /** Functions that read secrets named at run time (registered toolsets) from the stage's SSM. */
 const READS_STAGE_SECRETS = new Set(["api", "seed", ...EXTERNAL.map((e) => e.handler)]);
 
@@ -171,7 +206,7 @@ function expectedSecrets(handler: string): string[] {
 
 /**
  * Each function's whole IAM access, as `action resource` lines. Resources are named by what
- * they are: `table`, `index/gsi1`, `bus`, `own-logs`, `own-dead-letters`,
+ * they are: `table`, `index/gsi1`, `bus`, `own-logs`, `own-dead-letters`, `function:<handler>`,
  * `secret:<NAME>` / `secret-fallback:<NAME>` (`<NAME>` `*` for any secret of the stage), or `*`.
  */
 function expectedAccess(handler: string, tracing: boolean): string[] {
@@ -184,6 +219,8 @@ function expectedAccess(handler: string, tracing: boolean): string[] {
       ...table("GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query"),
       ...TABLE.indexes.map((index) => `dynamodb:Query index/${index.name}`),
       "events:PutEvents bus",
+      // Direct dispatch: a synchronous Invoke of the handler a call belongs to.
+      ...DISPATCHABLE.map((target) => `lambda:InvokeFunction function:${target}`),
     );
   } else if (handler === "seed") {
     lines.push(...table("GetItem", "PutItem", "UpdateItem"), "dynamodb:Query index/gsi1");
@@ -211,6 +248,8 @@ function expectedAccess(handler: string, tracing: boolean): string[] {
   if (tracing) lines.push("xray:PutTelemetryRecords *", "xray:PutTraceSegments *");
   return lines.sort();
 }
+
+const byJson = (a: unknown, b: unknown) => JSON.stringify(a).localeCompare(JSON.stringify(b));
 
 /** Actions AWS only grants on `*` (no resource-level permissions). Nothing else may use it. */
 const STAR_RESOURCE_ACTIONS = new Set(["xray:PutTraceSegments", "xray:PutTelemetryRecords"]);
@@ -274,6 +313,131 @@ describe.each(STAGES)("the %s stack", (stage) => {
       const [target] = rule.Properties.Targets;
       expect(target.Id).toBe("handler");
       expect(target.Arn).toEqual({ "Fn::GetAtt": [s.fn(wired.handler).id, "Arn"] });
+    }
+  });
+
+  it("leaves calls dispatched directly out of every tool and registered-tool rule", () => {
+    const s = stageOf(stage);
+    const runners = wiring.filter((r) => r.handler !== RECORDER_HANDLER);
+    expect(runners.map((r) => r.handler).sort()).toEqual(DISPATCHABLE);
+    for (const wired of runners) {
+      const [, rule] = s.rule(wired.name) ?? [];
+      expect(rule?.Properties.EventPattern.detail.dispatch, wired.name).toEqual(BUS_DISPATCHED);
+    }
+    // The recorder logs every event, direct or not.
+    const [, recorder] = s.rule("recorder") ?? [];
+    expect(recorder?.Properties.EventPattern).toEqual({ source: ["toolbus"] });
+  });
+
+  it("lets the API invoke exactly the tool and registered-tool functions, and nothing else invoke anything", () => {
+    const s = stageOf(stage);
+    const apiId = s.fn("api").id;
+    const invokes = s.grantsOf(apiId).filter((g) => g.action.startsWith("lambda:"));
+    for (const grant of invokes) {
+      expect(grant.effect).toBe("Allow");
+      expect(grant.action).toBe("lambda:InvokeFunction");
+    }
+    // Each resource is a function's own unqualified ARN: no wildcard, no version or alias.
+    expect(invokes.map((g) => g.resource).sort(byJson)).toEqual(
+      DISPATCHABLE.map((handler) => ({ "Fn::GetAtt": [s.fn(handler).id, "Arn"] })).sort(byJson),
+    );
+    expect(DISPATCHABLE).not.toContain(RECORDER_HANDLER);
+    expect(DISPATCHABLE).not.toContain(SWEEPER_HANDLER);
+    expect(DISPATCHABLE).not.toContain("seed");
+    for (const [handler, id] of s.functions) {
+      if (handler === "api") continue;
+      expect(
+        s.grantsOf(id).filter((g) => g.action.startsWith("lambda:")),
+        `${handler} invokes nothing`,
+      ).toEqual([]);
+    }
+    // Across the whole template: only the API and SST's seed runner may invoke a function.
+    const apiRole = s.roleOf(apiId);
+    for (const [id, policy] of s.ofType("AWS::IAM::Policy")) {
+      const invoking = policy.Properties.PolicyDocument.Statement.filter((st: Json) =>
+        [st.Action].flat().some((action: string) => action.startsWith("lambda:")),
+      );
+      if (invoking.length === 0) continue;
+      const roles = policy.Properties.Roles.map((ref: Json) => ref.Ref);
+      expect(roles.includes(apiRole) || id.startsWith("SeedScript"), id).toBe(true);
+    }
+  });
+
+  it("has no dependency cycle between resources (the API refers to the handlers, not back)", () => {
+    const s = stageOf(stage);
+    const ids = new Set(Object.keys(s.json.Resources));
+    const dependencies = (resource: Json): Set<string> => {
+      const found = new Set<string>([resource.DependsOn ?? []].flat());
+      const visit = (value: Json): void => {
+        if (Array.isArray(value)) {
+          for (const item of value) visit(item);
+          return;
+        }
+        if (typeof value === "string") {
+          for (const [, id] of value.matchAll(/\$\{([A-Za-z0-9]+)[.}]/g)) if (id) found.add(id);
+          return;
+        }
+        if (!value || typeof value !== "object") return;
+        if (typeof value.Ref === "string") found.add(value.Ref);
+        if (Array.isArray(value["Fn::GetAtt"])) found.add(value["Fn::GetAtt"][0]);
+        for (const item of Object.values(value)) visit(item);
+      };
+      visit(resource.Properties);
+      return new Set([...found].filter((id) => ids.has(id)));
+    };
+    const graph = new Map([...ids].map((id) => [id, dependencies(s.json.Resources[id])]));
+    const done = new Set<string>();
+    const path: string[] = [];
+    const walk = (id: string): void => {
+      if (done.has(id)) return;
+      const at = path.indexOf(id);
+      if (at >= 0) throw new Error(`dependency cycle: ${[...path.slice(at), id].join(" -> ")}`);
+      path.push(id);
+      for (const next of graph.get(id) ?? []) walk(next);
+      path.pop();
+      done.add(id);
+    };
+    for (const id of ids) walk(id);
+    // The API's own role policy is what refers to the handlers' functions.
+    const apiId = s.fn("api").id;
+    for (const handler of DISPATCHABLE) {
+      const { id } = s.fn(handler);
+      const reaches = (from: string, to: string, seen = new Set<string>()): boolean =>
+        from === to ||
+        [...(graph.get(from) ?? [])].some((next) => {
+          if (seen.has(next)) return false;
+          seen.add(next);
+          return reaches(next, to, seen);
+        });
+      expect(reaches(apiId, id), `api -> ${handler}`).toBe(true);
+      expect(reaches(id, apiId), `${handler} -> api`).toBe(false);
+    }
+  });
+
+  it("names each dispatchable handler's function in the API's environment, and no one else's", () => {
+    const s = stageOf(stage);
+    const { resource: api } = s.fn("api");
+    const value = api.Properties.Environment.Variables[FUNCTIONS_ENV];
+    // CloudFormation fills in each function's name (its Ref): here, its logical id.
+    const rendered = renderRefs(value, (logicalId) => logicalId);
+    if (rendered === undefined) throw new Error(`${FUNCTIONS_ENV} refers to more than names`);
+    expect(JSON.parse(rendered)).toEqual(
+      Object.fromEntries(DISPATCHABLE.map((handler) => [handler, s.fn(handler).id])),
+    );
+    // The runtime accepts it, even with the longest names CloudFormation could generate, and
+    // the whole environment stays under Lambda's 4 KB.
+    const longest = renderRefs(value, longestFunctionName) ?? "";
+    expect(Object.keys(parseFunctions(longest)).sort()).toEqual(DISPATCHABLE);
+    const variables = { ...api.Properties.Environment.Variables, [FUNCTIONS_ENV]: longest };
+    const size = Object.entries(variables).reduce(
+      (total, [name, v]) => total + name.length + (typeof v === "string" ? v.length : 64),
+      0,
+    );
+    expect(size).toBeLessThan(4 * 1024);
+    for (const [handler, id] of s.functions) {
+      if (handler === "api") continue;
+      const variables = s.json.Resources[id].Properties.Environment.Variables;
+      expect(variables[FUNCTIONS_ENV], handler).toBeUndefined();
     }
   });
 
@@ -454,6 +618,10 @@ describe.each(STAGES)("the %s stack", (stage) => {
       expect(code, handler).not.toMatch(/from\s*["']@aws-sdk\//);
       expect(code, handler).not.toMatch(/import\(\s*["']@aws-sdk\//);
       expect(code, handler).toContain("DynamoDBClient");
+      // Only the API dispatches (core's ./dispatch subpath): no other bundle carries Lambda's client.
+      expect(code.includes("/2015-03-31/functions/"), `${handler}: Lambda's Invoke`).toBe(
+        handler === "api",
+      );
       // Minified: thousands of characters a line (newlines survive only inside strings).
       expect(code.length / code.split("\n").length, handler).toBeGreaterThan(2000);
     }
@@ -500,6 +668,7 @@ describe.each(STAGES)("the %s stack", (stage) => {
   it("grants each function only its own table actions, bus, secrets, logs and queue", () => {
     const s = stageOf(stage);
     const tracing = s.config.tracing !== "disabled";
+    const handlerOf = new Map([...s.functions].map(([handler, id]) => [id, handler]));
     for (const [handler, functionId] of s.functions) {
       const fnProps = s.json.Resources[functionId].Properties;
       const roleId = s.roleOf(functionId);
@@ -521,6 +690,7 @@ describe.each(STAGES)("the %s stack", (stage) => {
         if (arnId === s.busId) return "bus";
         if (arnId && arnId === logGroupId) return "own-logs";
         if (arnId && arnId === deadLetterId) return "own-dead-letters";
+        if (arnId && handlerOf.has(arnId)) return `function:${handlerOf.get(arnId)}`;
         const joined = resource?.["Fn::Join"]?.[1];
         if (Array.isArray(joined)) {
           if (s.arnOf(joined[0]) === s.tableId) return String(joined[1]).replace(/^\//, "");
@@ -889,7 +1059,11 @@ describe("the bundles the dev stack deploys, run in a fresh Node process", () =>
         TOOL_SECRET_NAMES.map((n) => `/sst/toolbus/.fallback/Secret/${n}/value`),
       );
 
-      const [health, tools, refused] = await invoke("api", env, [
+      // The API cold-starts with its Lambda dispatcher, from the template's function names as
+      // CloudFormation would fill them in (nothing here waits for a call, so none is invoked).
+      const apiVariables = stageOf("dev").fn("api").resource.Properties.Environment.Variables;
+      const functions = renderRefs(apiVariables[FUNCTIONS_ENV], longestFunctionName) ?? "";
+      const [health, tools, refused] = await invoke("api", { ...env, [FUNCTIONS_ENV]: functions }, [
         httpEvent("/health"),
         httpEvent("/v1/tools", { authorization: `Bearer ${ADMIN_KEY}` }),
         httpEvent("/v1/tools", { authorization: "Bearer not-the-admin-key-at-all-0000" }),

@@ -37,11 +37,20 @@ const keys = (events: RunEvent[]) => events.map((item) => item.eventKey);
 describe("DynamoEventLog", () => {
   it("appends an event once per eventKey and reads it back unchanged", async () => {
     const first = event("run-once", "call-1", 1);
-    expect(await log.append("run-once", first)).toBe(true);
-    expect(await log.append("run-once", first)).toBe(false);
+    await log.append("run-once", first);
+    await log.append("run-once", first);
 
     const page = await log.read("run-once");
     expect(page.events).toEqual([first]);
+  });
+
+  it("writes appends that arrive together, duplicates among them, as one entry each", async () => {
+    const run = "run-together";
+    const events = Array.from({ length: 60 }, (_, i) => event(run, `call-${i % 40}`, i % 40));
+    await Promise.all(events.map((item) => log.append(run, item)));
+    const page = await log.read(run, { limit: 1000 });
+    expect(page.events).toHaveLength(40);
+    expect(new Set(keys(page.events)).size).toBe(40);
   });
 
   it("reads a run's events in time order, then by event key, whatever the append order", async () => {

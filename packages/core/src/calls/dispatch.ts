@@ -63,7 +63,7 @@ export interface Dispatcher {
  */
 export function inProcessDispatcher(
   handlers: Readonly<Record<string, CallHandler>>,
-  reportLateFailure: (error: unknown) => void = logLateFailure,
+  reportLateFailure: (error: unknown) => void = logDispatchFailure,
 ): Dispatcher {
   const running = new Set<Promise<unknown>>();
   return {
@@ -95,11 +95,12 @@ export function inProcessDispatcher(
   };
 }
 
-function logLateFailure(error: unknown): void {
+/** A direct dispatch that failed after it may have started: worth a line, not the caller's 500. */
+export function logDispatchFailure(error: unknown): void {
   console.error(
     JSON.stringify({
       level: "error",
-      message: "A directly dispatched call was stored but not announced",
+      message: "A directly dispatched call failed in its handler",
       error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
     }),
   );

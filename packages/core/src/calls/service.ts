@@ -15,7 +15,12 @@ import type { CallStore, CatalogStore } from "../store/ports";
 import type { AnyToolDefinition } from "../tool-definition";
 import { canonicalJson, sha256Hex } from "../util/canonical-json";
 import { handlerIdFor } from "../wiring";
-import { type Dispatcher, DispatchNotStartedError, scheduledEnvelope } from "./dispatch";
+import {
+  type Dispatcher,
+  DispatchNotStartedError,
+  logDispatchFailure,
+  scheduledEnvelope,
+} from "./dispatch";
 import type { CallRequest } from "./request";
 import { isFinished, statusUrl } from "./status";
 
@@ -154,7 +159,13 @@ export class CallService {
         deadline,
       );
     } catch (error) {
-      if (!(error instanceof DispatchNotStartedError)) throw error;
+      if (!(error instanceof DispatchNotStartedError)) {
+        // It may have run, and may still finish: the stored call says, within the wait. If
+        // its handler died, the sweeper fails it at its deadline.
+        logDispatchFailure(error);
+        await announced;
+        return this.waitFor(record, deadline);
+      }
       const { dispatch: _, startedAt: __, deadlineAt: ___, ...pending } = record;
       if (await this.deps.calls.release(record.parentRunId, record.callId)) {
         await announced.catch(() => {});

@@ -68,8 +68,8 @@ export interface EventLogPage {
 }
 
 export interface EventLog {
-  /** Appends once per eventKey; returns false for a duplicate. */
-  append(parentRunId: string, event: RunEvent): Promise<boolean>;
+  /** Appends once per eventKey: the same event appended again leaves one entry. */
+  append(parentRunId: string, event: RunEvent): Promise<void>;
   /** Events in order (occurredAt, then eventKey), after `cursor`. */
   read(parentRunId: string, options?: { cursor?: string; limit?: number }): Promise<EventLogPage>;
 }
