@@ -4,6 +4,7 @@ import { z } from "zod";
 import { loadStageConfig, type StageConfig } from "./config";
 import { ValidationError } from "./errors";
 import type { SecretSource } from "./outbound/types";
+import { SDK_CLIENT_OPTIONS } from "./sdk-options";
 import { boundSecretNames, loadSecrets } from "./secrets";
 
 /** Where a stage's state lives and how to reach it: the same shape on AWS and locally. */
@@ -56,8 +57,9 @@ export function deploymentFromEnv(env: NodeJS.ProcessEnv = process.env): Deploym
     tableName: parsed.data.TOOLBUS_TABLE,
     busName: parsed.data.TOOLBUS_BUS,
     ...(parsed.data.TOOLBUS_ADMIN_KEY ? { adminKey: parsed.data.TOOLBUS_ADMIN_KEY } : {}),
+    // Not for DynamoDB: its document client refuses cacheMiddleware.
     dynamodb: new DynamoDBClient({}),
-    eventBridge: new EventBridgeClient({}),
+    eventBridge: new EventBridgeClient(SDK_CLIENT_OPTIONS),
     // Environment first, read at use (a local change is seen without a restart); then the
     // secrets SST bound to this function.
     secret,

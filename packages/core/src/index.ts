@@ -38,6 +38,7 @@ export { EventPublisher, type OutgoingEvent } from "./events/publisher";
 export { createRecorder } from "./runtime/recorder";
 export { createSweeper } from "./runtime/sweeper";
 export { createToolHandler, type ToolRuntimeDeps } from "./runtime/tool-handler";
+export { SDK_CLIENT_OPTIONS } from "./sdk-options";
 export { STORE_CACHE_TTL_MS } from "./store/cached";
 export { ensureTable } from "./store/ensure-table";
 export { createTableInput, TABLE } from "./store/table";

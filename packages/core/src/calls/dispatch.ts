@@ -48,10 +48,17 @@ export class DispatchNotStartedError extends ToolbusError {
  * means it may have. `signal` gives up waiting; it never stops a call that started.
  */
 export interface Dispatcher {
+  /** The handlers run in this process: `onCompleted` is called before the result is announced. */
+  readonly inProcess?: boolean;
+  /**
+   * `onCompleted`, where the dispatcher can, runs synchronously once the result is stored and
+   * just before the handler announces it, so announcements made from it leave together.
+   */
   dispatch(
     handler: string,
     event: ScheduledEnvelope,
     signal: AbortSignal,
+    onCompleted?: () => void,
   ): Promise<CallRecord | undefined>;
   /** Resolves once every handler started here has finished, announcing included. */
   idle?(): Promise<void>;
@@ -67,7 +74,8 @@ export function inProcessDispatcher(
 ): Dispatcher {
   const running = new Set<Promise<unknown>>();
   return {
-    dispatch(handlerId, event) {
+    inProcess: true,
+    dispatch(handlerId, event, _signal, onCompleted) {
       const handler = handlers[handlerId];
       if (!handler) {
         return Promise.reject(new DispatchNotStartedError(`No handler ${handlerId} here.`));
@@ -78,7 +86,12 @@ export function inProcessDispatcher(
           settled = true;
           resolve(call);
         };
-        const context: InProcessContext = { onCompleted: settle };
+        const context: InProcessContext = {
+          onCompleted: (call) => {
+            onCompleted?.();
+            settle(call);
+          },
+        };
         const run = handler(event, context).then(settle, (error: unknown) => {
           // After the result was stored, a failure to announce it is the outbox's to repair;
           // the caller already has its answer.

@@ -7,6 +7,7 @@ import {
 import { z } from "zod";
 import { ToolbusError, ValidationError } from "../errors";
 import { type CallRecord, callRecord } from "../model/call";
+import { SDK_CLIENT_OPTIONS } from "../sdk-options";
 import { EXTERNAL_KINDS, externalHandlerId } from "../wiring";
 import { type Dispatcher, DispatchNotStartedError } from "./dispatch";
 
@@ -94,7 +95,12 @@ export function lambdaDispatcher({ client, functions }: LambdaDispatcherOptions)
 export function lambdaClient(
   config: Omit<LambdaClientConfig, "maxAttempts" | "retryStrategy" | "requestHandler"> = {},
 ): LambdaClient {
-  return new LambdaClient({ ...config, maxAttempts: 1, requestHandler: { socketTimeout: 0 } });
+  return new LambdaClient({
+    ...SDK_CLIENT_OPTIONS,
+    ...config,
+    maxAttempts: 1,
+    requestHandler: { socketTimeout: 0 },
+  });
 }
 
 const TOOL_HANDLER = /^tools\/[a-z][a-z0-9_]{0,47}$/;

@@ -135,18 +135,25 @@ export class CallService {
   }
 
   /**
-   * Announces the call and runs it in its handler at the same time. If the handler cannot
-   * start, the call is released to PENDING and announced again without `dispatch`, so its bus
-   * rule delivers it: nothing is lost, and the event key stays the same.
+   * Runs the call in its handler and announces it. When the handler runs in this process, the
+   * announcement waits for the result (at most ANNOUNCE_WITHIN_MS), so ToolCallScheduled and
+   * ToolResultReceived leave in one PutEvents and reach the recorder together; the caller
+   * does not wait for either (a failed announcement is logged; the stored call is the truth).
+   * If the handler cannot start, the call is released to PENDING and announced without
+   * `dispatch`, so its bus rule delivers it: nothing is lost, and the event key stays the same.
    */
   private async dispatchDirectly(
     dispatcher: Dispatcher,
     record: CallRecord,
     deadline: number,
   ): Promise<CallOutcome> {
-    const announced = this.announce(record);
-    // Settled here, awaited below: a failed announcement must not go unobserved meanwhile.
-    announced.catch(() => {});
+    let announced: Promise<void> | undefined;
+    const announce = () => {
+      announced ??= this.announce(record);
+      return announced;
+    };
+    const timer = dispatcher.inProcess ? setTimeout(announce, ANNOUNCE_WITHIN_MS) : undefined;
+    if (!timer) void announce().catch(() => {});
     const waiting = new AbortController();
     let finished: CallRecord | undefined;
     try {
@@ -155,6 +162,7 @@ export class CallService {
           handlerIdFor(record),
           scheduledEnvelope(scheduledDetail(record)),
           waiting.signal,
+          announce,
         ),
         deadline,
       );
@@ -163,20 +171,21 @@ export class CallService {
         // It may have run, and may still finish: the stored call says, within the wait. If
         // its handler died, the sweeper fails it at its deadline.
         logDispatchFailure(error);
-        await announced;
+        await announce();
         return this.waitFor(record, deadline);
       }
       const { dispatch: _, startedAt: __, deadlineAt: ___, ...pending } = record;
       if (await this.deps.calls.release(record.parentRunId, record.callId)) {
-        await announced.catch(() => {});
-        await this.announce({ ...pending, status: "pending" });
+        // Never announced as direct: the bus rule takes this announcement.
+        announced ??= this.announce({ ...pending, status: "pending" });
       }
-      await announced;
+      await announce();
       return this.waitFor(record, deadline);
     } finally {
+      clearTimeout(timer);
       waiting.abort();
     }
-    await announced;
+    announce().catch(logDispatchFailure);
     // The wait ran out (undefined), or another runner completed the call: read where it is.
     return finished && isFinished(finished)
       ? { finished: true, call: finished }
@@ -251,6 +260,12 @@ export class CallService {
     return mode;
   }
 }
+
+/**
+ * Longest a directly dispatched call in this process waits to be announced together with its
+ * result; a slower tool is announced when this runs out, so subscribers still see it start.
+ */
+const ANNOUNCE_WITHIN_MS = 20;
 
 /** The promise's value, or undefined once `deadline` (epoch ms) passes. */
 async function withDeadline<T>(promise: Promise<T>, deadline: number): Promise<T | undefined> {

@@ -3,6 +3,7 @@ import { type Deployment, functionSecrets } from "../deployment";
 import { EventPublisher } from "../events/publisher";
 import { createHttpClient } from "../outbound/client";
 import type { SecretSource } from "../outbound/types";
+import { memoResultCache } from "../store/cached";
 import {
   createDocumentClient,
   DynamoCallStore,
@@ -38,7 +39,7 @@ export function toolRuntimeDeps(
     http: createHttpClient(deployment.config.outbound),
     secret: deployment.secret ?? envSecrets,
     capabilities: extras.capabilities ?? [],
-    cache: new DynamoResultCache(options),
+    cache: memoResultCache(new DynamoResultCache(options)),
     rateLimiter: new DynamoRateLimiter(options),
     fallbacks: new Map((extras.fallbacks ?? []).map((tool) => [tool.spec.id, tool])),
   };

@@ -3,8 +3,8 @@ import type { StageConfig } from "../config";
 import type { Failure } from "../model/call";
 import type { ToolSpec } from "../model/tool";
 import type { HttpClient, SecretSource } from "../outbound/types";
-import type { DynamoRateLimiter } from "../store/dynamodb/rate-limiter";
-import type { CachedOutput, DynamoResultCache } from "../store/dynamodb/result-cache";
+import type { CachedOutput } from "../store/dynamodb/result-cache";
+import type { RateLimiter, ResultCache } from "../store/ports";
 import { type AnyToolDefinition, toolSpecOf } from "../tool-definition";
 import { canonicalJson, sha256Hex } from "../util/canonical-json";
 import { type Execution, executeTool } from "./execute";
@@ -15,8 +15,8 @@ export interface PolicyDeps {
   http: HttpClient;
   secret: SecretSource;
   capabilities: readonly CapabilityDetector[];
-  cache?: DynamoResultCache;
-  rateLimiter?: DynamoRateLimiter;
+  cache?: ResultCache;
+  rateLimiter?: RateLimiter;
   /** Tools that may stand in for others (a spec's `fallback`), by id. */
   fallbacks?: ReadonlyMap<string, AnyToolDefinition>;
   now: () => Date;
@@ -69,14 +69,18 @@ export async function runWithPolicies(
 
   const now = deps.now().getTime();
   const perPrincipal = spec.rateLimit?.perPrincipal;
-  if (perPrincipal && deps.rateLimiter) {
-    const scope = `principal#${call.requestedBy.id}#${spec.id}`;
-    const decision = await deps.rateLimiter.consume(scope, perPrincipal, now);
-    if (!decision.allowed) return failed(rateLimited(spec.id, decision.retryAfterMs, "you"));
-  }
-
   const key = spec.cache && deps.cache ? cacheKey(spec, call.input) : undefined;
-  const entry = key ? await deps.cache?.get(key, now) : undefined;
+  // The caller's limit and the cache are independent reads: ask both at once. A call the
+  // limit refuses has only cost a cache read.
+  const [decision, entry] = await Promise.all([
+    perPrincipal && deps.rateLimiter
+      ? deps.rateLimiter.consume(`principal#${call.requestedBy.id}#${spec.id}`, perPrincipal, now)
+      : undefined,
+    key ? deps.cache?.get(key, now) : undefined,
+  ]);
+  if (decision && !decision.allowed) {
+    return failed(rateLimited(spec.id, decision.retryAfterMs, "you"));
+  }
   if (entry && entry.freshUntil > now) return fromCache(entry.value, false);
   const staleUsable = entry !== undefined; // present and not expired: within stale-if-error
 
@@ -106,7 +110,19 @@ export async function runWithPolicies(
         data: execution.data,
         citations: execution.citations,
       };
-      await deps.cache.put(key, value, freshUntil, freshUntil + staleIfErrorSeconds * 1000);
+      // A cache that cannot take the result must not cost the caller a result it has.
+      await deps.cache
+        .put(key, value, freshUntil, freshUntil + staleIfErrorSeconds * 1000)
+        .catch((error: unknown) => {
+          console.error(
+            JSON.stringify({
+              level: "warn",
+              message: "A result could not be cached",
+              toolId: spec.id,
+              error: String(error),
+            }),
+          );
+        });
     }
     return { execution, cached: false, stale: false };
   }

@@ -12,9 +12,7 @@ import {
   toolCallScheduled,
 } from "../model/events";
 import type { HttpClient, SecretSource } from "../outbound/types";
-import type { DynamoRateLimiter } from "../store/dynamodb/rate-limiter";
-import type { DynamoResultCache } from "../store/dynamodb/result-cache";
-import type { CallStore } from "../store/ports";
+import type { CallStore, RateLimiter, ResultCache } from "../store/ports";
 import type { AnyToolDefinition } from "../tool-definition";
 import { type PolicyOutcome, runWithPolicies } from "./policies";
 
@@ -25,8 +23,8 @@ export interface ToolRuntimeDeps {
   http: HttpClient;
   secret: SecretSource;
   capabilities: readonly CapabilityDetector[];
-  cache?: DynamoResultCache;
-  rateLimiter?: DynamoRateLimiter;
+  cache?: ResultCache;
+  rateLimiter?: RateLimiter;
   fallbacks?: ReadonlyMap<string, AnyToolDefinition>;
   now?: () => Date;
 }

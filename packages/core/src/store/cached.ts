@@ -1,5 +1,6 @@
 import { TtlCache } from "../util/ttl-cache";
-import type { ApiKeyRecord, CatalogStore, KeyStore } from "./ports";
+import type { CacheEntry } from "./dynamodb/result-cache";
+import type { ApiKeyRecord, CatalogStore, KeyStore, ResultCache } from "./ports";
 
 /**
  * How stale an in-memory copy of the catalog or of a key may be, in ms. Every call reads its
@@ -64,6 +65,57 @@ export function cachedKeys(
       } finally {
         valid.clear();
       }
+    },
+  };
+}
+
+/** How many bytes of cached results one process keeps in memory (by their JSON size). */
+export const RESULT_MEMO_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Fresh cached results kept in this process as well, so a repeated call is answered without
+ * a read. Only fresh entries are served from memory; past `freshUntil` the shared cache is
+ * asked again (another process may have refreshed it). Least recently used entries go first
+ * once `maxBytes` is reached.
+ */
+export function memoResultCache(inner: ResultCache, maxBytes = RESULT_MEMO_BYTES): ResultCache {
+  const memo = new Map<string, { entry: CacheEntry; bytes: number }>();
+  let total = 0;
+  const forget = (key: string) => {
+    const held = memo.get(key);
+    if (!held) return;
+    memo.delete(key);
+    total -= held.bytes;
+  };
+  const remember = (key: string, entry: CacheEntry) => {
+    forget(key);
+    const bytes = key.length + JSON.stringify(entry.value).length;
+    // What the shared cache would not store whole (an item holds 400 KB) is not kept here either.
+    if (bytes > Math.min(maxBytes, 400 * 1024)) return;
+    memo.set(key, { entry, bytes });
+    total += bytes;
+    for (const oldest of memo.keys()) {
+      if (total <= maxBytes) break;
+      forget(oldest);
+    }
+  };
+  return {
+    async get(key, now) {
+      const held = memo.get(key);
+      if (held && held.entry.freshUntil > now) {
+        // Most recently used last, so eviction takes the least recently used.
+        memo.delete(key);
+        memo.set(key, held);
+        return held.entry;
+      }
+      const entry = await inner.get(key, now);
+      if (entry) remember(key, entry);
+      else forget(key);
+      return entry;
+    },
+    async put(key, value, freshUntil, expiresAt) {
+      await inner.put(key, value, freshUntil, expiresAt);
+      remember(key, { value, freshUntil, expiresAt });
     },
   };
 }

@@ -1,6 +1,8 @@
 import type { CallRecord, CallResult } from "../model/call";
 import type { RunEvent } from "../model/events";
 import type { ToolSpec, ToolsetSpec } from "../model/tool";
+import type { RateDecision } from "./dynamodb/rate-limiter";
+import type { CachedOutput, CacheEntry } from "./dynamodb/result-cache";
 
 /** A stored spec with its optimistic-concurrency version (incremented on every write). */
 export type Versioned<T> = T & { revision: number; updatedAt: string };
@@ -94,4 +96,20 @@ export interface KeyStore {
   list(): Promise<ApiKeyRecord[]>;
   /** NotFoundError for an unknown id; revoking twice is fine. */
   revoke(keyId: string): Promise<ApiKeyRecord>;
+}
+
+/** Cached tool results by cache key; entries carry their own freshness (epoch ms). */
+export interface ResultCache {
+  /** An entry not yet expired (fresh, or usable as stale-if-error), or undefined. */
+  get(key: string, now: number): Promise<CacheEntry | undefined>;
+  put(key: string, value: CachedOutput, freshUntil: number, expiresAt: number): Promise<void>;
+}
+
+/** Counts calls per scope in fixed windows, atomically across every process. */
+export interface RateLimiter {
+  consume(
+    scope: string,
+    limit: { limit: number; windowSeconds: number },
+    now: number,
+  ): Promise<RateDecision>;
 }

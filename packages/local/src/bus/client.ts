@@ -1,4 +1,5 @@
 import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
+import { SDK_CLIENT_OPTIONS } from "@toolbus/core/sdk-options";
 import { inProcessRequestHandler } from "./request-handler";
 import type { LocalEventBus } from "./service";
 
@@ -13,11 +14,13 @@ export function localEventBridgeClient(
     return new EventBridgeClient({
       endpoint: to.endpoint,
       region: "us-east-1",
+      ...SDK_CLIENT_OPTIONS,
       credentials: LOCAL_CREDENTIALS,
     });
   }
   return new EventBridgeClient({
     endpoint: "http://in-process.local",
+    ...SDK_CLIENT_OPTIONS,
     region: to.bus.region,
     credentials: LOCAL_CREDENTIALS,
     requestHandler: inProcessRequestHandler(to.bus),

@@ -1,4 +1,5 @@
 import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import type { RateLimiter } from "../ports";
 import { TABLE } from "../table";
 import { type DynamoStoreOptions, guard, isConditionFailure } from "./client";
 
@@ -9,7 +10,7 @@ export type RateDecision = { allowed: true } | { allowed: false; retryAfterMs: n
  * incremented atomically with a condition, so concurrent handlers can never exceed the limit
  * together. Windows expire through TTL.
  */
-export class DynamoRateLimiter {
+export class DynamoRateLimiter implements RateLimiter {
   constructor(private readonly options: DynamoStoreOptions) {}
 
   async consume(

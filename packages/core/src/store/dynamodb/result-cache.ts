@@ -1,6 +1,7 @@
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { z } from "zod";
 import { citation } from "../../model/call";
+import type { ResultCache } from "../ports";
 import { TABLE } from "../table";
 import { type DynamoStoreOptions, guard } from "./client";
 import { fitResult } from "./result-size";
@@ -25,7 +26,7 @@ export interface CacheEntry {
  * Cached external results: CACHE#<key> / RESULT with a TTL. DynamoDB deletes expired items
  * only eventually, so reads check the times themselves.
  */
-export class DynamoResultCache {
+export class DynamoResultCache implements ResultCache {
   constructor(private readonly options: DynamoStoreOptions) {}
 
   async get(key: string, now: number): Promise<CacheEntry | undefined> {
