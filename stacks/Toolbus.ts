@@ -329,7 +329,11 @@ export function Toolbus({ stack, app }: StackContext) {
         // A built-in tool's access, plus reading the tool's spec from the catalog per call
         // (Get) and whatever stage secret its registration names. Never a delete: removing a
         // registered tool is the API's job.
-        statements: [onTable("GetItem", "PutItem", "UpdateItem"), publish, readStageSecrets],
+        statements: [
+          onTable("GetItem", "PutItem", "UpdateItem", "Query"),
+          publish,
+          readStageSecrets,
+        ],
         // Nothing bound: no tool's secrets are known at deploy time.
         secrets: [],
       };
@@ -340,9 +344,10 @@ export function Toolbus({ stack, app }: StackContext) {
     const fallbackTool = fallback ? byId.get(fallback) : undefined;
     return {
       size: config.functions.tool,
-      // Claim / complete the call (Get, Update), the result cache (Get, Put), rate windows
-      // (Update), then announce the result.
-      statements: [onTable("GetItem", "PutItem", "UpdateItem"), publish],
+      // Claim / complete the call (Update; a redelivery reads it and its publication mark with
+      // one Query), the result cache (Get, Put), rate windows (Update), then announce the
+      // result and put its mark (Put).
+      statements: [onTable("GetItem", "PutItem", "UpdateItem", "Query"), publish],
       // A fallback runs in the same function, so it gets the fallback's secrets too.
       secrets: [...toolSecrets(tool), ...(fallbackTool ? toolSecrets(fallbackTool) : [])],
     };
@@ -355,9 +360,9 @@ export function Toolbus({ stack, app }: StackContext) {
       handler: job.handler,
       description: job.description,
       size: config.functions.recorder,
-      // Finds stuck calls (Query on gsi2), fails them and marks them published (Update), then
-      // announces each result.
-      statements: [onTable("UpdateItem"), queryTableAndIndexes, publish],
+      // Finds stuck calls (Query on gsi2), fails them (Update), announces each result and puts
+      // its publication mark (Put).
+      statements: [onTable("UpdateItem", "PutItem"), queryTableAndIndexes, publish],
       secrets: [],
     });
     handlers.set(job.handler, fn);

@@ -226,14 +226,14 @@ function expectedAccess(handler: string, tracing: boolean): string[] {
     lines.push(...table("GetItem", "PutItem", "UpdateItem"), "dynamodb:Query index/gsi1");
   } else if (handler === SWEEPER_HANDLER) {
     lines.push(
-      ...table("UpdateItem", "Query"),
+      ...table("UpdateItem", "PutItem", "Query"),
       ...TABLE.indexes.map((index) => `dynamodb:Query index/${index.name}`),
       "events:PutEvents bus",
     );
   } else {
     lines.push(
       "sqs:SendMessage own-dead-letters",
-      ...table("GetItem", "PutItem", "UpdateItem"),
+      ...table("GetItem", "PutItem", "UpdateItem", "Query"),
       "events:PutEvents bus",
     );
   }

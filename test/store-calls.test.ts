@@ -1,6 +1,6 @@
 import { localDynamoDbClient } from "@toolbus/local/dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { NotFoundError, UnavailableError } from "../packages/core/src/errors";
+import { UnavailableError } from "../packages/core/src/errors";
 import type { CallRecord, CallResult } from "../packages/core/src/model/call";
 import {
   createDocumentClient,
@@ -187,16 +187,29 @@ describe("DynamoCallStore", () => {
     expect(completed?.result).toMatchObject({ output: "Deep.", data: null, truncated: true });
   });
 
-  it("records when the result was published, and refuses an unknown call", async () => {
+  it("records when the result was published; a mark alone never makes a call appear", async () => {
     const call = pendingCall();
     await calls.create(call);
+    expect((await calls.get(call.parentRunId, call.callId))?.resultPublishedAt).toBeUndefined();
     await calls.markPublished(call.parentRunId, call.callId, "2026-01-01T00:00:03.000Z");
     expect((await calls.get(call.parentRunId, call.callId))?.resultPublishedAt).toBe(
       "2026-01-01T00:00:03.000Z",
     );
-    await expect(
-      calls.markPublished("run-calls", "ghost", "2026-01-01T00:00:03.000Z"),
-    ).rejects.toBeInstanceOf(NotFoundError);
+    await calls.markPublished("run-calls", "ghost", "2026-01-01T00:00:03.000Z");
+    expect(await calls.get("run-calls", "ghost")).toBeUndefined();
+  });
+
+  it("keeps each call's mark to itself, whatever ids share a prefix", async () => {
+    const runId = `run-prefix-${Date.now()}`;
+    const ids = ["c1", "c1.x", "c1-2", "c1:a", "c1_b", "c10"];
+    for (const callId of ids) await calls.create(pendingCall({ parentRunId: runId, callId }));
+    await calls.markPublished(runId, "c1", "2026-01-01T00:00:04.000Z");
+    const read = await Promise.all(ids.map((callId) => calls.get(runId, callId)));
+    expect(read.map((call) => call?.callId)).toEqual(ids);
+    expect(read.map((call) => call?.resultPublishedAt)).toEqual([
+      "2026-01-01T00:00:04.000Z",
+      ...ids.slice(1).map(() => undefined),
+    ]);
   });
 
   it("lists only running calls whose deadline has passed, oldest deadline first", async () => {

@@ -3,6 +3,7 @@ import { unmarshall } from "@aws-sdk/util-dynamodb";
 import { NotFoundError, ToolbusError, ValidationError } from "../../errors";
 import { type CallRecord, type CallResult, callRecord, callResult } from "../../model/call";
 import type { CallStore, CreateCallOutcome } from "../ports";
+import { batchPut } from "./batch-put";
 import {
   type DynamoStoreOptions,
   guard,
@@ -12,7 +13,7 @@ import {
   parseStored,
   queryAll,
 } from "./client";
-import { callKey, RUNNING_PARTITION } from "./items";
+import { callKey, publishedMarkKey, RUNNING_PARTITION } from "./items";
 import { fitResult } from "./result-size";
 
 /**
@@ -63,17 +64,29 @@ export class DynamoCallStore implements CallStore {
 
   async get(parentRunId: string, callId: string): Promise<CallRecord | undefined> {
     const { client, tableName } = this.#options;
-    const { Item } = await guard("calls.get", tableName, () =>
-      client.send(
-        new GetCommand({
-          TableName: tableName,
-          Key: callKey(parentRunId, callId),
-          // Callers poll for completion right after a write elsewhere.
-          ConsistentRead: true,
-        }),
-      ),
+    const key = callKey(parentRunId, callId);
+    // The call and its publication mark, in one read.
+    const items = await guard("calls.get", tableName, () =>
+      queryAll(client, {
+        TableName: tableName,
+        KeyConditionExpression: "pk = :pk AND sk BETWEEN :call AND :mark",
+        ExpressionAttributeValues: {
+          ":pk": key.pk,
+          ":call": key.sk,
+          ":mark": publishedMarkKey(parentRunId, callId).sk,
+        },
+        // Callers poll for completion right after a write elsewhere.
+        ConsistentRead: true,
+      }),
     );
-    return Item && parseStored(callRecord, Item, "call");
+    const item = items.find((candidate) => candidate.sk === key.sk);
+    if (!item) return undefined;
+    const mark = items.find((candidate) => candidate.sk !== key.sk)?.resultPublishedAt;
+    return parseStored(
+      callRecord,
+      typeof mark === "string" ? { ...item, resultPublishedAt: mark } : item,
+      "call",
+    );
   }
 
   async claim(
@@ -139,26 +152,17 @@ export class DynamoCallStore implements CallStore {
     }
   }
 
+  /**
+   * The mark is an item of its own, put without a condition (it is idempotent by its key), so
+   * the marks of calls finishing together go out in one batch with the run's log entries.
+   */
   async markPublished(parentRunId: string, callId: string, at: string): Promise<void> {
-    const { client, tableName } = this.#options;
-    await guard("calls.markPublished", tableName, async () => {
-      try {
-        await client.send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: callKey(parentRunId, callId),
-            UpdateExpression: "SET resultPublishedAt = :at",
-            ConditionExpression: "attribute_exists(pk)",
-            ExpressionAttributeValues: { ":at": at },
-          }),
-        );
-      } catch (error) {
-        if (!isConditionFailure(error)) throw error;
-        throw new NotFoundError(`No call ${callId} in run ${parentRunId}.`, {
-          context: { parentRunId, callId },
-        });
-      }
-    });
+    await guard("calls.markPublished", this.#options.tableName, () =>
+      batchPut(this.#options).submit({
+        ...publishedMarkKey(parentRunId, callId),
+        resultPublishedAt: at,
+      }),
+    );
   }
 
   /**

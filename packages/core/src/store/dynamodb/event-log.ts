@@ -1,8 +1,7 @@
-import { BatchWriteCommand, type NativeAttributeValue } from "@aws-sdk/lib-dynamodb";
-import { UnavailableError, ValidationError } from "../../errors";
+import { ValidationError } from "../../errors";
 import { type RunEvent, runEvent } from "../../model/events";
-import { GroupCommit, type ItemOutcome } from "../../util/group-commit";
 import type { EventLog, EventLogPage } from "../ports";
+import { batchPut } from "./batch-put";
 import { type DynamoStoreOptions, guard, parseInput, parseStored, queryAll } from "./client";
 import { EVENT_PREFIX, eventSortKey, runPartition } from "./items";
 
@@ -12,64 +11,25 @@ export const MAX_EVENT_PAGE = 1_000;
 /** DynamoDB's limit for a sort key value, in bytes. */
 const MAX_SORT_KEY_BYTES = 1_024;
 
-/** BatchWriteItem takes at most 25 items; unprocessed ones are sent again this often. */
-const BATCH = 25;
-const MAX_ATTEMPTS = 4;
-
-type Item = Record<string, NativeAttributeValue>;
-
 /**
  * A run's events: RUN#<runId> / EVENT#<occurredAt>#<eventKey>, so one Query reads them in
  * order and the key itself makes an append idempotent: the same event appended again lands on
- * the same item. Appends arriving together are written together (BatchWriteItem), which is
+ * the same item. Appends arriving together are written together (see batch-put.ts), which is
  * what keeps the recorder cheap when every call brings two events.
  */
 export class DynamoEventLog implements EventLog {
   readonly #options: DynamoStoreOptions;
-  readonly #line: GroupCommit<Item, void>;
 
   constructor(options: DynamoStoreOptions) {
     this.#options = options;
-    this.#line = new GroupCommit((items) => this.#write(items), { maxItems: BATCH });
   }
 
   async append(parentRunId: string, event: RunEvent): Promise<void> {
     const parsed = parseInput(runEvent, event, "event");
     const sk = eventSortKey(normalizeTime(parsed.occurredAt), parsed.eventKey);
     await guard("events.append", this.#options.tableName, () =>
-      this.#line.submit({ pk: runPartition(parentRunId), sk, ...parsed }),
+      batchPut(this.#options).submit({ pk: runPartition(parentRunId), sk, ...parsed }),
     );
-  }
-
-  /** One BatchWriteItem (plus retries of what DynamoDB left unprocessed) for a batch. */
-  async #write(items: Item[]): Promise<ItemOutcome<void>[]> {
-    const { client, tableName } = this.#options;
-    // One request may not name a key twice: a redelivered event arriving with its first copy.
-    const unique = new Map(items.map((item) => [`${item.pk}\n${item.sk}`, item]));
-    let pending = [...unique.values()];
-    for (let attempt = 1; pending.length > 0; attempt++) {
-      const { UnprocessedItems } = await client.send(
-        new BatchWriteCommand({
-          RequestItems: { [tableName]: pending.map((Item) => ({ PutRequest: { Item } })) },
-        }),
-      );
-      const left = (UnprocessedItems?.[tableName] ?? []).flatMap((request) =>
-        request.PutRequest?.Item ? [request.PutRequest.Item] : [],
-      );
-      if (left.length === 0) break;
-      if (attempt >= MAX_ATTEMPTS) {
-        const failed = new Set(left.map((item) => `${item.pk}\n${item.sk}`));
-        const error = new UnavailableError("The data store is unavailable; retry later.");
-        return items.map((item) =>
-          failed.has(`${item.pk}\n${item.sk}`)
-            ? { ok: false, error }
-            : { ok: true, value: undefined },
-        );
-      }
-      pending = left;
-      await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** attempt * Math.random()));
-    }
-    return items.map(() => ({ ok: true, value: undefined }));
   }
 
   async read(

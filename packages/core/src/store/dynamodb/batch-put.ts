@@ -1,0 +1,74 @@
+import type { DynamoDBDocumentClient, NativeAttributeValue } from "@aws-sdk/lib-dynamodb";
+import { BatchWriteCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { UnavailableError } from "../../errors";
+import { GroupCommit, type ItemOutcome } from "../../util/group-commit";
+import type { DynamoStoreOptions } from "./client";
+
+type Item = Record<string, NativeAttributeValue>;
+
+/** BatchWriteItem takes at most 25 items; what it leaves unprocessed is sent again. */
+const BATCH = 25;
+const MAX_ATTEMPTS = 4;
+
+const lines = new WeakMap<DynamoDBDocumentClient, Map<string, GroupCommit<Item, void>>>();
+
+/**
+ * The one line of unconditional puts per table and client: items whose key alone makes the
+ * write idempotent (event log entries, publication marks). Puts submitted together, from any
+ * store of this process, leave in one BatchWriteItem; on a busy machine a request costs DynamoDB
+ * Local far more than an item does. A lone put is a PutItem: a Lambda function handles one
+ * event at a time and never has two to send, so on AWS it needs PutItem only — never
+ * BatchWriteItem, which IAM cannot keep from deleting.
+ */
+export function batchPut(options: DynamoStoreOptions): GroupCommit<Item, void> {
+  const { client, tableName } = options;
+  let byTable = lines.get(client);
+  if (!byTable) {
+    byTable = new Map();
+    lines.set(client, byTable);
+  }
+  let line = byTable.get(tableName);
+  if (!line) {
+    line = new GroupCommit((items) => write(client, tableName, items), { maxItems: BATCH });
+    byTable.set(tableName, line);
+  }
+  return line;
+}
+
+const keyOf = (item: Item) => `${item.pk}\n${item.sk}`;
+
+/** One BatchWriteItem, plus retries of what DynamoDB left unprocessed, for a batch. */
+async function write(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  items: Item[],
+): Promise<ItemOutcome<void>[]> {
+  // One request may not name a key twice: a redelivered event arriving with its first copy.
+  let pending = [...new Map(items.map((item) => [keyOf(item), item])).values()];
+  const [lone] = pending;
+  if (pending.length === 1 && lone) {
+    await client.send(new PutCommand({ TableName: tableName, Item: lone }));
+    return items.map(() => ({ ok: true, value: undefined }));
+  }
+  for (let attempt = 1; pending.length > 0; attempt++) {
+    const { UnprocessedItems } = await client.send(
+      new BatchWriteCommand({
+        RequestItems: { [tableName]: pending.map((Item) => ({ PutRequest: { Item } })) },
+      }),
+    );
+    const left = (UnprocessedItems?.[tableName] ?? []).flatMap((request) =>
+      request.PutRequest?.Item ? [request.PutRequest.Item] : [],
+    );
+    if (left.length === 0) break;
+    if (attempt >= MAX_ATTEMPTS) {
+      const failed = new Set(left.map(keyOf));
+      const error = new UnavailableError("The data store is unavailable; retry later.");
+      return items.map((item) =>
+        failed.has(keyOf(item)) ? { ok: false, error } : { ok: true, value: undefined },
+      );
+    }
+    pending = left;
+    await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** attempt * Math.random()));
+  }
+  return items.map(() => ({ ok: true, value: undefined }));
+}
