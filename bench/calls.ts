@@ -120,6 +120,8 @@ async function feedCalls(
 }
 
 export async function benchCalls(): Promise<Measurement[]> {
+  // Calls answered directly are announced just after: wait for that before stopping the bus.
+  let settle = async () => {};
   const dynamo = await startDynamoDbLocal();
   const bus = new LocalEventBus();
   const busServer = await startEventBridgeServer(bus);
@@ -127,7 +129,7 @@ export async function benchCalls(): Promise<Measurement[]> {
   const dynamodb = localDynamoDbClient(dynamo.endpoint);
   const adminKey = `bench-${randomUUID()}-admin-key`;
   try {
-    const { app } = await composeLocalToolbus({
+    const { app, toolbus } = await composeLocalToolbus({
       dynamodb,
       eventBridge,
       bus,
@@ -136,6 +138,7 @@ export async function benchCalls(): Promise<Measurement[]> {
       adminKey,
       config: { outbound: { allowHosts: ["127.0.0.1"] } },
     });
+    settle = () => toolbus.settled();
     const api = await serveApi(app, { port: 0 });
     const upstream = await slowFeedServer();
     try {
@@ -193,6 +196,7 @@ export async function benchCalls(): Promise<Measurement[]> {
       await api.close();
     }
   } finally {
+    await settle();
     await bus.drain();
     bus.close();
     eventBridge.destroy();

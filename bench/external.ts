@@ -428,6 +428,8 @@ async function memberKey(api: string, adminKey: string, name: string): Promise<s
 }
 
 export async function benchExternalCalls(): Promise<Measurement[]> {
+  // Calls answered directly are announced just after: wait for that before stopping the bus.
+  let settle = async () => {};
   const dynamo = await startDynamoDbLocal();
   const bus = new LocalEventBus();
   const busServer = await startEventBridgeServer(bus);
@@ -438,7 +440,7 @@ export async function benchExternalCalls(): Promise<Measurement[]> {
   const upstream = await startHttpUpstream();
   const mcp = await startMcpUpstream();
   try {
-    const { app } = await composeLocalToolbus({
+    const { app, toolbus } = await composeLocalToolbus({
       dynamodb,
       eventBridge,
       bus,
@@ -448,6 +450,7 @@ export async function benchExternalCalls(): Promise<Measurement[]> {
       config: { outbound: { allowHosts: ["127.0.0.1"] } },
       secret: (name) => secrets[name],
     });
+    settle = () => toolbus.settled();
     const api = await serveApi(app, { port: 0 });
     try {
       await admin(
@@ -508,6 +511,7 @@ export async function benchExternalCalls(): Promise<Measurement[]> {
           );
           // Until the bus is idle: the recorder's work for these calls is theirs, not the next
           // pass's.
+          await settle();
           await bus.drain();
           busy[tool] += performance.now() - started;
         }
@@ -521,6 +525,7 @@ export async function benchExternalCalls(): Promise<Measurement[]> {
       if (upstream.requests === 0 || mcp.requests === 0) {
         throw new Error("external bench: the upstreams were never called");
       }
+      await settle();
       await bus.drain();
 
       const names: Record<ToolName, string> = {
@@ -565,6 +570,7 @@ export async function benchExternalCalls(): Promise<Measurement[]> {
   } finally {
     await upstream.close();
     await mcp.close();
+    await settle();
     await bus.drain();
     bus.close();
     eventBridge.destroy();

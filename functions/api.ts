@@ -10,13 +10,18 @@ import { handle } from "hono/aws-lambda";
  */
 const dispatcher = lambdaDispatcherFromEnv();
 
+const toolbus = createToolbus(
+  deploymentFromEnv(),
+  { tools: builtinTools, toolsets: builtinToolsets, capabilities: builtinCapabilities },
+  dispatcher ? { dispatcher } : {},
+);
+
+/** Resolves once calls run in this process have been announced: `npm start` waits on stop. */
+export const settled = () => toolbus.settled();
+
 /** The HTTPS API. Built at cold start from the environment; `app` is served as-is locally. */
 export const app = createApi({
-  ...createToolbus(
-    deploymentFromEnv(),
-    { tools: builtinTools, toolsets: builtinToolsets, capabilities: builtinCapabilities },
-    dispatcher ? { dispatcher } : {},
-  ).apiDeps,
+  ...toolbus.apiDeps,
   // Behind API Gateway a response is buffered: end event streams before the integration
   // timeout, so followers reconnect with Last-Event-ID (long polling, in effect).
   ...(process.env.AWS_LAMBDA_FUNCTION_NAME ? { followMaxMs: 25_000 } : {}),

@@ -106,8 +106,11 @@ async function main(): Promise<void> {
     ...(config.busPort !== undefined ? { busPort: config.busPort } : {}),
   });
   let api: ApiServer | undefined;
+  let settled: (() => Promise<void>) | undefined;
   stopOnSignals(async () => {
     await api?.close();
+    // Results already given to callers are announced before the bus stops.
+    await settled?.();
     await system.stop();
   });
 
@@ -139,7 +142,12 @@ async function main(): Promise<void> {
   const seeded = await toolbus.seed();
   const capabilities = await toolbus.refreshCapabilities();
 
-  const { app } = await importFunction<{ app: Parameters<typeof serveApi>[0] }>("api");
+  const entry = await importFunction<{
+    app: Parameters<typeof serveApi>[0];
+    settled: () => Promise<void>;
+  }>("api");
+  const { app } = entry;
+  settled = entry.settled;
   api = await serveApi(app, { port: config.port });
   await system.writeStateFile({ api: api.url });
 
