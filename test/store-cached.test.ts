@@ -48,7 +48,9 @@ function counted<T extends object>(store: T): { store: T; reads: Map<string, num
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("the catalog read through memory", () => {
-  const spec = toolSpecOf(builtinTools.find((t) => t.spec.id === "readability_analyzer")!);
+  const readability = builtinTools.find((t) => t.spec.id === "readability_analyzer");
+  if (!readability) throw new Error("readability_analyzer is a built-in tool");
+  const spec = toolSpecOf(readability);
 
   it("reads a tool from DynamoDB once while fresh, and sees a change made through it at once", async () => {
     const { store, reads } = counted<CatalogStore>(new DynamoCatalogStore(options));

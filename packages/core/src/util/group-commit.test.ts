@@ -19,7 +19,13 @@ function recorder() {
       );
     });
   };
-  return { batches, flush, releaseAll: () => releases.splice(0).forEach((r) => r()) };
+  return {
+    batches,
+    flush,
+    releaseAll: () => {
+      for (const release of releases.splice(0)) release();
+    },
+  };
 }
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));

@@ -1,6 +1,6 @@
-import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
-import { NotFoundError, ToolbusError, ValidationError } from "../../errors";
+import { ToolbusError, ValidationError } from "../../errors";
 import { type CallRecord, type CallResult, callRecord, callResult } from "../../model/call";
 import type { CallStore, CreateCallOutcome } from "../ports";
 import { batchPut } from "./batch-put";
