@@ -187,3 +187,42 @@ describe("a direct dispatch that cannot start", () => {
     expect(system.bus.deadLetters()).toEqual([]);
   });
 });
+
+describe("a direct dispatch while the bus refuses every event", () => {
+  let system: TestToolbus;
+  beforeAll(async () => {
+    system = await startTestToolbus({
+      ...fixtures,
+      bus: { refuseEntry: () => ({ code: "InternalFailure", message: "down" }) },
+    });
+  });
+  afterAll(() => system.stop());
+
+  it("still answers with the stored result, and leaves it marked unannounced for a redelivery", async () => {
+    const errors: unknown[] = [];
+    const original = console.error;
+    console.error = (...args: unknown[]) => errors.push(args);
+    try {
+      const runId = system.runId();
+      // Slower than the announcement's grace and than the publisher's retries: the scheduled
+      // event is sent on its own and fails while nobody awaits it yet.
+      const { status, body } = await call(system, runId, {
+        input: { label: "bus-down", ms: 800 },
+        wait: 5,
+      });
+      expect(status).toBe(200);
+      expect(body.status).toBe("succeeded");
+      await system.toolbus.settled();
+      const stored = await system.toolbus.calls.get(runId, body.callId);
+      expect(stored?.status).toBe("succeeded");
+      expect(stored?.resultPublishedAt).toBeUndefined();
+      // Both announcements failed, and each failure was logged (neither went unobserved).
+      const until = Date.now() + 5_000;
+      while (errors.length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      expect(errors).toHaveLength(2);
+      expect(JSON.stringify(errors)).toContain("PublishError");
+    } finally {
+      console.error = original;
+    }
+  });
+});

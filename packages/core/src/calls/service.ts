@@ -149,11 +149,16 @@ export class CallService {
   ): Promise<CallOutcome> {
     let announced: Promise<void> | undefined;
     const announce = () => {
-      announced ??= this.announce(record);
+      if (!announced) {
+        announced = this.announce(record);
+        // Observed at once (a timer may start it while nobody awaits it yet); still awaited,
+        // and its failure reported, below.
+        announced.catch(() => {});
+      }
       return announced;
     };
     const timer = dispatcher.inProcess ? setTimeout(announce, ANNOUNCE_WITHIN_MS) : undefined;
-    if (!timer) void announce().catch(() => {});
+    if (!timer) announce();
     const waiting = new AbortController();
     let finished: CallRecord | undefined;
     try {
@@ -178,6 +183,7 @@ export class CallService {
       if (await this.deps.calls.release(record.parentRunId, record.callId)) {
         // Never announced as direct: the bus rule takes this announcement.
         announced ??= this.announce({ ...pending, status: "pending" });
+        announced.catch(() => {});
       }
       await announce();
       return this.waitFor(record, deadline);
