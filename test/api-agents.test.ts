@@ -204,6 +204,27 @@ describe("POST /v1/agents/render", () => {
     });
   });
 
+  it("never lists for an agent the tools of a role above the caller's, as /v1/select does not", async () => {
+    const above = await renderRequest(
+      {
+        harness: "claude-code",
+        agent: { ...agent, role: "admin" },
+        enrichers: [{ type: "addToolbusCatalog" }],
+      },
+      viewerKey,
+    );
+    expect(above.status).toBe(403);
+    const own = await renderRequest(
+      {
+        harness: "claude-code",
+        agent: { ...agent, role: "viewer" },
+        enrichers: [{ type: "addToolbusCatalog" }],
+      },
+      viewerKey,
+    );
+    expect(own.status).toBe(200);
+  });
+
   it("answers in JSON or YAML on request", async () => {
     const json = (await (
       await renderRequest({ harness: "opencode", agent, format: "json", opencodeTools: "legacy" })

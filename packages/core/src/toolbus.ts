@@ -14,6 +14,7 @@ import { toolRuntimeDeps } from "./runtime/deps";
 import { createRecorder } from "./runtime/recorder";
 import { createToolHandler } from "./runtime/tool-handler";
 import { readStageSecrets } from "./secrets";
+import { SelectionService } from "./selection/service";
 import { cachedCatalog, cachedKeys } from "./store/cached";
 import { createDocumentClient, type DynamoStores, dynamoStores } from "./store/dynamodb";
 import { hashKey } from "./store/dynamodb/keys";
@@ -138,6 +139,11 @@ export function createToolbus(
   }
   const dispatcher = options.dispatcher ?? inProcessDispatcher(handlers);
   const calls = new CallService({
+    selection: new SelectionService({
+      config: deployment.config,
+      catalog: stores.catalog,
+      capabilities: stores.capabilities,
+    }),
     catalog: stores.catalog,
     calls: stores.calls,
     publisher,

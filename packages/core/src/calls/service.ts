@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { z } from "zod";
 import type { StageConfig } from "../config";
-import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from "../errors";
+import { ConflictError, NotFoundError, ValidationError } from "../errors";
 import type { EventPublisher } from "../events/publisher";
 import { schemaIssues } from "../external/json-schema";
 import { expandUrlTemplate } from "../external/url-template";
@@ -10,7 +10,7 @@ import { scheduledEventKey, type ToolCallScheduled } from "../model/events";
 import { runId as runIdSchema } from "../model/ids";
 import type { ToolSpec } from "../model/tool";
 import { claimDeadline } from "../runtime/tool-handler";
-import { type ExclusionReason, select } from "../selection/select";
+import type { SelectionService } from "../selection/service";
 import type { CallStore, CatalogStore } from "../store/ports";
 import type { AnyToolDefinition } from "../tool-definition";
 import { canonicalJson, sha256Hex } from "../util/canonical-json";
@@ -34,6 +34,8 @@ export interface CallServiceDeps {
    * Registered (http, mcp) tools are validated against the JSON Schema in their catalog entry.
    */
   definitions: ReadonlyMap<string, AnyToolDefinition>;
+  /** Who may call what: the same selection every surface uses. */
+  selection: Pick<SelectionService, "authorizeCall">;
   /** Runs calls a caller waits for straight away; without it every call goes by the bus. */
   dispatcher?: Dispatcher;
   now?: () => Date;
@@ -80,7 +82,7 @@ export class CallService {
     );
     const deadline = Date.now() + waitSeconds * 1000;
     const spec = (await this.deps.catalog.getTool(request.tool)) ?? notFound(request.tool);
-    const mode = this.authorize(principal, spec, request.mode);
+    const mode = this.deps.selection.authorizeCall(principal, spec, request.mode);
     const issues = this.inputIssues(spec, request.input);
     if (issues.length > 0) {
       throw new ValidationError(`The input does not match ${spec.id}'s input schema.`, {
@@ -242,29 +244,6 @@ export class CallService {
       return [{ path: "(input)", message: (error as Error).message }];
     }
   }
-
-  /**
-   * The same selection as `POST /v1/select`, for this principal and mode; returns the mode.
-   * Capabilities are left out on purpose: a call to a tool whose capability is missing is
-   * still scheduled, and the runtime fails it as `unavailable` or runs its fallback.
-   */
-  private authorize(principal: Principal, spec: ToolSpec, requestedMode?: string): string {
-    const { mode, excluded } = select({
-      config: this.deps.config,
-      tools: [spec],
-      role: principal.role,
-      mode: requestedMode,
-      capabilities: [],
-    });
-    const reasons = (excluded[0]?.reasons ?? []).filter((reason) => BLOCKING.has(reason));
-    if (reasons.length > 0) {
-      const why = reasons.map((reason) => blockingReasonText(reason, spec, mode)).join("; ");
-      throw new ForbiddenError(`Tool ${spec.id} cannot be called: ${why}.`, {
-        details: { reasons },
-      });
-    }
-    return mode;
-  }
 }
 
 /**
@@ -301,15 +280,6 @@ function issueDetails(issues: readonly z.core.$ZodIssue[]) {
     }
     return [{ path: at.join(".") || "(input)", message: issue.message }];
   });
-}
-
-/** Exclusions that refuse a call; capability ones do not (see `authorize`). */
-const BLOCKING = new Set<ExclusionReason>(["disabled", "mode", "role"]);
-
-function blockingReasonText(reason: ExclusionReason, spec: ToolSpec, mode: string): string {
-  if (reason === "disabled") return "it is disabled on this stage";
-  if (reason === "mode") return `it is not offered in mode ${mode}`;
-  return `it needs the ${spec.availability.minRole} role or higher`;
 }
 
 function notFound(tool: string): never {

@@ -9,7 +9,8 @@ import { logFailure } from "../api/errors";
 import { ValidationError } from "../errors";
 import { callId as callIdSchema, runId as runIdSchema } from "../model/ids";
 import { resolveMode } from "../selection/select";
-import { createMcpServer, type McpRequestContext } from "./server";
+import { SelectionService } from "../selection/service";
+import { createMcpServer, type McpDeps, type McpRequestContext } from "./server";
 
 export const MCP_PATH = "/mcp";
 
@@ -32,10 +33,16 @@ const MAX_MCP_BODY_BYTES = 256 * 1024;
  */
 export function registerMcpRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
   app.use(MCP_PATH, authenticate(deps));
+  const mcpDeps: McpDeps = {
+    config: deps.config,
+    catalog: deps.catalog,
+    calls: deps.calls,
+    selection: new SelectionService(deps),
+  };
 
   app.post(MCP_PATH, async (c) => {
     const context = requestContext(c, deps);
-    const server = createMcpServer(deps, context);
+    const server = createMcpServer(mcpDeps, context);
     const transport = new WebStandardStreamableHTTPServerTransport({
       enableJsonResponse: true,
       maxRequestBodySize: MAX_MCP_BODY_BYTES,

@@ -15,7 +15,7 @@ import { roleAtLeast } from "../config";
 import { callerMessage, ToolbusError, ValidationError } from "../errors";
 import type { Principal } from "../model/call";
 import { callId as callIdSchema } from "../model/ids";
-import { select } from "../selection/select";
+import type { SelectionService } from "../selection/service";
 import { callToolResult, type InputIssue, invalidInputResult } from "./results";
 import { toMcpTool, toolInput } from "./tools";
 
@@ -35,7 +35,9 @@ export interface McpRequestContext {
   logFailure(error: unknown): void;
 }
 
-export type McpDeps = Pick<ApiDeps, "config" | "catalog" | "calls" | "capabilities">;
+export type McpDeps = Pick<ApiDeps, "config" | "catalog" | "calls"> & {
+  selection: SelectionService;
+};
 
 /**
  * An MCP server for one request (stateless: nothing outlives the request, so it runs the same
@@ -56,17 +58,9 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext): Serv
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     requirePermission(deps, context.principal, "read");
     try {
-      const [{ tools }, capabilities] = await Promise.all([
-        deps.catalog.list(),
-        deps.capabilities.list(),
-      ]);
-      const { available } = select({
-        config: deps.config,
-        tools,
-        role: context.principal.role,
-        mode: context.mode,
-        capabilities,
-      });
+      const {
+        selection: { available },
+      } = await deps.selection.select(context.principal, { mode: context.mode });
       return { tools: available.map(toMcpTool) };
     } catch (error) {
       throw protocolError(error, context);

@@ -1,6 +1,4 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import type { StageConfig } from "../../config";
-import { ValidationError } from "../../errors";
 import {
   type Agent,
   agentFromInput,
@@ -12,9 +10,8 @@ import {
   renderedFile,
   renderRequest,
 } from "../../harness";
-import type { CapabilityStatus } from "../../model/capability";
-import type { ToolSpec } from "../../model/tool";
-import { select } from "../../selection";
+import type { Principal } from "../../model/call";
+import { SelectionService } from "../../selection/service";
 import { requirePermission } from "../auth";
 import type { ApiDeps } from "../deps";
 import type { ApiEnv } from "../env";
@@ -25,7 +22,8 @@ const fileSchema = renderedFile.meta({ id: "AgentFile" });
 const responseSchema = z.union([fileSchema, z.object({ files: z.array(fileSchema) })]);
 
 export function registerAgentRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
-  const { catalog, config } = deps;
+  const { config } = deps;
+  const selector = new SelectionService(deps);
 
   app.openapi(
     createRoute({
@@ -51,13 +49,7 @@ export function registerAgentRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): vo
       const usesCatalog = body.enrichers?.some((spec) => spec.type === "addToolbusCatalog");
       const catalogContext: CatalogContext | undefined = usesCatalog
         ? {
-            tools: availableCatalogTools(
-              (await catalog.list()).tools,
-              await deps.capabilities.list(),
-              config,
-              agent,
-              c.get("principal").role,
-            ),
+            tools: await availableCatalogTools(selector, c.get("principal"), agent),
             defaultUrl: new URL("/mcp", c.req.url).href,
           }
         : undefined;
@@ -79,28 +71,17 @@ function renderOptions(body: RenderRequest, catalogContext: CatalogContext | und
 
 /**
  * The catalog's optional tools this agent may use, by the same selection as everywhere else:
- * its mode (default: the stage's), its role (default: the caller's) and the stage's
- * capabilities.
+ * its mode (default: the stage's) and its role (default: the caller's, never above it).
  */
-function availableCatalogTools(
-  tools: readonly ToolSpec[],
-  capabilities: readonly CapabilityStatus[],
-  config: StageConfig,
+async function availableCatalogTools(
+  selector: SelectionService,
+  principal: Principal,
   agent: Agent,
-  callerRole: string,
-): string[] {
-  const role = agent.role ?? callerRole;
-  if (!config.roles.includes(role)) {
-    throw new ValidationError(`Unknown role ${role}.`, {
-      details: [{ path: "agent.role", message: `One of: ${config.roles.join(", ")}.` }],
-    });
-  }
-  const selection = select({
-    config,
-    tools: [...tools],
-    role,
+): Promise<string[]> {
+  const { tools, selection } = await selector.select(principal, {
+    role: agent.role,
+    rolePath: "agent.role",
     mode: agent.mode ?? null,
-    capabilities: [...capabilities],
   });
   const available = new Set(selection.available.map((tool) => tool.id));
   // Catalog order (toolset, then id), so the file lists tools the way the catalog does.

@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { checkToolRegistration } from "../../catalog/registration";
 import { ConflictError, NotFoundError, ValidationError } from "../../errors";
-import { resolveMode, select } from "../../selection/select";
+import { SelectionService } from "../../selection/service";
 import { requirePermission } from "../auth";
 import type { ApiDeps } from "../deps";
 import type { ApiEnv } from "../env";
@@ -29,6 +29,7 @@ export function registerCatalogRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): 
   const { catalog, config } = deps;
   const read = requirePermission(config, "read");
   const admin = requirePermission(config, "admin");
+  const selector = new SelectionService(deps);
 
   app.openapi(
     createRoute({
@@ -48,21 +49,16 @@ export function registerCatalogRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): 
     }),
     async (c) => {
       const query = c.req.valid("query");
-      const mode = resolveMode(config, query.mode);
-      const [{ tools }, capabilities] = await Promise.all([
-        catalog.list({
+      // Availability is the caller's own selection: role and capabilities count too.
+      const {
+        tools,
+        selection: { excluded },
+      } = await selector.select(c.get("principal"), {
+        mode: query.mode,
+        filter: {
           ...(query.toolset ? { toolset: query.toolset } : {}),
           ...(query.category ? { category: query.category } : {}),
-        }),
-        deps.capabilities.list(),
-      ]);
-      // Availability is the caller's own selection: role and capabilities count too.
-      const { excluded } = select({
-        config,
-        tools,
-        role: c.get("principal").role,
-        mode,
-        capabilities,
+        },
       });
       const reasons = new Map(excluded.map((entry) => [entry.tool, entry.reasons]));
       const wanted = query.available === undefined ? undefined : query.available === "true";

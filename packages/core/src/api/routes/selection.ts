@@ -1,11 +1,8 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { roleAtLeast, type StageConfig } from "../../config";
-import { ForbiddenError, ValidationError } from "../../errors";
-import type { Principal } from "../../model/call";
 import { toolId } from "../../model/ids";
 import { category } from "../../model/tool";
 import { type RenderedPrompt, renderPrompt } from "../../selection/prompt";
-import { resolveMode, type Selection, select } from "../../selection/select";
+import { SelectionService } from "../../selection/service";
 import { requirePermission } from "../auth";
 import type { ApiDeps } from "../deps";
 import type { ApiEnv } from "../env";
@@ -91,11 +88,10 @@ const promptSchema = z
   })
   .openapi("Prompt");
 
-type SelectionRequest = z.infer<typeof selectRequestSchema>;
-
 export function registerSelectionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
   const { config } = deps;
   const read = requirePermission(config, "read");
+  const selector = new SelectionService(deps);
 
   app.openapi(
     createRoute({
@@ -117,7 +113,7 @@ export function registerSelectionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps)
     }),
     async (c) => {
       const body = c.req.valid("json");
-      const { role, selection } = await selectFor(deps, c.get("principal"), body);
+      const { role, selection } = await selector.select(c.get("principal"), body);
       return c.json(
         {
           mode: selection.mode,
@@ -156,7 +152,7 @@ export function registerSelectionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps)
     }),
     async (c) => {
       const body = c.req.valid("json");
-      const { selection } = await selectFor(deps, c.get("principal"), body);
+      const { selection } = await selector.select(c.get("principal"), body);
       const prompt = renderPrompt(
         selection,
         body.budgetBytes === undefined ? {} : { budgetBytes: body.budgetBytes },
@@ -172,50 +168,6 @@ export function registerSelectionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps)
       });
     },
   );
-}
-
-/** The catalog judged for the request's role and mode with the stored capability statuses. */
-async function selectFor(
-  deps: ApiDeps,
-  principal: Principal,
-  body: SelectionRequest,
-): Promise<{ role: string; selection: Selection }> {
-  const role = requestedRole(deps.config, principal, body.role);
-  // Checked before any read: a bad mode costs nothing.
-  const mode = resolveMode(deps.config, body.mode);
-  const [{ tools }, capabilities] = await Promise.all([
-    deps.catalog.list(),
-    deps.capabilities.list(),
-  ]);
-  const selection = select({
-    config: deps.config,
-    tools,
-    role,
-    mode,
-    capabilities,
-    ...(body.allow ? { allow: body.allow } : {}),
-    ...(body.deny ? { deny: body.deny } : {}),
-  });
-  return { role, selection };
-}
-
-/**
- * The role to select for: the caller's own unless it names another. Looking at what a lower
- * role gets is fine (e.g. to build a viewer's prompt); a higher role's view is not for you.
- */
-function requestedRole(config: StageConfig, principal: Principal, role: string | undefined) {
-  if (role === undefined || role === principal.role) return principal.role;
-  if (!config.roles.includes(role)) {
-    throw new ValidationError(`Unknown role ${role}.`, {
-      details: [{ path: "role", message: `One of: ${config.roles.join(", ")}.` }],
-    });
-  }
-  if (!roleAtLeast(config, principal.role, role)) {
-    throw new ForbiddenError(`Your role (${principal.role}) cannot select for ${role}, above it.`, {
-      details: { requestedRole: role, yourRole: principal.role },
-    });
-  }
-  return role;
 }
 
 function droppedHeader(dropped: RenderedPrompt["dropped"]): string {

@@ -1,0 +1,119 @@
+import { roleAtLeast, type StageConfig } from "../config";
+import { ForbiddenError, ValidationError } from "../errors";
+import type { Principal } from "../model/call";
+import type { CapabilityStatus } from "../model/capability";
+import type { ToolSpec } from "../model/tool";
+import type { CatalogStore, Versioned } from "../store/ports";
+import { type ExclusionReason, resolveMode, type Selection, select } from "./select";
+
+export interface SelectionDeps {
+  config: StageConfig;
+  catalog: Pick<CatalogStore, "list">;
+  capabilities: { list(): Promise<CapabilityStatus[]> };
+}
+
+export interface SelectionRequest {
+  /** Another role to select for: the principal's own or a lower one (400 unknown, 403 above). */
+  role?: string | undefined;
+  /** Where `role` came from in the request, for the 400's path. */
+  rolePath?: string;
+  /** Absent or null: the stage's default mode. */
+  mode?: string | null | undefined;
+  allow?: readonly string[] | undefined;
+  deny?: readonly string[] | undefined;
+  /** Narrows the catalog read; selection still judges every tool read. */
+  filter?: { toolset?: string; category?: string };
+}
+
+/** Exclusions that refuse a call; capability ones do not (see `authorizeCall`). */
+const BLOCKING = new Set<ExclusionReason>(["disabled", "mode", "role"]);
+
+/**
+ * Which tools a principal sees and why, for every surface: the catalog and selection routes,
+ * the prompt, agent files, MCP `tools/list` and calls all ask here, so a role is never
+ * judged one way in one place and another way in the next.
+ */
+export class SelectionService {
+  constructor(private readonly deps: SelectionDeps) {}
+
+  /** The catalog (as filtered) judged for the principal, with the stored capability statuses. */
+  async select(
+    principal: Principal,
+    request: SelectionRequest = {},
+  ): Promise<{
+    role: string;
+    tools: Versioned<ToolSpec>[];
+    selection: Selection<Versioned<ToolSpec>>;
+  }> {
+    const { config } = this.deps;
+    const role = this.roleFor(principal, request.role, request.rolePath);
+    // Checked before any read: a bad mode costs nothing.
+    const mode = resolveMode(config, request.mode);
+    const [{ tools }, capabilities] = await Promise.all([
+      this.deps.catalog.list(request.filter),
+      this.deps.capabilities.list(),
+    ]);
+    const selection = select({
+      config,
+      tools,
+      role,
+      mode,
+      capabilities,
+      ...(request.allow ? { allow: request.allow } : {}),
+      ...(request.deny ? { deny: request.deny } : {}),
+    });
+    return { role, tools, selection };
+  }
+
+  /**
+   * May this principal call this tool in this mode? Returns the mode. Capabilities are left
+   * out on purpose: a call to a tool whose capability is missing is still scheduled, and the
+   * runtime fails it as `unavailable` or runs its fallback.
+   */
+  authorizeCall(principal: Principal, spec: ToolSpec, requestedMode?: string): string {
+    const { mode, excluded } = select({
+      config: this.deps.config,
+      tools: [spec],
+      role: principal.role,
+      mode: requestedMode,
+      capabilities: [],
+    });
+    const reasons = (excluded[0]?.reasons ?? []).filter((reason) => BLOCKING.has(reason));
+    if (reasons.length > 0) {
+      const why = reasons.map((reason) => blockingReasonText(reason, spec, mode)).join("; ");
+      throw new ForbiddenError(`Tool ${spec.id} cannot be called: ${why}.`, {
+        details: { reasons },
+      });
+    }
+    return mode;
+  }
+
+  /**
+   * The role to select for: the caller's own unless it names another. Looking at what a lower
+   * role gets is fine (e.g. to build a viewer's prompt); a higher role's view is not for you.
+   */
+  roleFor(principal: Principal, role: string | undefined, path = "role"): string {
+    const { config } = this.deps;
+    if (role === undefined || role === principal.role) return principal.role;
+    if (!config.roles.includes(role)) {
+      throw new ValidationError(`Unknown role ${role}.`, {
+        details: [{ path, message: `One of: ${config.roles.join(", ")}.` }],
+      });
+    }
+    if (!roleAtLeast(config, principal.role, role)) {
+      throw new ForbiddenError(
+        `Your role (${principal.role}) cannot select for ${role}, above it.`,
+        {
+          details: { requestedRole: role, yourRole: principal.role },
+        },
+      );
+    }
+    return role;
+  }
+}
+
+function blockingReasonText(reason: ExclusionReason, spec: ToolSpec, mode: string): string {
+  if (reason === "disabled") return "it is disabled on this stage";
+  if (reason === "mode") return `it is not offered in mode ${mode}`;
+  return `it needs the ${spec.availability.minRole} role or higher`;
+}
