@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Deployment } from "../packages/core/src/deployment";
 import { ValidationError } from "../packages/core/src/errors";
 import type { RunEvent } from "../packages/core/src/model/events";
 import {
   createDocumentClient,
+  DynamoCallStore,
   DynamoEventLog,
   encodeCursor,
+  storeOptions,
 } from "../packages/core/src/store/dynamodb";
 import { createTableInput } from "../packages/core/src/store/table";
 import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
@@ -140,5 +143,57 @@ describe("DynamoEventLog", () => {
   it("rejects an event whose occurredAt is not a timestamp", async () => {
     const bad = { ...event("run-bad", "call-1", 1), occurredAt: "yesterday" };
     await expect(log.append("run-bad", bad)).rejects.toBeInstanceOf(ValidationError);
+  });
+});
+
+describe("puts of one deployment's stores", () => {
+  it("leave in one BatchWriteItem when they linger: a call's mark and its log entries together", async () => {
+    // Its own DynamoDB client, so its line (and its linger) is this test's alone.
+    const own = testDynamoDbClient();
+    const sent: string[] = [];
+    own.middlewareStack.add(
+      (next, context) => (args) => {
+        sent.push(String(context.commandName));
+        return next(args);
+      },
+      { step: "initialize", name: "countCommands" },
+    );
+    try {
+      const options = storeOptions({
+        dynamodb: own,
+        tableName: table.tableName,
+        writeLingerMs: 20,
+      } as Deployment);
+      const recorder = new DynamoEventLog(options);
+      const calls = new DynamoCallStore(
+        storeOptions({
+          dynamodb: own,
+          tableName: table.tableName,
+          writeLingerMs: 20,
+        } as Deployment),
+      );
+      // As in a call's tail: the recorder gets both events a moment apart from the mark.
+      const later = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+      await Promise.all([
+        recorder.append("run-linger", event("run-linger", "call-1", 1)),
+        later(3).then(() =>
+          calls.markPublished("run-linger", "call-1", "2026-01-01T00:00:02.000Z"),
+        ),
+        later(6).then(() =>
+          recorder.append("run-linger", {
+            ...event("run-linger", "call-1", 2),
+            eventKey: "run-linger/call-1/result",
+          }),
+        ),
+      ]);
+      expect(sent).toEqual(["BatchWriteItemCommand"]);
+      const page = await new DynamoEventLog(options).read("run-linger");
+      expect(keys(page.events)).toEqual([
+        "run-linger/call-1/scheduled",
+        "run-linger/call-1/result",
+      ]);
+    } finally {
+      own.destroy();
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { ValidationError } from "./errors";
+import { ValidationError, zodIssues } from "./errors";
 
 /**
  * Per-stage configuration. Modes, roles and tool settings are configuration, not code, so a
@@ -58,7 +58,7 @@ export function parseStageConfig(value: unknown): StageConfig {
   const result = stageConfig.safeParse(value ?? {});
   if (!result.success) {
     throw new ValidationError("The stage configuration is not valid.", {
-      details: result.error.issues.map((i) => ({ path: i.path.join("."), message: i.message })),
+      details: zodIssues(result.error.issues, "(config)"),
     });
   }
   const config = result.data;

@@ -2,7 +2,7 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import { z } from "zod";
 import { loadStageConfig, type StageConfig } from "./config";
-import { ValidationError } from "./errors";
+import { ValidationError, zodIssues } from "./errors";
 import type { SecretSource } from "./outbound/types";
 import { SDK_CLIENT_OPTIONS } from "./sdk-options";
 import { boundSecretNames, loadSecrets } from "./secrets";
@@ -17,7 +17,18 @@ export interface Deployment {
   eventBridge: EventBridgeClient;
   /** Secret values by name; environment variables unless given. */
   secret?: SecretSource;
+  /**
+   * How long unconditional puts wait to share a batch (ms). Only where one long-lived process
+   * serves many calls at once (`npm start`); a Lambda function serves one event at a time.
+   */
+  writeLingerMs?: number;
 }
+
+/** What only the local runtime sets: its own transports and batching. */
+export type LocalDeploymentOptions = Pick<Deployment, "writeLingerMs"> & {
+  /** The bus in this process, reached without a socket; the HTTP endpoint stays for others. */
+  eventBridge?: EventBridgeClient;
+};
 
 const environment = z.object({
   TOOLBUS_TABLE: z.string().min(3).max(255),
@@ -41,15 +52,24 @@ let cached: Deployment | undefined;
  * The deployment a Lambda function (or `npm start`) runs in, read once from the environment.
  * Clients take region, credentials and endpoints from the environment too
  * (AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_EVENTBRIDGE locally), which is the only
- * thing that differs between AWS and one machine.
+ * thing that differs between AWS and one machine. `npm start` reads it first, with `local`:
+ * every handler it loads then shares that deployment.
  */
-export function deploymentFromEnv(env: NodeJS.ProcessEnv = process.env): Deployment {
-  if (cached) return cached;
+export function deploymentFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  local: LocalDeploymentOptions = {},
+): Deployment {
+  if (cached) {
+    if (Object.keys(local).length > 0) {
+      throw new Error("deploymentFromEnv: local options must come with the first call.");
+    }
+    return cached;
+  }
   const secret: SecretSource = (name) => env[name] || functionSecrets(name);
   const parsed = environment.safeParse({ ...env, TOOLBUS_ADMIN_KEY: secret("TOOLBUS_ADMIN_KEY") });
   if (!parsed.success) {
     throw new ValidationError("The function's environment is incomplete.", {
-      details: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`),
+      details: zodIssues(parsed.error.issues, "(environment)"),
     });
   }
   cached = {
@@ -59,7 +79,8 @@ export function deploymentFromEnv(env: NodeJS.ProcessEnv = process.env): Deploym
     ...(parsed.data.TOOLBUS_ADMIN_KEY ? { adminKey: parsed.data.TOOLBUS_ADMIN_KEY } : {}),
     // Not for DynamoDB: its document client refuses cacheMiddleware.
     dynamodb: new DynamoDBClient({}),
-    eventBridge: new EventBridgeClient(SDK_CLIENT_OPTIONS),
+    eventBridge: local.eventBridge ?? new EventBridgeClient(SDK_CLIENT_OPTIONS),
+    ...(local.writeLingerMs ? { writeLingerMs: local.writeLingerMs } : {}),
     // Environment first, read at use (a local change is seen without a restart); then the
     // secrets SST bound to this function.
     secret,

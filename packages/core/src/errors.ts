@@ -1,3 +1,5 @@
+import type { z } from "zod";
+
 /**
  * Base class of every error core raises on purpose. `code` and `status` are what the API
  * shows; `context` is for logs and never leaves the process.
@@ -83,4 +85,24 @@ export function callerMessage(error: ToolbusError): string {
   return error instanceof PublishError
     ? "The call was recorded but could not be announced; retry the same request with the same call id."
     : error.message;
+}
+
+/** One problem with a value, named by its path: what every 400 lists in `details`. */
+export interface Issue {
+  path: string;
+  message: string;
+}
+
+/**
+ * zod issues as Issues, one per failing path: an unknown key is named by its own path, not its
+ * parent's. `root` names the value itself when the path is empty.
+ */
+export function zodIssues(issues: readonly z.core.$ZodIssue[], root = "(input)"): Issue[] {
+  return issues.flatMap((issue) => {
+    const at = issue.path.map(String);
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map((key) => ({ path: [...at, key].join("."), message: "unknown field" }));
+    }
+    return [{ path: at.join(".") || root, message: issue.message }];
+  });
 }

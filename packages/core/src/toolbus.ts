@@ -16,7 +16,7 @@ import { createToolHandler } from "./runtime/tool-handler";
 import { readStageSecrets } from "./secrets";
 import { SelectionService } from "./selection/service";
 import { cachedCatalog, cachedKeys } from "./store/cached";
-import { createDocumentClient, type DynamoStores, dynamoStores } from "./store/dynamodb";
+import { type DynamoStores, dynamoStores, storeOptions } from "./store/dynamodb";
 import { hashKey } from "./store/dynamodb/keys";
 import type { CatalogStore, KeyStore } from "./store/ports";
 import { type AnyToolDefinition, toolSpecOf } from "./tool-definition";
@@ -69,10 +69,7 @@ export function createToolbus(
     dispatcher?: Dispatcher;
   } = {},
 ): Toolbus {
-  const dynamo = dynamoStores({
-    client: createDocumentClient(deployment.dynamodb),
-    tableName: deployment.tableName,
-  });
+  const dynamo = dynamoStores(storeOptions(deployment));
   const stores: ToolbusStores = {
     ...dynamo,
     catalog: cachedCatalog(dynamo.catalog),

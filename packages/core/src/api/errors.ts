@@ -2,14 +2,8 @@ import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ZodError } from "zod";
-import { callerMessage, ToolbusError, ValidationError } from "../errors";
+import { callerMessage, ToolbusError, ValidationError, zodIssues } from "../errors";
 import type { ApiEnv } from "./env";
-
-/** One failing field of a request: a dotted path and what is wrong with it. */
-export interface IssueDetail {
-  path: string;
-  message: string;
-}
 
 interface ErrorBody {
   error: { code: string; message: string; details?: unknown };
@@ -28,20 +22,6 @@ const TARGETS: Record<string, string> = {
   header: "The request headers",
 };
 
-/** zod issues as `{ path, message }`, one per failing path (unknown keys each get their own). */
-export function issueDetails(error: ZodError, root = "(body)"): IssueDetail[] {
-  return error.issues.flatMap((issue) => {
-    const base = issue.path.map(String);
-    if (issue.code === "unrecognized_keys") {
-      return issue.keys.map((key) => ({
-        path: [...base, key].join("."),
-        message: "Unknown field.",
-      }));
-    }
-    return [{ path: base.join(".") || root, message: issue.message }];
-  });
-}
-
 /**
  * The validation hook every route shares: a request that fails its zod schemas never reaches
  * the handler, and the caller learns every failing path at once.
@@ -51,7 +31,9 @@ export function validationHook(
 ): void {
   if (result.success) return;
   const what = TARGETS[result.target] ?? "The request";
-  throw new ValidationError(`${what} is not valid.`, { details: issueDetails(result.error) });
+  throw new ValidationError(`${what} is not valid.`, {
+    details: zodIssues(result.error.issues, "(body)"),
+  });
 }
 
 /**
@@ -79,7 +61,12 @@ export function notFoundHandler(): NotFoundHandler<ApiEnv> {
 function describe(error: unknown): Described {
   if (error instanceof ToolbusError) return describeToolbusError(error);
   if (error instanceof ZodError) {
-    return body(400, "invalid_request", "The request is not valid.", issueDetails(error));
+    return body(
+      400,
+      "invalid_request",
+      "The request is not valid.",
+      zodIssues(error.issues, "(body)"),
+    );
   }
   if (error instanceof HTTPException) return describeHttpException(error);
   return body(500, "internal", "Something went wrong on our side; retry later.");

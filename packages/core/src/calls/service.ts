@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { z } from "zod";
 import type { StageConfig } from "../config";
-import { ConflictError, NotFoundError, ValidationError } from "../errors";
+import { ConflictError, type Issue, NotFoundError, ValidationError, zodIssues } from "../errors";
 import type { EventPublisher } from "../events/publisher";
 import { schemaIssues } from "../external/json-schema";
 import { expandUrlTemplate } from "../external/url-template";
@@ -228,12 +227,12 @@ export class CallService {
    * Built-in tools check input with their zod schema; registered ones with their JSON Schema
    * (and, for http tools, whether the values can stand in the URL), with the same 400.
    */
-  private inputIssues(spec: ToolSpec, input: unknown): { path: string; message: string }[] {
+  private inputIssues(spec: ToolSpec, input: unknown): Issue[] {
     const implementation = spec.implementation;
     if (implementation.kind === "builtin") {
       const definition = this.deps.definitions.get(spec.id) ?? notFound(spec.id);
       const parsed = definition.input.safeParse(input);
-      return parsed.success ? [] : issueDetails(parsed.error.issues);
+      return parsed.success ? [] : zodIssues(parsed.error.issues);
     }
     const issues = schemaIssues(spec.inputSchema, input);
     if (issues.length > 0 || implementation.kind !== "http") return issues;
@@ -269,17 +268,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.
 
 function notFoundCall(parentRunId: string, callId: string): never {
   throw new NotFoundError(`Call ${callId} does not exist in run ${parentRunId}.`);
-}
-
-/** One entry per failing path; an unknown field is named by its own path, not its parent's. */
-function issueDetails(issues: readonly z.core.$ZodIssue[]) {
-  return issues.flatMap((issue) => {
-    const at = issue.path.map(String);
-    if (issue.code === "unrecognized_keys") {
-      return issue.keys.map((key) => ({ path: [...at, key].join("."), message: "unknown field" }));
-    }
-    return [{ path: at.join(".") || "(input)", message: issue.message }];
-  });
 }
 
 function notFound(tool: string): never {

@@ -2,7 +2,7 @@ import type { CapabilityDetector } from "../capabilities";
 import type { Deployment } from "../deployment";
 import { toolRuntimeDeps } from "../runtime/deps";
 import { readStageSecrets } from "../secrets";
-import { createDocumentClient, DynamoCatalogStore } from "../store/dynamodb";
+import { DynamoCatalogStore, storeOptions } from "../store/dynamodb";
 import type { ExternalRuntimeDeps } from "./handler";
 
 /** What the generic http / mcp handler needs: a tool's runtime, plus the catalog to read it. */
@@ -12,10 +12,7 @@ export function externalRuntimeDeps(
 ): ExternalRuntimeDeps {
   return {
     ...toolRuntimeDeps(deployment, extras),
-    catalog: new DynamoCatalogStore({
-      client: createDocumentClient(deployment.dynamodb),
-      tableName: deployment.tableName,
-    }),
+    catalog: new DynamoCatalogStore(storeOptions(deployment)),
     readSecrets: (names) => readStageSecrets(names),
   };
 }

@@ -1,5 +1,6 @@
 import { type CapabilityDetector, networkCapability } from "../capabilities";
-import type { CallRecord, Failure } from "../model/call";
+import type { CallRecord } from "../model/call";
+import { Failures } from "../model/failure";
 import type { ExternalKind } from "../model/implementation";
 import type { SecretSource } from "../outbound/types";
 import { runWithPolicies } from "../runtime/policies";
@@ -39,12 +40,9 @@ export function createExternalHandler(
     const spec = await runtime.catalog.getTool(detail.toolId);
     if (!spec || spec.implementation.kind !== kind) {
       // Removed (or re-registered as another kind) after the call was scheduled.
-      const failure: Failure = {
-        kind: "unavailable",
-        message: `${detail.toolId} is no longer registered as an ${kind} tool on this stage.`,
-        retryable: false,
-        recovery: "replan",
-      };
+      const failure = Failures.unavailable(
+        `${detail.toolId} is no longer registered as an ${kind} tool on this stage.`,
+      );
       return runScheduledCall(
         detail,
         runtime,

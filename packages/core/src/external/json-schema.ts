@@ -1,13 +1,8 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
+import type { Issue } from "../errors";
 import { canonicalJson, sha256Hex } from "../util/canonical-json";
-
-/** One problem with a value, named by its path: the same shape as zod's issue details. */
-export interface SchemaIssue {
-  path: string;
-  message: string;
-}
 
 // ajv-formats is CommonJS: its plugin is the module itself or its `default`.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
@@ -91,18 +86,14 @@ export function compileSchema(schema: Record<string, unknown>): ValidateFunction
 }
 
 /** Every way `value` fails `schema` (at most `limit`), or an empty list. */
-export function schemaIssues(
-  schema: Record<string, unknown>,
-  value: unknown,
-  limit = 20,
-): SchemaIssue[] {
+export function schemaIssues(schema: Record<string, unknown>, value: unknown, limit = 20): Issue[] {
   const validate = compileSchema(schema);
   if (validate(value)) return [];
   return (validate.errors ?? []).slice(0, limit).map(issueOf);
 }
 
 /** Ajv's error as a path and a message; an unknown field is named by its own path. */
-function issueOf(error: ErrorObject): SchemaIssue {
+function issueOf(error: ErrorObject): Issue {
   const at = error.instancePath
     .split("/")
     .slice(1)

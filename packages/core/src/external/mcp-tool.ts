@@ -1,4 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { Failures } from "../model/failure";
 import type { ToolSpec } from "../model/tool";
 import { type AnyToolDefinition, ToolFailure } from "../tool-definition";
 import { callRemoteTool } from "./mcp-client";
@@ -43,15 +44,12 @@ export function outcomeOf(result: CallToolResult, toolId: string, upstream: stri
     .join("\n")
     .trim();
   if (result.isError) {
-    throw new ToolFailure({
-      kind: "upstream_error",
-      message: `${upstream} reported an error from ${toolId}: ${text || "no details"}`.slice(
-        0,
-        1000,
+    throw new ToolFailure(
+      Failures.upstreamError(
+        `${upstream} reported an error from ${toolId}: ${text || "no details"}`.slice(0, 1000),
+        { retryable: false, recovery: "correct_call" },
       ),
-      retryable: false,
-      recovery: "correct_call",
-    });
+    );
   }
   const data = result.structuredContent ?? { content: result.content };
   const output = text || JSON.stringify(data, null, 2);

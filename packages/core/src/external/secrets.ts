@@ -1,4 +1,5 @@
 import { type CapabilityDetector, secretCapability } from "../capabilities";
+import { Failures } from "../model/failure";
 import {
   type SecretHeader,
   secretCapabilityName,
@@ -17,12 +18,9 @@ export function authHeaders(
   if (!auth) return {};
   const value = secret(auth.secret);
   if (!value) {
-    throw new ToolFailure({
-      kind: "unavailable",
-      message: `${toolId} is unavailable: ${auth.secret} is not set on this stage.`,
-      retryable: false,
-      recovery: "replan",
-    });
+    throw new ToolFailure(
+      Failures.unavailable(`${toolId} is unavailable: ${auth.secret} is not set on this stage.`),
+    );
   }
   return { [auth.header]: `${auth.prefix}${value}` };
 }

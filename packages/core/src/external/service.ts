@@ -1,3 +1,4 @@
+import { checkToolsetClaim } from "../app/catalog/ownership";
 import { type CapabilityDetector, checkCapabilities, networkCapability } from "../capabilities";
 import type { StageConfig } from "../config";
 import { ConflictError, NotFoundError, ValidationError } from "../errors";
@@ -54,7 +55,7 @@ export class ExternalToolsets {
 
   async register(registration: ExternalRegistration): Promise<RegistrationOutcome> {
     const current = await this.deps.catalog.getToolset(registration.name);
-    if (current) checkOwnership(current, registration);
+    checkToolsetClaim(current, registration);
     const auths =
       registration.kind === "http"
         ? [registration.auth, ...registration.tools.map((tool) => tool.auth)]
@@ -211,38 +212,6 @@ export class ExternalToolsets {
       this.deps.now?.() ?? new Date(),
     );
     for (const status of statuses) await this.deps.capabilities.put(status);
-  }
-}
-
-function checkOwnership(current: ToolsetSpec, registration: ExternalRegistration): void {
-  if (current.kind === "builtin") {
-    throw new ConflictError(
-      `Toolset ${current.name} is built in (owner ${current.owner}); owner ${registration.owner} cannot register a toolset of that name.`,
-      {
-        details: {
-          toolset: current.name,
-          registeredBy: current.owner,
-          requestedBy: registration.owner,
-        },
-      },
-    );
-  }
-  if (current.owner !== registration.owner) {
-    throw new ConflictError(
-      `Toolset ${current.name} is already registered by owner ${current.owner}; owner ${registration.owner} cannot register it too.`,
-      {
-        details: {
-          toolset: current.name,
-          registeredBy: current.owner,
-          requestedBy: registration.owner,
-        },
-      },
-    );
-  }
-  if (current.kind !== registration.kind) {
-    throw new ConflictError(
-      `Toolset ${current.name} is an ${current.kind} toolset; remove it before registering it as ${registration.kind}.`,
-    );
   }
 }
 

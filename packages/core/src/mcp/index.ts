@@ -1,4 +1,4 @@
-export { callToolResult, type InputIssue, invalidInputResult, META } from "./results";
+export { callToolResult, invalidInputResult, META } from "./results";
 export { MCP_HEADERS, MCP_PATH, registerMcpRoutes } from "./route";
 export { CALL_ID_META, createMcpServer, type McpDeps, type McpRequestContext } from "./server";
 export {

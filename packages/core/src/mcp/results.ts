@@ -1,6 +1,8 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { statusUrl } from "../calls/status";
+import type { Issue } from "../errors";
 import type { CallRecord } from "../model/call";
+import { Failures } from "../model/failure";
 import type { ToolSpec } from "../model/tool";
 import { INPUT_PROPERTY, mcpInputSchema, structuredContentOf } from "./tools";
 
@@ -22,12 +24,6 @@ export const META = {
   /** Why the input was rejected: one `{ path, message }` per failing path. */
   issues: "toolbus/issues",
 } as const;
-
-/** One failing path of a rejected input, as the call service reports it. */
-export interface InputIssue {
-  path: string;
-  message: string;
-}
 
 /**
  * A call as a `tools/call` result. A failed tool and a call still running when the wait ended
@@ -52,12 +48,7 @@ export function callToolResult(call: CallRecord, spec: ToolSpec): CallToolResult
     };
   }
   if (call.status === "failed" && result) {
-    const failure = result.failure ?? {
-      kind: "internal" as const,
-      message: result.output || "The tool failed.",
-      retryable: false,
-      recovery: "replan" as const,
-    };
+    const failure = result.failure ?? Failures.internal(result.output || "The tool failed.");
     return {
       content: [{ type: "text", text: failure.message }],
       isError: true,
@@ -89,7 +80,7 @@ export function invalidInputResult(
   spec: ToolSpec,
   ids: { runId: string; callId: string },
   message: string,
-  issues: readonly InputIssue[],
+  issues: readonly Issue[],
 ): CallToolResult {
   // Paths are the tool's own; under a wrapped input schema the model sent them under `input`.
   const prefix = mcpInputSchema(spec.inputSchema).wrapped ? INPUT_PROPERTY : undefined;

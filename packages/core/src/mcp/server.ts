@@ -12,11 +12,11 @@ import type { ApiDeps } from "../api/deps";
 import { API_VERSION } from "../api/openapi";
 import type { CallOutcome } from "../calls/service";
 import { roleAtLeast } from "../config";
-import { callerMessage, ToolbusError, ValidationError } from "../errors";
+import { callerMessage, type Issue, ToolbusError, ValidationError } from "../errors";
 import type { Principal } from "../model/call";
 import { callId as callIdSchema } from "../model/ids";
 import type { SelectionService } from "../selection/service";
-import { callToolResult, type InputIssue, invalidInputResult } from "./results";
+import { callToolResult, invalidInputResult } from "./results";
 import { toMcpTool, toolInput } from "./tools";
 
 /** Where a `tools/call` may name its call id: `params._meta["toolbus/callId"]`. */
@@ -153,10 +153,10 @@ function protocolError(error: unknown, context: McpRequestContext, callId?: stri
   });
 }
 
-function inputIssues(details: unknown): InputIssue[] {
+function inputIssues(details: unknown): Issue[] {
   if (!Array.isArray(details)) return [];
   return details.filter(
-    (detail): detail is InputIssue =>
+    (detail): detail is Issue =>
       typeof detail?.path === "string" && typeof detail?.message === "string",
   );
 }

@@ -38,6 +38,7 @@ export {
   type McpToolsetRegistrationInput,
   type SecretHeaderInput,
 } from "./external";
+export { type FailureOptions, Failures } from "./failure";
 export { callId, capabilityName, runId, toolId, toolsetName } from "./ids";
 export {
   CATEGORIES,

@@ -1,4 +1,5 @@
 import type { Failure } from "../model/call";
+import { Failures } from "../model/failure";
 import { ToolFailure } from "../tool-definition";
 import { OutboundError } from "./errors";
 import type { OutboundResponse } from "./types";
@@ -9,59 +10,24 @@ import type { OutboundResponse } from "./types";
  */
 export function failureFromOutbound(error: unknown, upstream: string): ToolFailure {
   if (!(error instanceof OutboundError)) {
-    return new ToolFailure(
-      {
-        kind: "internal",
-        message: `${upstream} could not be reached.`,
-        retryable: false,
-        recovery: "replan",
-      },
-      { cause: error },
-    );
+    return new ToolFailure(Failures.internal(`${upstream} could not be reached.`), {
+      cause: error,
+    });
   }
   const byKind: Record<OutboundError["kind"], Failure> = {
-    timeout: {
-      kind: "timeout",
-      message: `${upstream} did not answer in time.`,
-      retryable: true,
-      recovery: "replan",
-    },
-    aborted: {
-      kind: "timeout",
-      message: `The call to ${upstream} was cut off by the tool's timeout.`,
-      retryable: true,
-      recovery: "replan",
-    },
-    network: {
-      kind: "upstream_error",
-      message: `${upstream} could not be reached.`,
-      retryable: true,
-      recovery: "replan",
-    },
-    too_large: {
-      kind: "upstream_error",
-      message: `${upstream} sent a response larger than allowed.`,
+    timeout: Failures.timeout(`${upstream} did not answer in time.`),
+    aborted: Failures.timeout(`The call to ${upstream} was cut off by the tool's timeout.`),
+    network: Failures.upstreamError(`${upstream} could not be reached.`),
+    too_large: Failures.upstreamError(`${upstream} sent a response larger than allowed.`, {
       retryable: false,
-      recovery: "replan",
-    },
-    too_many_redirects: {
-      kind: "upstream_error",
-      message: `${upstream} redirected too many times.`,
+    }),
+    too_many_redirects: Failures.upstreamError(`${upstream} redirected too many times.`, {
       retryable: false,
-      recovery: "replan",
-    },
-    blocked: {
-      kind: "unavailable",
-      message: `${upstream} resolves to an address this stage may not reach.`,
+    }),
+    blocked: Failures.unavailable(`${upstream} resolves to an address this stage may not reach.`),
+    invalid_url: Failures.upstreamError(`${upstream}'s address is not a valid URL.`, {
       retryable: false,
-      recovery: "replan",
-    },
-    invalid_url: {
-      kind: "upstream_error",
-      message: `${upstream}'s address is not a valid URL.`,
-      retryable: false,
-      recovery: "replan",
-    },
+    }),
   };
   return new ToolFailure(byKind[error.kind], { cause: error });
 }
@@ -78,44 +44,32 @@ export function failureFromStatus(
   if (status >= 200 && status < 300) return undefined;
   if (status === 429) {
     const retryAfterMs = retryAfter(response.headers.get("retry-after"));
-    return new ToolFailure({
-      kind: "rate_limited",
-      message: `${upstream} is rate limiting requests.`,
-      retryable: true,
-      recovery: "replan",
-      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-    });
+    return new ToolFailure(
+      Failures.rateLimited(`${upstream} is rate limiting requests.`, retryAfterMs),
+    );
   }
   if (status === 401 || status === 403) {
-    return new ToolFailure({
-      kind: "unavailable",
-      message: `${upstream} refused this stage's credentials (${status}).`,
-      retryable: false,
-      recovery: "replan",
-    });
+    return new ToolFailure(
+      Failures.unavailable(`${upstream} refused this stage's credentials (${status}).`),
+    );
   }
   if (status === 404) {
-    return new ToolFailure({
-      kind: "upstream_error",
-      message: `${upstream} has no such resource (404).`,
-      retryable: false,
-      recovery: "correct_call",
-    });
+    return new ToolFailure(
+      Failures.upstreamError(`${upstream} has no such resource (404).`, {
+        retryable: false,
+        recovery: "correct_call",
+      }),
+    );
   }
   if (status >= 400 && status < 500) {
-    return new ToolFailure({
-      kind: "upstream_error",
-      message: `${upstream} rejected the request (${status}).`,
-      retryable: false,
-      recovery: "correct_call",
-    });
+    return new ToolFailure(
+      Failures.upstreamError(`${upstream} rejected the request (${status}).`, {
+        retryable: false,
+        recovery: "correct_call",
+      }),
+    );
   }
-  return new ToolFailure({
-    kind: "upstream_error",
-    message: `${upstream} failed (${status}).`,
-    retryable: true,
-    recovery: "replan",
-  });
+  return new ToolFailure(Failures.upstreamError(`${upstream} failed (${status}).`));
 }
 
 /** Retry-After as milliseconds: delta-seconds or an HTTP date. */

@@ -5,11 +5,11 @@ import { createHttpClient } from "../outbound/client";
 import type { SecretSource } from "../outbound/types";
 import { memoResultCache } from "../store/cached";
 import {
-  createDocumentClient,
   DynamoCallStore,
   DynamoEventLog,
   DynamoRateLimiter,
   DynamoResultCache,
+  storeOptions,
 } from "../store/dynamodb";
 import type { AnyToolDefinition } from "../tool-definition";
 import type { ToolRuntimeDeps } from "./tool-handler";
@@ -28,10 +28,7 @@ export function toolRuntimeDeps(
     fallbacks?: readonly AnyToolDefinition[];
   } = {},
 ): ToolRuntimeDeps {
-  const options = {
-    client: createDocumentClient(deployment.dynamodb),
-    tableName: deployment.tableName,
-  };
+  const options = storeOptions(deployment);
   return {
     calls: new DynamoCallStore(options),
     publisher: new EventPublisher({ client: deployment.eventBridge, busName: deployment.busName }),
@@ -47,19 +44,13 @@ export function toolRuntimeDeps(
 
 export function sweeperDeps(deployment: Deployment) {
   return {
-    calls: new DynamoCallStore({
-      client: createDocumentClient(deployment.dynamodb),
-      tableName: deployment.tableName,
-    }),
+    calls: new DynamoCallStore(storeOptions(deployment)),
     publisher: new EventPublisher({ client: deployment.eventBridge, busName: deployment.busName }),
   };
 }
 
 export function recorderDeps(deployment: Deployment) {
   return {
-    events: new DynamoEventLog({
-      client: createDocumentClient(deployment.dynamodb),
-      tableName: deployment.tableName,
-    }),
+    events: new DynamoEventLog(storeOptions(deployment)),
   };
 }

@@ -1,26 +1,18 @@
-import { type CapabilityDetector, missingCapability } from "../capabilities";
-import type { StageConfig } from "../config";
+import { missingCapability } from "../capabilities";
 import type { Failure } from "../model/call";
+import { Failures } from "../model/failure";
 import type { ToolSpec } from "../model/tool";
-import type { HttpClient, SecretSource } from "../outbound/types";
-import type { CachedOutput } from "../store/dynamodb/result-cache";
-import type { RateLimiter, ResultCache } from "../store/ports";
+import type { CachedOutput } from "../store/ports";
 import { type AnyToolDefinition, toolSpecOf } from "../tool-definition";
 import { canonicalJson, sha256Hex } from "../util/canonical-json";
 import { type Execution, executeTool } from "./execute";
-import type { RunnableCall } from "./tool-handler";
+import type { RunnableCall, ToolRuntimeDeps } from "./tool-handler";
 
-export interface PolicyDeps {
-  config: StageConfig;
-  http: HttpClient;
-  secret: SecretSource;
-  capabilities: readonly CapabilityDetector[];
-  cache?: ResultCache;
-  rateLimiter?: RateLimiter;
-  /** Tools that may stand in for others (a spec's `fallback`), by id. */
-  fallbacks?: ReadonlyMap<string, AnyToolDefinition>;
-  now: () => Date;
-}
+/** What the policies use of a tool's runtime, with the clock made explicit. */
+export type PolicyDeps = Pick<
+  ToolRuntimeDeps,
+  "config" | "http" | "secret" | "capabilities" | "cache" | "rateLimiter" | "fallbacks"
+> & { now: () => Date };
 
 export interface PolicyOutcome {
   execution: Execution;
@@ -56,12 +48,7 @@ export async function runWithPolicies(
   const spec = specOf(tool);
   const missing = missingCapability(spec.requires, deps.capabilities, deps);
   if (missing) {
-    const failure: Failure = {
-      kind: "unavailable",
-      message: `${spec.id} is unavailable: ${missing.reason}`,
-      retryable: false,
-      recovery: "replan",
-    };
+    const failure = Failures.unavailable(`${spec.id} is unavailable: ${missing.reason}`);
     return (
       (allowFallback && (await viaFallback(spec, call, deps, failure.message))) || failed(failure)
     );
@@ -168,11 +155,8 @@ function failed(failure: Failure): PolicyOutcome {
 }
 
 function rateLimited(toolId: string, retryAfterMs: number, who: string): Failure {
-  return {
-    kind: "rate_limited",
-    message: `${toolId} has reached the rate limit for ${who}; try again in ${Math.ceil(retryAfterMs / 1000)} s.`,
-    retryable: true,
+  return Failures.rateLimited(
+    `${toolId} has reached the rate limit for ${who}; try again in ${Math.ceil(retryAfterMs / 1000)} s.`,
     retryAfterMs,
-    recovery: "replan",
-  };
+  );
 }

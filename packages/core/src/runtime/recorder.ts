@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ValidationError } from "../errors";
+import { ValidationError, zodIssues } from "../errors";
 import type { EventLog } from "../store/ports";
 import { DETAIL_TYPES } from "../wiring";
 
@@ -26,7 +26,7 @@ export function createRecorder(deps: () => { events: EventLog } | Promise<{ even
     const parsed = recordable.safeParse(event);
     if (!parsed.success) {
       throw new ValidationError("Not a Toolbus event the recorder knows.", {
-        details: parsed.error.issues,
+        details: zodIssues(parsed.error.issues, "(event)"),
       });
     }
     const { detail, time } = parsed.data;

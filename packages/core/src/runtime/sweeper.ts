@@ -1,10 +1,11 @@
 import type { EventPublisher } from "../events/publisher";
 import type { CallResult } from "../model/call";
-import type { DynamoCallStore } from "../store/dynamodb/calls";
+import { Failures } from "../model/failure";
+import type { CallStore } from "../store/ports";
 import { completionTime, publishResult } from "./tool-handler";
 
 export interface SweeperDeps {
-  calls: DynamoCallStore;
+  calls: CallStore;
   publisher: EventPublisher;
   now?: () => Date;
 }
@@ -26,12 +27,9 @@ export function createSweeper(deps: () => SweeperDeps | Promise<SweeperDeps>) {
         output: `${call.toolId} did not finish before its deadline.`,
         data: null,
         citations: [],
-        failure: {
-          kind: "timeout",
-          message: `${call.toolId} did not finish before its deadline; its handler stopped.`,
-          retryable: true,
-          recovery: "replan",
-        },
+        failure: Failures.timeout(
+          `${call.toolId} did not finish before its deadline; its handler stopped.`,
+        ),
         cached: false,
         stale: false,
         durationMs: call.startedAt ? now().getTime() - Date.parse(call.startedAt) : 0,

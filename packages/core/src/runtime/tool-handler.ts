@@ -1,7 +1,7 @@
 import type { InProcessContext } from "../calls/dispatch";
 import type { CapabilityDetector } from "../capabilities";
 import type { StageConfig } from "../config";
-import { ValidationError } from "../errors";
+import { ValidationError, zodIssues } from "../errors";
 import type { EventPublisher } from "../events/publisher";
 import { fitResultEvent } from "../events/size";
 import type { CallRecord, CallResult } from "../model/call";
@@ -25,6 +25,7 @@ export interface ToolRuntimeDeps {
   capabilities: readonly CapabilityDetector[];
   cache?: ResultCache;
   rateLimiter?: RateLimiter;
+  /** Tools that may stand in for others (a spec's `fallback`), by id. */
   fallbacks?: ReadonlyMap<string, AnyToolDefinition>;
   now?: () => Date;
 }
@@ -157,7 +158,7 @@ export function parseScheduled(event: unknown, expectedTool?: string): ToolCallS
   const parsed = toolCallScheduled.safeParse(envelope.detail);
   if (!parsed.success) {
     throw new ValidationError("The ToolCallScheduled detail is not valid.", {
-      details: parsed.error.issues,
+      details: zodIssues(parsed.error.issues, "(detail)"),
     });
   }
   if (expectedTool !== undefined && parsed.data.toolId !== expectedTool) {

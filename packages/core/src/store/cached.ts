@@ -1,6 +1,5 @@
 import { TtlCache } from "../util/ttl-cache";
-import type { CacheEntry } from "./dynamodb/result-cache";
-import type { ApiKeyRecord, CatalogStore, KeyStore, ResultCache } from "./ports";
+import type { ApiKeyRecord, CacheEntry, CatalogStore, KeyStore, ResultCache } from "./ports";
 
 /**
  * How stale an in-memory copy of the catalog or of a key may be, in ms. Every call reads its

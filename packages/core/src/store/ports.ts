@@ -1,8 +1,7 @@
 import type { CallRecord, CallResult } from "../model/call";
+import type { CapabilityStatus } from "../model/capability";
 import type { RunEvent } from "../model/events";
 import type { ToolSpec, ToolsetSpec } from "../model/tool";
-import type { RateDecision } from "./dynamodb/rate-limiter";
-import type { CachedOutput, CacheEntry } from "./dynamodb/result-cache";
 
 /** A stored spec with its optimistic-concurrency version (incremented on every write). */
 export type Versioned<T> = T & { revision: number; updatedAt: string };
@@ -61,6 +60,11 @@ export interface CallStore {
     result: CallResult,
   ): Promise<CallRecord | undefined>;
   markPublished(parentRunId: string, callId: string, at: string): Promise<void>;
+  /**
+   * RUNNING calls whose deadline is before `before` (ISO), oldest deadline first: their
+   * handler died. The sweeper fails them.
+   */
+  listStuck(before: string, limit?: number): Promise<CallRecord[]>;
 }
 
 export interface EventLogPage {
@@ -98,6 +102,17 @@ export interface KeyStore {
   revoke(keyId: string): Promise<ApiKeyRecord>;
 }
 
+/** What a cache entry holds: the tool's own output, before any envelope fields. */
+export type CachedOutput = Pick<CallResult, "output" | "data" | "citations">;
+
+export interface CacheEntry {
+  value: CachedOutput;
+  /** Until then the entry is fresh; after it, usable only as stale-if-error. */
+  freshUntil: number;
+  /** After this the entry is gone for every purpose (the store may delete it lazily). */
+  expiresAt: number;
+}
+
 /** Cached tool results by cache key; entries carry their own freshness (epoch ms). */
 export interface ResultCache {
   /** An entry not yet expired (fresh, or usable as stale-if-error), or undefined. */
@@ -112,4 +127,14 @@ export interface RateLimiter {
     limit: { limit: number; windowSeconds: number },
     now: number,
   ): Promise<RateDecision>;
+}
+
+export type RateDecision = { allowed: true } | { allowed: false; retryAfterMs: number };
+
+/** The stage's capability statuses, one per capability, replaced on every check. */
+export interface CapabilityStore {
+  put(status: CapabilityStatus): Promise<CapabilityStatus>;
+  get(name: string): Promise<CapabilityStatus | undefined>;
+  /** Every stored status, by name. */
+  list(): Promise<CapabilityStatus[]>;
 }

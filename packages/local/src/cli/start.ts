@@ -45,6 +45,13 @@ const options = z.object({
     .default("local"),
 });
 
+/**
+ * Long enough for a call's publication mark and its two log entries (written by the handler
+ * and the recorder within about a millisecond of each other) to share one BatchWriteItem; short
+ * enough that nobody reading a run's log notices.
+ */
+const WRITE_LINGER_MS = 3;
+
 const FUNCTIONS_DIR = resolve(import.meta.dirname, "../../../../functions");
 
 async function importFunction<T>(handler: string): Promise<T> {
@@ -128,7 +135,13 @@ async function main(): Promise<void> {
     TOOLBUS_ADMIN_KEY: admin.key,
   });
   process.env.TOOLBUS_CONFIG ??= JSON.stringify({ stage: system.stage });
-  const deployment = deploymentFromEnv();
+  // Our own process reaches the bus without a socket (the SDK client is the same, its
+  // transport is not); the HTTP endpoint serves everyone else. One process writes every log
+  // entry and publication mark, so its puts wait a moment to share a batch.
+  const deployment = deploymentFromEnv(process.env, {
+    eventBridge: system.eventBridge,
+    writeLingerMs: WRITE_LINGER_MS,
+  });
   await ensureTable(deployment.dynamodb, deployment.tableName);
 
   const rules = busRules(builtinTools.map((tool) => tool.spec.id));

@@ -1,5 +1,6 @@
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import type { BusRule, ScheduledJob } from "@toolbus/core";
 import {
   type EventBridgeServer,
@@ -28,6 +29,8 @@ export interface LocalSystem {
   dynamodb: DynamoDbLocal;
   bus: LocalEventBus;
   busServer: EventBridgeServer;
+  /** An EventBridge SDK client for this bus, in this process (no socket); destroyed on stop. */
+  eventBridge: EventBridgeClient;
   /** The file other processes read to find this system's endpoints. */
   stateFile: string;
   /** Registers the wiring table's rules and their handlers on the stage's bus. */
@@ -76,6 +79,7 @@ export async function startLocalSystem(options: LocalSystemOptions): Promise<Loc
     dynamodb,
     bus,
     busServer,
+    eventBridge: client,
     stateFile,
     wire: (rules, handlers) => applyWiring({ bus, client, busName, rules, handlers }),
     schedule: (jobs, handlers) => applySchedules({ bus, client, jobs, handlers }),

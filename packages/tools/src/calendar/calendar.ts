@@ -1,5 +1,5 @@
 import type { CapabilityDetector } from "@toolbus/core";
-import type { Citation, ToolsetSpec } from "@toolbus/core/model";
+import { type Citation, Failures, type ToolsetSpec } from "@toolbus/core/model";
 import type { SecretSource } from "@toolbus/core/outbound";
 import { defineTool, ToolFailure } from "@toolbus/core/tool-definition";
 import { z } from "zod";
@@ -247,12 +247,7 @@ export const calendar = defineTool({
         report: { source: "google", name: `Google Calendar (${settings.calendarId})` },
         run: async () => {
           if (!key.ok) {
-            throw new ToolFailure({
-              kind: "unavailable",
-              message: key.reason,
-              retryable: false,
-              recovery: "replan",
-            });
+            throw new ToolFailure(Failures.unavailable(key.reason));
           }
           const result = await listGoogleEvents({
             key: key.key,
@@ -294,12 +289,11 @@ export const calendar = defineTool({
       });
     });
     if (tasks.length === 0) {
-      throw new ToolFailure({
-        kind: "unavailable",
-        message: `No calendar is configured: set ${GOOGLE_CALENDAR_CREDENTIALS} or tools.calendar.icsUrls.`,
-        retryable: false,
-        recovery: "replan",
-      });
+      throw new ToolFailure(
+        Failures.unavailable(
+          `No calendar is configured: set ${GOOGLE_CALENDAR_CREDENTIALS} or tools.calendar.icsUrls.`,
+        ),
+      );
     }
 
     const settled = await Promise.allSettled(tasks.map((task) => task.run()));

@@ -1,4 +1,5 @@
 import { createPrivateKey, createSign, type KeyObject } from "node:crypto";
+import { Failures } from "@toolbus/core/model";
 import { failureFromStatus, type HttpClient, type OutboundResponse } from "@toolbus/core/outbound";
 import { ToolFailure } from "@toolbus/core/tool-definition";
 import { z } from "zod";
@@ -88,12 +89,9 @@ function privateKey(key: ServiceAccountKey): KeyObject {
     return createPrivateKey(key.private_key);
   } catch {
     // No cause: what OpenSSL says about a key is no business of a log line.
-    throw new ToolFailure({
-      kind: "unavailable",
-      message: `The private key in ${GOOGLE_CALENDAR_CREDENTIALS} could not be read.`,
-      retryable: false,
-      recovery: "replan",
-    });
+    throw new ToolFailure(
+      Failures.unavailable(`The private key in ${GOOGLE_CALENDAR_CREDENTIALS} could not be read.`),
+    );
   }
 }
 
@@ -149,15 +147,13 @@ export class ServiceAccountTokens {
       signal: request.signal,
     });
     if (response.status >= 400 && response.status < 500 && response.status !== 429) {
-      throw new ToolFailure({
-        kind: "unavailable",
-        message:
+      throw new ToolFailure(
+        Failures.unavailable(
           `${TOKEN_ENDPOINT} refused the service account (${response.status}` +
-          `${oauthError(response)}). Check ${GOOGLE_CALENDAR_CREDENTIALS} and, when ` +
-          "impersonating, the domain-wide delegation.",
-        retryable: false,
-        recovery: "replan",
-      });
+            `${oauthError(response)}). Check ${GOOGLE_CALENDAR_CREDENTIALS} and, when ` +
+            "impersonating, the domain-wide delegation.",
+        ),
+      );
     }
     const failure = failureFromStatus(response, TOKEN_ENDPOINT);
     if (failure) throw failure;
@@ -281,24 +277,20 @@ export async function listGoogleEvents(request: GoogleEventsRequest): Promise<Go
     response = await list();
   }
   if (response.status === 401 || response.status === 403) {
-    throw new ToolFailure({
-      kind: "unavailable",
-      message:
+    throw new ToolFailure(
+      Failures.unavailable(
         `${GOOGLE} refused the service account (${response.status}). Share the calendar with ` +
-        "the service account's email address, or check the calendarId setting.",
-      retryable: false,
-      recovery: "replan",
-    });
+          "the service account's email address, or check the calendarId setting.",
+      ),
+    );
   }
   if (response.status === 404) {
-    throw new ToolFailure({
-      kind: "unavailable",
-      message:
+    throw new ToolFailure(
+      Failures.unavailable(
         `${GOOGLE} has no calendar "${request.calendarId}" that the service account can ` +
-        "read (404). Check the calendarId setting and that the calendar is shared with it.",
-      retryable: false,
-      recovery: "replan",
-    });
+          "read (404). Check the calendarId setting and that the calendar is shared with it.",
+      ),
+    );
   }
   const failure = failureFromStatus(response, GOOGLE);
   if (failure) throw failure;

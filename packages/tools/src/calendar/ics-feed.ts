@@ -1,3 +1,4 @@
+import { Failures } from "@toolbus/core/model";
 import type { HttpClient } from "@toolbus/core/outbound";
 import { failureFromStatus } from "@toolbus/core/outbound";
 import { ToolFailure } from "@toolbus/core/tool-definition";
@@ -62,12 +63,9 @@ export async function fetchIcsFeed(request: IcsFeedRequest): Promise<IcsFeedEven
   } catch (error) {
     if (!(error instanceof IcsFormatError)) throw error;
     throw new ToolFailure(
-      {
-        kind: "upstream_error",
-        message: `${label} is not a readable iCalendar file: ${error.message}`,
+      Failures.upstreamError(`${label} is not a readable iCalendar file: ${error.message}`, {
         retryable: false,
-        recovery: "replan",
-      },
+      }),
       { cause: error },
     );
   }

@@ -1,3 +1,4 @@
+import { Failures } from "@toolbus/core/model";
 import {
   failureFromOutbound,
   type HttpClient,
@@ -29,10 +30,7 @@ export function readJson(response: OutboundResponse): unknown {
 }
 
 export function unreadable(upstream: string): ToolFailure {
-  return new ToolFailure({
-    kind: "upstream_error",
-    message: `${upstream} sent a response this tool could not read.`,
-    retryable: true,
-    recovery: "replan",
-  });
+  return new ToolFailure(
+    Failures.upstreamError(`${upstream} sent a response this tool could not read.`),
+  );
 }

@@ -1,4 +1,4 @@
-import type { Citation } from "@toolbus/core/model";
+import { type Citation, Failures } from "@toolbus/core/model";
 import { defineTool, type ToolContext, ToolFailure } from "@toolbus/core/tool-definition";
 import { z } from "zod";
 import { encodePath, gitRef, ownerName, repoName, repoPath } from "./names";
@@ -363,14 +363,13 @@ async function fileData<A extends "get_file" | "get_readme">(
 ): Promise<Output<A>> {
   const max = context.settings.maxFileBytes;
   if (entry.size > max) {
-    throw new ToolFailure({
-      kind: "upstream_error",
-      message:
+    throw new ToolFailure(
+      Failures.upstreamError(
         `${where} is ${entry.size} bytes, more than the ${max} bytes this stage returns ` +
-        "(tools.github_api.maxFileBytes). Ask for a smaller file or search for the part you need.",
-      retryable: false,
-      recovery: "correct_call",
-    });
+          "(tools.github_api.maxFileBytes). Ask for a smaller file or search for the part you need.",
+        { retryable: false, recovery: "correct_call" },
+      ),
+    );
   }
   let bytes: Uint8Array | undefined;
   if (entry.encoding === "base64" && entry.content !== undefined) {
@@ -430,12 +429,9 @@ function directoryFailure(where: string, listing: unknown[]): ToolFailure {
 }
 
 function wrongKind(message: string): ToolFailure {
-  return new ToolFailure({
-    kind: "upstream_error",
-    message,
-    retryable: false,
-    recovery: "correct_call",
-  });
+  return new ToolFailure(
+    Failures.upstreamError(message, { retryable: false, recovery: "correct_call" }),
+  );
 }
 
 async function listReleases(

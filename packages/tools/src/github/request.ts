@@ -1,3 +1,4 @@
+import { Failures } from "@toolbus/core/model";
 import {
   failureFromOutbound,
   failureFromStatus,
@@ -42,12 +43,11 @@ export async function githubGet(
 ): Promise<OutboundResponse> {
   const token = context.secret(GITHUB_TOKEN);
   if (!token) {
-    throw new ToolFailure({
-      kind: "unavailable",
-      message: `github_api needs the secret ${GITHUB_TOKEN}, which is not set on this stage.`,
-      retryable: false,
-      recovery: "replan",
-    });
+    throw new ToolFailure(
+      Failures.unavailable(
+        `github_api needs the secret ${GITHUB_TOKEN}, which is not set on this stage.`,
+      ),
+    );
   }
   let response: OutboundResponse;
   try {
@@ -85,48 +85,44 @@ export function githubFailure(
     const after = retryAfter(headers.get("retry-after"), now.getTime());
     if (status === 429 || exhausted || after !== undefined || mentionsRateLimit(response)) {
       const retryAfterMs = after ?? untilReset(headers.get("x-ratelimit-reset"), now);
-      return new ToolFailure({
-        kind: "rate_limited",
-        message: exhausted
-          ? "GitHub's rate limit for this stage's token is used up."
-          : "GitHub is rate limiting requests from this stage.",
-        retryable: true,
-        recovery: "replan",
-        retryAfterMs: retryAfterMs ?? SECONDARY_LIMIT_WAIT_MS,
-      });
+      return new ToolFailure(
+        Failures.rateLimited(
+          exhausted
+            ? "GitHub's rate limit for this stage's token is used up."
+            : "GitHub is rate limiting requests from this stage.",
+          retryAfterMs ?? SECONDARY_LIMIT_WAIT_MS,
+        ),
+      );
     }
-    return new ToolFailure({
-      kind: "unavailable",
-      message:
+    return new ToolFailure(
+      Failures.unavailable(
         "GitHub refused access (403): the stage's token lacks the permission this request needs.",
-      retryable: false,
-      recovery: "replan",
-    });
+      ),
+    );
   }
   if (status === 401) {
-    return new ToolFailure({
-      kind: "unavailable",
-      message: `GitHub rejected ${GITHUB_TOKEN} (401): it is wrong, expired or revoked.`,
-      retryable: false,
-      recovery: "replan",
-    });
+    return new ToolFailure(
+      Failures.unavailable(
+        `GitHub rejected ${GITHUB_TOKEN} (401): it is wrong, expired or revoked.`,
+      ),
+    );
   }
   if (status === 404 || status === 410) {
-    return new ToolFailure({
-      kind: "upstream_error",
-      message: `${notFound} (GitHub answered ${status}).`,
-      retryable: false,
-      recovery: "correct_call",
-    });
+    return new ToolFailure(
+      Failures.upstreamError(`${notFound} (GitHub answered ${status}).`, {
+        retryable: false,
+        recovery: "correct_call",
+      }),
+    );
   }
   if (status === 422) {
     const detail = errorMessage(response);
-    return new ToolFailure({
-      kind: "upstream_error",
-      message: `GitHub could not process the request (422)${detail ? `: ${detail}` : ""}.`,
-      retryable: false,
-      recovery: "correct_call",
-    });
+    return new ToolFailure(
+      Failures.upstreamError(
+        `GitHub could not process the request (422)${detail ? `: ${detail}` : ""}.`,
+        { retryable: false, recovery: "correct_call" },
+      ),
+    );
   }
   return failureFromStatus(response, LABEL);
 }
@@ -165,12 +161,7 @@ export function readJson(response: OutboundResponse): unknown {
 
 export function unreadable(cause?: unknown): ToolFailure {
   return new ToolFailure(
-    {
-      kind: "upstream_error",
-      message: `${LABEL} returned a response Toolbus could not read.`,
-      retryable: true,
-      recovery: "replan",
-    },
+    Failures.upstreamError(`${LABEL} returned a response Toolbus could not read.`),
     { cause },
   );
 }

@@ -1,4 +1,4 @@
-import type { Citation, ToolsetSpec } from "@toolbus/core/model";
+import { type Citation, Failures, type ToolsetSpec } from "@toolbus/core/model";
 import {
   failureFromOutbound,
   failureFromStatus,
@@ -152,25 +152,23 @@ export const rssFeed = defineTool({
     const configured = input.action === "get_configured";
     const url = configured ? settings.feedUrl : input.url;
     if (url === undefined) {
-      throw new ToolFailure({
-        kind: "unavailable",
-        message:
+      throw new ToolFailure(
+        Failures.unavailable(
           "No feed is configured on this stage (tools.rss_feed.feedUrl); use action fetch with a feed URL instead.",
-        retryable: false,
-        recovery: "replan",
-      });
+        ),
+      );
     }
     const upstream = `The feed at ${displayUrl(url)}`;
     const response = await download(http, url, signal, upstream, configured);
     const parsed = parseFeed(decodeFeed(response), response.url);
     if (parsed === undefined) {
-      throw new ToolFailure({
-        kind: "upstream_error",
-        message: `${upstream} is not an RSS or Atom feed.`,
-        retryable: false,
-        // The agent cannot change a configured URL; a URL it chose it can.
-        recovery: configured ? "replan" : "correct_call",
-      });
+      throw new ToolFailure(
+        Failures.upstreamError(`${upstream} is not an RSS or Atom feed.`, {
+          retryable: false,
+          // The agent cannot change a configured URL; a URL it chose it can.
+          recovery: configured ? "replan" : "correct_call",
+        }),
+      );
     }
     const items = newestFirst(parsed.items).slice(0, input.limit);
     const data: RssFeedOutput = {
@@ -217,12 +215,12 @@ async function download(
   }
   if (response.status === 401 || response.status === 403) {
     // The shared mapping speaks of this stage's credentials; a feed is fetched without any.
-    throw new ToolFailure({
-      kind: "upstream_error",
-      message: `${upstream} refused access (${response.status}).`,
-      retryable: false,
-      recovery: configured ? "replan" : "correct_call",
-    });
+    throw new ToolFailure(
+      Failures.upstreamError(`${upstream} refused access (${response.status}).`, {
+        retryable: false,
+        recovery: configured ? "replan" : "correct_call",
+      }),
+    );
   }
   const failure = failureFromStatus(response, upstream);
   if (failure) {

@@ -1,3 +1,4 @@
+import { Failures } from "@toolbus/core/model";
 import { ToolFailure } from "@toolbus/core/tool-definition";
 import { z } from "zod";
 import { htmlToText } from "./html";
@@ -65,14 +66,12 @@ export function braveProvider(endpoint: string): SearchProvider {
     async search(query, options, context) {
       const key = context.secret(SEARCH_API_KEY);
       if (!key) {
-        throw new ToolFailure({
-          kind: "unavailable",
-          message:
+        throw new ToolFailure(
+          Failures.unavailable(
             'web_search is set to use Brave Search (tools.web_search.provider = "brave"), ' +
-            `but the secret ${SEARCH_API_KEY} is not set on this stage.`,
-          retryable: false,
-          recovery: "replan",
-        });
+              `but the secret ${SEARCH_API_KEY} is not set on this stage.`,
+          ),
+        );
       }
       const url = new URL(endpoint);
       url.searchParams.set("q", query);
@@ -93,12 +92,12 @@ export function braveProvider(endpoint: string): SearchProvider {
         },
         (answer) =>
           answer.status >= 300 && answer.status < 400
-            ? new ToolFailure({
-                kind: "upstream_error",
-                message: `${LABEL} answered with a redirect (${answer.status}), which Toolbus does not follow with the API key.`,
-                retryable: false,
-                recovery: "replan",
-              })
+            ? new ToolFailure(
+                Failures.upstreamError(
+                  `${LABEL} answered with a redirect (${answer.status}), which Toolbus does not follow with the API key.`,
+                  { retryable: false },
+                ),
+              )
             : undefined,
       );
       const results = parseBraveResponse(jsonBody(response, LABEL));

@@ -1,3 +1,4 @@
+import { Failures } from "@toolbus/core/model";
 import { ToolFailure } from "@toolbus/core/tool-definition";
 import { classesOf, collapseWhitespace, decodeEntities, tokenizeHtml } from "./html";
 import {
@@ -153,14 +154,12 @@ export function duckDuckGoProvider(endpoint: string): SearchProvider {
       });
       const page = parseDuckDuckGoHtml(response.text(), response.url);
       if (page.challenge) {
-        throw new ToolFailure({
-          kind: "rate_limited",
-          message:
+        throw new ToolFailure(
+          Failures.rateLimited(
             "DuckDuckGo asked for a bot check instead of answering. Try again later, or " +
-            "have the operator configure Brave Search or SearXNG for this stage.",
-          retryable: true,
-          recovery: "replan",
-        });
+              "have the operator configure Brave Search or SearXNG for this stage.",
+          ),
+        );
       }
       if (!page.recognized) throw unreadable(LABEL);
       return page.results;

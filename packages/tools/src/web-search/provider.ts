@@ -1,3 +1,4 @@
+import { Failures } from "@toolbus/core/model";
 import {
   failureFromOutbound,
   failureFromStatus,
@@ -80,12 +81,7 @@ export function jsonBody(response: OutboundResponse, label: string): unknown {
 
 export function unreadable(label: string, cause?: unknown): ToolFailure {
   return new ToolFailure(
-    {
-      kind: "upstream_error",
-      message: `${label} returned a response Toolbus could not read.`,
-      retryable: true,
-      recovery: "replan",
-    },
+    Failures.upstreamError(`${label} returned a response Toolbus could not read.`),
     { cause },
   );
 }

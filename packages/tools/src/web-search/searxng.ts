@@ -1,3 +1,4 @@
+import { Failures } from "@toolbus/core/model";
 import { ToolFailure } from "@toolbus/core/tool-definition";
 import { z } from "zod";
 import { htmlToText } from "./html";
@@ -77,14 +78,12 @@ export function searxngProvider(base: string): SearchProvider {
         // configuration problem on the instance, not a credentials one.
         (answer) =>
           answer.status === 403
-            ? new ToolFailure({
-                kind: "unavailable",
-                message:
+            ? new ToolFailure(
+                Failures.unavailable(
                   "SearXNG refused JSON output (403). The instance must list json under " +
-                  "search.formats in its settings.yml.",
-                retryable: false,
-                recovery: "replan",
-              })
+                    "search.formats in its settings.yml.",
+                ),
+              )
             : undefined,
       );
       const results = parseSearxngResponse(jsonBody(response, LABEL));

@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { checkToolRegistration } from "../../catalog/registration";
-import { ConflictError, NotFoundError, ValidationError } from "../../errors";
+import { CatalogService } from "../../app/catalog/service";
+import { NotFoundError, ValidationError } from "../../errors";
 import { SelectionService } from "../../selection/service";
 import { requirePermission } from "../auth";
 import type { ApiDeps } from "../deps";
@@ -30,6 +30,7 @@ export function registerCatalogRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): 
   const read = requirePermission(config, "read");
   const admin = requirePermission(config, "admin");
   const selector = new SelectionService(deps);
+  const writes = new CatalogService(deps);
 
   app.openapi(
     createRoute({
@@ -164,18 +165,8 @@ export function registerCatalogRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): 
       const { name } = c.req.valid("param");
       const spec = c.req.valid("json");
       if (spec.name !== name) throw pathMismatch("name", name, spec.name);
-      if (spec.kind !== "builtin") throw registeredElsewhere("toolset", name);
       const expected = parseIfMatch(c.req.valid("header")["if-match"]);
-      // Names are global: another owner's toolset is a clash, not something to overwrite.
-      const existing = await catalog.getToolset(name);
-      if (existing && existing.kind !== "builtin") throw registeredElsewhere("toolset", name);
-      if (existing && existing.owner !== spec.owner) {
-        throw new ConflictError(
-          `Toolset ${name} is already registered by owner ${existing.owner}; owner ${spec.owner} cannot register it too.`,
-          { details: { toolset: name, registeredBy: existing.owner, requestedBy: spec.owner } },
-        );
-      }
-      const stored = await catalog.putToolset(spec, expected);
+      const stored = await writes.putToolset(spec, expected);
       c.header("ETag", etag(stored));
       if (stored.revision === 1) {
         c.header("Location", `/v1/toolsets/${stored.name}`);
@@ -211,18 +202,7 @@ export function registerCatalogRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): 
       const spec = c.req.valid("json");
       if (spec.id !== id) throw pathMismatch("id", id, spec.id);
       const expected = parseIfMatch(c.req.valid("header")["if-match"]);
-      const [toolset, existing] = await Promise.all([
-        catalog.getToolset(spec.toolset),
-        catalog.getTool(spec.id),
-      ]);
-      if (spec.implementation.kind !== "builtin" || (toolset && toolset.kind !== "builtin")) {
-        throw registeredElsewhere("tool", spec.id);
-      }
-      checkToolRegistration(spec, {
-        toolsets: toolset ? [toolset] : [],
-        tools: existing ? [existing] : [],
-      });
-      const stored = await catalog.putTool(spec, expected);
+      const stored = await writes.putTool(spec, expected);
       c.header("ETag", etag(stored));
       if (stored.revision === 1) {
         c.header("Location", `/v1/tools/${stored.id}`);
@@ -251,19 +231,12 @@ export function registerCatalogRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): 
       async (c) => {
         const { id } = c.req.valid("param");
         const expected = parseIfMatch(c.req.valid("header")["if-match"]);
-        const stored = await catalog.setEnabled(id, action === "enable", expected);
+        const stored = await writes.setEnabled(id, action === "enable", expected);
         c.header("ETag", etag(stored));
         return c.json(stored, 200);
       },
     );
   }
-}
-
-/** http and mcp toolsets are written whole, with their checks, by the external-toolsets API. */
-function registeredElsewhere(what: string, name: string): ValidationError {
-  return new ValidationError(
-    `The ${what} ${name} belongs to an http or mcp toolset: register it with PUT /v1/external-toolsets/{name}.`,
-  );
 }
 
 function pathMismatch(field: string, inPath: string, inBody: string): ValidationError {

@@ -18,7 +18,9 @@ const lines = new WeakMap<DynamoDBDocumentClient, Map<string, GroupCommit<Item, 
  * store of this process, leave in one BatchWriteItem; on a busy machine a request costs DynamoDB
  * Local far more than an item does. A lone put is a PutItem: a Lambda function handles one
  * event at a time and never has two to send, so on AWS it needs PutItem only — never
- * BatchWriteItem, which IAM cannot keep from deleting.
+ * BatchWriteItem, which IAM cannot keep from deleting. Where one process runs every handler
+ * (`npm start`), a put lingers a moment (`batchLingerMs`) so a call's publication mark and its
+ * two log entries, written from three places, leave together.
  */
 export function batchPut(options: DynamoStoreOptions): GroupCommit<Item, void> {
   const { client, tableName } = options;
@@ -29,7 +31,10 @@ export function batchPut(options: DynamoStoreOptions): GroupCommit<Item, void> {
   }
   let line = byTable.get(tableName);
   if (!line) {
-    line = new GroupCommit((items) => write(client, tableName, items), { maxItems: BATCH });
+    line = new GroupCommit((items) => write(client, tableName, items), {
+      maxItems: BATCH,
+      ...(options.batchLingerMs ? { lingerMs: options.batchLingerMs } : {}),
+    });
     byTable.set(tableName, line);
   }
   return line;

@@ -165,10 +165,6 @@ export class DynamoCallStore implements CallStore {
     );
   }
 
-  /**
-   * Running calls whose deadline is before `before` (an ISO timestamp), oldest deadline
-   * first: the handler that claimed them died. Not on the port yet; the sweeper will use it.
-   */
   async listStuck(before: string, limit = 100): Promise<CallRecord[]> {
     const { client, tableName } = this.#options;
     if (!Number.isInteger(limit) || limit < 1) {

@@ -1,15 +1,8 @@
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { type CapabilityStatus, capabilityStatus } from "../../model/capability";
+import type { CapabilityStore } from "../ports";
 import { type DynamoStoreOptions, guard, parseInput, parseStored, queryAll } from "./client";
 import { CAPABILITIES_PARTITION, capabilityKey } from "./items";
-
-/** The stage's capability status. Not a port in store/ports.ts yet; shaped like one. */
-export interface CapabilityStore {
-  put(status: CapabilityStatus): Promise<CapabilityStatus>;
-  get(name: string): Promise<CapabilityStatus | undefined>;
-  /** Every stored status, by name. */
-  list(): Promise<CapabilityStatus[]>;
-}
 
 /**
  * CAPABILITY#<name> / STATUS, one item per capability, replaced on every check. The items

@@ -5,7 +5,7 @@ import {
   type QueryCommandInput,
 } from "@aws-sdk/lib-dynamodb";
 import type { z } from "zod";
-import { ToolbusError, UnavailableError, ValidationError } from "../../errors";
+import { ToolbusError, UnavailableError, ValidationError, zodIssues } from "../../errors";
 
 /** What every DynamoDB adapter is built from. */
 export interface DynamoStoreOptions {
@@ -13,16 +13,27 @@ export interface DynamoStoreOptions {
   tableName: string;
   /** Clock for timestamps the store sets itself (startedAt, revokedAt, updatedAt). */
   now?: () => Date;
+  /** How long an unconditional put waits for others to share its BatchWriteItem (batch-put.ts). */
+  batchLingerMs?: number;
 }
 
+const documentClients = new WeakMap<DynamoDBClient, DynamoDBDocumentClient>();
+
 /**
- * The document client every adapter expects. `removeUndefinedValues` because optional model
- * fields arrive as `undefined` and DynamoDB rejects them instead of dropping them.
+ * The document client every adapter expects, one per DynamoDB client: every store of a process
+ * shares it, and with it the line that batches their unconditional puts. `removeUndefinedValues`
+ * because optional model fields arrive as `undefined` and DynamoDB rejects them instead of
+ * dropping them.
  */
 export function createDocumentClient(client: DynamoDBClient): DynamoDBDocumentClient {
-  return DynamoDBDocumentClient.from(client, {
-    marshallOptions: { removeUndefinedValues: true },
-  });
+  let doc = documentClients.get(client);
+  if (!doc) {
+    doc = DynamoDBDocumentClient.from(client, {
+      marshallOptions: { removeUndefinedValues: true },
+    });
+    documentClients.set(client, doc);
+  }
+  return doc;
 }
 
 // Throttling and server-side faults: DynamoDB is there but cannot answer now.
@@ -162,9 +173,6 @@ export function parseInput<T>(schema: z.ZodType<T>, value: unknown, what: string
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   throw new ValidationError(`The ${what} is not valid.`, {
-    details: parsed.error.issues.map((issue) => ({
-      path: issue.path.map(String).join("."),
-      message: issue.message,
-    })),
+    details: zodIssues(parsed.error.issues, "(value)"),
   });
 }

@@ -1,12 +1,13 @@
+import type { Deployment } from "../../deployment";
 import { DynamoCallStore } from "./calls";
 import { DynamoCapabilityStore } from "./capabilities";
 import { DynamoCatalogStore } from "./catalog";
-import type { DynamoStoreOptions } from "./client";
+import { createDocumentClient, type DynamoStoreOptions } from "./client";
 import { DynamoEventLog } from "./event-log";
 import { DynamoKeyStore } from "./keys";
 
 export { DynamoCallStore } from "./calls";
-export { type CapabilityStore, DynamoCapabilityStore } from "./capabilities";
+export { DynamoCapabilityStore } from "./capabilities";
 export { DynamoCatalogStore } from "./catalog";
 export {
   createDocumentClient,
@@ -22,13 +23,8 @@ export {
   MAX_EVENT_PAGE,
 } from "./event-log";
 export { DynamoKeyStore } from "./keys";
-export { DynamoRateLimiter, type RateDecision } from "./rate-limiter";
-export {
-  type CachedOutput,
-  type CacheEntry,
-  cachedOutput,
-  DynamoResultCache,
-} from "./result-cache";
+export { DynamoRateLimiter } from "./rate-limiter";
+export { cachedOutput, DynamoResultCache } from "./result-cache";
 export { fitResult, MAX_STORED_RESULT_BYTES } from "./result-size";
 
 export interface DynamoStores {
@@ -37,6 +33,15 @@ export interface DynamoStores {
   events: DynamoEventLog;
   keys: DynamoKeyStore;
   capabilities: DynamoCapabilityStore;
+}
+
+/** How every store of a deployment reaches its table. */
+export function storeOptions(deployment: Deployment): DynamoStoreOptions {
+  return {
+    client: createDocumentClient(deployment.dynamodb),
+    tableName: deployment.tableName,
+    ...(deployment.writeLingerMs ? { batchLingerMs: deployment.writeLingerMs } : {}),
+  };
 }
 
 /** Every store on one table, sharing one document client. */

@@ -1,9 +1,7 @@
 import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import type { RateLimiter } from "../ports";
+import type { RateDecision, RateLimiter } from "../ports";
 import { TABLE } from "../table";
 import { type DynamoStoreOptions, guard, isConditionFailure } from "./client";
-
-export type RateDecision = { allowed: true } | { allowed: false; retryAfterMs: number };
 
 /**
  * Fixed-window counters, one item per scope and window (RATE#<scope>#<window start> / COUNT),

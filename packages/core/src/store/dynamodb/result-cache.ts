@@ -1,26 +1,17 @@
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { z } from "zod";
 import { citation } from "../../model/call";
-import type { ResultCache } from "../ports";
+import type { CachedOutput, CacheEntry, ResultCache } from "../ports";
 import { TABLE } from "../table";
 import { type DynamoStoreOptions, guard } from "./client";
 import { fitResult } from "./result-size";
 
-/** What a cache entry holds: the tool's own output, before any envelope fields. */
-export const cachedOutput = z.object({
+/** A stored entry's value, checked on the way out: the table is not trusted blindly. */
+export const cachedOutput: z.ZodType<CachedOutput> = z.object({
   output: z.string(),
   data: z.unknown(),
   citations: z.array(citation),
 });
-export type CachedOutput = z.infer<typeof cachedOutput>;
-
-export interface CacheEntry {
-  value: CachedOutput;
-  /** Until then the entry is fresh; after it, usable only as stale-if-error. */
-  freshUntil: number;
-  /** After this the entry is gone for every purpose (DynamoDB TTL deletes it lazily). */
-  expiresAt: number;
-}
 
 /**
  * Cached external results: CACHE#<key> / RESULT with a TTL. DynamoDB deletes expired items

@@ -1,0 +1,32 @@
+import type { Failure } from "./call";
+
+/** What a failure may say beyond its kind and message; each kind has defaults that fit it. */
+export type FailureOptions = Partial<Pick<Failure, "retryable" | "recovery" | "retryAfterMs">>;
+
+const make =
+  (kind: Failure["kind"], defaults: Pick<Failure, "retryable" | "recovery">) =>
+  (message: string, options: FailureOptions = {}): Failure => ({
+    kind,
+    message,
+    ...defaults,
+    ...options,
+  });
+
+/**
+ * The one way to write a tool failure. The defaults say what an agent should usually do:
+ * an upstream that timed out or erred may answer a retry, a missing capability or a broken
+ * tool will not, and every one of them means "plan without this tool for now".
+ */
+export const Failures = {
+  unavailable: make("unavailable", { retryable: false, recovery: "replan" }),
+  /** `retryAfterMs` when the upstream or the limit says how long to wait. */
+  rateLimited: (message: string, retryAfterMs?: number, options: FailureOptions = {}): Failure =>
+    make("rate_limited", { retryable: true, recovery: "replan" })(message, {
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      ...options,
+    }),
+  timeout: make("timeout", { retryable: true, recovery: "replan" }),
+  upstreamError: make("upstream_error", { retryable: true, recovery: "replan" }),
+  invalidOutput: make("invalid_output", { retryable: false, recovery: "replan" }),
+  internal: make("internal", { retryable: false, recovery: "replan" }),
+} as const;
