@@ -4,6 +4,8 @@ import {
   type BusRule,
   busRules,
   EVENT_SOURCE,
+  EXTERNAL_KINDS,
+  externalHandlerId,
   RECORDER_HANDLER,
   SCHEDULED_JOBS,
   TABLE,
@@ -57,12 +59,8 @@ export function toolSecrets(tool: AnyToolDefinition): string[] {
     .sort();
 }
 
-/**
- * The wiring table's handlers for registered tools (core's `externalHandlerId` of each
- * `EXTERNAL_KINDS`, which core's index does not export). A kind added in core without a line
- * here fails synthesis ("No tool for handler ..."), rather than deploying with a guessed policy.
- */
-const EXTERNAL_HANDLERS: ReadonlySet<string> = new Set(["external/http", "external/mcp"]);
+/** The wiring table's handlers for registered (http, mcp) tools, named by core. */
+const EXTERNAL_HANDLERS: ReadonlySet<string> = new Set(EXTERNAL_KINDS.map(externalHandlerId));
 export const isExternalHandler = (handler: string) => EXTERNAL_HANDLERS.has(handler);
 
 /** `tools/web_search` -> `ToolWebSearch`: a construct id per wiring-table handler. */

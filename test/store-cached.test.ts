@@ -1,5 +1,6 @@
 import { builtinTools } from "@toolbus/tools";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { CatalogStore, KeyStore, ResultCache } from "../packages/core/src/ports";
 import { cachedCatalog, cachedKeys, memoResultCache } from "../packages/core/src/store/cached";
 import {
   createDocumentClient,
@@ -8,7 +9,6 @@ import {
   DynamoResultCache,
 } from "../packages/core/src/store/dynamodb";
 import { hashKey } from "../packages/core/src/store/dynamodb/keys";
-import type { CatalogStore, KeyStore, ResultCache } from "../packages/core/src/store/ports";
 import { createTableInput } from "../packages/core/src/store/table";
 import { toolSpecOf } from "../packages/core/src/tool-definition";
 import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";

@@ -1,3 +1,4 @@
+import type { Harness } from "@toolbus/core/harness";
 import {
   type CapabilityStatus,
   type Citation,
@@ -257,7 +258,7 @@ export type ToolsetRegistered = RegistrationOutcome & { created: boolean };
 export type ToolsetRemoved = z.infer<typeof removedToolsetSchema>;
 
 export interface RenderedAgentFile {
-  harness: "claude-code" | "opencode" | "copilot";
+  harness: Harness;
   /** Where the harness reads it, relative to a project's root. */
   path: string;
   content: string;

@@ -5,7 +5,7 @@ import { loadStageConfig, type StageConfig } from "./config";
 import { ValidationError, zodIssues } from "./errors";
 import type { SecretSource } from "./outbound/types";
 import { SDK_CLIENT_OPTIONS } from "./sdk-options";
-import { boundSecretNames, loadSecrets } from "./secrets";
+import { boundSecretNames, firstSecret, loadSecrets } from "./secrets";
 
 /** Where a stage's state lives and how to reach it: the same shape on AWS and locally. */
 export interface Deployment {
@@ -46,6 +46,11 @@ const environment = z.object({
  */
 export const functionSecrets: SecretSource = await loadSecrets(boundSecretNames(process.env));
 
+/** Environment variables first, read at use (a local change is seen without a restart); then the secrets SST bound to this function. */
+export function environmentSecrets(env: NodeJS.ProcessEnv = process.env): SecretSource {
+  return firstSecret((name) => env[name], functionSecrets);
+}
+
 let cached: Deployment | undefined;
 
 /**
@@ -53,26 +58,33 @@ let cached: Deployment | undefined;
  * Clients take region, credentials and endpoints from the environment too
  * (AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_EVENTBRIDGE locally), which is the only
  * thing that differs between AWS and one machine. `npm start` reads it first, with `local`:
- * every handler it loads then shares that deployment.
+ * every handler it loads then shares that deployment. The process environment's deployment
+ * is built once per process; any other `env` is read afresh on every call.
  */
 export function deploymentFromEnv(
   env: NodeJS.ProcessEnv = process.env,
   local: LocalDeploymentOptions = {},
 ): Deployment {
+  if (env !== process.env) return readDeployment(env, local);
   if (cached) {
     if (Object.keys(local).length > 0) {
       throw new Error("deploymentFromEnv: local options must come with the first call.");
     }
     return cached;
   }
-  const secret: SecretSource = (name) => env[name] || functionSecrets(name);
+  cached = readDeployment(env, local);
+  return cached;
+}
+
+function readDeployment(env: NodeJS.ProcessEnv, local: LocalDeploymentOptions): Deployment {
+  const secret = environmentSecrets(env);
   const parsed = environment.safeParse({ ...env, TOOLBUS_ADMIN_KEY: secret("TOOLBUS_ADMIN_KEY") });
   if (!parsed.success) {
     throw new ValidationError("The function's environment is incomplete.", {
       details: zodIssues(parsed.error.issues, "(environment)"),
     });
   }
-  cached = {
+  return {
     config: loadStageConfig(env),
     tableName: parsed.data.TOOLBUS_TABLE,
     busName: parsed.data.TOOLBUS_BUS,
@@ -81,9 +93,6 @@ export function deploymentFromEnv(
     dynamodb: new DynamoDBClient({}),
     eventBridge: local.eventBridge ?? new EventBridgeClient(SDK_CLIENT_OPTIONS),
     ...(local.writeLingerMs ? { writeLingerMs: local.writeLingerMs } : {}),
-    // Environment first, read at use (a local change is seen without a restart); then the
-    // secrets SST bound to this function.
     secret,
   };
-  return cached;
 }

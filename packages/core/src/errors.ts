@@ -21,61 +21,47 @@ export class ToolbusError extends Error {
   }
 }
 
-export class ValidationError extends ToolbusError {
-  override name = "ValidationError";
-  override readonly code = "invalid_request";
-  override readonly status = 400;
+/**
+ * A ToolbusError class for one HTTP status. Its one name is given here, as a string, because
+ * minified bundles rename classes: the class and its errors both carry it.
+ */
+function httpErrorClass(name: string, code: string, status: number) {
+  const ErrorClass = class extends ToolbusError {
+    override readonly code = code;
+    override readonly status = status;
+    constructor(...args: ConstructorParameters<typeof ToolbusError>) {
+      super(...args);
+      this.name = name;
+    }
+  };
+  Object.defineProperty(ErrorClass, "name", { value: name });
+  return ErrorClass;
 }
 
-export class UnauthorizedError extends ToolbusError {
-  override name = "UnauthorizedError";
-  override readonly code = "unauthorized";
-  override readonly status = 401;
-}
-
-export class ForbiddenError extends ToolbusError {
-  override name = "ForbiddenError";
-  override readonly code = "forbidden";
-  override readonly status = 403;
-}
-
-export class NotFoundError extends ToolbusError {
-  override name = "NotFoundError";
-  override readonly code = "not_found";
-  override readonly status = 404;
-}
-
-export class ConflictError extends ToolbusError {
-  override name = "ConflictError";
-  override readonly code = "conflict";
-  override readonly status = 409;
-}
-
-export class PayloadTooLargeError extends ToolbusError {
-  override name = "PayloadTooLargeError";
-  override readonly code = "payload_too_large";
-  override readonly status = 413;
-}
-
-export class RateLimitedError extends ToolbusError {
-  override name = "RateLimitedError";
-  override readonly code = "rate_limited";
-  override readonly status = 429;
-}
-
+export const ValidationError = httpErrorClass("ValidationError", "invalid_request", 400);
+export type ValidationError = InstanceType<typeof ValidationError>;
+export const UnauthorizedError = httpErrorClass("UnauthorizedError", "unauthorized", 401);
+export type UnauthorizedError = InstanceType<typeof UnauthorizedError>;
+export const ForbiddenError = httpErrorClass("ForbiddenError", "forbidden", 403);
+export type ForbiddenError = InstanceType<typeof ForbiddenError>;
+export const NotFoundError = httpErrorClass("NotFoundError", "not_found", 404);
+export type NotFoundError = InstanceType<typeof NotFoundError>;
+export const ConflictError = httpErrorClass("ConflictError", "conflict", 409);
+export type ConflictError = InstanceType<typeof ConflictError>;
+export const PayloadTooLargeError = httpErrorClass(
+  "PayloadTooLargeError",
+  "payload_too_large",
+  413,
+);
+export type PayloadTooLargeError = InstanceType<typeof PayloadTooLargeError>;
+export const RateLimitedError = httpErrorClass("RateLimitedError", "rate_limited", 429);
+export type RateLimitedError = InstanceType<typeof RateLimitedError>;
 /** A dependency (DynamoDB, the bus) is unreachable: the caller may retry later. */
-export class UnavailableError extends ToolbusError {
-  override name = "UnavailableError";
-  override readonly code = "unavailable";
-  override readonly status = 503;
-}
-
+export const UnavailableError = httpErrorClass("UnavailableError", "unavailable", 503);
+export type UnavailableError = InstanceType<typeof UnavailableError>;
 /** Publishing to the bus failed after every retry; names the entries that did not go out. */
-export class PublishError extends ToolbusError {
-  override name = "PublishError";
-  override readonly code = "publish_failed";
-  override readonly status = 503;
-}
+export const PublishError = httpErrorClass("PublishError", "publish_failed", 503);
+export type PublishError = InstanceType<typeof PublishError>;
 
 /**
  * What a caller is told of an error of ours, over REST and MCP alike. A PublishError names

@@ -1,3 +1,9 @@
+/**
+ * Toolbus core. Layers, inside out: `model` (what is stored and sent, as zod schemas), `app`
+ * (the application: calls, selection, catalog, capabilities; every rule lives once here),
+ * `ports` (what the application needs of storage), adapters (`store/dynamodb`, `api` for
+ * HTTP, `mcp`, `runtime` for bus handlers). `toolbus.ts` composes them for one process.
+ */
 export {
   type CallHandler,
   type Dispatcher,
@@ -5,10 +11,10 @@ export {
   inProcessDispatcher,
   type ScheduledEnvelope,
   scheduledEnvelope,
-} from "./calls/dispatch";
-export { type CallRequest, callRequest } from "./calls/request";
-export { type CallOutcome, CallService, type CallServiceDeps } from "./calls/service";
-export { isFinished, statusUrl } from "./calls/status";
+} from "./app/calls/dispatch";
+export { type CallRequest, callRequest } from "./app/calls/request";
+export { type CallOutcome, CallService, type CallServiceDeps } from "./app/calls/service";
+export { isFinished, statusUrl } from "./app/calls/status";
 export {
   type CapabilityCheck,
   type CapabilityContext,
@@ -17,9 +23,9 @@ export {
   missingCapability,
   networkCapability,
   secretCapability,
-} from "./capabilities";
-export { checkToolRegistration, validateCatalog } from "./catalog/registration";
-export { seedCatalog } from "./catalog/seed";
+} from "./app/capabilities/detectors";
+export { checkToolRegistration, validateCatalog } from "./app/catalog/registration";
+export { seedCatalog } from "./app/catalog/seed";
 export { loadStageConfig, parseStageConfig, roleAtLeast, type StageConfig } from "./config";
 export { type Deployment, deploymentFromEnv } from "./deployment";
 export {
@@ -58,6 +64,8 @@ export {
   DETAIL_TYPES,
   type DetailType,
   EVENT_SOURCE,
+  EXTERNAL_KINDS,
+  externalHandlerId,
   RECORDER_HANDLER,
   SCHEDULED_JOBS,
   type ScheduledJob,

@@ -159,3 +159,23 @@ export async function readStageSecrets(
   }
   return loadSecrets(names, asBound, { cache: stageCache, ...options });
 }
+
+/** The first source that knows a secret answers; an empty value counts as unknown. */
+export function firstSecret(...sources: readonly (SecretSource | undefined)[]): SecretSource {
+  return (name) => {
+    for (const source of sources) {
+      const value = source?.(name);
+      if (value) return value;
+    }
+    return undefined;
+  };
+}
+
+/**
+ * How registered toolsets' secrets are read, everywhere: what this function already knows
+ * (`own`: its environment, its bound secrets), then the stage's secrets.
+ */
+export function stageSecretReader(own: SecretSource) {
+  return async (names: readonly string[]): Promise<SecretSource> =>
+    firstSecret(own, await readStageSecrets(names));
+}

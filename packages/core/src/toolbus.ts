@@ -1,24 +1,24 @@
 import type { ApiDeps } from "./api/deps";
-import { type CallHandler, type Dispatcher, inProcessDispatcher } from "./calls/dispatch";
-import { CallService } from "./calls/service";
-import { type CapabilityDetector, checkCapabilities } from "./capabilities";
-import { seedCatalog } from "./catalog/seed";
+import { type CallHandler, type Dispatcher, inProcessDispatcher } from "./app/calls/dispatch";
+import { CallService } from "./app/calls/service";
+import { type CapabilityDetector, checkCapabilities } from "./app/capabilities/detectors";
+import { ExternalToolsets } from "./app/catalog/registered";
+import { seedCatalog } from "./app/catalog/seed";
+import { SelectionService } from "./app/selection/service";
 import type { Deployment } from "./deployment";
 import { EventPublisher } from "./events/publisher";
 import { createExternalHandler, withDetectors } from "./external/handler";
-import { ExternalToolsets } from "./external/service";
 import type { CapabilityStatus } from "./model/capability";
 import type { ToolsetSpec } from "./model/tool";
 import { systemLookup } from "./outbound/client";
+import type { CatalogStore, KeyStore } from "./ports";
 import { toolRuntimeDeps } from "./runtime/deps";
 import { createRecorder } from "./runtime/recorder";
 import { createToolHandler } from "./runtime/tool-handler";
-import { readStageSecrets } from "./secrets";
-import { SelectionService } from "./selection/service";
+import { firstSecret, stageSecretReader } from "./secrets";
 import { cachedCatalog, cachedKeys } from "./store/cached";
 import { type DynamoStores, dynamoStores, storeOptions } from "./store/dynamodb";
 import { hashKey } from "./store/dynamodb/keys";
-import type { CatalogStore, KeyStore } from "./store/ports";
 import { type AnyToolDefinition, toolSpecOf } from "./tool-definition";
 import {
   busRules,
@@ -90,10 +90,7 @@ export function createToolbus(
   };
   // Registered secrets are read at use, like the tools' own: the deployment's source, then
   // (on AWS) the stage's secrets in SSM.
-  const readSecrets = async (names: readonly string[]) => {
-    const stage = await readStageSecrets(names);
-    return (name: string) => runtime.secret(name) || stage(name);
-  };
+  const readSecrets = stageSecretReader(runtime.secret);
   const external = new ExternalToolsets({
     catalog: stores.catalog,
     capabilities: stores.capabilities,
@@ -109,7 +106,7 @@ export function createToolbus(
       withDetectors(catalog.capabilities ?? [], registered.detectors),
       {
         config: deployment.config,
-        secret: (name) => runtime.secret(name) || registered.secret(name),
+        secret: firstSecret(runtime.secret, registered.secret),
         ...(options.verify ? { http: runtime.http } : {}),
       },
       new Date(),

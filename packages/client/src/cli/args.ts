@@ -1,5 +1,6 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
-import { callId, runId, toolId, toolsetName } from "@toolbus/core/model";
+import { HARNESSES } from "@toolbus/core/harness";
+import { CATEGORIES, callId, runId, toolId, toolsetName } from "@toolbus/core/model";
 import { z } from "zod";
 import { UsageError } from "./errors";
 
@@ -31,8 +32,7 @@ const OPTIONS = {
 type OptionName = keyof typeof OPTIONS;
 const GLOBAL: readonly OptionName[] = ["endpoint", "key", "json", "help"];
 
-export const HARNESS_CHOICES = ["claude-code", "opencode", "copilot", "all"] as const;
-const CATEGORIES = ["research", "reference", "enhance", "publish", "utility"] as const;
+export const HARNESS_CHOICES = [...HARNESSES, "all"] as const;
 
 interface CommandSpec {
   usage: string;

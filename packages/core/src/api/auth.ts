@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
 import { roleAtLeast, type StageConfig } from "../config";
 import { ForbiddenError, UnauthorizedError } from "../errors";
-import type { KeyStore } from "../store/ports";
+import type { KeyStore } from "../ports";
 import type { ApiEnv } from "./env";
 
 export type Permission = "read" | "call" | "admin";

@@ -1,8 +1,8 @@
-import type { CallService } from "../calls/service";
+import type { CallService } from "../app/calls/service";
+import type { ExternalToolsets } from "../app/catalog/registered";
 import type { StageConfig } from "../config";
-import type { ExternalToolsets } from "../external/service";
 import type { CapabilityStatus } from "../model/capability";
-import type { CatalogStore, EventLog, KeyStore } from "../store/ports";
+import type { CatalogStore, EventLog, KeyStore } from "../ports";
 
 /** Everything the HTTP API needs; the composition root builds it for AWS and for local. */
 export interface ApiDeps {

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { callRequest } from "../calls/request";
+import { callRequest } from "../app/calls/request";
 import { callResult, callStatus, principal } from "../model/call";
 import { runEvent } from "../model/events";
 import { catalogDiff, externalRegistration } from "../model/external";

@@ -1,6 +1,6 @@
 import { ValidationError } from "../errors";
 import type { CallRecord } from "../model/call";
-import type { ApiKeyRecord, Versioned } from "../store/ports";
+import type { ApiKeyRecord, Versioned } from "../ports";
 
 /**
  * What a caller sees of a call: the input hash, tool version and bookkeeping attributes stay

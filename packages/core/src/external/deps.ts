@@ -1,7 +1,7 @@
-import type { CapabilityDetector } from "../capabilities";
+import type { CapabilityDetector } from "../app/capabilities/detectors";
 import type { Deployment } from "../deployment";
 import { toolRuntimeDeps } from "../runtime/deps";
-import { readStageSecrets } from "../secrets";
+import { stageSecretReader } from "../secrets";
 import { DynamoCatalogStore, storeOptions } from "../store/dynamodb";
 import type { ExternalRuntimeDeps } from "./handler";
 
@@ -10,9 +10,10 @@ export function externalRuntimeDeps(
   deployment: Deployment,
   extras: { capabilities?: readonly CapabilityDetector[] } = {},
 ): ExternalRuntimeDeps {
+  const runtime = toolRuntimeDeps(deployment, extras);
   return {
-    ...toolRuntimeDeps(deployment, extras),
+    ...runtime,
     catalog: new DynamoCatalogStore(storeOptions(deployment)),
-    readSecrets: (names) => readStageSecrets(names),
+    readSecrets: stageSecretReader(runtime.secret),
   };
 }

@@ -1,11 +1,12 @@
-import { type CapabilityDetector, networkCapability } from "../capabilities";
+import { type CapabilityDetector, networkCapability } from "../app/capabilities/detectors";
 import type { CallRecord } from "../model/call";
 import { Failures } from "../model/failure";
 import type { ExternalKind } from "../model/implementation";
 import type { SecretSource } from "../outbound/types";
+import type { CatalogStore } from "../ports";
 import { runWithPolicies } from "../runtime/policies";
 import { parseScheduled, runScheduledCall, type ToolRuntimeDeps } from "../runtime/tool-handler";
-import type { CatalogStore } from "../store/ports";
+import { firstSecret } from "../secrets";
 import type { AnyToolDefinition } from "../tool-definition";
 import { httpToolDefinition } from "./http-tool";
 import { mcpToolDefinition } from "./mcp-tool";
@@ -54,7 +55,7 @@ export function createExternalHandler(
     const tool = DEFINITIONS[kind](spec);
     const names = secretsOfTool(spec);
     const loaded = names.length > 0 ? await runtime.readSecrets(names) : undefined;
-    const secret: SecretSource = (name) => runtime.secret(name) || loaded?.(name);
+    const secret = firstSecret(runtime.secret, loaded);
     const capabilities = withDetectors(runtime.capabilities, [
       networkCapability,
       ...secretDetectors(names),

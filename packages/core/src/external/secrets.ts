@@ -1,4 +1,4 @@
-import { type CapabilityDetector, secretCapability } from "../capabilities";
+import { type CapabilityDetector, secretCapability } from "../app/capabilities/detectors";
 import { Failures } from "../model/failure";
 import {
   type SecretHeader,

@@ -1,5 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { statusUrl } from "../calls/status";
+import { statusUrl } from "../app/calls/status";
 import type { Issue } from "../errors";
 import type { CallRecord } from "../model/call";
 import { Failures } from "../model/failure";

@@ -6,10 +6,10 @@ import { authenticate } from "../api/auth";
 import type { ApiDeps } from "../api/deps";
 import type { ApiEnv } from "../api/env";
 import { logFailure } from "../api/errors";
+import { resolveMode } from "../app/selection/select";
+import { SelectionService } from "../app/selection/service";
 import { ValidationError } from "../errors";
 import { callId as callIdSchema, runId as runIdSchema } from "../model/ids";
-import { resolveMode } from "../selection/select";
-import { SelectionService } from "../selection/service";
 import { createMcpServer, type McpDeps, type McpRequestContext } from "./server";
 
 export const MCP_PATH = "/mcp";

@@ -10,12 +10,12 @@ import {
 import type { Permission } from "../api/auth";
 import type { ApiDeps } from "../api/deps";
 import { API_VERSION } from "../api/openapi";
-import type { CallOutcome } from "../calls/service";
+import type { CallOutcome } from "../app/calls/service";
+import type { SelectionService } from "../app/selection/service";
 import { roleAtLeast } from "../config";
 import { callerMessage, type Issue, ToolbusError, ValidationError } from "../errors";
 import type { Principal } from "../model/call";
 import { callId as callIdSchema } from "../model/ids";
-import type { SelectionService } from "../selection/service";
 import { callToolResult, invalidInputResult } from "./results";
 import { toMcpTool, toolInput } from "./tools";
 

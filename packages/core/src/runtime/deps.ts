@@ -1,8 +1,7 @@
-import type { CapabilityDetector } from "../capabilities";
-import { type Deployment, functionSecrets } from "../deployment";
+import type { CapabilityDetector } from "../app/capabilities/detectors";
+import { type Deployment, environmentSecrets } from "../deployment";
 import { EventPublisher } from "../events/publisher";
 import { createHttpClient } from "../outbound/client";
-import type { SecretSource } from "../outbound/types";
 import { memoResultCache } from "../store/cached";
 import {
   DynamoCallStore,
@@ -13,9 +12,6 @@ import {
 } from "../store/dynamodb";
 import type { AnyToolDefinition } from "../tool-definition";
 import type { ToolRuntimeDeps } from "./tool-handler";
-
-/** Environment variables, then the secrets SST bound to this function (see deployment.ts). */
-export const envSecrets: SecretSource = (name) => process.env[name] || functionSecrets(name);
 
 /**
  * What one tool's handler needs, and nothing more: a Lambda bundle stays small. `fallbacks`
@@ -34,7 +30,7 @@ export function toolRuntimeDeps(
     publisher: new EventPublisher({ client: deployment.eventBridge, busName: deployment.busName }),
     config: deployment.config,
     http: createHttpClient(deployment.config.outbound),
-    secret: deployment.secret ?? envSecrets,
+    secret: deployment.secret ?? environmentSecrets(),
     capabilities: extras.capabilities ?? [],
     cache: memoResultCache(new DynamoResultCache(options)),
     rateLimiter: new DynamoRateLimiter(options),

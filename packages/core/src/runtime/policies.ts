@@ -1,8 +1,8 @@
-import { missingCapability } from "../capabilities";
+import { missingCapability } from "../app/capabilities/detectors";
 import type { Failure } from "../model/call";
 import { Failures } from "../model/failure";
 import type { ToolSpec } from "../model/tool";
-import type { CachedOutput } from "../store/ports";
+import type { CachedOutput } from "../ports";
 import { type AnyToolDefinition, toolSpecOf } from "../tool-definition";
 import { canonicalJson, sha256Hex } from "../util/canonical-json";
 import { type Execution, executeTool } from "./execute";

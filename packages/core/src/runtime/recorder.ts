@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ValidationError, zodIssues } from "../errors";
-import type { EventLog } from "../store/ports";
+import type { EventLog } from "../ports";
 import { DETAIL_TYPES } from "../wiring";
 
 const recordable = z.object({

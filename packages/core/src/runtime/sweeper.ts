@@ -1,7 +1,7 @@
 import type { EventPublisher } from "../events/publisher";
 import type { CallResult } from "../model/call";
 import { Failures } from "../model/failure";
-import type { CallStore } from "../store/ports";
+import type { CallStore } from "../ports";
 import { completionTime, publishResult } from "./tool-handler";
 
 export interface SweeperDeps {

@@ -1,5 +1,5 @@
-import type { InProcessContext } from "../calls/dispatch";
-import type { CapabilityDetector } from "../capabilities";
+import type { InProcessContext } from "../app/calls/dispatch";
+import type { CapabilityDetector } from "../app/capabilities/detectors";
 import type { StageConfig } from "../config";
 import { ValidationError, zodIssues } from "../errors";
 import type { EventPublisher } from "../events/publisher";
@@ -12,7 +12,7 @@ import {
   toolCallScheduled,
 } from "../model/events";
 import type { HttpClient, SecretSource } from "../outbound/types";
-import type { CallStore, RateLimiter, ResultCache } from "../store/ports";
+import type { CallStore, RateLimiter, ResultCache } from "../ports";
 import type { AnyToolDefinition } from "../tool-definition";
 import { type PolicyOutcome, runWithPolicies } from "./policies";
 

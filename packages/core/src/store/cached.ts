@@ -1,5 +1,5 @@
+import type { ApiKeyRecord, CacheEntry, CatalogStore, KeyStore, ResultCache } from "../ports";
 import { TtlCache } from "../util/ttl-cache";
-import type { ApiKeyRecord, CacheEntry, CatalogStore, KeyStore, ResultCache } from "./ports";
 
 /**
  * How stale an in-memory copy of the catalog or of a key may be, in ms. Every call reads its

@@ -1,4 +1,5 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { SelectionService } from "../../app/selection/service";
 import {
   type Agent,
   agentFromInput,
@@ -11,7 +12,6 @@ import {
   renderRequest,
 } from "../../harness";
 import type { Principal } from "../../model/call";
-import { SelectionService } from "../../selection/service";
 import { requirePermission } from "../auth";
 import type { ApiDeps } from "../deps";
 import type { ApiEnv } from "../env";

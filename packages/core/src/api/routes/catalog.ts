@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { CatalogService } from "../../app/catalog/service";
+import { SelectionService } from "../../app/selection/service";
 import { NotFoundError, ValidationError } from "../../errors";
-import { SelectionService } from "../../selection/service";
 import { requirePermission } from "../auth";
 import type { ApiDeps } from "../deps";
 import type { ApiEnv } from "../env";

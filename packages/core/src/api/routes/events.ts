@@ -3,7 +3,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { type SSEStreamingApi, streamSSE } from "hono/streaming";
 import { ToolbusError, ValidationError } from "../../errors";
-import type { EventLog, EventLogPage } from "../../store/ports";
+import type { EventLog, EventLogPage } from "../../ports";
 import { requirePermission } from "../auth";
 import type { ApiDeps } from "../deps";
 import type { ApiEnv } from "../env";

@@ -1,8 +1,8 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { type RenderedPrompt, renderPrompt } from "../../app/selection/prompt";
+import { SelectionService } from "../../app/selection/service";
 import { toolId } from "../../model/ids";
 import { category } from "../../model/tool";
-import { type RenderedPrompt, renderPrompt } from "../../selection/prompt";
-import { SelectionService } from "../../selection/service";
 import { requirePermission } from "../auth";
 import type { ApiDeps } from "../deps";
 import type { ApiEnv } from "../env";

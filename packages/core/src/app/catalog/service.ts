@@ -1,7 +1,7 @@
-import { checkToolRegistration } from "../../catalog/registration";
 import type { ToolSpec, ToolsetSpec } from "../../model/tool";
-import type { CatalogStore, Versioned } from "../../store/ports";
+import type { CatalogStore, Versioned } from "../../ports";
 import { checkToolsetClaim, registeredElsewhere } from "./ownership";
+import { checkToolRegistration } from "./registration";
 
 /**
  * An administrator's writes to the built-in part of the catalog, with the rules every catalog

@@ -2,7 +2,7 @@ import { PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import { ToolbusError, ValidationError } from "../../errors";
 import { type CallRecord, type CallResult, callRecord, callResult } from "../../model/call";
-import type { CallStore, CreateCallOutcome } from "../ports";
+import type { CallStore, CreateCallOutcome } from "../../ports";
 import { batchPut } from "./batch-put";
 import {
   type DynamoStoreOptions,

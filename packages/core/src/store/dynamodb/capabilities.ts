@@ -1,6 +1,6 @@
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { type CapabilityStatus, capabilityStatus } from "../../model/capability";
-import type { CapabilityStore } from "../ports";
+import type { CapabilityStore } from "../../ports";
 import { type DynamoStoreOptions, guard, parseInput, parseStored, queryAll } from "./client";
 import { CAPABILITIES_PARTITION, capabilityKey } from "./items";
 

@@ -8,7 +8,7 @@ import {
 import type { z } from "zod";
 import { ConflictError, NotFoundError, ValidationError } from "../../errors";
 import { type ToolSpec, type ToolsetSpec, toolSpec, toolsetSpec } from "../../model/tool";
-import type { CatalogStore, Versioned } from "../ports";
+import type { CatalogStore, Versioned } from "../../ports";
 import {
   type DynamoStoreOptions,
   guard,

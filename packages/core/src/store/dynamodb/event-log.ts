@@ -1,6 +1,6 @@
 import { ValidationError } from "../../errors";
 import { type RunEvent, runEvent } from "../../model/events";
-import type { EventLog, EventLogPage } from "../ports";
+import type { EventLog, EventLogPage } from "../../ports";
 import { batchPut } from "./batch-put";
 import { type DynamoStoreOptions, guard, parseInput, parseStored, queryAll } from "./client";
 import { EVENT_PREFIX, eventSortKey, runPartition } from "./items";

@@ -7,7 +7,7 @@ import {
 } from "@aws-sdk/lib-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import { ConflictError, NotFoundError, ValidationError } from "../../errors";
-import type { ApiKeyRecord, KeyStore } from "../ports";
+import type { ApiKeyRecord, KeyStore } from "../../ports";
 import { type DynamoStoreOptions, guard, isConditionFailure, queryAll } from "./client";
 import { apiKeyKey, KEYS_PARTITION, keyIndexSortKey } from "./items";
 

@@ -1,5 +1,5 @@
 import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import type { RateDecision, RateLimiter } from "../ports";
+import type { RateDecision, RateLimiter } from "../../ports";
 import { TABLE } from "../table";
 import { type DynamoStoreOptions, guard, isConditionFailure } from "./client";
 

@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { z } from "zod";
 import { citation } from "../../model/call";
-import type { CachedOutput, CacheEntry, ResultCache } from "../ports";
+import type { CachedOutput, CacheEntry, ResultCache } from "../../ports";
 import { TABLE } from "../table";
 import { type DynamoStoreOptions, guard } from "./client";
 import { fitResult } from "./result-size";

@@ -1,8 +1,16 @@
-import { checkToolsetClaim } from "../app/catalog/ownership";
-import { type CapabilityDetector, checkCapabilities, networkCapability } from "../capabilities";
-import type { StageConfig } from "../config";
-import { ConflictError, NotFoundError, ValidationError } from "../errors";
-import type { CapabilityStatus } from "../model/capability";
+import type { StageConfig } from "../../config";
+import { ConflictError, NotFoundError, ValidationError } from "../../errors";
+import { withDetectors } from "../../external/handler";
+import { listRemoteTools } from "../../external/mcp-client";
+import {
+  checkIdsFree,
+  diffTools,
+  httpToolsetPlan,
+  mcpToolsetPlan,
+  secretsOf,
+} from "../../external/plan";
+import { authHeaders, referencedSecrets, secretDetectors } from "../../external/secrets";
+import type { CapabilityStatus } from "../../model/capability";
 import {
   type CatalogDiff,
   type ExternalRegistration,
@@ -10,17 +18,19 @@ import {
   type McpToolsetRegistration,
   mcpToolDefaults,
   mcpToolsetRegistration,
-} from "../model/external";
-import type { ToolSpec, ToolsetSpec } from "../model/tool";
-import { OutboundError } from "../outbound/errors";
-import { checkUrl, type Resolver } from "../outbound/ssrf";
-import type { HttpClient, SecretSource } from "../outbound/types";
-import type { CatalogStore, Versioned } from "../store/ports";
-import { ToolFailure } from "../tool-definition";
-import { withDetectors } from "./handler";
-import { listRemoteTools } from "./mcp-client";
-import { checkIdsFree, diffTools, httpToolsetPlan, mcpToolsetPlan, secretsOf } from "./plan";
-import { authHeaders, referencedSecrets, secretDetectors } from "./secrets";
+} from "../../model/external";
+import type { ToolSpec, ToolsetSpec } from "../../model/tool";
+import { OutboundError } from "../../outbound/errors";
+import { checkUrl, type Resolver } from "../../outbound/ssrf";
+import type { HttpClient, SecretSource } from "../../outbound/types";
+import type { CatalogStore, Versioned } from "../../ports";
+import { ToolFailure } from "../../tool-definition";
+import {
+  type CapabilityDetector,
+  checkCapabilities,
+  networkCapability,
+} from "../capabilities/detectors";
+import { checkToolsetClaim } from "./ownership";
 
 export interface ExternalToolsetsDeps {
   catalog: CatalogStore;

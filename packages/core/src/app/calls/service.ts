@@ -1,19 +1,19 @@
 import { randomUUID } from "node:crypto";
-import type { StageConfig } from "../config";
-import { ConflictError, type Issue, NotFoundError, ValidationError, zodIssues } from "../errors";
-import type { EventPublisher } from "../events/publisher";
-import { schemaIssues } from "../external/json-schema";
-import { expandUrlTemplate } from "../external/url-template";
-import type { CallRecord, Principal } from "../model/call";
-import { scheduledEventKey, type ToolCallScheduled } from "../model/events";
-import { runId as runIdSchema } from "../model/ids";
-import type { ToolSpec } from "../model/tool";
-import { claimDeadline } from "../runtime/tool-handler";
+import type { StageConfig } from "../../config";
+import { ConflictError, type Issue, NotFoundError, ValidationError, zodIssues } from "../../errors";
+import type { EventPublisher } from "../../events/publisher";
+import { schemaIssues } from "../../external/json-schema";
+import { expandUrlTemplate } from "../../external/url-template";
+import type { CallRecord, Principal } from "../../model/call";
+import { scheduledEventKey, type ToolCallScheduled } from "../../model/events";
+import { runId as runIdSchema } from "../../model/ids";
+import type { ToolSpec } from "../../model/tool";
+import type { CallStore, CatalogStore } from "../../ports";
+import { claimDeadline } from "../../runtime/tool-handler";
+import type { AnyToolDefinition } from "../../tool-definition";
+import { canonicalJson, sha256Hex } from "../../util/canonical-json";
+import { handlerIdFor } from "../../wiring";
 import type { SelectionService } from "../selection/service";
-import type { CallStore, CatalogStore } from "../store/ports";
-import type { AnyToolDefinition } from "../tool-definition";
-import { canonicalJson, sha256Hex } from "../util/canonical-json";
-import { handlerIdFor } from "../wiring";
 import {
   type Dispatcher,
   DispatchNotStartedError,

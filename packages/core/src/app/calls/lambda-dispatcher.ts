@@ -5,10 +5,10 @@ import {
   type LambdaClientConfig,
 } from "@aws-sdk/client-lambda";
 import { z } from "zod";
-import { ToolbusError, ValidationError } from "../errors";
-import { type CallRecord, callRecord } from "../model/call";
-import { SDK_CLIENT_OPTIONS } from "../sdk-options";
-import { EXTERNAL_KINDS, externalHandlerId } from "../wiring";
+import { ToolbusError, ValidationError } from "../../errors";
+import { type CallRecord, callRecord } from "../../model/call";
+import { SDK_CLIENT_OPTIONS } from "../../sdk-options";
+import { EXTERNAL_KINDS, externalHandlerId } from "../../wiring";
 import { type Dispatcher, DispatchNotStartedError } from "./dispatch";
 
 /**

@@ -1,7 +1,7 @@
-import type { StageConfig } from "../config";
-import { ValidationError } from "../errors";
-import type { CapabilityStatus } from "../model/capability";
-import { CATEGORIES, type ToolSpec } from "../model/tool";
+import type { StageConfig } from "../../config";
+import { ValidationError } from "../../errors";
+import type { CapabilityStatus } from "../../model/capability";
+import { CATEGORIES, type ToolSpec } from "../../model/tool";
 
 /**
  * Why a tool is not offered. Machine-readable and stable: agents and dashboards branch on

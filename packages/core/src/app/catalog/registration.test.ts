@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ConflictError, ValidationError } from "../errors";
-import { type ToolSpec, type ToolsetSpec, toolSpec } from "../model/tool";
+import { ConflictError, ValidationError } from "../../errors";
+import { type ToolSpec, type ToolsetSpec, toolSpec } from "../../model/tool";
 import { checkToolRegistration, validateCatalog } from "./registration";
 
 const toolset = (name: string, owner: string): ToolsetSpec => ({

@@ -1,6 +1,6 @@
-import type { ToolSpec, ToolsetSpec } from "../model/tool";
-import type { CatalogStore } from "../store/ports";
-import { canonicalJson } from "../util/canonical-json";
+import type { ToolSpec, ToolsetSpec } from "../../model/tool";
+import type { CatalogStore } from "../../ports";
+import { canonicalJson } from "../../util/canonical-json";
 import { validateCatalog } from "./registration";
 
 /**

@@ -1,7 +1,7 @@
-import { ToolbusError } from "../errors";
-import type { CallRecord } from "../model/call";
-import type { ToolCallScheduled } from "../model/events";
-import { EVENT_SOURCE } from "../wiring";
+import { ToolbusError } from "../../errors";
+import type { CallRecord } from "../../model/call";
+import type { ToolCallScheduled } from "../../model/events";
+import { EVENT_SOURCE } from "../../wiring";
 
 /** ToolCallScheduled as a handler receives it, from the bus or from a direct dispatch. */
 export interface ScheduledEnvelope {

@@ -1,6 +1,6 @@
-import { ValidationError } from "../errors";
-import type { Category, ToolSpec } from "../model/tool";
-import { canonicalJson } from "../util/canonical-json";
+import { ValidationError } from "../../errors";
+import type { Category, ToolSpec } from "../../model/tool";
+import { canonicalJson } from "../../util/canonical-json";
 import { byCategoryThenId, type Selection } from "./select";
 
 export interface PromptOptions {

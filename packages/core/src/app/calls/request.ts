@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { callId, toolId } from "../model/ids";
+import { callId, toolId } from "../../model/ids";
 
 /** The body of `POST /v1/runs/{runId}/calls`. */
 export const callRequest = z

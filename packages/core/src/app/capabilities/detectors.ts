@@ -1,6 +1,6 @@
-import type { StageConfig } from "./config";
-import type { CapabilityStatus } from "./model/capability";
-import type { HttpClient, SecretSource } from "./outbound/types";
+import type { StageConfig } from "../../config";
+import type { CapabilityStatus } from "../../model/capability";
+import type { HttpClient, SecretSource } from "../../outbound/types";
 
 export interface CapabilityContext {
   config: StageConfig;

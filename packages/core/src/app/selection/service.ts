@@ -1,9 +1,9 @@
-import { roleAtLeast, type StageConfig } from "../config";
-import { ForbiddenError, ValidationError } from "../errors";
-import type { Principal } from "../model/call";
-import type { CapabilityStatus } from "../model/capability";
-import type { ToolSpec } from "../model/tool";
-import type { CatalogStore, Versioned } from "../store/ports";
+import { roleAtLeast, type StageConfig } from "../../config";
+import { ForbiddenError, ValidationError } from "../../errors";
+import type { Principal } from "../../model/call";
+import type { CapabilityStatus } from "../../model/capability";
+import type { ToolSpec } from "../../model/tool";
+import type { CatalogStore, Versioned } from "../../ports";
 import { type ExclusionReason, resolveMode, type Selection, select } from "./select";
 
 export interface SelectionDeps {

@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { deploymentFromEnv, environmentSecrets } from "./deployment";
+import { ValidationError } from "./errors";
+
+const env = (table: string): NodeJS.ProcessEnv => ({
+  TOOLBUS_TABLE: table,
+  TOOLBUS_BUS: `${table}-bus`,
+  TOOLBUS_CONFIG: JSON.stringify({ stage: "unit" }),
+});
+
+describe("deploymentFromEnv", () => {
+  it("reads an environment other than the process's afresh on every call", () => {
+    expect(deploymentFromEnv(env("toolbus-one")).tableName).toBe("toolbus-one");
+    expect(deploymentFromEnv(env("toolbus-two")).tableName).toBe("toolbus-two");
+  });
+
+  it("names every missing variable with its path", () => {
+    const error = (() => {
+      try {
+        deploymentFromEnv({ TOOLBUS_BUS: "bus" });
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).details).toContainEqual(
+      expect.objectContaining({ path: "TOOLBUS_TABLE" }),
+    );
+  });
+});
+
+describe("environmentSecrets", () => {
+  it("reads the environment at use, so a value set later is seen", () => {
+    const variables: NodeJS.ProcessEnv = {};
+    const secret = environmentSecrets(variables);
+    expect(secret("UNIT_TOKEN")).toBeUndefined();
+    variables.UNIT_TOKEN = "set later";
+    expect(secret("UNIT_TOKEN")).toBe("set later");
+  });
+});
