@@ -1,13 +1,14 @@
 import type { ApiDeps } from "./api/deps";
 import { type CallHandler, type Dispatcher, inProcessDispatcher } from "./app/calls/dispatch";
 import { CallService } from "./app/calls/service";
-import { type CapabilityDetector, checkCapabilities } from "./app/capabilities/detectors";
+import type { CapabilityDetector } from "./app/capabilities/detectors";
+import { CapabilityService } from "./app/capabilities/service";
 import { ExternalToolsets } from "./app/catalog/registered";
 import { seedCatalog } from "./app/catalog/seed";
 import { SelectionService } from "./app/selection/service";
 import type { Deployment } from "./deployment";
 import { EventPublisher } from "./events/publisher";
-import { createExternalHandler, withDetectors } from "./external/handler";
+import { createExternalHandler } from "./external/handler";
 import type { CapabilityStatus } from "./model/capability";
 import type { ToolsetSpec } from "./model/tool";
 import { systemLookup } from "./outbound/client";
@@ -15,7 +16,7 @@ import type { CatalogStore, KeyStore } from "./ports";
 import { toolRuntimeDeps } from "./runtime/deps";
 import { createRecorder } from "./runtime/recorder";
 import { createToolHandler } from "./runtime/tool-handler";
-import { firstSecret, stageSecretReader } from "./secrets";
+import { stageSecretReader } from "./secrets";
 import { cachedCatalog, cachedKeys } from "./store/cached";
 import { type DynamoStores, dynamoStores, storeOptions } from "./store/dynamodb";
 import { hashKey } from "./store/dynamodb/keys";
@@ -91,29 +92,23 @@ export function createToolbus(
   // Registered secrets are read at use, like the tools' own: the deployment's source, then
   // (on AWS) the stage's secrets in SSM.
   const readSecrets = stageSecretReader(runtime.secret);
+  const capabilities: CapabilityService = new CapabilityService({
+    store: stores.capabilities,
+    config: deployment.config,
+    detectors: catalog.capabilities ?? [],
+    secret: runtime.secret,
+    http: runtime.http,
+    registered: () => external.detectors(),
+  });
   const external = new ExternalToolsets({
     catalog: stores.catalog,
-    capabilities: stores.capabilities,
+    capabilities,
     config: deployment.config,
     http: runtime.http,
     lookup: systemLookup,
     readSecrets,
     detectors: catalog.capabilities ?? [],
   });
-  const refreshCapabilities = async (options: { verify?: boolean } = {}) => {
-    const registered = await external.detectors();
-    const statuses = await checkCapabilities(
-      withDetectors(catalog.capabilities ?? [], registered.detectors),
-      {
-        config: deployment.config,
-        secret: firstSecret(runtime.secret, registered.secret),
-        ...(options.verify ? { http: runtime.http } : {}),
-      },
-      new Date(),
-    );
-    for (const status of statuses) await stores.capabilities.put(status);
-    return statuses;
-  };
   const recorder = createRecorder(() => stores);
   const handlers: Toolbus["handlers"] = {
     [RECORDER_HANDLER]: async (event) => {
@@ -158,8 +153,8 @@ export function createToolbus(
       events: stores.events,
       keys: stores.keys,
       capabilities: {
-        list: () => stores.capabilities.list(),
-        refresh: () => refreshCapabilities({ verify: true }),
+        list: () => capabilities.list(),
+        refresh: () => capabilities.refresh({ verify: true }),
       },
       external,
       ...(deployment.adminKey ? { adminKey: deployment.adminKey } : {}),
@@ -168,6 +163,6 @@ export function createToolbus(
       await dispatcher.idle?.();
     },
     seed: () => seedCatalog(stores.catalog, catalog.toolsets, catalog.tools.map(toolSpecOf)),
-    refreshCapabilities,
+    refreshCapabilities: (options) => capabilities.refresh(options),
   };
 }

@@ -1,4 +1,4 @@
-import { type CapabilityDetector, networkCapability } from "../app/capabilities/detectors";
+import { networkCapability, withDetectors } from "../app/capabilities/detectors";
 import type { CallRecord } from "../model/call";
 import { Failures } from "../model/failure";
 import type { ExternalKind } from "../model/implementation";
@@ -68,13 +68,4 @@ export function createExternalHandler(
       context,
     );
   };
-}
-
-/** The stage's own detectors, plus those a registered tool needs that it lacks. */
-export function withDetectors(
-  base: readonly CapabilityDetector[],
-  extra: readonly CapabilityDetector[],
-): CapabilityDetector[] {
-  const names = new Set(base.map((detector) => detector.name));
-  return [...base, ...extra.filter((detector) => !names.has(detector.name))];
 }

@@ -100,3 +100,12 @@ export async function checkCapabilities(
     }),
   );
 }
+
+/** The stage's own detectors, plus those a registered tool needs that it lacks. */
+export function withDetectors(
+  base: readonly CapabilityDetector[],
+  extra: readonly CapabilityDetector[],
+): CapabilityDetector[] {
+  const names = new Set(base.map((detector) => detector.name));
+  return [...base, ...extra.filter((detector) => !names.has(detector.name))];
+}

@@ -1,6 +1,5 @@
 import type { StageConfig } from "../../config";
 import { ConflictError, NotFoundError, ValidationError } from "../../errors";
-import { withDetectors } from "../../external/handler";
 import { listRemoteTools } from "../../external/mcp-client";
 import {
   checkIdsFree,
@@ -10,7 +9,6 @@ import {
   secretsOf,
 } from "../../external/plan";
 import { authHeaders, referencedSecrets, secretDetectors } from "../../external/secrets";
-import type { CapabilityStatus } from "../../model/capability";
 import {
   type CatalogDiff,
   type ExternalRegistration,
@@ -27,14 +25,16 @@ import type { CatalogStore, Versioned } from "../../ports";
 import { ToolFailure } from "../../tool-definition";
 import {
   type CapabilityDetector,
-  checkCapabilities,
   networkCapability,
+  withDetectors,
 } from "../capabilities/detectors";
+import type { CapabilityService } from "../capabilities/service";
 import { checkToolsetClaim } from "./ownership";
 
 export interface ExternalToolsetsDeps {
   catalog: CatalogStore;
-  capabilities: { put(status: CapabilityStatus): Promise<unknown> };
+  /** Stores what a registration's secrets and network make available. */
+  capabilities: Pick<CapabilityService, "record">;
   config: StageConfig;
   http: HttpClient;
   lookup: Resolver;
@@ -213,15 +213,13 @@ export class ExternalToolsets {
   }
 
   private async recordCapabilities(names: readonly string[], secret: SecretSource) {
-    const statuses = await checkCapabilities(
+    await this.deps.capabilities.record(
       withDetectors(
         this.deps.detectors.filter((d) => d.name === networkCapability.name),
         [networkCapability, ...secretDetectors(names)],
       ),
-      { config: this.deps.config, secret },
-      this.deps.now?.() ?? new Date(),
+      secret,
     );
-    for (const status of statuses) await this.deps.capabilities.put(status);
   }
 }
 
