@@ -7,7 +7,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { ValidateFunction } from "ajv";
 import { z } from "zod";
-import { compileSchema, schemaIssues } from "../packages/core/src/external/json-schema";
+import { compileSchema, schemaIssues } from "../packages/core/src/registered/json-schema";
 import { composeLocalToolbus, serveApi } from "../packages/local/src";
 import {
   LocalEventBus,

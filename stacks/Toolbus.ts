@@ -4,9 +4,9 @@ import {
   type BusRule,
   busRules,
   EVENT_SOURCE,
-  EXTERNAL_KINDS,
-  externalHandlerId,
   RECORDER_HANDLER,
+  REGISTERED_KINDS,
+  registeredHandlerId,
   SCHEDULED_JOBS,
   TABLE,
   toolHandlerId,
@@ -60,8 +60,8 @@ export function toolSecrets(tool: AnyToolDefinition): string[] {
 }
 
 /** The wiring table's handlers for registered (http, mcp) tools, named by core. */
-const EXTERNAL_HANDLERS: ReadonlySet<string> = new Set(EXTERNAL_KINDS.map(externalHandlerId));
-export const isExternalHandler = (handler: string) => EXTERNAL_HANDLERS.has(handler);
+const REGISTERED_HANDLERS: ReadonlySet<string> = new Set(REGISTERED_KINDS.map(registeredHandlerId));
+export const isRegisteredHandler = (handler: string) => REGISTERED_HANDLERS.has(handler);
 
 /** `tools/web_search` -> `ToolWebSearch`: a construct id per wiring-table handler. */
 export function handlerConstructId(handler: string): string {
@@ -321,7 +321,7 @@ export function Toolbus({ stack, app }: StackContext) {
     if (rule.handler === RECORDER_HANDLER) {
       return { size: config.functions.recorder, statements: [onTable("PutItem")], secrets: [] };
     }
-    if (isExternalHandler(rule.handler)) {
+    if (isRegisteredHandler(rule.handler)) {
       return {
         size: config.functions.tool,
         // A built-in tool's access, plus reading the tool's spec from the catalog per call
@@ -378,7 +378,7 @@ export function Toolbus({ stack, app }: StackContext) {
   // built-in tool's and the registered-tool handlers, never the recorder, the sweeper or the
   // seed. Unqualified ARNs only: it invokes the latest code, never a version or alias. Those
   // functions refer to nothing of the API's, so naming them here makes no dependency cycle.
-  const dispatchable = [...tools.map((tool) => toolHandlerId(tool.spec.id)), ...EXTERNAL_HANDLERS]
+  const dispatchable = [...tools.map((tool) => toolHandlerId(tool.spec.id)), ...REGISTERED_HANDLERS]
     .sort()
     .map((handler) => {
       const fn = handlers.get(handler);
@@ -395,7 +395,7 @@ export function Toolbus({ stack, app }: StackContext) {
     size: config.functions.api,
     // Calls, keys, catalog and capabilities are items (Get / Put / Update); listings and a
     // run's events are queries on the table and its two indexes. Registering or removing an
-    // external toolset is one TransactWriteItems of conditional Put and Delete items: IAM
+    // registered toolset is one TransactWriteItems of conditional Put and Delete items: IAM
     // has no action for the transaction itself but authorizes each item as its own operation
     // (PutItem, DeleteItem; ConditionCheckItem only for standalone ConditionCheck items, which
     // are not used). DeleteItem runs only inside those transactions: removing a toolset, or

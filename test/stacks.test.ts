@@ -23,10 +23,10 @@ import { applyWiring, localFunctionName } from "@toolbus/local";
 import { LocalEventBus, localEventBridgeClient } from "@toolbus/local/bus";
 import { builtinTools } from "@toolbus/tools";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { EXTERNAL_KINDS, handlerIdFor, RECORDER_HANDLER } from "../packages/core/src/wiring";
+import { handlerIdFor, RECORDER_HANDLER, REGISTERED_KINDS } from "../packages/core/src/wiring";
 import { stackConfigFor } from "../stacks/config";
 import { type Synthesized, synthesizeStage } from "../stacks/synth";
-import { ADMIN_KEY_SECRET, isExternalHandler, toolSecrets } from "../stacks/Toolbus";
+import { ADMIN_KEY_SECRET, isRegisteredHandler, toolSecrets } from "../stacks/Toolbus";
 import "./setup/context";
 import { createTestTable, testDynamoDbClient } from "./support/dynamodb";
 
@@ -142,7 +142,7 @@ const EXTERNAL = [
  */
 const DISPATCHABLE = [
   ...toolIds.map((toolId) => handlerIdFor({ toolId, implementation: "builtin" })),
-  ...EXTERNAL_KINDS.map((kind) => handlerIdFor({ toolId: "registered", implementation: kind })),
+  ...REGISTERED_KINDS.map((kind) => handlerIdFor({ toolId: "registered", implementation: kind })),
 ].sort();
 /** What a direct dispatch skips on the bus: absent, or anything but "direct". */
 const BUS_DISPATCHED = [{ exists: false }, { "anything-but": "direct" }];
@@ -488,7 +488,7 @@ describe.each(STAGES)("the %s stack", (stage) => {
   it("routes scheduled calls of registered http and mcp tools to one handler per kind, each with its own dead letters", () => {
     const s = stageOf(stage);
     const { delivery, handler } = s.config.events;
-    expect(wiring.filter((r) => isExternalHandler(r.handler)).map((r) => r.name)).toEqual(
+    expect(wiring.filter((r) => isRegisteredHandler(r.handler)).map((r) => r.name)).toEqual(
       EXTERNAL.map((e) => e.rule),
     );
     const queueIds = new Set<string>();

@@ -1,10 +1,10 @@
 import {
-  createExternalHandler,
+  createRegisteredHandler,
   deploymentFromEnv,
-  externalRuntimeDeps,
-} from "@toolbus/core/external";
+  registeredRuntimeDeps,
+} from "@toolbus/core/registered";
 
 /** Runs scheduled calls of every registered http tool: each is read from the catalog. */
-export const handler = createExternalHandler("http", () =>
-  externalRuntimeDeps(deploymentFromEnv()),
+export const handler = createRegisteredHandler("http", () =>
+  registeredRuntimeDeps(deploymentFromEnv()),
 );

@@ -1,8 +1,10 @@
 import {
-  createExternalHandler,
+  createRegisteredHandler,
   deploymentFromEnv,
-  externalRuntimeDeps,
-} from "@toolbus/core/external";
+  registeredRuntimeDeps,
+} from "@toolbus/core/registered";
 
 /** Runs scheduled calls of every tool of a registered MCP server: each is read from the catalog. */
-export const handler = createExternalHandler("mcp", () => externalRuntimeDeps(deploymentFromEnv()));
+export const handler = createRegisteredHandler("mcp", () =>
+  registeredRuntimeDeps(deploymentFromEnv()),
+);

@@ -1,10 +1,10 @@
 import type {
-  ExternalRegistrationInput,
   HttpToolRegistrationInput,
   HttpToolsetRegistrationInput,
   McpToolDefaultsInput,
   McpToolsetRegistrationInput,
   SecretHeaderInput,
+  ToolsetRegistrationInput,
 } from "@toolbus/core/model";
 
 // The bodies of `PUT /v1/external-toolsets/{name}`, as a caller writes them (defaults may be
@@ -19,7 +19,7 @@ export type HttpToolRegistration = HttpToolRegistrationInput;
 export type HttpToolsetRegistration = HttpToolsetRegistrationInput;
 export type McpToolDefaults = McpToolDefaultsInput;
 export type McpToolsetRegistration = McpToolsetRegistrationInput;
-export type ToolsetRegistration = ExternalRegistrationInput;
+export type ToolsetRegistration = ToolsetRegistrationInput;
 
 export interface RefreshToolsetRequest {
   /** Remote tool name -> id here, merged into the stored renames. */

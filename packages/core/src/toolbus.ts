@@ -3,16 +3,16 @@ import { type CallHandler, type Dispatcher, inProcessDispatcher } from "./app/ca
 import { CallService } from "./app/calls/service";
 import type { CapabilityDetector } from "./app/capabilities/detectors";
 import { CapabilityService } from "./app/capabilities/service";
-import { ExternalToolsets } from "./app/catalog/registered";
+import { RegisteredToolsets } from "./app/catalog/registered";
 import { seedCatalog } from "./app/catalog/seed";
 import { SelectionService } from "./app/selection/service";
 import type { Deployment } from "./deployment";
 import { EventPublisher } from "./events/publisher";
-import { createExternalHandler } from "./external/handler";
 import type { CapabilityStatus } from "./model/capability";
 import type { ToolsetSpec } from "./model/tool";
 import { systemLookup } from "./outbound/client";
 import type { CatalogStore, KeyStore } from "./ports";
+import { createRegisteredHandler } from "./registered/handler";
 import { toolRuntimeDeps } from "./runtime/deps";
 import { createRecorder } from "./runtime/recorder";
 import { createToolHandler } from "./runtime/tool-handler";
@@ -23,9 +23,9 @@ import { hashKey } from "./store/dynamodb/keys";
 import { type AnyToolDefinition, toolSpecOf } from "./tool-definition";
 import {
   busRules,
-  EXTERNAL_KINDS,
-  externalHandlerId,
   RECORDER_HANDLER,
+  REGISTERED_KINDS,
+  registeredHandlerId,
   toolHandlerId,
 } from "./wiring";
 
@@ -98,9 +98,9 @@ export function createToolbus(
     detectors: catalog.capabilities ?? [],
     secret: runtime.secret,
     http: runtime.http,
-    registered: () => external.detectors(),
+    registered: () => registered.detectors(),
   });
-  const external = new ExternalToolsets({
+  const registered = new RegisteredToolsets({
     catalog: stores.catalog,
     capabilities,
     config: deployment.config,
@@ -119,8 +119,8 @@ export function createToolbus(
   for (const tool of catalog.tools) {
     handlers[toolHandlerId(tool.spec.id)] = createToolHandler(tool, () => runtime);
   }
-  for (const kind of EXTERNAL_KINDS) {
-    handlers[externalHandlerId(kind)] = createExternalHandler(kind, () => ({
+  for (const kind of REGISTERED_KINDS) {
+    handlers[registeredHandlerId(kind)] = createRegisteredHandler(kind, () => ({
       ...runtime,
       catalog: stores.catalog,
       readSecrets,
@@ -156,7 +156,7 @@ export function createToolbus(
         list: () => capabilities.list(),
         refresh: () => capabilities.refresh({ verify: true }),
       },
-      external,
+      registered,
       ...(deployment.adminKey ? { adminKey: deployment.adminKey } : {}),
     },
     settled: async () => {

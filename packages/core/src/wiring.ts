@@ -29,8 +29,8 @@ export const toolHandlerId = (id: string) => `tools/${id}`;
  * Registered tools arrive without a deploy, so they cannot have a rule each: one generic
  * handler per implementation kind reads the tool from the catalog per call.
  */
-export const EXTERNAL_KINDS = ["http", "mcp"] as const;
-export const externalHandlerId = (kind: (typeof EXTERNAL_KINDS)[number]) => `external/${kind}`;
+export const REGISTERED_KINDS = ["http", "mcp"] as const;
+export const registeredHandlerId = (kind: (typeof REGISTERED_KINDS)[number]) => `external/${kind}`;
 
 /**
  * Scheduled calls the bus runs: a call dispatched directly to its handler (a caller waits for
@@ -42,10 +42,10 @@ const BUS_DISPATCHED = [{ exists: false }, { "anything-but": "direct" }];
 /** The handler that runs a tool: its own for a built-in, the generic one for its kind. */
 export function handlerIdFor(call: {
   toolId: string;
-  implementation?: "builtin" | (typeof EXTERNAL_KINDS)[number] | undefined;
+  implementation?: "builtin" | (typeof REGISTERED_KINDS)[number] | undefined;
 }): string {
   const kind = call.implementation ?? "builtin";
-  return kind === "builtin" ? toolHandlerId(call.toolId) : externalHandlerId(kind);
+  return kind === "builtin" ? toolHandlerId(call.toolId) : registeredHandlerId(kind);
 }
 
 /**
@@ -68,7 +68,7 @@ export function busRules(toolIds: readonly string[]): BusRule[] {
       },
       handler: toolHandlerId(id),
     })),
-    ...EXTERNAL_KINDS.map((kind) => ({
+    ...REGISTERED_KINDS.map((kind) => ({
       name: `external-${kind}`,
       description: `Runs scheduled calls of registered ${kind} tools`,
       pattern: {
@@ -76,7 +76,7 @@ export function busRules(toolIds: readonly string[]): BusRule[] {
         "detail-type": ["ToolCallScheduled"],
         detail: { implementation: [kind], dispatch: BUS_DISPATCHED },
       },
-      handler: externalHandlerId(kind),
+      handler: registeredHandlerId(kind),
     })),
     {
       name: "recorder",

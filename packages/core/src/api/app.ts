@@ -14,9 +14,9 @@ import { registerCallRoutes } from "./routes/calls";
 import { registerCapabilityRoutes } from "./routes/capabilities";
 import { registerCatalogRoutes } from "./routes/catalog";
 import { registerEventRoutes } from "./routes/events";
-import { registerExternalRoutes } from "./routes/external";
 import { registerHealthRoutes } from "./routes/health";
 import { registerKeyRoutes } from "./routes/keys";
+import { registerRegisteredToolsetRoutes } from "./routes/registered";
 import { registerSelectionRoutes } from "./routes/selection";
 
 /** Largest request body accepted, checked before anything parses it. */
@@ -46,7 +46,7 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
 
   registerHealthRoutes(app, deps);
   registerCatalogRoutes(app, deps);
-  registerExternalRoutes(app, deps);
+  registerRegisteredToolsetRoutes(app, deps);
   registerCallRoutes(app, deps);
   registerEventRoutes(app, deps);
   registerKeyRoutes(app, deps);

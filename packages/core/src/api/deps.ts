@@ -1,5 +1,5 @@
 import type { CallService } from "../app/calls/service";
-import type { ExternalToolsets } from "../app/catalog/registered";
+import type { RegisteredToolsets } from "../app/catalog/registered";
 import type { StageConfig } from "../config";
 import type { CapabilityStatus } from "../model/capability";
 import type { CatalogStore, EventLog, KeyStore } from "../ports";
@@ -14,7 +14,7 @@ export interface ApiDeps {
   /** Stored capability statuses, and a refresh that detects and verifies them again. */
   capabilities: { list(): Promise<CapabilityStatus[]>; refresh(): Promise<CapabilityStatus[]> };
   /** Registered http / mcp toolsets; without it the external-toolsets routes are absent. */
-  external?: ExternalToolsets;
+  registered?: RegisteredToolsets;
   /** The bootstrap admin key from configuration (TOOLBUS_ADMIN_KEY), compared in constant time. */
   adminKey?: string;
   /** Poll interval for `text/event-stream` followers, ms. */

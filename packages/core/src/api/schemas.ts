@@ -2,8 +2,8 @@ import { z } from "@hono/zod-openapi";
 import { callRequest } from "../app/calls/request";
 import { callResult, callStatus, principal } from "../model/call";
 import { runEvent } from "../model/events";
-import { catalogDiff, externalRegistration } from "../model/external";
 import { callId, runId, toolId, toolsetName } from "../model/ids";
+import { catalogDiff, toolsetRegistration } from "../model/registered";
 import { category, toolSpec, toolsetSpec } from "../model/tool";
 
 // The wire shapes of the API, built from the model's own zod schemas so /openapi.json
@@ -171,7 +171,7 @@ export function jsonContent<T>(schema: T, description: string) {
   return { description, content: { "application/json": { schema } } };
 }
 
-export const externalRegistrationSchema = externalRegistration.meta({
+export const toolsetRegistrationSchema = toolsetRegistration.meta({
   id: "ExternalToolsetRegistration",
   description:
     "An http toolset (its tools, each a method and URL template with JSON Schemas) or an mcp toolset (a remote MCP server whose tools are discovered). Secrets are named, never given.",

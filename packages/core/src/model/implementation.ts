@@ -85,4 +85,4 @@ export const implementation = z.discriminatedUnion("kind", [
   mcpImplementation,
 ]);
 export type Implementation = z.infer<typeof implementation>;
-export type ExternalKind = Exclude<Implementation["kind"], "builtin">;
+export type RegisteredKind = Exclude<Implementation["kind"], "builtin">;

@@ -26,20 +26,20 @@ export {
   toolCallScheduled,
   toolResultReceived,
 } from "./events";
+export { type FailureOptions, Failures } from "./failure";
+export { callId, capabilityName, runId, toolId, toolsetName } from "./ids";
 export {
   type CatalogDiff,
   catalogDiff,
-  type ExternalRegistration,
-  type ExternalRegistrationInput,
-  externalRegistration,
   type HttpToolRegistrationInput,
   type HttpToolsetRegistrationInput,
   type McpToolDefaultsInput,
   type McpToolsetRegistrationInput,
   type SecretHeaderInput,
-} from "./external";
-export { type FailureOptions, Failures } from "./failure";
-export { callId, capabilityName, runId, toolId, toolsetName } from "./ids";
+  type ToolsetRegistration,
+  type ToolsetRegistrationInput,
+  toolsetRegistration,
+} from "./registered";
 export {
   CATEGORIES,
   type Category,

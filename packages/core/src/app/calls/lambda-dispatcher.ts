@@ -8,7 +8,7 @@ import { z } from "zod";
 import { ToolbusError, ValidationError } from "../../errors";
 import { type CallRecord, callRecord } from "../../model/call";
 import { SDK_CLIENT_OPTIONS } from "../../sdk-options";
-import { EXTERNAL_KINDS, externalHandlerId } from "../../wiring";
+import { REGISTERED_KINDS, registeredHandlerId } from "../../wiring";
 import { type Dispatcher, DispatchNotStartedError } from "./dispatch";
 
 /**
@@ -104,7 +104,7 @@ export function lambdaClient(
 }
 
 const TOOL_HANDLER = /^tools\/[a-z][a-z0-9_]{0,47}$/;
-const EXTERNAL_HANDLERS: ReadonlySet<string> = new Set(EXTERNAL_KINDS.map(externalHandlerId));
+const REGISTERED_HANDLERS: ReadonlySet<string> = new Set(REGISTERED_KINDS.map(registeredHandlerId));
 
 /** A function name, or its ARN (unqualified: the dispatcher always runs the latest code). */
 const functionName = z
@@ -120,7 +120,7 @@ const functionMap = z
     const entries = Object.entries(functions);
     if (entries.length === 0) ctx.addIssue({ code: "custom", message: "names no function" });
     for (const [handler, name] of entries) {
-      if (!TOOL_HANDLER.test(handler) && !EXTERNAL_HANDLERS.has(handler)) {
+      if (!TOOL_HANDLER.test(handler) && !REGISTERED_HANDLERS.has(handler)) {
         ctx.addIssue({
           code: "custom",
           path: [handler],

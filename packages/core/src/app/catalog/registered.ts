@@ -1,27 +1,27 @@
 import type { StageConfig } from "../../config";
 import { ConflictError, NotFoundError, ValidationError } from "../../errors";
-import { listRemoteTools } from "../../external/mcp-client";
+import {
+  type CatalogDiff,
+  MAX_REGISTERED_TOOLS,
+  type McpToolsetRegistration,
+  mcpToolDefaults,
+  mcpToolsetRegistration,
+  type ToolsetRegistration,
+} from "../../model/registered";
+import type { ToolSpec, ToolsetSpec } from "../../model/tool";
+import { OutboundError } from "../../outbound/errors";
+import { checkUrl, type Resolver } from "../../outbound/ssrf";
+import type { HttpClient, SecretSource } from "../../outbound/types";
+import type { CatalogStore, Versioned } from "../../ports";
+import { listRemoteTools } from "../../registered/mcp-client";
 import {
   checkIdsFree,
   diffTools,
   httpToolsetPlan,
   mcpToolsetPlan,
   secretsOf,
-} from "../../external/plan";
-import { authHeaders, referencedSecrets, secretDetectors } from "../../external/secrets";
-import {
-  type CatalogDiff,
-  type ExternalRegistration,
-  MAX_EXTERNAL_TOOLS,
-  type McpToolsetRegistration,
-  mcpToolDefaults,
-  mcpToolsetRegistration,
-} from "../../model/external";
-import type { ToolSpec, ToolsetSpec } from "../../model/tool";
-import { OutboundError } from "../../outbound/errors";
-import { checkUrl, type Resolver } from "../../outbound/ssrf";
-import type { HttpClient, SecretSource } from "../../outbound/types";
-import type { CatalogStore, Versioned } from "../../ports";
+} from "../../registered/plan";
+import { authHeaders, referencedSecrets, secretDetectors } from "../../registered/secrets";
 import { ToolFailure } from "../../tool-definition";
 import {
   type CapabilityDetector,
@@ -31,7 +31,7 @@ import {
 import type { CapabilityService } from "../capabilities/service";
 import { checkToolsetClaim } from "./ownership";
 
-export interface ExternalToolsetsDeps {
+export interface RegisteredToolsetsDeps {
   catalog: CatalogStore;
   /** Stores what a registration's secrets and network make available. */
   capabilities: Pick<CapabilityService, "record">;
@@ -60,10 +60,10 @@ const DISCOVERY_TIMEOUT_MS = 15_000;
  * no code and no deploy. Everything is checked (names, owners, schemas, URLs, secrets, the
  * server's answer) before one transactional write, so a refused registration changes nothing.
  */
-export class ExternalToolsets {
-  constructor(private readonly deps: ExternalToolsetsDeps) {}
+export class RegisteredToolsets {
+  constructor(private readonly deps: RegisteredToolsetsDeps) {}
 
-  async register(registration: ExternalRegistration): Promise<RegistrationOutcome> {
+  async register(registration: ToolsetRegistration): Promise<RegistrationOutcome> {
     const current = await this.deps.catalog.getToolset(registration.name);
     checkToolsetClaim(current, registration);
     const auths =
@@ -192,7 +192,7 @@ export class ExternalToolsets {
           upstream: `MCP server ${safeHost(registration.url)}`,
           timeoutMs: DISCOVERY_TIMEOUT_MS,
         },
-        MAX_EXTERNAL_TOOLS,
+        MAX_REGISTERED_TOOLS,
       );
     } catch (error) {
       if (!(error instanceof ToolFailure)) throw error;
@@ -201,9 +201,9 @@ export class ExternalToolsets {
         { details: [{ path: "url", message: error.failure.message }] },
       );
     }
-    if (tools.length > MAX_EXTERNAL_TOOLS) {
+    if (tools.length > MAX_REGISTERED_TOOLS) {
       throw new ValidationError(
-        `The server lists more than ${MAX_EXTERNAL_TOOLS} tools; a toolset holds at most ${MAX_EXTERNAL_TOOLS}.`,
+        `The server lists more than ${MAX_REGISTERED_TOOLS} tools; a toolset holds at most ${MAX_REGISTERED_TOOLS}.`,
       );
     }
     if (tools.length === 0) {

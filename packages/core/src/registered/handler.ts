@@ -1,7 +1,7 @@
 import { networkCapability, withDetectors } from "../app/capabilities/detectors";
 import type { CallRecord } from "../model/call";
 import { Failures } from "../model/failure";
-import type { ExternalKind } from "../model/implementation";
+import type { RegisteredKind } from "../model/implementation";
 import type { SecretSource } from "../outbound/types";
 import type { CatalogStore } from "../ports";
 import { runWithPolicies } from "../runtime/policies";
@@ -12,14 +12,14 @@ import { httpToolDefinition } from "./http-tool";
 import { mcpToolDefinition } from "./mcp-tool";
 import { secretDetectors, secretsOfTool } from "./secrets";
 
-export interface ExternalRuntimeDeps extends ToolRuntimeDeps {
+export interface RegisteredRuntimeDeps extends ToolRuntimeDeps {
   catalog: Pick<CatalogStore, "getTool">;
   /** Secrets by name, read at run time (registered after the deploy, so not bound to it). */
   readSecrets(names: readonly string[]): Promise<SecretSource>;
 }
 
 const DEFINITIONS: Record<
-  ExternalKind,
+  RegisteredKind,
   (spec: Parameters<typeof httpToolDefinition>[0]) => AnyToolDefinition
 > = {
   http: httpToolDefinition,
@@ -31,9 +31,9 @@ const DEFINITIONS: Record<
  * call (registrations change without a deploy), then runs through the same policies as a
  * built-in: capability gate, rate limits, cache, timeout, failure kinds.
  */
-export function createExternalHandler(
-  kind: ExternalKind,
-  deps: () => ExternalRuntimeDeps | Promise<ExternalRuntimeDeps>,
+export function createRegisteredHandler(
+  kind: RegisteredKind,
+  deps: () => RegisteredRuntimeDeps | Promise<RegisteredRuntimeDeps>,
 ) {
   return async (event: unknown, context?: unknown): Promise<CallRecord | undefined> => {
     const runtime = await deps();

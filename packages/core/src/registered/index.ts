@@ -1,4 +1,4 @@
 // Registered toolsets (http endpoints, remote MCP servers): what their generic handlers need.
 export { type Deployment, deploymentFromEnv } from "../deployment";
-export { externalRuntimeDeps } from "./deps";
-export { createExternalHandler, type ExternalRuntimeDeps } from "./handler";
+export { registeredRuntimeDeps } from "./deps";
+export { createRegisteredHandler, type RegisteredRuntimeDeps } from "./handler";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { httpToolsetRegistration, mcpToolsetRegistration } from "../model/external";
+import { httpToolsetRegistration, mcpToolsetRegistration } from "../model/registered";
 import { toolSpec } from "../model/tool";
 import { diffTools, httpToolsetPlan, mcpToolsetPlan, snakeCase } from "./plan";
 

@@ -1,10 +1,10 @@
 import { ValidationError } from "../errors";
+import { type SecretHeader, secretCapabilityName } from "../model/implementation";
 import type {
   CatalogDiff,
   HttpToolsetRegistration,
   McpToolsetRegistration,
-} from "../model/external";
-import { type SecretHeader, secretCapabilityName } from "../model/implementation";
+} from "../model/registered";
 import { type ToolSpec, type ToolsetSpec, toolSpec } from "../model/tool";
 import { canonicalJson, sha256Hex } from "../util/canonical-json";
 import { compileSchema, SchemaError, schemaIssues } from "./json-schema";

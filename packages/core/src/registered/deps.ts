@@ -3,13 +3,13 @@ import type { Deployment } from "../deployment";
 import { toolRuntimeDeps } from "../runtime/deps";
 import { stageSecretReader } from "../secrets";
 import { DynamoCatalogStore, storeOptions } from "../store/dynamodb";
-import type { ExternalRuntimeDeps } from "./handler";
+import type { RegisteredRuntimeDeps } from "./handler";
 
 /** What the generic http / mcp handler needs: a tool's runtime, plus the catalog to read it. */
-export function externalRuntimeDeps(
+export function registeredRuntimeDeps(
   deployment: Deployment,
   extras: { capabilities?: readonly CapabilityDetector[] } = {},
-): ExternalRuntimeDeps {
+): RegisteredRuntimeDeps {
   const runtime = toolRuntimeDeps(deployment, extras);
   return {
     ...runtime,

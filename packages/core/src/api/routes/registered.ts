@@ -6,21 +6,21 @@ import type { ApiEnv } from "../env";
 import {
   bearerSecurity,
   errorResponses,
-  externalRegistrationSchema,
   ifMatchHeaders,
   jsonContent,
   refreshRequestSchema,
   registrationOutcomeSchema,
   toolsetNameParam,
+  toolsetRegistrationSchema,
 } from "../schemas";
 import { etag, parseIfMatch } from "../views";
 
 const params = z.object({ name: toolsetNameParam });
 
 /** Registered toolsets: http endpoints and remote MCP servers, added without a deploy. */
-export function registerExternalRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
-  const { external } = deps;
-  if (!external) return;
+export function registerRegisteredToolsetRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+  const { registered } = deps;
+  if (!registered) return;
   const admin = requirePermission(deps.config, "admin");
 
   app.openapi(
@@ -37,7 +37,7 @@ export function registerExternalRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps):
         params,
         body: {
           required: true,
-          content: { "application/json": { schema: externalRegistrationSchema } },
+          content: { "application/json": { schema: toolsetRegistrationSchema } },
         },
       },
       responses: {
@@ -55,7 +55,7 @@ export function registerExternalRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps):
           { details: [{ path: "name", message: `Must equal the path's name, ${name}.` }] },
         );
       }
-      const { created, ...outcome } = await external.register(registration);
+      const { created, ...outcome } = await registered.register(registration);
       c.header("ETag", etag(outcome.toolset));
       if (created) {
         c.header("Location", `/v1/toolsets/${name}`);
@@ -90,7 +90,7 @@ export function registerExternalRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps):
     async (c) => {
       const { name } = c.req.valid("param");
       const body = (c.req.header("content-length") ?? "0") === "0" ? {} : c.req.valid("json");
-      const { created: _created, ...outcome } = await external.refresh(
+      const { created: _created, ...outcome } = await registered.refresh(
         name,
         body.renames ? { renames: body.renames } : {},
       );
@@ -118,7 +118,7 @@ export function registerExternalRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps):
     async (c) => {
       const { name } = c.req.valid("param");
       const expected = parseIfMatch(c.req.valid("header")["if-match"]);
-      return c.json(await external.remove(name, expected), 200);
+      return c.json(await registered.remove(name, expected), 200);
     },
   );
 }

@@ -4,7 +4,7 @@ import { HTTP_METHODS, secretHeader } from "./implementation";
 import { availability, cachePolicy, category, guidelines, rateLimit, toolSpec } from "./tool";
 
 /** One DynamoDB transaction writes a toolset with its tools; keep a toolset inside one. */
-export const MAX_EXTERNAL_TOOLS = 99;
+export const MAX_REGISTERED_TOOLS = 99;
 
 const owner = z.string().min(1).max(120);
 const description = z.string().min(1).max(1000);
@@ -59,7 +59,7 @@ export const httpToolsetRegistration = z
     owner,
     /** Sent with every tool's request unless the tool names its own. */
     auth: secretHeader.optional(),
-    tools: z.array(httpToolRegistration).min(1).max(MAX_EXTERNAL_TOOLS),
+    tools: z.array(httpToolRegistration).min(1).max(MAX_REGISTERED_TOOLS),
   })
   .strict();
 export type HttpToolsetRegistration = z.infer<typeof httpToolsetRegistration>;
@@ -96,11 +96,11 @@ export const mcpToolsetRegistration = z
   .strict();
 export type McpToolsetRegistration = z.infer<typeof mcpToolsetRegistration>;
 
-export const externalRegistration = z.discriminatedUnion("kind", [
+export const toolsetRegistration = z.discriminatedUnion("kind", [
   httpToolsetRegistration,
   mcpToolsetRegistration,
 ]);
-export type ExternalRegistration = z.infer<typeof externalRegistration>;
+export type ToolsetRegistration = z.infer<typeof toolsetRegistration>;
 
 /** What a registration or refresh changed, by tool id. */
 export const catalogDiff = z.object({
@@ -117,4 +117,4 @@ export type HttpToolRegistrationInput = z.input<typeof httpToolRegistration>;
 export type HttpToolsetRegistrationInput = z.input<typeof httpToolsetRegistration>;
 export type McpToolDefaultsInput = z.input<typeof mcpToolDefaults>;
 export type McpToolsetRegistrationInput = z.input<typeof mcpToolsetRegistration>;
-export type ExternalRegistrationInput = z.input<typeof externalRegistration>;
+export type ToolsetRegistrationInput = z.input<typeof toolsetRegistration>;
