@@ -242,6 +242,51 @@ describe("following a run over text/event-stream", () => {
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 
+  it("closes a stream within seconds once its key is revoked", async () => {
+    const created = await system.request("/v1/keys", {
+      method: "POST",
+      json: { name: "follower", role: "viewer" },
+    });
+    const { key, keyId } = (await created.json()) as { key: string; keyId: string };
+    const app = createApi({ ...system.toolbus.apiDeps, followIntervalMs: 20 });
+    const stream = new SseReader(
+      await follow(app, `/v1/runs/${system.runId()}/events`, { authorization: `Bearer ${key}` }),
+    );
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(stream.done).toBe(false);
+      const revoked = await system.request(`/v1/keys/${keyId}`, { method: "DELETE" });
+      expect(revoked.status).toBe(200);
+      await stream.until(() => stream.done, 5_000);
+      expect(stream.frames.at(-1)?.event).toBe("error");
+      expect(JSON.parse(stream.frames.at(-1)?.data ?? "{}")).toMatchObject({
+        error: { code: "unauthorized" },
+      });
+    } finally {
+      await stream.cancel();
+    }
+  });
+
+  it("refuses a key more event streams than its limit with 429, and frees a slot on close", async () => {
+    const app = createApi({ ...system.toolbus.apiDeps, followIntervalMs: 20, maxStreamsPerKey: 2 });
+    const path = `/v1/runs/${system.runId()}/events`;
+    const first = new SseReader(await follow(app, path));
+    const second = new SseReader(await follow(app, path));
+    const third = await follow(app, path);
+    expect(third.status).toBe(429);
+    expect(((await third.json()) as { error: { code: string } }).error.code).toBe("rate_limited");
+    await first.cancel();
+    // The server notices the closed stream on its next write or wait.
+    let again = await follow(app, path);
+    for (let tries = 0; again.status === 429 && tries < 50; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      again = await follow(app, path);
+    }
+    expect(again.status).toBe(200);
+    await new SseReader(again).cancel();
+    await second.cancel();
+  });
+
   it("sends keep-alive comments on an idle stream", async () => {
     const app = createApi({ ...system.toolbus.apiDeps, followIntervalMs: 20, keepAliveMs: 50 });
     const stream = new SseReader(await follow(app, `/v1/runs/${system.runId()}/events`));

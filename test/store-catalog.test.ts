@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seedCatalog } from "../packages/core/src/app/catalog/seed";
 import { ConflictError, NotFoundError } from "../packages/core/src/errors";
 import {
   type ToolSpec,
@@ -248,5 +249,30 @@ describe("DynamoCapabilityStore", () => {
       "network",
       "search_api_key",
     ]);
+  });
+});
+
+describe("seedCatalog", () => {
+  it("updates what the code owns and keeps every availability setting an administrator made", async () => {
+    const kit = toolset("seed_kit");
+    const shipped = tool({ id: "seed_kit_search", toolset: "seed_kit" });
+    expect((await seedCatalog(catalog, [kit], [shipped])).written).toEqual([
+      "toolset:seed_kit",
+      "tool:seed_kit_search",
+    ]);
+    const seeded = await catalog.getTool(shipped.id);
+    const { revision: _r, updatedAt: _u, ...spec } = seeded as NonNullable<typeof seeded>;
+    const administered = { enabled: false, minRole: "admin", modes: ["research"] };
+    await catalog.putTool({ ...spec, availability: administered }, seeded?.revision);
+
+    // A restart with unchanged code writes nothing; a new release updates the description only.
+    expect((await seedCatalog(catalog, [kit], [shipped])).written).toEqual([]);
+    const released = { ...shipped, description: "Searches, better." };
+    expect((await seedCatalog(catalog, [kit], [released])).written).toEqual([
+      "tool:seed_kit_search",
+    ]);
+    const after = await catalog.getTool(shipped.id);
+    expect(after?.description).toBe("Searches, better.");
+    expect(after?.availability).toEqual(administered);
   });
 });

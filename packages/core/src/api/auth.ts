@@ -38,10 +38,13 @@ export function authenticate(deps: {
     // same time whatever the key.
     if (adminDigest && timingSafeEqual(digest(key), adminDigest)) {
       c.set("principal", { id: ADMIN_BOOTSTRAP_ID, role: highestRole });
+      // The configured key lives as long as the configuration.
+      c.set("keyStillValid", async () => true);
     } else {
       const record = await deps.keys.verify(key);
       if (!record) throw new UnauthorizedError("The API key is not valid.");
       c.set("principal", { id: record.keyId, role: record.role });
+      c.set("keyStillValid", async () => (await deps.keys.verify(key)) !== undefined);
     }
     // Answers to authenticated requests are for this caller only.
     c.header("Cache-Control", "no-store");

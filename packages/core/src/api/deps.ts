@@ -21,6 +21,8 @@ export interface ApiDeps {
   followIntervalMs?: number;
   /** Longest a `text/event-stream` follower stays connected, ms (default 15 min); it then reconnects. */
   followMaxMs?: number;
+  /** Event streams one key may hold open in this process (default 20); more answer 429. */
+  maxStreamsPerKey?: number;
   /** Interval of `: keep-alive` comments on an idle event stream, ms (default 15 s). */
   keepAliveMs?: number;
 }

@@ -6,5 +6,10 @@ export interface ApiEnv {
     requestId: string;
     /** Set by the auth middleware on every /v1 route. */
     principal: Principal;
+    /**
+     * Whether the request's key is still valid, asked again by long-lived responses (event
+     * streams), so a revoked key loses them too. Within the key cache's bound.
+     */
+    keyStillValid: () => Promise<boolean>;
   };
 }

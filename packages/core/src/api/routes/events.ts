@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { type SSEStreamingApi, streamSSE } from "hono/streaming";
-import { ToolbusError, ValidationError } from "../../errors";
+import { RateLimitedError, ToolbusError, ValidationError } from "../../errors";
 import type { EventLog, EventLogPage } from "../../ports";
 import { requirePermission } from "../auth";
 import type { ApiDeps } from "../deps";
@@ -20,6 +20,10 @@ const DEFAULT_FOLLOW_INTERVAL_MS = 250;
 const DEFAULT_FOLLOW_MAX_MS = 15 * 60_000;
 const DEFAULT_KEEP_ALIVE_MS = 15_000;
 const DEFAULT_PAGE = 100;
+/** Event streams one key may hold open in one process; more answer 429. */
+const DEFAULT_STREAMS_PER_KEY = 20;
+/** How often an open stream asks whether its key is still valid (revocation closes it). */
+const KEY_CHECK_MS = 1_000;
 const MAX_CURSOR_LENGTH = 2048;
 
 export function registerEventRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
@@ -29,6 +33,8 @@ export function registerEventRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): vo
     maxMs: deps.followMaxMs ?? DEFAULT_FOLLOW_MAX_MS,
     keepAliveMs: deps.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
   };
+  const streamsPerKey = deps.maxStreamsPerKey ?? DEFAULT_STREAMS_PER_KEY;
+  const openStreams = new Map<string, number>();
 
   app.openapi(
     createRoute({
@@ -67,11 +73,29 @@ export function registerEventRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): vo
       // The first read happens before the stream opens, so a bad cursor or an outage is still
       // an ordinary JSON error with its status.
       const first = await events.read(runId, { ...(cursor ? { cursor } : {}), limit });
+      const holder = c.get("principal").id;
+      const open = openStreams.get(holder) ?? 0;
+      if (open >= streamsPerKey) {
+        throw new RateLimitedError(
+          `This key already has ${open} event streams open here; close one, or page with ?cursor=.`,
+          { details: { openStreams: open, limit: streamsPerKey } },
+        );
+      }
+      openStreams.set(holder, open + 1);
+      const release = () => {
+        const left = (openStreams.get(holder) ?? 1) - 1;
+        if (left > 0) openStreams.set(holder, left);
+        else openStreams.delete(holder);
+      };
       // Reverse proxies (nginx) would otherwise buffer the stream.
       c.header("X-Accel-Buffering", "no");
-      return streamSSE(c, (stream) =>
-        follow(c, stream, { events, runId, limit, first, cursor, ...timing }),
-      );
+      return streamSSE(c, async (stream) => {
+        try {
+          await follow(c, stream, { events, runId, limit, first, cursor, ...timing });
+        } finally {
+          release();
+        }
+      });
     },
   );
 }
@@ -120,6 +144,8 @@ async function follow(c: Context<ApiEnv>, stream: SSEStreamingApi, options: Foll
   let page = options.first;
   let cursor = options.cursor;
   let lastWrite = Date.now();
+  let keyCheckedAt = Date.now();
+  const keyStillValid = c.get("keyStillValid");
   try {
     for (;;) {
       for (const [index, event] of page.events.entries()) {
@@ -141,6 +167,18 @@ async function follow(c: Context<ApiEnv>, stream: SSEStreamingApi, options: Foll
         }
         await pause(Math.min(options.intervalMs, deadline - Date.now()), stop.signal);
         if (over()) return;
+      }
+      if (Date.now() - keyCheckedAt >= KEY_CHECK_MS) {
+        keyCheckedAt = Date.now();
+        if (!(await keyStillValid())) {
+          await stream.writeSSE({
+            event: "error",
+            data: JSON.stringify({
+              error: { code: "unauthorized", message: "The API key is not valid any more." },
+            }),
+          });
+          return;
+        }
       }
       page = await options.events.read(options.runId, {
         ...(cursor ? { cursor } : {}),

@@ -4,9 +4,10 @@ import { canonicalJson } from "../../util/canonical-json";
 import { validateCatalog } from "./registration";
 
 /**
- * Writes the built-in catalog at start-up or deploy. Specs that changed are replaced, but an
- * administrator's enable / disable survives: availability.enabled is the stage's decision,
- * not the code's. Unchanged entries are not written, so repeated seeding is cheap.
+ * Writes the built-in catalog at start-up or deploy. What the code owns (schemas,
+ * descriptions, examples, limits) is updated; what the stage owns survives: a tool's whole
+ * `availability` (enabled, modes, minRole) is the code's default only until the tool first
+ * exists, then an administrator's. Unchanged entries are not written, so seeding is cheap.
  */
 export async function seedCatalog(
   catalog: CatalogStore,
@@ -23,9 +24,7 @@ export async function seedCatalog(
   }
   for (const tool of tools) {
     const existing = await catalog.getTool(tool.id);
-    const desired: ToolSpec = existing
-      ? { ...tool, availability: { ...tool.availability, enabled: existing.availability.enabled } }
-      : tool;
+    const desired: ToolSpec = existing ? { ...tool, availability: existing.availability } : tool;
     if (existing && same(strip(existing), desired)) continue;
     await catalog.putTool(desired, existing?.revision);
     written.push(`tool:${tool.id}`);
