@@ -68,4 +68,48 @@ describe("the sweeper", () => {
     expect((await calls.get(runId, "alive"))?.status).toBe("running");
     expect((await calls.get(runId, "done"))?.status).toBe("succeeded");
   });
+
+  const kinds = async (runId: string) => {
+    await system.settle();
+    const page = (await (await system.request(`/v1/runs/${runId}/events`)).json()) as {
+      events: Array<{ detailType: string }>;
+    };
+    return page.events.map((event) => event.detailType);
+  };
+
+  it("announces a call left pending (its announcement lost) again, and its handler runs it", async () => {
+    const runId = system.runId();
+    const { calls } = system.toolbus.stores;
+    // Recorded two minutes ago; the process died before ToolCallScheduled left.
+    await calls.create(pendingCall(runId, "lost-announcement"));
+    const { announced } = await sweep();
+    expect(announced).toBeGreaterThanOrEqual(1);
+    expect(await kinds(runId)).toEqual(["ToolCallScheduled", "ToolResultReceived"]);
+    expect((await calls.get(runId, "lost-announcement"))?.status).toBe("succeeded");
+  });
+
+  it("fails a call no handler took within the give-up age as unavailable, and announces it", async () => {
+    const runId = system.runId();
+    const { calls } = system.toolbus.stores;
+    await calls.create(pendingCall(runId, "never-taken"));
+    await createSweeper(() => ({
+      calls,
+      publisher: system.toolbus.publisher,
+      giveUpAfterMs: 60_000,
+    }))();
+    expect(await calls.get(runId, "never-taken")).toMatchObject({
+      status: "failed",
+      result: { failure: { kind: "unavailable" } },
+    });
+    expect(await kinds(runId)).toEqual(["ToolResultReceived"]);
+  });
+
+  it("leaves a call pending for less than the grace alone", async () => {
+    const runId = system.runId();
+    const { calls } = system.toolbus.stores;
+    await calls.create({ ...pendingCall(runId, "fresh"), scheduledAt: new Date().toISOString() });
+    await sweep();
+    expect((await calls.get(runId, "fresh"))?.status).toBe("pending");
+    expect(await kinds(runId)).toEqual([]);
+  });
 });

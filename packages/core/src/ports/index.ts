@@ -65,6 +65,11 @@ export interface CallStore {
    * handler died. The sweeper fails them.
    */
   listStuck(before: string, limit?: number): Promise<CallRecord[]>;
+  /**
+   * PENDING calls waiting since before `before` (ISO), oldest first: recorded, but never
+   * claimed (their announcement was lost, or their handler never took them).
+   */
+  listWaiting(before: string, limit?: number): Promise<CallRecord[]>;
 }
 
 export interface EventLogPage {

@@ -1,5 +1,6 @@
+import { scheduledDetail } from "../app/calls/dispatch";
 import type { EventPublisher } from "../events/publisher";
-import type { CallResult } from "../model/call";
+import type { CallRecord, CallResult } from "../model/call";
 import { Failures } from "../model/failure";
 import type { CallStore } from "../ports";
 import { completionTime, publishResult } from "./tool-handler";
@@ -8,28 +9,68 @@ export interface SweeperDeps {
   calls: CallStore;
   publisher: EventPublisher;
   now?: () => Date;
+  /** A call still pending this long after it was recorded is announced again (default 60 s). */
+  announceAgainAfterMs?: number;
+  /** A call still pending this long is failed: no handler took it (default 15 min). */
+  giveUpAfterMs?: number;
 }
 
+const ANNOUNCE_AGAIN_AFTER_MS = 60_000;
+const GIVE_UP_AFTER_MS = 15 * 60_000;
+/** Calls handled per sweep and kind; the next sweep (a minute later) takes the rest. */
+const BATCH = 100;
+
 /**
- * Fails calls stuck in RUNNING past their deadline: their handler died (a crash, a Lambda
- * timeout) after claiming them, and no redelivery can run them again. Each becomes a failed
- * result of kind `timeout`, announced like any other, so no caller waits forever. The
- * completion is conditional on the call still running: a handler that finishes late wins.
+ * Drives on what a crash or a lost event left behind, with the call record as the truth:
+ * - RUNNING past its deadline: the handler died after claiming it. It fails as a `timeout`.
+ * - PENDING for a while: recorded, but its announcement was lost or no handler took it. It is
+ *   announced again (the same event key: a handler that already has it finds it claimed);
+ *   pending far too long, it fails as `unavailable`.
+ * Each failure is announced like any result, so no caller waits forever. Every completion is
+ * conditional: a handler that finishes late wins.
  */
 export function createSweeper(deps: () => SweeperDeps | Promise<SweeperDeps>) {
-  return async (): Promise<{ swept: number }> => {
-    const { calls, publisher, now = () => new Date() } = await deps();
-    const stuck = await calls.listStuck(now().toISOString(), 100);
+  return async (): Promise<{ swept: number; announced: number }> => {
+    const {
+      calls,
+      publisher,
+      now = () => new Date(),
+      announceAgainAfterMs = ANNOUNCE_AGAIN_AFTER_MS,
+      giveUpAfterMs = GIVE_UP_AFTER_MS,
+    } = await deps();
     let swept = 0;
-    for (const call of stuck) {
+    for (const call of await calls.listStuck(now().toISOString(), BATCH)) {
+      const failure = Failures.timeout(
+        `${call.toolId} did not finish before its deadline; its handler stopped.`,
+      );
+      if (await fail(call, `${call.toolId} did not finish before its deadline.`, failure)) swept++;
+    }
+
+    let announced = 0;
+    const waitingSince = new Date(now().getTime() - announceAgainAfterMs).toISOString();
+    const giveUpBefore = now().getTime() - giveUpAfterMs;
+    for (const call of await calls.listWaiting(waitingSince, BATCH)) {
+      if (Date.parse(call.scheduledAt) < giveUpBefore) {
+        // Claimed first, so a handler that takes it meanwhile is not overruled.
+        const claimed = await calls.claim(call.parentRunId, call.callId, now().toISOString());
+        const failure = Failures.unavailable(
+          `${call.toolId} was never run: no handler took the call.`,
+        );
+        if (claimed && (await fail(claimed, failure.message, failure))) swept++;
+        continue;
+      }
+      await publisher.publish([{ detailType: "ToolCallScheduled", detail: scheduledDetail(call) }]);
+      announced++;
+    }
+    return { swept, announced };
+
+    async function fail(call: CallRecord, output: string, failure: CallResult["failure"]) {
       const result: CallResult = {
         status: "failed",
-        output: `${call.toolId} did not finish before its deadline.`,
+        output,
         data: null,
         citations: [],
-        failure: Failures.timeout(
-          `${call.toolId} did not finish before its deadline; its handler stopped.`,
-        ),
+        ...(failure ? { failure } : {}),
         cached: false,
         stale: false,
         durationMs: call.startedAt ? now().getTime() - Date.parse(call.startedAt) : 0,
@@ -38,10 +79,9 @@ export function createSweeper(deps: () => SweeperDeps | Promise<SweeperDeps>) {
         completedAt: completionTime(call.scheduledAt, now()),
       };
       const completed = await calls.complete(call.parentRunId, call.callId, result);
-      if (!completed) continue;
+      if (!completed) return false;
       await publishResult(completed, result, publisher, calls, now);
-      swept++;
+      return true;
     }
-    return { swept };
   };
 }

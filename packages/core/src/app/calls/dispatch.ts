@@ -1,6 +1,6 @@
 import { ToolbusError } from "../../errors";
 import type { CallRecord } from "../../model/call";
-import type { ToolCallScheduled } from "../../model/events";
+import { scheduledEventKey, type ToolCallScheduled } from "../../model/events";
 import { EVENT_SOURCE } from "../../wiring";
 
 /** ToolCallScheduled as a handler receives it, from the bus or from a direct dispatch. */
@@ -117,4 +117,22 @@ export function logDispatchFailure(error: unknown): void {
       error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
     }),
   );
+}
+
+/** The ToolCallScheduled detail of a recorded call: the same fields whoever announces it. */
+export function scheduledDetail(call: CallRecord): ToolCallScheduled & { [key: string]: unknown } {
+  return {
+    eventKey: scheduledEventKey(call.parentRunId, call.callId),
+    parentRunId: call.parentRunId,
+    callId: call.callId,
+    toolId: call.toolId,
+    toolset: call.toolset,
+    ...(call.implementation ? { implementation: call.implementation } : {}),
+    input: call.input,
+    requestedBy: call.requestedBy,
+    scheduledAt: call.scheduledAt,
+    ...(call.mode ? { mode: call.mode } : {}),
+    ...(call.parentCallId ? { parentCallId: call.parentCallId } : {}),
+    ...(call.dispatch ? { dispatch: call.dispatch } : {}),
+  };
 }

@@ -3,7 +3,7 @@ import type { StageConfig } from "../../config";
 import { ConflictError, type Issue, NotFoundError, ValidationError, zodIssues } from "../../errors";
 import type { EventPublisher } from "../../events/publisher";
 import type { CallRecord, Principal } from "../../model/call";
-import { scheduledEventKey, type ToolCallScheduled } from "../../model/events";
+
 import { runId as runIdSchema } from "../../model/ids";
 import type { ToolSpec } from "../../model/tool";
 import type { CallStore, CatalogStore } from "../../ports";
@@ -18,6 +18,7 @@ import {
   type Dispatcher,
   DispatchNotStartedError,
   logDispatchFailure,
+  scheduledDetail,
   scheduledEnvelope,
 } from "./dispatch";
 import type { CallRequest } from "./request";
@@ -272,21 +273,4 @@ function notFoundCall(parentRunId: string, callId: string): never {
 
 function notFound(tool: string): never {
   throw new NotFoundError(`Tool ${tool} does not exist.`);
-}
-
-function scheduledDetail(call: CallRecord): ToolCallScheduled & { [key: string]: unknown } {
-  return {
-    eventKey: scheduledEventKey(call.parentRunId, call.callId),
-    parentRunId: call.parentRunId,
-    callId: call.callId,
-    toolId: call.toolId,
-    toolset: call.toolset,
-    ...(call.implementation ? { implementation: call.implementation } : {}),
-    input: call.input,
-    requestedBy: call.requestedBy,
-    scheduledAt: call.scheduledAt,
-    ...(call.mode ? { mode: call.mode } : {}),
-    ...(call.parentCallId ? { parentCallId: call.parentCallId } : {}),
-    ...(call.dispatch ? { dispatch: call.dispatch } : {}),
-  };
 }

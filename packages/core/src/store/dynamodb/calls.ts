@@ -13,7 +13,7 @@ import {
   parseStored,
   queryAll,
 } from "./client";
-import { callKey, publishedMarkKey, RUNNING_PARTITION } from "./items";
+import { callKey, PENDING_PARTITION, publishedMarkKey, RUNNING_PARTITION } from "./items";
 import { fitResult } from "./result-size";
 
 /**
@@ -24,8 +24,8 @@ const FALLBACK_RESULT_BYTES = 16_384;
 
 /**
  * Call records: RUN#<runId> / CALL#<callId>, the record's fields as top-level attributes.
- * While a call runs it also carries gsi2pk RUNNING / gsi2sk <deadlineAt>, so stuck calls are
- * found through a small sparse index instead of a scan.
+ * While a call waits it carries gsi2pk PENDING / gsi2sk <since>, while it runs RUNNING /
+ * <deadlineAt>: calls a crash left behind are found through a small sparse index.
  */
 export class DynamoCallStore implements CallStore {
   readonly #options: DynamoStoreOptions;
@@ -37,16 +37,18 @@ export class DynamoCallStore implements CallStore {
   async create(call: CallRecord): Promise<CreateCallOutcome> {
     const { client, tableName } = this.#options;
     const record = parseInput(callRecord, call, "call record");
-    const running =
+    const index =
       record.status === "running" && record.deadlineAt !== undefined
         ? { gsi2pk: RUNNING_PARTITION, gsi2sk: record.deadlineAt }
-        : {};
+        : record.status === "pending"
+          ? { gsi2pk: PENDING_PARTITION, gsi2sk: record.scheduledAt }
+          : {};
     return guard("calls.create", tableName, async () => {
       try {
         await client.send(
           new PutCommand({
             TableName: tableName,
-            Item: { ...callKey(record.parentRunId, record.callId), ...record, ...running },
+            Item: { ...callKey(record.parentRunId, record.callId), ...record, ...index },
             ConditionExpression: "attribute_not_exists(pk)",
             // The existing call comes back with the failure: no second read, no race window.
             ReturnValuesOnConditionCheckFailure: "ALL_OLD",
@@ -114,13 +116,15 @@ export class DynamoCallStore implements CallStore {
     const released = await this.#transition("calls.release", {
       Key: callKey(parentRunId, callId),
       UpdateExpression:
-        "SET #status = :pending REMOVE #dispatch, startedAt, deadlineAt, gsi2pk, gsi2sk",
+        "SET #status = :pending, gsi2pk = :index, gsi2sk = :now REMOVE #dispatch, startedAt, deadlineAt",
       ConditionExpression: "#status = :running AND #dispatch = :direct",
       ExpressionAttributeNames: { "#status": "status", "#dispatch": "dispatch" },
       ExpressionAttributeValues: {
         ":pending": "pending",
         ":running": "running",
         ":direct": "direct",
+        ":index": PENDING_PARTITION,
+        ":now": this.#now(),
       },
     });
     return released !== undefined;
@@ -165,19 +169,33 @@ export class DynamoCallStore implements CallStore {
     );
   }
 
-  async listStuck(before: string, limit = 100): Promise<CallRecord[]> {
+  listStuck(before: string, limit = 100): Promise<CallRecord[]> {
+    return this.#listIndexed("calls.listStuck", RUNNING_PARTITION, before, limit);
+  }
+
+  listWaiting(before: string, limit = 100): Promise<CallRecord[]> {
+    return this.#listIndexed("calls.listWaiting", PENDING_PARTITION, before, limit);
+  }
+
+  /** Calls on one gsi2 partition whose sort key (a time) is before `before`, oldest first. */
+  async #listIndexed(
+    operation: string,
+    partition: string,
+    before: string,
+    limit: number,
+  ): Promise<CallRecord[]> {
     const { client, tableName } = this.#options;
     if (!Number.isInteger(limit) || limit < 1) {
       throw new ValidationError("limit must be a positive integer.", { details: { limit } });
     }
-    const items = await guard("calls.listStuck", tableName, () =>
+    const items = await guard(operation, tableName, () =>
       queryAll(
         client,
         {
           TableName: tableName,
           IndexName: "gsi2",
           KeyConditionExpression: "gsi2pk = :index AND gsi2sk < :before",
-          ExpressionAttributeValues: { ":index": RUNNING_PARTITION, ":before": before },
+          ExpressionAttributeValues: { ":index": partition, ":before": before },
         },
         limit,
       ),

@@ -23,8 +23,13 @@ export const publishedMarkKey = (runId: string, callId: string) => ({
   pk: `RUN#${runId}`,
   sk: `CALL#${callId}#PUBLISHED`,
 });
-/** gsi2 holds a call only while it runs, so the index stays as small as the work in flight. */
+/**
+ * gsi2 holds a call only while it waits or runs (PENDING / <scheduledAt or release time>,
+ * RUNNING / <deadlineAt>), so the index stays as small as the work in flight and the sweeper
+ * finds what a crash left behind without a scan.
+ */
 export const RUNNING_PARTITION = "RUNNING";
+export const PENDING_PARTITION = "PENDING";
 
 export const runPartition = (runId: string) => `RUN#${runId}`;
 export const EVENT_PREFIX = "EVENT#";
