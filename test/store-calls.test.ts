@@ -187,23 +187,43 @@ describe("DynamoCallStore", () => {
     expect(completed?.result).toMatchObject({ output: "Deep.", data: null, truncated: true });
   });
 
-  it("records when the result was published; a mark alone never makes a call appear", async () => {
+  /** A call created, claimed and completed: what a handler has before it announces. */
+  const finishedCall = async (overrides: Partial<CallRecord> = {}) => {
+    const call = pendingCall(overrides);
+    await calls.create(call);
+    await calls.claim(call.parentRunId, call.callId, "2099-01-01T00:00:00.000Z");
+    const completed = await calls.complete(call.parentRunId, call.callId, succeeded());
+    if (!completed) throw new Error("not completed");
+    return completed;
+  };
+
+  it("keeps a finished call on the unannounced list until it is marked published", async () => {
+    const call = await finishedCall();
+    const later = "2100-01-01T00:00:00.000Z";
+    const unannounced = async () =>
+      (await calls.listUnannounced(later, 1000)).some((c) => c.callId === call.callId);
+    expect(await unannounced()).toBe(true);
+    expect((await calls.get(call.parentRunId, call.callId))?.resultPublishedAt).toBeUndefined();
+
+    await calls.markPublished(call, "2026-01-01T00:00:03.000Z");
+    expect(await unannounced()).toBe(false);
+    const marked = await calls.get(call.parentRunId, call.callId);
+    expect(marked).toEqual({ ...call, resultPublishedAt: "2026-01-01T00:00:03.000Z" });
+  });
+
+  it("refuses to mark a call that has not finished", async () => {
     const call = pendingCall();
     await calls.create(call);
-    expect((await calls.get(call.parentRunId, call.callId))?.resultPublishedAt).toBeUndefined();
-    await calls.markPublished(call.parentRunId, call.callId, "2026-01-01T00:00:03.000Z");
-    expect((await calls.get(call.parentRunId, call.callId))?.resultPublishedAt).toBe(
-      "2026-01-01T00:00:03.000Z",
-    );
-    await calls.markPublished("run-calls", "ghost", "2026-01-01T00:00:03.000Z");
-    expect(await calls.get("run-calls", "ghost")).toBeUndefined();
+    await expect(calls.markPublished(call, "2026-01-01T00:00:03.000Z")).rejects.toThrow(/finished/);
+    expect((await calls.get(call.parentRunId, call.callId))?.status).toBe("pending");
   });
 
   it("keeps each call's mark to itself, whatever ids share a prefix", async () => {
     const runId = `run-prefix-${Date.now()}`;
     const ids = ["c1", "c1.x", "c1-2", "c1:a", "c1_b", "c10"];
-    for (const callId of ids) await calls.create(pendingCall({ parentRunId: runId, callId }));
-    await calls.markPublished(runId, "c1", "2026-01-01T00:00:04.000Z");
+    const finished = [];
+    for (const callId of ids) finished.push(await finishedCall({ parentRunId: runId, callId }));
+    await calls.markPublished(finished[0] as CallRecord, "2026-01-01T00:00:04.000Z");
     const read = await Promise.all(ids.map((callId) => calls.get(runId, callId)));
     expect(read.map((call) => call?.callId)).toEqual(ids);
     expect(read.map((call) => call?.resultPublishedAt)).toEqual([

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Deployment } from "../packages/core/src/deployment";
 import { ValidationError } from "../packages/core/src/errors";
+import type { CallRecord } from "../packages/core/src/model/call";
 import type { RunEvent } from "../packages/core/src/model/events";
 import {
   createDocumentClient,
@@ -172,13 +173,23 @@ describe("puts of one deployment's stores", () => {
           writeLingerMs: 20,
         } as Deployment),
       );
+      const finished: CallRecord = {
+        parentRunId: "run-linger",
+        callId: "call-1",
+        toolId: "web_search",
+        toolset: "research",
+        toolVersion: "1",
+        input: { query: "call-1" },
+        inputHash: "h",
+        status: "succeeded",
+        requestedBy: { id: "tester", role: "member" },
+        scheduledAt: "2026-01-01T00:00:01.000Z",
+      };
       // As in a call's tail: the recorder gets both events a moment apart from the mark.
       const later = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
       await Promise.all([
         recorder.append("run-linger", event("run-linger", "call-1", 1)),
-        later(3).then(() =>
-          calls.markPublished("run-linger", "call-1", "2026-01-01T00:00:02.000Z"),
-        ),
+        later(3).then(() => calls.markPublished(finished, "2026-01-01T00:00:02.000Z")),
         later(6).then(() =>
           recorder.append("run-linger", {
             ...event("run-linger", "call-1", 2),

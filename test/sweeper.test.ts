@@ -112,4 +112,31 @@ describe("the sweeper", () => {
     expect((await calls.get(runId, "fresh"))?.status).toBe("pending");
     expect(await kinds(runId)).toEqual([]);
   });
+
+  it("announces a result that was stored but never announced, once", async () => {
+    const runId = system.runId();
+    const { calls } = system.toolbus.stores;
+    await calls.create(pendingCall(runId, "stored-not-announced"));
+    await calls.claim(runId, "stored-not-announced", new Date(Date.now() + 60_000).toISOString());
+    // The handler stored its result, then the process died before PutEvents.
+    await calls.complete(runId, "stored-not-announced", {
+      status: "succeeded",
+      output: "Grade 3.",
+      data: { grade: 3 },
+      citations: [],
+      cached: false,
+      stale: false,
+      durationMs: 1,
+      resultBytes: 10,
+      truncated: false,
+      completedAt: new Date(Date.now() - 90_000).toISOString(),
+    });
+    const first = await sweep();
+    expect(first.announced).toBeGreaterThanOrEqual(1);
+    expect(await kinds(runId)).toEqual(["ToolResultReceived"]);
+    expect((await calls.get(runId, "stored-not-announced"))?.resultPublishedAt).toBeDefined();
+    // Marked: a second sweep leaves it alone.
+    const unannounced = await calls.listUnannounced(new Date().toISOString(), 1000);
+    expect(unannounced.map((call) => call.callId)).not.toContain("stored-not-announced");
+  });
 });

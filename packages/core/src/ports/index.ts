@@ -59,7 +59,8 @@ export interface CallStore {
     callId: string,
     result: CallResult,
   ): Promise<CallRecord | undefined>;
-  markPublished(parentRunId: string, callId: string, at: string): Promise<void>;
+  /** Records that a finished call's result was announced (the outbox: see listUnannounced). */
+  markPublished(call: CallRecord, at: string): Promise<void>;
   /**
    * RUNNING calls whose deadline is before `before` (ISO), oldest deadline first: their
    * handler died. The sweeper fails them.
@@ -70,6 +71,11 @@ export interface CallStore {
    * claimed (their announcement was lost, or their handler never took them).
    */
   listWaiting(before: string, limit?: number): Promise<CallRecord[]>;
+  /**
+   * Finished calls completed before `before` (ISO) whose result was never marked announced:
+   * the process stopped between storing and announcing it, or the bus refused it.
+   */
+  listUnannounced(before: string, limit?: number): Promise<CallRecord[]>;
 }
 
 export interface EventLogPage {

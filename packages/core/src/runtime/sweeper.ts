@@ -13,10 +13,13 @@ export interface SweeperDeps {
   announceAgainAfterMs?: number;
   /** A call still pending this long is failed: no handler took it (default 15 min). */
   giveUpAfterMs?: number;
+  /** A result stored this long ago and still not announced is announced now (default 60 s). */
+  announceResultAfterMs?: number;
 }
 
 const ANNOUNCE_AGAIN_AFTER_MS = 60_000;
 const GIVE_UP_AFTER_MS = 15 * 60_000;
+const ANNOUNCE_RESULT_AFTER_MS = 60_000;
 /** Calls handled per sweep and kind; the next sweep (a minute later) takes the rest. */
 const BATCH = 100;
 
@@ -26,6 +29,9 @@ const BATCH = 100;
  * - PENDING for a while: recorded, but its announcement was lost or no handler took it. It is
  *   announced again (the same event key: a handler that already has it finds it claimed);
  *   pending far too long, it fails as `unavailable`.
+ * - Finished, but never announced (the process stopped between storing the result and
+ *   announcing it, or the bus refused it): its ToolResultReceived is published now, under the
+ *   same event key, and marked.
  * Each failure is announced like any result, so no caller waits forever. Every completion is
  * conditional: a handler that finishes late wins.
  */
@@ -37,6 +43,7 @@ export function createSweeper(deps: () => SweeperDeps | Promise<SweeperDeps>) {
       now = () => new Date(),
       announceAgainAfterMs = ANNOUNCE_AGAIN_AFTER_MS,
       giveUpAfterMs = GIVE_UP_AFTER_MS,
+      announceResultAfterMs = ANNOUNCE_RESULT_AFTER_MS,
     } = await deps();
     let swept = 0;
     for (const call of await calls.listStuck(now().toISOString(), BATCH)) {
@@ -60,6 +67,13 @@ export function createSweeper(deps: () => SweeperDeps | Promise<SweeperDeps>) {
         continue;
       }
       await publisher.publish([{ detailType: "ToolCallScheduled", detail: scheduledDetail(call) }]);
+      announced++;
+    }
+
+    const finishedBefore = new Date(now().getTime() - announceResultAfterMs).toISOString();
+    for (const call of await calls.listUnannounced(finishedBefore, BATCH)) {
+      if (!call.result) continue;
+      await publishResult(call, call.result, publisher, calls, now);
       announced++;
     }
     return { swept, announced };

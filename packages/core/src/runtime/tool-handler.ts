@@ -140,7 +140,7 @@ export async function publishResult(
     resultOmitted: false,
   });
   await publisher.publish([{ detailType: "ToolResultReceived", detail }]);
-  await calls.markPublished(call.parentRunId, call.callId, now().toISOString());
+  await calls.markPublished({ ...call, result: call.result ?? result }, now().toISOString());
 }
 
 /** Strictly after scheduledAt, so a run's log (ordered by time) never shows a result first. */

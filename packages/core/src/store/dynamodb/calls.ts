@@ -13,7 +13,13 @@ import {
   parseStored,
   queryAll,
 } from "./client";
-import { callKey, PENDING_PARTITION, publishedMarkKey, RUNNING_PARTITION } from "./items";
+import {
+  callKey,
+  PENDING_PARTITION,
+  publishedMarkKey,
+  RUNNING_PARTITION,
+  UNANNOUNCED_PARTITION,
+} from "./items";
 import { fitResult } from "./result-size";
 
 /**
@@ -25,7 +31,8 @@ const FALLBACK_RESULT_BYTES = 16_384;
 /**
  * Call records: RUN#<runId> / CALL#<callId>, the record's fields as top-level attributes.
  * While a call waits it carries gsi2pk PENDING / gsi2sk <since>, while it runs RUNNING /
- * <deadlineAt>: calls a crash left behind are found through a small sparse index.
+ * <deadlineAt>, once finished and until announced UNANNOUNCED / <completedAt>: calls a crash
+ * left behind are found through a small sparse index.
  */
 export class DynamoCallStore implements CallStore {
   readonly #options: DynamoStoreOptions;
@@ -139,13 +146,17 @@ export class DynamoCallStore implements CallStore {
     const update = (stored: CallResult) =>
       this.#transition("calls.complete", {
         Key: callKey(parentRunId, callId),
-        UpdateExpression: "SET #status = :status, #result = :result REMOVE gsi2pk, gsi2sk",
+        // Finished but not yet announced: on the index until the publication mark.
+        UpdateExpression:
+          "SET #status = :status, #result = :result, gsi2pk = :index, gsi2sk = :completedAt",
         ConditionExpression: "#status = :running",
         ExpressionAttributeNames: { "#status": "status", "#result": "result" },
         ExpressionAttributeValues: {
           ":status": stored.status,
           ":result": stored,
           ":running": "running",
+          ":index": UNANNOUNCED_PARTITION,
+          ":completedAt": stored.completedAt,
         },
       });
     try {
@@ -157,16 +168,31 @@ export class DynamoCallStore implements CallStore {
   }
 
   /**
-   * The mark is an item of its own, put without a condition (it is idempotent by its key), so
-   * the marks of calls finishing together go out in one batch with the run's log entries.
+   * The mark is the finished call put again, whole, with `resultPublishedAt` and off the index:
+   * after `complete` nothing else writes a call, so an unconditional put is safe, and the marks
+   * of calls finishing together go out in one batch with the run's log entries.
    */
-  async markPublished(parentRunId: string, callId: string, at: string): Promise<void> {
+  async markPublished(call: CallRecord, at: string): Promise<void> {
+    if (call.status !== "succeeded" && call.status !== "failed") {
+      throw new ValidationError("Only a finished call is marked published.", {
+        details: { callId: call.callId, status: call.status },
+      });
+    }
+    const { gsi2pk: _index, gsi2sk: _since, ...record } = call as CallRecord & {
+      gsi2pk?: unknown;
+      gsi2sk?: unknown;
+    };
     await guard("calls.markPublished", this.#options.tableName, () =>
       batchPut(this.#options).submit({
-        ...publishedMarkKey(parentRunId, callId),
+        ...callKey(call.parentRunId, call.callId),
+        ...record,
         resultPublishedAt: at,
       }),
     );
+  }
+
+  listUnannounced(before: string, limit = 100): Promise<CallRecord[]> {
+    return this.#listIndexed("calls.listUnannounced", UNANNOUNCED_PARTITION, before, limit);
   }
 
   listStuck(before: string, limit = 100): Promise<CallRecord[]> {

@@ -30,6 +30,7 @@ export const publishedMarkKey = (runId: string, callId: string) => ({
  */
 export const RUNNING_PARTITION = "RUNNING";
 export const PENDING_PARTITION = "PENDING";
+export const UNANNOUNCED_PARTITION = "UNANNOUNCED";
 
 export const runPartition = (runId: string) => `RUN#${runId}`;
 export const EVENT_PREFIX = "EVENT#";
