@@ -24,7 +24,9 @@ export const app = createApi({
   ...toolbus.apiDeps,
   // Behind API Gateway a response is buffered: end event streams before the integration
   // timeout, so followers reconnect with Last-Event-ID (long polling, in effect).
-  ...(process.env.AWS_LAMBDA_FUNCTION_NAME ? { followMaxMs: 25_000 } : {}),
+  // Locally the recorder runs in this process and wakes followers itself: polling is only the
+  // fallback for appends made elsewhere.
+  ...(process.env.AWS_LAMBDA_FUNCTION_NAME ? { followMaxMs: 25_000 } : { followIntervalMs: 5_000 }),
 });
 
 export const handler = handle(app);

@@ -287,6 +287,26 @@ describe("following a run over text/event-stream", () => {
     await second.cancel();
   });
 
+  it("wakes a follower when this process appends to the run, without waiting for the poll", async () => {
+    const app = createApi({ ...system.toolbus.apiDeps, followIntervalMs: 60_000 });
+    const runId = system.runId();
+    const stream = new SseReader(await follow(app, `/v1/runs/${runId}/events`));
+    try {
+      // Past the first (empty) read: the follower is now waiting.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const started = Date.now();
+      await callTool(runId, "woken");
+      await stream.until(() => stream.frames.length >= 2, 5_000);
+      expect(stream.frames.map((frame) => frame.event)).toEqual([
+        "ToolCallScheduled",
+        "ToolResultReceived",
+      ]);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      await stream.cancel();
+    }
+  });
+
   it("sends keep-alive comments on an idle stream", async () => {
     const app = createApi({ ...system.toolbus.apiDeps, followIntervalMs: 20, keepAliveMs: 50 });
     const stream = new SseReader(await follow(app, `/v1/runs/${system.runId()}/events`));

@@ -89,6 +89,11 @@ export interface EventLog {
   append(parentRunId: string, event: RunEvent): Promise<void>;
   /** Events in order (occurredAt, then eventKey), after `cursor`. */
   read(parentRunId: string, options?: { cursor?: string; limit?: number }): Promise<EventLogPage>;
+  /**
+   * Resolves when this process appends an event to the run (or `signal` aborts): followers
+   * wake at once instead of polling. Appends made by other processes are not seen.
+   */
+  appended?(parentRunId: string, signal: AbortSignal): Promise<void>;
 }
 
 export interface ApiKeyRecord {

@@ -165,7 +165,7 @@ async function follow(c: Context<ApiEnv>, stream: SSEStreamingApi, options: Foll
           await stream.write(": keep-alive\n\n");
           lastWrite = Date.now();
         }
-        await pause(Math.min(options.intervalMs, deadline - Date.now()), stop.signal);
+        await nextAppend(options, Math.min(options.intervalMs, deadline - Date.now()), stop.signal);
         if (over()) return;
       }
       if (Date.now() - keyCheckedAt >= KEY_CHECK_MS) {
@@ -196,6 +196,27 @@ async function follow(c: Context<ApiEnv>, stream: SSEStreamingApi, options: Foll
         error: { code, message: "The event stream stopped; reconnect with Last-Event-ID." },
       }),
     });
+  }
+}
+
+/**
+ * Waits for the poll interval, or less when this process appends to the run: under `npm start`
+ * the recorder runs here, so a follower wakes as an event lands and idle streams cost little;
+ * on AWS the recorder is another function and the interval is what bounds the delay.
+ */
+async function nextAppend(options: FollowOptions, ms: number, signal: AbortSignal) {
+  if (!options.events.appended) return pause(ms, signal);
+  const waiting = new AbortController();
+  const stopWaiting = () => waiting.abort();
+  signal.addEventListener("abort", stopWaiting, { once: true });
+  try {
+    await Promise.race([
+      pause(ms, waiting.signal),
+      options.events.appended(options.runId, waiting.signal),
+    ]);
+  } finally {
+    waiting.abort();
+    signal.removeEventListener("abort", stopWaiting);
   }
 }
 

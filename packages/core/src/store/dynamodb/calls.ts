@@ -178,7 +178,11 @@ export class DynamoCallStore implements CallStore {
         details: { callId: call.callId, status: call.status },
       });
     }
-    const { gsi2pk: _index, gsi2sk: _since, ...record } = call as CallRecord & {
+    const {
+      gsi2pk: _index,
+      gsi2sk: _since,
+      ...record
+    } = call as CallRecord & {
       gsi2pk?: unknown;
       gsi2sk?: unknown;
     };

@@ -1,3 +1,4 @@
+import { EventEmitter } from "node:events";
 import { ValidationError } from "../../errors";
 import { type RunEvent, runEvent } from "../../model/events";
 import type { EventLog, EventLogPage } from "../../ports";
@@ -6,6 +7,10 @@ import { type DynamoStoreOptions, guard, parseInput, parseStored, queryAll } fro
 import { EVENT_PREFIX, eventSortKey, runPartition } from "./items";
 
 export const DEFAULT_EVENT_PAGE = 100;
+
+/** Appends made in this process, by table and run: followers here wake on them. */
+const appends = new EventEmitter();
+appends.setMaxListeners(0);
 export const MAX_EVENT_PAGE = 1_000;
 
 /** DynamoDB's limit for a sort key value, in bytes. */
@@ -30,6 +35,25 @@ export class DynamoEventLog implements EventLog {
     await guard("events.append", this.#options.tableName, () =>
       batchPut(this.#options).submit({ pk: runPartition(parentRunId), sk, ...parsed }),
     );
+    appends.emit(this.#topic(parentRunId));
+  }
+
+  appended(parentRunId: string, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      if (signal.aborted) return resolve();
+      const topic = this.#topic(parentRunId);
+      const done = () => {
+        appends.off(topic, done);
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      appends.on(topic, done);
+      signal.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  #topic(parentRunId: string): string {
+    return `${this.#options.tableName}\n${parentRunId}`;
   }
 
   async read(
