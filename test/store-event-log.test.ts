@@ -208,3 +208,29 @@ describe("puts of one deployment's stores", () => {
     }
   });
 });
+
+describe("a run's log with a settle window", () => {
+  it("shows events recorded out of order to a reader in order, none passed over", async () => {
+    const settled = new DynamoEventLog({
+      client: documents,
+      tableName: table.tableName,
+      eventSettleMs: 400,
+    });
+    const runId = `run-settle-${Date.now()}`;
+    const at = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
+    const later = { ...event(runId, "b", 1), eventKey: `${runId}/b`, occurredAt: at(50) };
+    await settled.append(runId, later);
+    // A reader right now sees nothing yet, so its cursor cannot pass the earlier event.
+    const first = await settled.read(runId);
+    expect(first.events).toEqual([]);
+    const earlier = { ...event(runId, "a", 1), eventKey: `${runId}/a`, occurredAt: at(100) };
+    await settled.append(runId, earlier);
+
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const next = await settled.read(runId, first.cursor ? { cursor: first.cursor } : {});
+    expect(keys(next.events)).toEqual([`${runId}/a`, `${runId}/b`]);
+    // Without the window the first read would have shown b and moved past a's place.
+    const unsettled = await log.read(runId);
+    expect(keys(unsettled.events)).toEqual([`${runId}/a`, `${runId}/b`]);
+  });
+});

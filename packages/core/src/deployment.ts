@@ -22,10 +22,19 @@ export interface Deployment {
    * serves many calls at once (`npm start`); a Lambda function serves one event at a time.
    */
   writeLingerMs?: number;
+  /**
+   * How long after the moment it describes an event becomes readable in a run's log: events
+   * are recorded out of order, and a reader must not pass a place an event will still fill.
+   * It covers the usual delay from an event's time to its log entry (the bus, the recorder).
+   */
+  eventSettleMs?: number;
 }
 
+/** On AWS: EventBridge's delivery to the recorder function takes up to seconds. */
+const AWS_EVENT_SETTLE_MS = 5_000;
+
 /** What only the local runtime sets: its own transports and batching. */
-export type LocalDeploymentOptions = Pick<Deployment, "writeLingerMs"> & {
+export type LocalDeploymentOptions = Pick<Deployment, "writeLingerMs" | "eventSettleMs"> & {
   /** The bus in this process, reached without a socket; the HTTP endpoint stays for others. */
   eventBridge?: EventBridgeClient;
 };
@@ -93,6 +102,7 @@ function readDeployment(env: NodeJS.ProcessEnv, local: LocalDeploymentOptions): 
     dynamodb: new DynamoDBClient({}),
     eventBridge: local.eventBridge ?? new EventBridgeClient(SDK_CLIENT_OPTIONS),
     ...(local.writeLingerMs ? { writeLingerMs: local.writeLingerMs } : {}),
+    eventSettleMs: local.eventSettleMs ?? (env.AWS_LAMBDA_FUNCTION_NAME ? AWS_EVENT_SETTLE_MS : 0),
     secret,
   };
 }

@@ -52,6 +52,13 @@ const options = z.object({
  */
 const WRITE_LINGER_MS = 3;
 
+/**
+ * A run's log shows an event this long after the moment it describes, so events recorded out
+ * of order (calls finishing in any order) are never passed by a reader. On this machine an
+ * event reaches the log within a few hundred milliseconds even under load.
+ */
+const EVENT_SETTLE_MS = 1_000;
+
 const FUNCTIONS_DIR = resolve(import.meta.dirname, "../../../../functions");
 
 async function importFunction<T>(handler: string): Promise<T> {
@@ -141,6 +148,7 @@ async function main(): Promise<void> {
   const deployment = deploymentFromEnv(process.env, {
     eventBridge: system.eventBridge,
     writeLingerMs: WRITE_LINGER_MS,
+    eventSettleMs: EVENT_SETTLE_MS,
   });
   await ensureTable(deployment.dynamodb, deployment.tableName);
 

@@ -15,6 +15,8 @@ export interface DynamoStoreOptions {
   now?: () => Date;
   /** How long an unconditional put waits for others to share its BatchWriteItem (batch-put.ts). */
   batchLingerMs?: number;
+  /** How long after the moment it describes an event becomes readable (event-log.ts). */
+  eventSettleMs?: number;
 }
 
 const documentClients = new WeakMap<DynamoDBClient, DynamoDBDocumentClient>();

@@ -35,7 +35,11 @@ export class DynamoEventLog implements EventLog {
     await guard("events.append", this.#options.tableName, () =>
       batchPut(this.#options).submit({ pk: runPartition(parentRunId), sk, ...parsed }),
     );
-    appends.emit(this.#topic(parentRunId));
+    // Followers wake when the event becomes readable: after the settle window.
+    const topic = this.#topic(parentRunId);
+    const settle = this.#options.eventSettleMs ?? 0;
+    if (settle > 0) setTimeout(() => appends.emit(topic), settle).unref();
+    else appends.emit(topic);
   }
 
   appended(parentRunId: string, signal: AbortSignal): Promise<void> {
@@ -50,6 +54,31 @@ export class DynamoEventLog implements EventLog {
       appends.on(topic, done);
       signal.addEventListener("abort", done, { once: true });
     });
+  }
+
+  /**
+   * The run's events, or with a settle window only those that describe a moment at least that
+   * long ago: events land out of order (calls finish and are recorded in any order), and a
+   * reader that had passed an event's place would never see it. Ordering by the time an event
+   * describes, a reader misses nothing stored within the window.
+   */
+  #keyCondition(pk: string) {
+    const settle = this.#options.eventSettleMs ?? 0;
+    if (settle <= 0) {
+      return {
+        KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+        ExpressionAttributeValues: { ":pk": pk, ":prefix": EVENT_PREFIX },
+      };
+    }
+    const horizon = new Date(Date.now() - settle).toISOString();
+    return {
+      KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
+      ExpressionAttributeValues: {
+        ":pk": pk,
+        ":from": EVENT_PREFIX,
+        ":to": `${EVENT_PREFIX}${horizon}`,
+      },
+    };
   }
 
   #topic(parentRunId: string): string {
@@ -69,8 +98,7 @@ export class DynamoEventLog implements EventLog {
         client,
         {
           TableName: tableName,
-          KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-          ExpressionAttributeValues: { ":pk": pk, ":prefix": EVENT_PREFIX },
+          ...this.#keyCondition(pk),
           ExclusiveStartKey: after === undefined ? undefined : { pk, sk: after },
           // Events are read right after the recorder wrote them.
           ConsistentRead: true,
