@@ -73,6 +73,8 @@ export function createSweeper(deps: () => SweeperDeps | Promise<SweeperDeps>) {
     const finishedBefore = new Date(now().getTime() - announceResultAfterMs).toISOString();
     for (const call of await calls.listUnannounced(finishedBefore, BATCH)) {
       if (!call.result) continue;
+      // A direct call announces both events together, after its result: both may be missing.
+      await publisher.publish([{ detailType: "ToolCallScheduled", detail: scheduledDetail(call) }]);
       await publishResult(call, call.result, publisher, calls, now);
       announced++;
     }
@@ -94,6 +96,9 @@ export function createSweeper(deps: () => SweeperDeps | Promise<SweeperDeps>) {
       };
       const completed = await calls.complete(call.parentRunId, call.callId, result);
       if (!completed) return false;
+      // Its announcement may have died with its handler: the log gets both events either way
+      // (the same event key, so a log or subscriber that has it already keeps one).
+      await publisher.publish([{ detailType: "ToolCallScheduled", detail: scheduledDetail(call) }]);
       await publishResult(completed, result, publisher, calls, now);
       return true;
     }
