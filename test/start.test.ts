@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -8,8 +8,8 @@ import { ListEventBusesCommand } from "@aws-sdk/client-eventbridge";
 import { afterEach, describe, expect, it } from "vitest";
 import { localEventBridgeClient } from "../packages/local/src/bus";
 import { localDynamoDbClient } from "../packages/local/src/dynamodb";
+import { spawnToolbus } from "./support/npm-start";
 
-const START = join(import.meta.dirname, "../packages/local/src/cli/start.ts");
 const LocalFile = (dir: string) => join(dir, "local.json");
 
 interface Running {
@@ -23,30 +23,7 @@ const running: Running[] = [];
 
 async function startToolbus(): Promise<Running> {
   const stateDir = await mkdtemp(join(tmpdir(), "toolbus-start-"));
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", START, "--memory", "--state-dir", stateDir],
-    {
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  let output = "";
-  child.stdout?.on("data", (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on("data", (chunk) => {
-    output += chunk;
-  });
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  // Generous: on a loaded 2-core machine a cold start (JVM, tsx, every handler) can take long.
-  const deadline = Date.now() + 100_000;
-  while (!output.includes("Toolbus is running")) {
-    if (Date.now() > deadline || child.exitCode !== null) {
-      child.kill("SIGKILL");
-      throw new Error(`npm start did not come up:\n${output}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const { child, exited } = await spawnToolbus(["--memory", "--state-dir", stateDir]);
   const endpoints = JSON.parse(await readFile(LocalFile(stateDir), "utf8"));
   const started = { child, stateDir, endpoints, exited };
   running.push(started);

@@ -1,0 +1,36 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { join } from "node:path";
+
+const START = join(import.meta.dirname, "../../packages/local/src/cli/start.ts");
+
+export interface StartedToolbus {
+  child: ChildProcess;
+  exited: Promise<number | null>;
+}
+
+/**
+ * `npm start`'s entry point in a child process, resolved once it says it is running. Generous
+ * with time: on a loaded 2-core machine a cold start (JVM, tsx, every handler) can take long.
+ */
+export async function spawnToolbus(args: readonly string[]): Promise<StartedToolbus> {
+  const child = spawn(process.execPath, ["--import", "tsx", START, ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on("data", (chunk) => {
+    output += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  const deadline = Date.now() + 100_000;
+  while (!output.includes("Toolbus is running")) {
+    if (Date.now() > deadline || child.exitCode !== null) {
+      child.kill("SIGKILL");
+      throw new Error(`npm start did not come up:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { child, exited };
+}
