@@ -22,11 +22,11 @@ export class ToolbusError extends Error {
 }
 
 /**
- * A ToolbusError class for one HTTP status. Its one name is given here, as a string, because
- * minified bundles rename classes: the class and its errors both carry it.
+ * The base of a ToolbusError class for one HTTP status. Its name is given as a string because
+ * minified bundles rename classes; errors carry it as `name`.
  */
 function httpErrorClass(name: string, code: string, status: number) {
-  const ErrorClass = class extends ToolbusError {
+  return class extends ToolbusError {
     override readonly code = code;
     override readonly status = status;
     constructor(...args: ConstructorParameters<typeof ToolbusError>) {
@@ -34,34 +34,23 @@ function httpErrorClass(name: string, code: string, status: number) {
       this.name = name;
     }
   };
-  Object.defineProperty(ErrorClass, "name", { value: name });
-  return ErrorClass;
 }
 
-export const ValidationError = httpErrorClass("ValidationError", "invalid_request", 400);
-export type ValidationError = InstanceType<typeof ValidationError>;
-export const UnauthorizedError = httpErrorClass("UnauthorizedError", "unauthorized", 401);
-export type UnauthorizedError = InstanceType<typeof UnauthorizedError>;
-export const ForbiddenError = httpErrorClass("ForbiddenError", "forbidden", 403);
-export type ForbiddenError = InstanceType<typeof ForbiddenError>;
-export const NotFoundError = httpErrorClass("NotFoundError", "not_found", 404);
-export type NotFoundError = InstanceType<typeof NotFoundError>;
-export const ConflictError = httpErrorClass("ConflictError", "conflict", 409);
-export type ConflictError = InstanceType<typeof ConflictError>;
-export const PayloadTooLargeError = httpErrorClass(
+export class ValidationError extends httpErrorClass("ValidationError", "invalid_request", 400) {}
+export class UnauthorizedError extends httpErrorClass("UnauthorizedError", "unauthorized", 401) {}
+export class ForbiddenError extends httpErrorClass("ForbiddenError", "forbidden", 403) {}
+export class NotFoundError extends httpErrorClass("NotFoundError", "not_found", 404) {}
+export class ConflictError extends httpErrorClass("ConflictError", "conflict", 409) {}
+export class PayloadTooLargeError extends httpErrorClass(
   "PayloadTooLargeError",
   "payload_too_large",
   413,
-);
-export type PayloadTooLargeError = InstanceType<typeof PayloadTooLargeError>;
-export const RateLimitedError = httpErrorClass("RateLimitedError", "rate_limited", 429);
-export type RateLimitedError = InstanceType<typeof RateLimitedError>;
+) {}
+export class RateLimitedError extends httpErrorClass("RateLimitedError", "rate_limited", 429) {}
 /** A dependency (DynamoDB, the bus) is unreachable: the caller may retry later. */
-export const UnavailableError = httpErrorClass("UnavailableError", "unavailable", 503);
-export type UnavailableError = InstanceType<typeof UnavailableError>;
+export class UnavailableError extends httpErrorClass("UnavailableError", "unavailable", 503) {}
 /** Publishing to the bus failed after every retry; names the entries that did not go out. */
-export const PublishError = httpErrorClass("PublishError", "publish_failed", 503);
-export type PublishError = InstanceType<typeof PublishError>;
+export class PublishError extends httpErrorClass("PublishError", "publish_failed", 503) {}
 
 /**
  * What a caller is told of an error of ours, over REST and MCP alike. A PublishError names
