@@ -12,10 +12,9 @@ import { spawnToolbus } from "./support/npm-start";
 /**
  * `npm start` killed outright in the middle of a load, then started again on the same state:
  * whatever the crash left (calls recorded but never announced, claimed but never finished,
- * finished but never announced), the sweeper drives every recorded call to an end. Its own
- * DynamoDB Local, on disk, survives the kill. (Not asserted yet: that every call's events are
- * in the log. The local bus holds accepted events in memory until delivered, so a kill loses
- * those still queued for the recorder, while their calls are already marked announced.)
+ * finished but never announced), the sweeper drives every recorded call to an end, and every
+ * one has both its events in the run's log: the bus's journal delivers again what it had
+ * accepted but not delivered. Its own DynamoDB Local, on disk, survives the kill.
  */
 const TEXT = "The cat sat on the mat. It was happy there.";
 const CALLS = 120;
@@ -44,7 +43,7 @@ afterAll(async () => {
 });
 
 describe("a crash under load", { timeout: 240_000 }, () => {
-  it("leaves no recorded call unfinished once the sweeper has run", async () => {
+  it("leaves no recorded call unfinished, and every one with both events in the log", async () => {
     stateDir = await mkdtemp(join(tmpdir(), "toolbus-crash-"));
     const first = await start(stateDir);
     const adminKey = (await readFile(join(stateDir, "admin-key"), "utf8")).trim();
@@ -85,7 +84,8 @@ describe("a crash under load", { timeout: 240_000 }, () => {
     const dynamodb = localDynamoDbClient(current.endpoints.dynamodb);
     const eventBridge = localEventBridgeClient({ endpoint: current.endpoints.eventbridge });
     try {
-      // What the minute-by-minute sweeper would do once its graces have passed.
+      // The minute-by-minute sweeper, with no grace for lost announcements: a call the kill
+      // left running fails once its deadline (its timeout plus 30 s) has passed.
       const calls = new DynamoCallStore({
         client: createDocumentClient(dynamodb),
         tableName: "toolbus-local",
@@ -93,15 +93,14 @@ describe("a crash under load", { timeout: 240_000 }, () => {
       const sweep = createSweeper(() => ({
         calls,
         publisher: new EventPublisher({ client: eventBridge, busName: current.endpoints.busName }),
-        now: () => new Date(Date.now() + 120_000),
         announceAgainAfterMs: 0,
         announceResultAfterMs: 0,
       }));
       const statuses = new Map<string, string>();
-      const deadline = Date.now() + 60_000;
+      const deadline = Date.now() + 120_000;
       while (Date.now() < deadline) {
         await sweep();
-        await new Promise((resolve) => setTimeout(resolve, 500));
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
         for (const callId of sent) {
           if (TERMINAL.has(statuses.get(callId) ?? "")) continue;
           const response = await fetch(`${api()}/v1/runs/${runId}/calls/${callId}`, {
@@ -121,6 +120,32 @@ describe("a crash under load", { timeout: 240_000 }, () => {
       const recorded = [...statuses.entries()].filter(([, status]) => status !== "never-recorded");
       expect(recorded.length).toBeGreaterThan(0);
       expect(recorded.filter(([, status]) => !TERMINAL.has(status))).toEqual([]);
+
+      // Every recorded call's two events, once the log's settle window has passed.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const logged = new Map<string, Set<string>>();
+      let cursor: string | undefined;
+      for (;;) {
+        const query = cursor ? `?limit=1000&cursor=${cursor}` : "?limit=1000";
+        const response = await fetch(`${api()}/v1/runs/${runId}/events${query}`, {
+          headers: { authorization: `Bearer ${adminKey}` },
+        });
+        const page = (await response.json()) as {
+          events: { detailType: string; detail: { callId: string } }[];
+          cursor: string | null;
+        };
+        for (const event of page.events) {
+          const kinds = logged.get(event.detail.callId) ?? new Set();
+          kinds.add(event.detailType);
+          logged.set(event.detail.callId, kinds);
+        }
+        if (page.events.length === 0 || !page.cursor) break;
+        cursor = page.cursor;
+      }
+      const missing = recorded
+        .map(([callId]) => callId)
+        .filter((callId) => logged.get(callId)?.size !== 2);
+      expect(missing).toEqual([]);
     } finally {
       dynamodb.destroy();
       eventBridge.destroy();

@@ -58,6 +58,10 @@ export class DeliveryQueue {
   private active = 0;
   private outstanding = 0;
   private idleWaiters: Array<() => void> = [];
+  /** Deliveries still under way per event, so an event's end can be reported once. */
+  private readonly perEvent = new Map<string, number>();
+  /** Called once every delivery of an event has finished (delivered or dead-lettered). */
+  onEventDone?: (eventId: string) => void;
   private closed = false;
   private pumpScheduled = false;
 
@@ -70,6 +74,7 @@ export class DeliveryQueue {
     if (this.closed) return;
     for (let copy = 0; copy <= this.options.duplicateDeliveries; copy++) {
       this.outstanding++;
+      this.perEvent.set(job.eventId, (this.perEvent.get(job.eventId) ?? 0) + 1);
       this.waiting.push({ job, attempt: 1 });
     }
     // Start targets on a later turn of the event loop, so PutEvents has answered first and no
@@ -113,7 +118,7 @@ export class DeliveryQueue {
       () => {
         this.active--;
         this.stats.delivered++;
-        this.settle();
+        this.settle(job);
       },
       (error: unknown) => {
         this.active--;
@@ -156,10 +161,17 @@ export class DeliveryQueue {
       input: job.input,
       failedAt: new Date().toISOString(),
     });
-    this.settle();
+    this.settle(job);
   }
 
-  private settle(): void {
+  private settle(job: DeliveryJob): void {
+    const left = (this.perEvent.get(job.eventId) ?? 1) - 1;
+    if (left > 0) this.perEvent.set(job.eventId, left);
+    else {
+      this.perEvent.delete(job.eventId);
+      // Closing dead-letters what is left: that is not an event's end, it must be replayed.
+      if (!this.closed) this.onEventDone?.(job.eventId);
+    }
     this.outstanding--;
     if (this.outstanding === 0) {
       for (const resolve of this.idleWaiters.splice(0)) resolve();

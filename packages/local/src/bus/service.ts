@@ -3,6 +3,7 @@ import { type DeadLetter, type DeliveryJob, type DeliveryOptions, DeliveryQueue 
 import { buildEnvelope, checkEntry, type EventEnvelope } from "./envelope";
 import { EventBridgeApiError, validation } from "./errors";
 import { targetInput } from "./input";
+import { BusJournal } from "./journal";
 import { type Bus, BusRegistry, compileOrReject, type Rule } from "./registry";
 import { type PutEventsEntry, parseInput, putEventsInput, testEventPatternInput } from "./schemas";
 
@@ -30,6 +31,11 @@ export interface LocalEventBusOptions {
    * InternalFailure) inside a 200 reply, to prove publishers resend only what failed.
    */
   refuseEntry?: (entry: PutEventsEntry) => { code: string; message: string } | undefined;
+  /**
+   * A file that keeps accepted events until every delivery of theirs ended, so a process
+   * killed outright delivers them after its restart (`replayJournal`). None: memory only.
+   */
+  journalFile?: string;
 }
 
 const LAMBDA_ARN = /^arn:aws[\w-]*:lambda:[^:]+:\d{12}:function:([^:]+)(?::[^:]+)?$/;
@@ -48,6 +54,7 @@ export class LocalEventBus {
   private readonly defaultMaxRetries: number;
   private readonly httpTargetTimeoutMs: number;
   private readonly refuseEntry: LocalEventBusOptions["refuseEntry"];
+  private readonly journal: BusJournal | undefined;
 
   constructor(options: LocalEventBusOptions = {}) {
     this.region = options.region ?? "us-east-1";
@@ -62,6 +69,9 @@ export class LocalEventBus {
       duplicateDeliveries: 0,
       ...options.delivery,
     });
+    this.journal = options.journalFile ? new BusJournal(options.journalFile) : undefined;
+    const journal = this.journal;
+    if (journal) this.queue.onEventDone = (eventId) => journal.finished(eventId);
     this.registry = new BusRegistry({
       region: this.region,
       account: this.account,
@@ -182,9 +192,29 @@ export class LocalEventBus {
   }
 
   private route(bus: Bus, envelope: EventEnvelope): void {
-    for (const rule of bus.rules.values()) {
-      if (rule.state === "ENABLED" && rule.matcher?.matches(envelope)) this.fanOut(rule, envelope);
+    const rules = [...bus.rules.values()].filter(
+      (rule) =>
+        rule.state === "ENABLED" && rule.matcher?.matches(envelope) && rule.targets.size > 0,
+    );
+    // Kept before any target runs (and before PutEvents answers), so a kill cannot lose it.
+    if (rules.length > 0) this.journal?.accepted({ busName: bus.name, envelope });
+    for (const rule of rules) this.fanOut(rule, envelope);
+  }
+
+  /**
+   * Delivers again what a previous process accepted and never finished delivering, to the
+   * rules as they are now: call it once the rules and targets are in place.
+   */
+  replayJournal(): number {
+    const unfinished = this.journal?.takeUnfinished() ?? [];
+    let replayed = 0;
+    for (const { busName, envelope } of unfinished) {
+      const bus = this.registry.find(busName);
+      if (!bus) continue;
+      this.route(bus, envelope);
+      replayed++;
     }
+    return replayed;
   }
 
   private fanOut(rule: Rule, envelope: EventEnvelope): void {

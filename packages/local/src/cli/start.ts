@@ -155,6 +155,8 @@ async function main(): Promise<void> {
   const rules = busRules(builtinTools.map((tool) => tool.spec.id));
   await system.wire(rules, await loadHandlers(rules));
   await system.schedule(SCHEDULED_JOBS, await loadHandlers(SCHEDULED_JOBS));
+  // Events the last run accepted but was killed before delivering: delivered now.
+  const replayed = system.bus.replayJournal();
   const toolbus = createToolbus(deployment, {
     tools: builtinTools,
     toolsets: builtinToolsets,
@@ -182,7 +184,7 @@ async function main(): Promise<void> {
       `Toolbus is running (stage ${system.stage}).`,
       `  API:             ${api.url}  (docs: ${api.url}/docs)`,
       `  DynamoDB Local:  ${system.dynamodb.endpoint}${config.memory ? " (in memory)" : ""}`,
-      `  EventBridge:     ${system.busServer.endpoint} (bus ${system.busName})`,
+      `  EventBridge:     ${system.busServer.endpoint} (bus ${system.busName})${replayed > 0 ? `, ${replayed} undelivered events of the last run delivered again` : ""}`,
       `  Catalog:         ${builtinTools.length} tools, ${rules.length} bus rules (${seeded.written.length} catalog entries written)`,
       `  Capabilities:    ${capabilities.map((c) => `${c.name} ${c.available ? "yes" : "no"}`).join(", ")}`,
       `  Admin key:       ${admin.key}  (${keyNote})`,

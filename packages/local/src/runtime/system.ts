@@ -58,7 +58,11 @@ export async function startLocalSystem(options: LocalSystemOptions): Promise<Loc
   const dynamodb = await startDynamoDbLocal(
     options.memory ? {} : { dbPath: join(options.stateDir, "dynamodb") },
   );
-  const bus = new LocalEventBus(options.bus);
+  // On disk, accepted events outlive the process as the data does; in memory neither does.
+  const bus = new LocalEventBus({
+    ...(options.memory ? {} : { journalFile: join(options.stateDir, "bus-journal.jsonl") }),
+    ...options.bus,
+  });
   const client = localEventBridgeClient({ bus });
   let busServer: EventBridgeServer;
   try {
