@@ -154,3 +154,62 @@ describe("a crash under load", { timeout: 240_000 }, () => {
     }
   });
 });
+
+describe("a restart after an administrator's change", { timeout: 240_000 }, () => {
+  it("keeps the change: the seed does not give the tool back to lower roles", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "toolbus-admin-"));
+    try {
+      const first = await start(dir);
+      const adminKey = (await readFile(join(dir, "admin-key"), "utf8")).trim();
+      const as = (key: string) => ({
+        authorization: `Bearer ${key}`,
+        "content-type": "application/json",
+      });
+      const read = await fetch(`${first.endpoints.api}/v1/tools/readability_analyzer`, {
+        headers: as(adminKey),
+      });
+      const {
+        revision: _revision,
+        updatedAt: _updatedAt,
+        ...spec
+      } = (await read.json()) as Record<string, unknown> & {
+        availability: Record<string, unknown>;
+      };
+      const changed = await fetch(`${first.endpoints.api}/v1/tools/readability_analyzer`, {
+        method: "PUT",
+        headers: as(adminKey),
+        body: JSON.stringify({ ...spec, availability: { ...spec.availability, minRole: "admin" } }),
+      });
+      expect(changed.status).toBe(200);
+      const created = await fetch(`${first.endpoints.api}/v1/keys`, {
+        method: "POST",
+        headers: as(adminKey),
+        body: JSON.stringify({ name: "member", role: "member" }),
+      });
+      const memberKey = ((await created.json()) as { key: string }).key;
+      first.child.kill("SIGINT");
+      await first.exited;
+
+      const second = await start(dir);
+      try {
+        const after = await fetch(`${second.endpoints.api}/v1/tools/readability_analyzer`, {
+          headers: as(adminKey),
+        });
+        expect(((await after.json()) as { availability: unknown }).availability).toMatchObject({
+          minRole: "admin",
+        });
+        const call = await fetch(`${second.endpoints.api}/v1/runs/admin-kept/calls`, {
+          method: "POST",
+          headers: as(memberKey),
+          body: JSON.stringify({ tool: "readability_analyzer", input: { text: "Kept." } }),
+        });
+        expect(call.status).toBe(403);
+      } finally {
+        second.child.kill("SIGINT");
+        await second.exited;
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
