@@ -1,6 +1,6 @@
-import { scheduledDetail } from "../app/calls/dispatch";
+import { announceScheduled } from "../app/calls/dispatch";
 import type { EventPublisher } from "../events/publisher";
-import type { CallRecord, CallResult } from "../model/call";
+import type { CallRecord, CallResult, Failure } from "../model/call";
 import { Failures } from "../model/failure";
 import type { CallStore } from "../ports";
 import { completionTime, publishResult } from "./tool-handler";
@@ -66,7 +66,7 @@ export function createSweeper(deps: () => SweeperDeps | Promise<SweeperDeps>) {
         if (claimed && (await fail(claimed, failure.message, failure))) swept++;
         continue;
       }
-      await publisher.publish([{ detailType: "ToolCallScheduled", detail: scheduledDetail(call) }]);
+      await announceScheduled(publisher, call);
       announced++;
     }
 
@@ -74,19 +74,19 @@ export function createSweeper(deps: () => SweeperDeps | Promise<SweeperDeps>) {
     for (const call of await calls.listUnannounced(finishedBefore, BATCH)) {
       if (!call.result) continue;
       // A direct call announces both events together, after its result: both may be missing.
-      await publisher.publish([{ detailType: "ToolCallScheduled", detail: scheduledDetail(call) }]);
+      await announceScheduled(publisher, call);
       await publishResult(call, call.result, publisher, calls, now);
       announced++;
     }
     return { swept, announced };
 
-    async function fail(call: CallRecord, output: string, failure: CallResult["failure"]) {
+    async function fail(call: CallRecord, output: string, failure: Failure) {
       const result: CallResult = {
         status: "failed",
         output,
         data: null,
         citations: [],
-        ...(failure ? { failure } : {}),
+        failure,
         cached: false,
         stale: false,
         durationMs: call.startedAt ? now().getTime() - Date.parse(call.startedAt) : 0,
@@ -98,7 +98,7 @@ export function createSweeper(deps: () => SweeperDeps | Promise<SweeperDeps>) {
       if (!completed) return false;
       // Its announcement may have died with its handler: the log gets both events either way
       // (the same event key, so a log or subscriber that has it already keeps one).
-      await publisher.publish([{ detailType: "ToolCallScheduled", detail: scheduledDetail(call) }]);
+      await announceScheduled(publisher, call);
       await publishResult(completed, result, publisher, calls, now);
       return true;
     }

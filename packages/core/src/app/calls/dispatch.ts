@@ -1,4 +1,5 @@
 import { ToolbusError } from "../../errors";
+import type { EventPublisher } from "../../events/publisher";
 import type { CallRecord } from "../../model/call";
 import { scheduledEventKey, type ToolCallScheduled } from "../../model/events";
 import { EVENT_SOURCE } from "../../wiring";
@@ -135,4 +136,15 @@ export function scheduledDetail(call: CallRecord): ToolCallScheduled & { [key: s
     ...(call.parentCallId ? { parentCallId: call.parentCallId } : {}),
     ...(call.dispatch ? { dispatch: call.dispatch } : {}),
   };
+}
+
+/**
+ * Announces a recorded call (ToolCallScheduled under its event key): first by the API, again
+ * by a retry or the sweeper. Consumers dedupe by the key, so announcing again is safe.
+ */
+export async function announceScheduled(
+  publisher: Pick<EventPublisher, "publish">,
+  call: CallRecord,
+): Promise<void> {
+  await publisher.publish([{ detailType: "ToolCallScheduled", detail: scheduledDetail(call) }]);
 }

@@ -3,7 +3,6 @@ import type { StageConfig } from "../../config";
 import { ConflictError, type Issue, NotFoundError, ValidationError, zodIssues } from "../../errors";
 import type { EventPublisher } from "../../events/publisher";
 import type { CallRecord, Principal } from "../../model/call";
-
 import { runId as runIdSchema } from "../../model/ids";
 import type { ToolSpec } from "../../model/tool";
 import type { CallStore, CatalogStore } from "../../ports";
@@ -15,6 +14,7 @@ import { canonicalJson, sha256Hex } from "../../util/canonical-json";
 import { handlerIdFor } from "../../wiring";
 import type { SelectionService } from "../selection/service";
 import {
+  announceScheduled,
   type Dispatcher,
   DispatchNotStartedError,
   logDispatchFailure,
@@ -200,10 +200,8 @@ export class CallService {
       : this.waitFor(record, deadline);
   }
 
-  private async announce(call: CallRecord): Promise<void> {
-    await this.deps.publisher.publish([
-      { detailType: "ToolCallScheduled", detail: scheduledDetail(call) },
-    ]);
+  private announce(call: CallRecord): Promise<void> {
+    return announceScheduled(this.deps.publisher, call);
   }
 
   /** Polls the call until it finishes or the deadline passes. */

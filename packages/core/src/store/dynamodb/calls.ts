@@ -1,4 +1,4 @@
-import { PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import { ToolbusError, ValidationError } from "../../errors";
 import { type CallRecord, type CallResult, callRecord, callResult } from "../../model/call";
@@ -13,13 +13,7 @@ import {
   parseStored,
   queryAll,
 } from "./client";
-import {
-  callKey,
-  PENDING_PARTITION,
-  publishedMarkKey,
-  RUNNING_PARTITION,
-  UNANNOUNCED_PARTITION,
-} from "./items";
+import { callKey, PENDING_PARTITION, RUNNING_PARTITION, UNANNOUNCED_PARTITION } from "./items";
 import { fitResult } from "./result-size";
 
 /**
@@ -73,29 +67,17 @@ export class DynamoCallStore implements CallStore {
 
   async get(parentRunId: string, callId: string): Promise<CallRecord | undefined> {
     const { client, tableName } = this.#options;
-    const key = callKey(parentRunId, callId);
-    // The call and its publication mark, in one read.
-    const items = await guard("calls.get", tableName, () =>
-      queryAll(client, {
-        TableName: tableName,
-        KeyConditionExpression: "pk = :pk AND sk BETWEEN :call AND :mark",
-        ExpressionAttributeValues: {
-          ":pk": key.pk,
-          ":call": key.sk,
-          ":mark": publishedMarkKey(parentRunId, callId).sk,
-        },
-        // Callers poll for completion right after a write elsewhere.
-        ConsistentRead: true,
-      }),
+    const { Item } = await guard("calls.get", tableName, () =>
+      client.send(
+        new GetCommand({
+          TableName: tableName,
+          Key: callKey(parentRunId, callId),
+          // Callers poll for completion right after a write elsewhere.
+          ConsistentRead: true,
+        }),
+      ),
     );
-    const item = items.find((candidate) => candidate.sk === key.sk);
-    if (!item) return undefined;
-    const mark = items.find((candidate) => candidate.sk !== key.sk)?.resultPublishedAt;
-    return parseStored(
-      callRecord,
-      typeof mark === "string" ? { ...item, resultPublishedAt: mark } : item,
-      "call",
-    );
+    return Item && parseStored(callRecord, Item, "call");
   }
 
   async claim(
@@ -178,18 +160,11 @@ export class DynamoCallStore implements CallStore {
         details: { callId: call.callId, status: call.status },
       });
     }
-    const {
-      gsi2pk: _index,
-      gsi2sk: _since,
-      ...record
-    } = call as CallRecord & {
-      gsi2pk?: unknown;
-      gsi2sk?: unknown;
-    };
+    // A parsed record carries no index keys: put without them, the call leaves the index.
     await guard("calls.markPublished", this.#options.tableName, () =>
       batchPut(this.#options).submit({
         ...callKey(call.parentRunId, call.callId),
-        ...record,
+        ...call,
         resultPublishedAt: at,
       }),
     );

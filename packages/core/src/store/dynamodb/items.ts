@@ -16,14 +16,6 @@ export const callKey = (runId: string, callId: string) => ({
   sk: `CALL#${callId}`,
 });
 /**
- * The call's publication mark, beside it in the run's partition. Call ids use only characters
- * above "#", so CALL#<id> .. CALL#<id>#PUBLISHED holds exactly the call and its mark.
- */
-export const publishedMarkKey = (runId: string, callId: string) => ({
-  pk: `RUN#${runId}`,
-  sk: `CALL#${callId}#PUBLISHED`,
-});
-/**
  * gsi2 holds a call only while it waits or runs (PENDING / <scheduledAt or release time>,
  * RUNNING / <deadlineAt>), so the index stays as small as the work in flight and the sweeper
  * finds what a crash left behind without a scan.
