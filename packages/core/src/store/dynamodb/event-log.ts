@@ -11,6 +11,28 @@ export const DEFAULT_EVENT_PAGE = 100;
 /** Appends made in this process, by table and run: followers here wake on them. */
 const appends = new EventEmitter();
 appends.setMaxListeners(0);
+/** The last append per topic whose wake-up is still to come. */
+const lastAppend = new Map<string, number>();
+
+/**
+ * Wakes a run's followers once its latest append is readable (after the settle window). A
+ * burst of appends wakes them once, not once per event: each wake costs every follower a read.
+ */
+function wakeFollowers(topic: string, settleMs: number): void {
+  const scheduled = lastAppend.has(topic);
+  lastAppend.set(topic, Date.now());
+  if (scheduled) return;
+  const fire = () => {
+    const readableAt = (lastAppend.get(topic) ?? 0) + settleMs;
+    if (readableAt > Date.now()) {
+      setTimeout(fire, readableAt - Date.now()).unref();
+      return;
+    }
+    lastAppend.delete(topic);
+    appends.emit(topic);
+  };
+  setTimeout(fire, settleMs).unref();
+}
 export const MAX_EVENT_PAGE = 1_000;
 
 /** DynamoDB's limit for a sort key value, in bytes. */
@@ -35,11 +57,7 @@ export class DynamoEventLog implements EventLog {
     await guard("events.append", this.#options.tableName, () =>
       batchPut(this.#options).submit({ pk: runPartition(parentRunId), sk, ...parsed }),
     );
-    // Followers wake when the event becomes readable: after the settle window.
-    const topic = this.#topic(parentRunId);
-    const settle = this.#options.eventSettleMs ?? 0;
-    if (settle > 0) setTimeout(() => appends.emit(topic), settle).unref();
-    else appends.emit(topic);
+    wakeFollowers(this.#topic(parentRunId), this.#options.eventSettleMs ?? 0);
   }
 
   appended(parentRunId: string, signal: AbortSignal): Promise<void> {
