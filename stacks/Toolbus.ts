@@ -187,6 +187,11 @@ export function Toolbus({ stack, app }: StackContext) {
     actions: ["events:PutEvents"],
     resources: [bus.eventBusArn],
   });
+  // `/health` asks whether the bus answers without publishing anything.
+  const describeBus = new iam.PolicyStatement({
+    actions: ["events:DescribeEventBus"],
+    resources: [bus.eventBusArn],
+  });
 
   // ---- Secrets (values live in SSM, set with `npx sst secrets set`).
   const secretNames = [ADMIN_KEY_SECRET, ...new Set(tools.flatMap(toolSecrets))];
@@ -403,10 +408,12 @@ export function Toolbus({ stack, app }: StackContext) {
     // Registration checks that a named secret is set, lists a remote MCP server's tools with
     // it, and a capability refresh checks every registered secret: all read on demand.
     // The outbound HTTPS calls need no IAM. Direct dispatch invokes the handlers' functions.
+    // `/health` reads a key that is never stored and describes the bus.
     statements: [
       onTable("GetItem", "PutItem", "UpdateItem", "DeleteItem"),
       queryTableAndIndexes,
       publish,
+      describeBus,
       readStageSecrets,
       invokeHandlers,
     ],

@@ -22,10 +22,19 @@ async function expectError(response: Response, status: number, code: string) {
 }
 
 describe("the API's public surface", () => {
-  it("answers /health without a key, with the stage", async () => {
+  it("answers /health without a key, with the stage and each dependency's state", async () => {
     const response = await system.request("/health", { key: null });
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ status: "ok", stage: "local" });
+    expect(response.headers.get("cache-control")).toBe("no-store");
+    expect(await response.json()).toEqual({
+      status: "ok",
+      stage: "local",
+      checkedAt: expect.any(String),
+      dependencies: {
+        dynamodb: { status: "ok", latencyMs: expect.any(Number) },
+        eventbridge: { status: "ok", latencyMs: expect.any(Number) },
+      },
+    });
   });
 
   it("sends secure headers and no server fingerprint", async () => {

@@ -219,6 +219,8 @@ function expectedAccess(handler: string, tracing: boolean): string[] {
       ...table("GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query"),
       ...TABLE.indexes.map((index) => `dynamodb:Query index/${index.name}`),
       "events:PutEvents bus",
+      // `/health` asks whether the bus answers.
+      "events:DescribeEventBus bus",
       // Direct dispatch: a synchronous Invoke of the handler a call belongs to.
       ...DISPATCHABLE.map((target) => `lambda:InvokeFunction function:${target}`),
     );

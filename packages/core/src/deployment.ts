@@ -4,7 +4,7 @@ import { z } from "zod";
 import { loadStageConfig, type StageConfig } from "./config";
 import { ValidationError, zodIssues } from "./errors";
 import type { SecretSource } from "./outbound/types";
-import { SDK_CLIENT_OPTIONS } from "./sdk-options";
+import { DYNAMODB_CLIENT_OPTIONS, SDK_CLIENT_OPTIONS } from "./sdk-options";
 import { boundSecretNames, firstSecret, loadSecrets } from "./secrets";
 
 /** Where a stage's state lives and how to reach it: the same shape on AWS and locally. */
@@ -99,7 +99,7 @@ function readDeployment(env: NodeJS.ProcessEnv, local: LocalDeploymentOptions): 
     busName: parsed.data.TOOLBUS_BUS,
     ...(parsed.data.TOOLBUS_ADMIN_KEY ? { adminKey: parsed.data.TOOLBUS_ADMIN_KEY } : {}),
     // Not for DynamoDB: its document client refuses cacheMiddleware.
-    dynamodb: new DynamoDBClient({}),
+    dynamodb: new DynamoDBClient(DYNAMODB_CLIENT_OPTIONS),
     eventBridge: local.eventBridge ?? new EventBridgeClient(SDK_CLIENT_OPTIONS),
     ...(local.writeLingerMs ? { writeLingerMs: local.writeLingerMs } : {}),
     eventSettleMs: local.eventSettleMs ?? (env.AWS_LAMBDA_FUNCTION_NAME ? AWS_EVENT_SETTLE_MS : 0),

@@ -3,11 +3,12 @@ import { type CallHandler, type Dispatcher, inProcessDispatcher } from "./app/ca
 import { CallService } from "./app/calls/service";
 import type { CapabilityDetector } from "./app/capabilities/detectors";
 import { CapabilityService } from "./app/capabilities/service";
+import { HealthService } from "./app/health/service";
 import { RegisteredToolsets } from "./app/catalog/registered";
 import { seedCatalog } from "./app/catalog/seed";
 import { SelectionService } from "./app/selection/service";
 import type { Deployment } from "./deployment";
-import { EventPublisher } from "./events/publisher";
+import { busProbe, EventPublisher } from "./events/publisher";
 import type { CapabilityStatus } from "./model/capability";
 import type { ToolsetSpec } from "./model/tool";
 import { systemLookup } from "./outbound/client";
@@ -20,6 +21,7 @@ import { stageSecretReader } from "./secrets";
 import { cachedCatalog, cachedKeys } from "./store/cached";
 import { type DynamoStores, dynamoStores, storeOptions } from "./store/dynamodb";
 import { hashKey } from "./store/dynamodb/keys";
+import { dynamoProbe } from "./store/dynamodb/probe";
 import { type AnyToolDefinition, toolSpecOf } from "./tool-definition";
 import {
   busRules,
@@ -70,7 +72,8 @@ export function createToolbus(
     dispatcher?: Dispatcher;
   } = {},
 ): Toolbus {
-  const dynamo = dynamoStores(storeOptions(deployment));
+  const store = storeOptions(deployment);
+  const dynamo = dynamoStores(store);
   const stores: ToolbusStores = {
     ...dynamo,
     catalog: cachedCatalog(dynamo.catalog),
@@ -157,6 +160,10 @@ export function createToolbus(
         refresh: () => capabilities.refresh({ verify: true }),
       },
       registered,
+      health: new HealthService([
+        dynamoProbe(store),
+        busProbe(deployment.eventBridge, deployment.busName),
+      ]),
       ...(deployment.adminKey ? { adminKey: deployment.adminKey } : {}),
     },
     settled: async () => {

@@ -1,4 +1,5 @@
 import type { CallService } from "../app/calls/service";
+import type { HealthService } from "../app/health/service";
 import type { RegisteredToolsets } from "../app/catalog/registered";
 import type { StageConfig } from "../config";
 import type { CapabilityStatus } from "../model/capability";
@@ -15,6 +16,8 @@ export interface ApiDeps {
   capabilities: { list(): Promise<CapabilityStatus[]>; refresh(): Promise<CapabilityStatus[]> };
   /** Registered http / mcp toolsets; without it the external-toolsets routes are absent. */
   registered?: RegisteredToolsets;
+  /** Whether DynamoDB and the bus answer, for `/health`; without it `/health` reports the stage only. */
+  health?: HealthService;
   /** The bootstrap admin key from configuration (TOOLBUS_ADMIN_KEY), compared in constant time. */
   adminKey?: string;
   /** Poll interval for `text/event-stream` followers, ms. */

@@ -134,8 +134,20 @@ export const createdKeySchema = z
 
 export const callRequestSchema = callRequest.meta({ id: "CallRequest" });
 
+const dependencyStateSchema = z.object({
+  status: z.enum(["ok", "unavailable"]),
+  latencyMs: z.number(),
+  reason: z.string().optional(),
+});
+
 export const healthSchema = z
-  .object({ status: z.literal("ok"), stage: z.string() })
+  .object({
+    status: z.enum(["ok", "unavailable"]),
+    stage: z.string(),
+    /** Each dependency's state: `dynamodb`, `eventbridge`. */
+    dependencies: z.record(z.string(), dependencyStateSchema).optional(),
+    checkedAt: z.string().optional(),
+  })
   .openapi("Health");
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {

@@ -1,8 +1,10 @@
 import {
+  DescribeEventBusCommand,
   type EventBridgeClient,
   PutEventsCommand,
   type PutEventsRequestEntry,
 } from "@aws-sdk/client-eventbridge";
+import type { DependencyProbe } from "../app/health/service";
 import { PublishError } from "../errors";
 import { GroupCommit, type ItemOutcome } from "../util/group-commit";
 import type { DetailType } from "../wiring";
@@ -140,4 +142,17 @@ function failureOf(
   if (result?.EventId) return "";
   if (!result) return failedCount ? "no result entry" : "";
   return `${result.ErrorCode ?? "error"}: ${result.ErrorMessage ?? "refused"}`;
+}
+
+/**
+ * The bus answers when DescribeEventBus of the stage's bus does: it publishes nothing, so a
+ * health check never reaches a subscriber.
+ */
+export function busProbe(client: EventBridgeClient, busName: string): DependencyProbe {
+  return {
+    name: "eventbridge",
+    async check(abortSignal) {
+      await client.send(new DescribeEventBusCommand({ Name: busName }), { abortSignal });
+    },
+  };
 }

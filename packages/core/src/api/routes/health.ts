@@ -7,11 +7,23 @@ const health = createRoute({
   method: "get",
   path: "/health",
   tags: ["Health"],
-  summary: "Liveness and the stage's name",
+  summary: "Whether the API and each dependency answer now",
+  description:
+    "DynamoDB and the event bus are each asked (a read of nothing, DescribeEventBus) with a 1 s bound; a report is reused for 1 s. 503 when any dependency does not answer: every call would then be refused too.",
   security: [],
-  responses: { 200: jsonContent(healthSchema, "The API is up") },
+  responses: {
+    200: jsonContent(healthSchema, "The API and every dependency answer"),
+    503: jsonContent(healthSchema, "A dependency does not answer; `dependencies` says which"),
+  },
 });
 
 export function registerHealthRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
-  app.openapi(health, (c) => c.json({ status: "ok" as const, stage: deps.config.stage }, 200));
+  app.openapi(health, async (c) => {
+    const stage = deps.config.stage;
+    if (!deps.health) return c.json({ status: "ok" as const, stage }, 200);
+    const report = await deps.health.report();
+    const body = { ...report, stage };
+    c.header("cache-control", "no-store");
+    return report.status === "ok" ? c.json(body, 200) : c.json(body, 503);
+  });
 }
