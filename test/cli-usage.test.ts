@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -209,6 +210,21 @@ describe("finding the endpoint and key", () => {
     const noApi = await cli(["tools", "list"], { cwd: project });
     expect(noApi.code).toBe(2);
     expect(noApi.stderr).toContain('has no "api" URL');
+  });
+
+  it("exits 2 for a local.json left by an npm start that was killed, naming the dead pid", async () => {
+    const project = join(scratch, "stale");
+    await mkdir(join(project, ".toolbus"), { recursive: true });
+    // A pid that existed and is gone: a child that already exited.
+    const gone = spawnSync(process.execPath, ["-e", "0"]).pid;
+    await writeFile(
+      join(project, ".toolbus", "local.json"),
+      JSON.stringify({ api: "http://127.0.0.1:9", pid: gone }),
+    );
+    await writeFile(join(project, ".toolbus", "admin-key"), "tbk_admin_secret\n");
+    const run = await cli(["tools", "list"], { cwd: project });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`no longer running (pid ${gone})`);
   });
 
   it("finds the endpoint in local.json and asks for a key when admin-key is missing", async () => {

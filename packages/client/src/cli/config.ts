@@ -14,7 +14,7 @@ export interface Connection {
 }
 
 const httpUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
-const localState = z.object({ api: httpUrl }).loose();
+const localState = z.object({ api: httpUrl, pid: z.number().int().positive().optional() }).loose();
 
 /**
  * Endpoint and key, each from the first place that has it: flags, then the environment
@@ -74,7 +74,23 @@ async function fromLocalState(cwd: string) {
   if (!parsed.success) {
     throw new UsageError(`${file} has no "api" URL; restart \`npm start\` to rewrite it.`);
   }
+  const { pid } = parsed.data;
+  if (pid !== undefined && isGone(pid)) {
+    throw new UsageError(
+      `${file} was left by an \`npm start\` that is no longer running (pid ${pid}); start it again, or pass --endpoint.`,
+    );
+  }
   return { value: parsed.data.api, source: file };
+}
+
+/** A process killed outright leaves its endpoints file behind, naming ports nobody serves. */
+function isGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ESRCH";
+  }
 }
 
 async function fromAdminKeyFile(cwd: string) {

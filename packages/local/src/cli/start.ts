@@ -113,11 +113,16 @@ async function main(): Promise<void> {
   const config = readOptions();
   const stateDir = resolve(config.stateDir);
   console.log("Starting Toolbus locally...");
+  // In memory, a DynamoDB Local that died took the table and the catalog with it.
+  let makeAgain: (() => Promise<void>) | undefined;
   const system = await startLocalSystem({
     stateDir,
     memory: config.memory,
     stage: config.stage,
     ...(config.busPort !== undefined ? { busPort: config.busPort } : {}),
+    onDynamoDbRestart: async (lostData) => {
+      if (lostData) await makeAgain?.();
+    },
   });
   let api: ApiServer | undefined;
   let settled: (() => Promise<void>) | undefined;
@@ -164,6 +169,11 @@ async function main(): Promise<void> {
   });
   const seeded = await toolbus.seed();
   const capabilities = await toolbus.refreshCapabilities();
+  makeAgain = async () => {
+    await ensureTable(deployment.dynamodb, deployment.tableName);
+    await toolbus.seed();
+    await toolbus.refreshCapabilities();
+  };
 
   const entry = await importFunction<{
     app: Parameters<typeof serveApi>[0];

@@ -7,7 +7,7 @@ import { locateDynamoDbLocalJar } from "./jar";
 import { assertJavaAvailable, resolveJavaPath } from "./java";
 import { findFreePort } from "./port";
 import { stopOnSignals } from "./signals";
-import { type SupervisedProcess, startSupervised } from "./supervisor";
+import { type ExitInfo, type SupervisedProcess, startSupervised } from "./supervisor";
 
 export interface StartDynamoDbLocalOptions {
   /** Folder for the database file, created if missing. Absent: everything stays in memory. */
@@ -24,14 +24,28 @@ export interface StartDynamoDbLocalOptions {
    * with the process, through the watchdog.
    */
   stopOnSignals?: boolean;
+  /** Start the JVM again, on the same port and files, whenever it exits on its own. */
+  keepAlive?: KeepAliveOptions;
+}
+
+export interface KeepAliveOptions {
+  /** First wait before a restart, ms (default 250); doubled after each failed restart. */
+  baseDelayMs?: number;
+  /** Longest wait between restarts, ms (default 10 s). */
+  maxDelayMs?: number;
+  /** The JVM exited on its own (or a restart failed); the next start is `restartInMs` away. */
+  onExit?(exit: ExitInfo & { attempt: number; restartInMs: number }): void;
+  onRestartFailed?(error: unknown): void;
+  /** A new JVM answers on the same port. Awaited before the next exit is watched for. */
+  onRestart?(restart: { pid: number; attempt: number }): void | Promise<void>;
 }
 
 export interface DynamoDbLocal {
   /** `http://127.0.0.1:<port>` */
   endpoint: string;
   port: number;
-  /** The JVM's pid. */
-  pid: number;
+  /** The JVM's pid (the current one, when it is kept alive). */
+  readonly pid: number;
   /** Stops the JVM; resolves once it has exited. Safe to call more than once. */
   stop(): Promise<void>;
 }
@@ -59,16 +73,56 @@ type Outcome = { kind: "ready" } | { kind: "exited"; code: number | null } | { k
 export async function startDynamoDbLocal(
   options: StartDynamoDbLocalOptions = {},
 ): Promise<DynamoDbLocal> {
-  const startTimeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
-  const deadline = Date.now() + startTimeoutMs;
   const javaPath = resolveJavaPath(options.javaPath);
   await assertJavaAvailable(javaPath);
   const jar = locateDynamoDbLocalJar();
   const dbPath = options.dbPath === undefined ? undefined : resolve(options.dbPath);
   if (dbPath !== undefined) await mkdir(dbPath, { recursive: true });
+  const launch: Launch = {
+    javaPath,
+    jar,
+    dbPath,
+    startTimeoutMs: options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
+  };
+  const first = await launchJvm(launch, options.port);
+  const handle = options.keepAlive
+    ? keepAlive(launch, first, options.keepAlive)
+    : { pid: first.jvm.pid, stop: () => first.jvm.stop() };
+  let unregister = () => {};
+  const stop = async () => {
+    unregister();
+    await handle.stop();
+  };
+  if (options.stopOnSignals) unregister = stopOnSignals(stop);
+  return {
+    endpoint: first.endpoint,
+    port: first.port,
+    get pid() {
+      return handle.pid;
+    },
+    stop,
+  };
+}
 
+interface Launch {
+  javaPath: string;
+  jar: ReturnType<typeof locateDynamoDbLocalJar>;
+  dbPath: string | undefined;
+  startTimeoutMs: number;
+}
+
+interface Running {
+  jvm: SupervisedProcess;
+  endpoint: string;
+  port: number;
+}
+
+/** One JVM answering on `fixedPort` (or on a free port), or an error that says why not. */
+async function launchJvm(launch: Launch, fixedPort: number | undefined): Promise<Running> {
+  const { javaPath, jar, dbPath, startTimeoutMs } = launch;
+  const deadline = Date.now() + startTimeoutMs;
   for (let attempt = 1; ; attempt++) {
-    const port = options.port ?? (await findFreePort());
+    const port = fixedPort ?? (await findFreePort());
     const endpoint = `http://127.0.0.1:${port}`;
     const jvm = await startSupervised(javaPath, [
       ...JVM_OPTIONS,
@@ -84,7 +138,7 @@ export async function startDynamoDbLocal(
     ]);
 
     const outcome = await waitUntilReady(jvm, endpoint, deadline);
-    if (outcome.kind === "ready") return handleFor(jvm, endpoint, port, options);
+    if (outcome.kind === "ready") return { jvm, endpoint, port };
 
     await jvm.stop();
     const output = lastLines(jvm.outputTail(), 30);
@@ -96,7 +150,7 @@ export async function startDynamoDbLocal(
       );
     }
     // Someone took the port between our probe and the JVM's bind: pick another one.
-    const lostPortRace = options.port === undefined && BIND_FAILURE.test(jvm.outputTail());
+    const lostPortRace = fixedPort === undefined && BIND_FAILURE.test(jvm.outputTail());
     if (lostPortRace && attempt < MAX_BIND_ATTEMPTS && Date.now() < deadline) continue;
     throw new DynamoDbLocalStartError(
       `DynamoDB Local exited with code ${outcome.code} before it was ready on ${endpoint}. JVM output:\n${output}`,
@@ -105,19 +159,66 @@ export async function startDynamoDbLocal(
   }
 }
 
-function handleFor(
-  jvm: SupervisedProcess,
-  endpoint: string,
-  port: number,
-  options: StartDynamoDbLocalOptions,
-): DynamoDbLocal {
-  let unregister = () => {};
-  const stop = async () => {
-    unregister();
-    await jvm.stop();
+/**
+ * Starts the JVM again, on the same port and files, whenever it exits without being asked to:
+ * clients keep their endpoint and simply get answers again. The wait doubles from
+ * `baseDelayMs` up to `maxDelayMs` while restarts fail, and starts over after one succeeds.
+ */
+function keepAlive(launch: Launch, first: Running, events: KeepAliveOptions) {
+  const baseDelayMs = events.baseDelayMs ?? 250;
+  const maxDelayMs = events.maxDelayMs ?? 10_000;
+  let current = first;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let wake: (() => void) | undefined;
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      wake = resolve;
+      timer = setTimeout(resolve, ms);
+    });
+
+  const restart = async (exit: ExitInfo) => {
+    let delay = baseDelayMs;
+    for (let attempt = 1; !stopped; attempt++) {
+      events.onExit?.({ ...exit, attempt, restartInMs: delay });
+      await sleep(delay);
+      if (stopped) return;
+      try {
+        current = await launchJvm(launch, first.port);
+      } catch (error) {
+        events.onRestartFailed?.(error);
+        delay = Math.min(maxDelayMs, delay * 2);
+        continue;
+      }
+      if (stopped) {
+        await current.jvm.stop();
+        return;
+      }
+      try {
+        await events.onRestart?.({ pid: current.jvm.pid, attempt });
+      } catch (error) {
+        events.onRestartFailed?.(error);
+      }
+      watch(current);
+      return;
+    }
   };
-  if (options.stopOnSignals) unregister = stopOnSignals(stop);
-  return { endpoint, port, pid: jvm.pid, stop };
+  const watch = (running: Running) => {
+    void running.jvm.exited.then((exit) => (stopped ? undefined : restart(exit)));
+  };
+  watch(first);
+
+  return {
+    get pid() {
+      return current.jvm.pid;
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      wake?.();
+      await current.jvm.stop();
+    },
+  };
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   startEventBridgeServer,
 } from "../bus";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../dynamodb";
+import { previousRun } from "./state-file";
 import { applySchedules, applyWiring } from "./wiring";
 
 export interface LocalSystemOptions {
@@ -21,6 +22,13 @@ export interface LocalSystemOptions {
   stage?: string;
   busPort?: number;
   bus?: LocalEventBusOptions;
+  /**
+   * Runs after DynamoDB Local came back from an exit nobody asked for (it is started again on
+   * the same port). In memory its tables are gone: this is where they are made again.
+   */
+  onDynamoDbRestart?: (lostData: boolean) => Promise<void>;
+  /** Where restarts and stale files are reported (default: the console). */
+  log?: (line: string) => void;
 }
 
 export interface LocalSystem {
@@ -54,10 +62,40 @@ export async function startLocalSystem(options: LocalSystemOptions): Promise<Loc
   const stage = options.stage ?? "local";
   const busName = `toolbus-${stage}`;
   const stateFile = join(options.stateDir, "local.json");
+  const log = options.log ?? ((line: string) => console.error(line));
   await mkdir(options.stateDir, { recursive: true });
-  const dynamodb = await startDynamoDbLocal(
-    options.memory ? {} : { dbPath: join(options.stateDir, "dynamodb") },
-  );
+  const previous = await previousRun(stateFile);
+  if (previous.kind === "running") {
+    throw new Error(
+      `Toolbus is already running with ${options.stateDir} (pid ${previous.pid}${previous.api ? `, API ${previous.api}` : ""}): two instances cannot share one database. Stop it, or pass another --state-dir.`,
+    );
+  }
+  if (previous.kind === "stale") {
+    log(
+      `Replacing ${stateFile}: the run that wrote it${previous.pid ? ` (pid ${previous.pid})` : ""} ended without removing it.`,
+    );
+    await rm(stateFile, { force: true });
+  }
+  const lostData = options.memory === true;
+  const dynamodb = await startDynamoDbLocal({
+    ...(options.memory ? {} : { dbPath: join(options.stateDir, "dynamodb") }),
+    keepAlive: {
+      onExit: ({ code, signal, attempt, restartInMs }) =>
+        log(
+          `DynamoDB Local ${attempt === 1 ? `exited (${signal ?? `code ${code}`})` : "did not start again"}; starting it in ${restartInMs} ms. Until then every request that needs it answers 503.`,
+        ),
+      onRestartFailed: (error) =>
+        log(`DynamoDB Local: ${error instanceof Error ? error.message.split("\n")[0] : error}`),
+      onRestart: async ({ pid }) => {
+        await options.onDynamoDbRestart?.(lostData);
+        log(
+          lostData
+            ? `DynamoDB Local is back (pid ${pid}), in memory: every table and item it held was lost (calls, run logs, API keys made since the start). The table and the catalog were made again.`
+            : `DynamoDB Local is back (pid ${pid}); its data on disk is intact.`,
+        );
+      },
+    },
+  });
   // On disk, accepted events outlive the process as the data does; in memory neither does.
   const bus = new LocalEventBus({
     ...(options.memory ? {} : { journalFile: join(options.stateDir, "bus-journal.jsonl") }),
@@ -94,6 +132,8 @@ export async function startLocalSystem(options: LocalSystemOptions): Promise<Loc
         ...extra,
         stage,
         busName,
+        // Lets the next start (and the CLI) tell a live instance from a file left by a kill.
+        pid: process.pid,
       };
       await writeFile(stateFile, `${JSON.stringify(endpoints, null, 2)}\n`);
     },
