@@ -11,9 +11,6 @@ const REQUEST_HANDLER = {
   throwOnRequestTimeout: true,
 } as const;
 
-/** The bound, in ms, on one SDK call to a dependency, retries included (about). */
-export const DEPENDENCY_TIMEOUT_MS = 2 * (REQUEST_HANDLER.connectionTimeout + REQUEST_HANDLER.requestTimeout);
-
 /**
  * Options every AWS SDK client of ours takes. `cacheMiddleware` resolves a command's middleware
  * stack once per command class instead of on every send: a call makes several requests, and

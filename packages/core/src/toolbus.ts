@@ -3,9 +3,9 @@ import { type CallHandler, type Dispatcher, inProcessDispatcher } from "./app/ca
 import { CallService } from "./app/calls/service";
 import type { CapabilityDetector } from "./app/capabilities/detectors";
 import { CapabilityService } from "./app/capabilities/service";
-import { HealthService } from "./app/health/service";
 import { RegisteredToolsets } from "./app/catalog/registered";
 import { seedCatalog } from "./app/catalog/seed";
+import { HealthService } from "./app/health/service";
 import { SelectionService } from "./app/selection/service";
 import type { Deployment } from "./deployment";
 import { busProbe, EventPublisher } from "./events/publisher";

@@ -1,6 +1,6 @@
 import type { CallService } from "../app/calls/service";
-import type { HealthService } from "../app/health/service";
 import type { RegisteredToolsets } from "../app/catalog/registered";
+import type { HealthService } from "../app/health/service";
 import type { StageConfig } from "../config";
 import type { CapabilityStatus } from "../model/capability";
 import type { CatalogStore, EventLog, KeyStore } from "../ports";
