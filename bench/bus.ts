@@ -9,6 +9,7 @@ import {
   PutTargetsCommand,
 } from "@aws-sdk/client-eventbridge";
 import {
+  generateLocalCredentials,
   LocalEventBus,
   localEventBridgeClient,
   startEventBridgeServer,
@@ -36,7 +37,10 @@ async function sdkRoundTripBaseline(): Promise<Run> {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
-  const client = localEventBridgeClient({ endpoint: `http://127.0.0.1:${port}` });
+  const client = localEventBridgeClient({
+    endpoint: `http://127.0.0.1:${port}`,
+    credentials: generateLocalCredentials(),
+  });
   const latencies: number[] = [];
   const started = performance.now();
   await runConcurrently(EVENTS, CONCURRENCY, async (i) => {
@@ -55,7 +59,7 @@ async function busDelivery(transport: "http" | "in-process"): Promise<Run> {
   const bus = new LocalEventBus();
   const server = transport === "http" ? await startEventBridgeServer(bus) : undefined;
   const client: EventBridgeClient = server
-    ? localEventBridgeClient({ endpoint: server.endpoint })
+    ? localEventBridgeClient(server)
     : localEventBridgeClient({ bus });
   const latencies: number[] = [];
   const arn = bus.registerFunction("sink", (event) => {

@@ -125,7 +125,7 @@ export async function benchCalls(): Promise<Measurement[]> {
   const dynamo = await startDynamoDbLocal();
   const bus = new LocalEventBus();
   const busServer = await startEventBridgeServer(bus);
-  const eventBridge = localEventBridgeClient({ endpoint: busServer.endpoint });
+  const eventBridge = localEventBridgeClient(busServer);
   const dynamodb = localDynamoDbClient(dynamo.endpoint);
   const adminKey = `bench-${randomUUID()}-admin-key`;
   try {

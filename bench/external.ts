@@ -433,7 +433,7 @@ export async function benchExternalCalls(): Promise<Measurement[]> {
   const dynamo = await startDynamoDbLocal();
   const bus = new LocalEventBus();
   const busServer = await startEventBridgeServer(bus);
-  const eventBridge = localEventBridgeClient({ endpoint: busServer.endpoint });
+  const eventBridge = localEventBridgeClient(busServer);
   const dynamodb = localDynamoDbClient(dynamo.endpoint);
   const adminKey = `bench-${randomUUID()}-admin-key`;
   const secrets: Record<string, string> = { BENCH_API_KEY: API_KEY, BENCH_MCP_TOKEN: MCP_TOKEN };

@@ -321,10 +321,17 @@ export function Toolbus({ stack, app }: StackContext) {
     (eventRule.node.defaultChild as events.CfnRule).addPropertyOverride("Targets.0.Id", "handler");
   }
 
-  /** What a bus handler may do: tools run calls, the recorder only appends to event logs. */
+  /**
+   * What a bus handler may do: tools run calls; the recorder reads a call's record (an event
+   * is recorded only when it matches it) and appends to event logs.
+   */
   function busHandlerAccess(rule: BusRule) {
     if (rule.handler === RECORDER_HANDLER) {
-      return { size: config.functions.recorder, statements: [onTable("PutItem")], secrets: [] };
+      return {
+        size: config.functions.recorder,
+        statements: [onTable("GetItem", "PutItem")],
+        secrets: [],
+      };
     }
     if (isRegisteredHandler(rule.handler)) {
       return {

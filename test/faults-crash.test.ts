@@ -7,7 +7,7 @@ import { createDocumentClient, DynamoCallStore } from "@toolbus/core/store/dynam
 import { afterAll, describe, expect, it } from "vitest";
 import { localEventBridgeClient } from "../packages/local/src/bus";
 import { localDynamoDbClient } from "../packages/local/src/dynamodb";
-import { spawnToolbus } from "./support/npm-start";
+import { type LocalEndpoints, readEndpoints, spawnToolbus } from "./support/npm-start";
 
 /**
  * `npm start` killed outright in the middle of a load, then started again on the same state:
@@ -24,7 +24,7 @@ const TERMINAL = new Set(["succeeded", "failed"]);
 interface Running {
   child: ChildProcess;
   exited: Promise<unknown>;
-  endpoints: { dynamodb: string; eventbridge: string; api: string; busName: string };
+  endpoints: LocalEndpoints;
 }
 
 const children: ChildProcess[] = [];
@@ -33,7 +33,7 @@ let stateDir: string | undefined;
 async function start(dir: string): Promise<Running> {
   const { child, exited } = await spawnToolbus(["--port", "0", "--state-dir", dir]);
   children.push(child);
-  const endpoints = JSON.parse(await readFile(join(dir, "local.json"), "utf8"));
+  const endpoints = await readEndpoints(dir);
   return { child, exited, endpoints };
 }
 
@@ -82,7 +82,10 @@ describe("a crash under load", { timeout: 240_000 }, () => {
 
     current = await start(stateDir);
     const dynamodb = localDynamoDbClient(current.endpoints.dynamodb);
-    const eventBridge = localEventBridgeClient({ endpoint: current.endpoints.eventbridge });
+    const eventBridge = localEventBridgeClient({
+      endpoint: current.endpoints.eventbridge,
+      credentials: current.endpoints.credentials,
+    });
     try {
       // The minute-by-minute sweeper, with no grace for lost announcements: a call the kill
       // left running fails once its deadline (its timeout plus 30 s) has passed.

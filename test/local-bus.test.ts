@@ -24,6 +24,8 @@ import {
   ResourceNotFoundException,
   TestEventPatternCommand,
 } from "@aws-sdk/client-eventbridge";
+import { HttpRequest } from "@smithy/core/protocols";
+import { SignatureV4 } from "@smithy/signature-v4";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   type EventBridgeServer,
@@ -32,6 +34,7 @@ import {
   localEventBridgeClient,
   startEventBridgeServer,
 } from "../packages/local/src/bus";
+import { Sha256 } from "../packages/local/src/bus/sigv4";
 
 type Transport = "http" | "in-process";
 
@@ -54,7 +57,7 @@ describe.each<Transport>(["http", "in-process"])("the local event bus (%s)", (tr
     bus = new LocalEventBus({ delivery: { baseDelayMs: 1, maxDelayMs: 5 }, ...options });
     if (transport === "http") {
       server = await startEventBridgeServer(bus);
-      client = localEventBridgeClient({ endpoint: server.endpoint });
+      client = localEventBridgeClient(server);
     } else {
       client = localEventBridgeClient({ bus });
     }
@@ -412,12 +415,7 @@ describe("the local event bus's delivery settings", () => {
     const bus = new LocalEventBus();
     const server = await startEventBridgeServer(bus);
     try {
-      const post = (target: string, body: string) =>
-        fetch(server.endpoint, {
-          method: "POST",
-          headers: { "x-amz-target": target, "content-type": "application/x-amz-json-1.1" },
-          body,
-        });
+      const post = (target: string, body: string) => signedPost(server, target, body);
       const unknown = await post("AWSEvents.CreatePartnerEventSource", "{}");
       expect(unknown.status).toBe(400);
       expect(await unknown.json()).toMatchObject({ __type: "UnknownOperationException" });
@@ -429,7 +427,93 @@ describe("the local event bus's delivery settings", () => {
       await server.close();
     }
   });
+
+  it("refuses requests not signed with the credentials it handed out, before doing anything", async () => {
+    const bus = new LocalEventBus();
+    const server = await startEventBridgeServer(bus);
+    const forged = JSON.stringify({
+      Entries: [{ Source: "toolbus", DetailType: "ToolResultReceived", Detail: "{}" }],
+    });
+    let delivered = 0;
+    const arn = bus.registerFunction("sink", () => void delivered++);
+    const inProcess = localEventBridgeClient({ bus });
+    await inProcess.send(
+      new PutRuleCommand({ Name: "all", EventPattern: '{"source":["toolbus"]}' }),
+    );
+    await inProcess.send(new PutTargetsCommand({ Rule: "all", Targets: [{ Id: "t", Arn: arn }] }));
+    try {
+      const unsigned = await fetch(server.endpoint, {
+        method: "POST",
+        headers: { "x-amz-target": "AWSEvents.PutEvents", "content-type": JSON_11 },
+        body: forged,
+      });
+      expect(unsigned.status).toBe(403);
+      expect(await unsigned.json()).toMatchObject({
+        __type: "MissingAuthenticationTokenException",
+      });
+
+      const stranger = await signedPost(server, "AWSEvents.PutEvents", forged, {
+        accessKeyId: "AKIAEXAMPLE",
+        secretAccessKey: server.credentials.secretAccessKey,
+      });
+      expect(stranger.status).toBe(403);
+      expect(await stranger.json()).toMatchObject({ __type: "UnrecognizedClientException" });
+
+      const wrongSecret = await signedPost(server, "AWSEvents.PutEvents", forged, {
+        accessKeyId: server.credentials.accessKeyId,
+        secretAccessKey: "not-the-secret",
+      });
+      expect(wrongSecret.status).toBe(403);
+      expect(await wrongSecret.json()).toMatchObject({ __type: "InvalidSignatureException" });
+
+      // The SDK, with the credentials handed out, signs and is let through.
+      const sdk = localEventBridgeClient(server);
+      const { FailedEntryCount } = await sdk.send(
+        new PutEventsCommand({
+          Entries: [{ Source: "toolbus", DetailType: "ToolResultReceived", Detail: "{}" }],
+        }),
+      );
+      sdk.destroy();
+      expect(FailedEntryCount).toBe(0);
+      await bus.drain();
+      expect(delivered).toBe(1);
+    } finally {
+      bus.close();
+      await server.close();
+    }
+  });
 });
+
+const JSON_11 = "application/x-amz-json-1.1";
+
+/** A raw request signed the way the SDK signs (SigV4 for `events`). */
+async function signedPost(
+  server: EventBridgeServer,
+  target: string,
+  body: string,
+  credentials = server.credentials,
+): Promise<Response> {
+  const url = new URL(server.endpoint);
+  const signer = new SignatureV4({
+    credentials,
+    region: "us-east-1",
+    service: "events",
+    sha256: Sha256,
+  });
+  const signed = await signer.sign(
+    new HttpRequest({
+      method: "POST",
+      protocol: "http:",
+      hostname: url.hostname,
+      port: Number(url.port),
+      path: "/",
+      headers: { host: url.host, "x-amz-target": target, "content-type": JSON_11 },
+      body,
+    }),
+  );
+  const { host: _host, ...headers } = signed.headers;
+  return fetch(server.endpoint, { method: "POST", headers, body });
+}
 
 describe("the local event bus's asynchrony", () => {
   it("answers PutEvents before any target starts running", async () => {

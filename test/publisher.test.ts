@@ -2,7 +2,11 @@ import { PutRuleCommand, PutTargetsCommand } from "@aws-sdk/client-eventbridge";
 import { describe, expect, it } from "vitest";
 import { PublishError } from "../packages/core/src/errors";
 import { EventPublisher, type OutgoingEvent } from "../packages/core/src/events/publisher";
-import { LocalEventBus, localEventBridgeClient } from "../packages/local/src/bus";
+import {
+  generateLocalCredentials,
+  LocalEventBus,
+  localEventBridgeClient,
+} from "../packages/local/src/bus";
 
 const events = (n: number): OutgoingEvent[] =>
   Array.from({ length: n }, (_, i) => ({
@@ -79,7 +83,10 @@ describe("the event publisher", () => {
 
   it("reports an unreachable bus as a PublishError", async () => {
     const publisher = new EventPublisher({
-      client: localEventBridgeClient({ endpoint: "http://127.0.0.1:9" }),
+      client: localEventBridgeClient({
+        endpoint: "http://127.0.0.1:9",
+        credentials: generateLocalCredentials(),
+      }),
       busName: "default",
       maxAttempts: 2,
       baseDelayMs: 1,

@@ -4,7 +4,11 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { ListRulesCommand, ListTargetsByRuleCommand } from "@aws-sdk/client-eventbridge";
+import {
+  CreateEventBusCommand,
+  ListRulesCommand,
+  ListTargetsByRuleCommand,
+} from "@aws-sdk/client-eventbridge";
 import {
   busRules,
   createTableInput,
@@ -20,7 +24,12 @@ import {
   secretParameterNames,
 } from "@toolbus/core/secrets";
 import { applyWiring, localFunctionName } from "@toolbus/local";
-import { LocalEventBus, localEventBridgeClient } from "@toolbus/local/bus";
+import {
+  type EventBridgeServer,
+  LocalEventBus,
+  localEventBridgeClient,
+  startEventBridgeServer,
+} from "@toolbus/local/bus";
 import { builtinTools } from "@toolbus/tools";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { handlerIdFor, RECORDER_HANDLER, REGISTERED_KINDS } from "../packages/core/src/wiring";
@@ -213,7 +222,7 @@ function expectedAccess(handler: string, tracing: boolean): string[] {
   const lines = ["logs:CreateLogStream own-logs", "logs:PutLogEvents own-logs"];
   const table = (...actions: string[]) => actions.map((a) => `dynamodb:${a} table`);
   if (handler === "recorder") {
-    lines.push("sqs:SendMessage own-dead-letters", ...table("PutItem"));
+    lines.push("sqs:SendMessage own-dead-letters", ...table("GetItem", "PutItem"));
   } else if (handler === "api") {
     lines.push(
       ...table("GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query"),
@@ -955,6 +964,19 @@ describe("the catalog, the wiring and the stack", () => {
 
 describe("the bundles the dev stack deploys, run in a fresh Node process", () => {
   const ADMIN_KEY = "bundle-test-admin-key-0123456789";
+  // The stage's bus, for the API's health check: signed with what the bundles are given.
+  const bus = new LocalEventBus();
+  let busServer: EventBridgeServer;
+  beforeAll(async () => {
+    busServer = await startEventBridgeServer(bus, {
+      credentials: { accessKeyId: "test", secretAccessKey: "test" },
+    });
+    await localEventBridgeClient({ bus }).send(new CreateEventBusCommand({ Name: "toolbus-dev" }));
+  });
+  afterAll(async () => {
+    bus.close();
+    await busServer.close();
+  });
   /** A stand-in for SSM's GetParameters (JSON 1.1 over HTTP), holding SST's parameter names. */
   async function fakeSsm(values: Record<string, string>) {
     const requests: Array<{ Names: string[]; WithDecryption: boolean }> = [];
@@ -1009,6 +1031,7 @@ describe("the bundles the dev stack deploys, run in a fresh Node process", () =>
           AWS_SECRET_ACCESS_KEY: "test",
           AWS_EC2_METADATA_DISABLED: "true",
           AWS_ENDPOINT_URL_DYNAMODB: inject("dynamodbEndpoint"),
+          AWS_ENDPOINT_URL_EVENTBRIDGE: busServer.endpoint,
           TOOLBUS_BUS: "toolbus-dev",
           ...env,
         },
@@ -1071,7 +1094,11 @@ describe("the bundles the dev stack deploys, run in a fresh Node process", () =>
         httpEvent("/v1/tools", { authorization: "Bearer not-the-admin-key-at-all-0000" }),
       ]);
       expect(health.statusCode).toBe(200);
-      expect(JSON.parse(health.body)).toEqual({ status: "ok", stage: "dev" });
+      expect(JSON.parse(health.body)).toMatchObject({
+        status: "ok",
+        stage: "dev",
+        dependencies: { dynamodb: { status: "ok" }, eventbridge: { status: "ok" } },
+      });
       expect(tools.statusCode).toBe(200);
       expect(tools.body).toContain('"web_search"');
       expect(refused.statusCode).toBe(401);

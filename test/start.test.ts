@@ -8,14 +8,14 @@ import { ListEventBusesCommand } from "@aws-sdk/client-eventbridge";
 import { afterEach, describe, expect, it } from "vitest";
 import { localEventBridgeClient } from "../packages/local/src/bus";
 import { localDynamoDbClient } from "../packages/local/src/dynamodb";
-import { spawnToolbus } from "./support/npm-start";
+import { type LocalEndpoints, readEndpoints, spawnToolbus } from "./support/npm-start";
 
 const LocalFile = (dir: string) => join(dir, "local.json");
 
 interface Running {
   child: ChildProcess;
   stateDir: string;
-  endpoints: { dynamodb: string; eventbridge: string; api: string; busName: string };
+  endpoints: LocalEndpoints;
   exited: Promise<number | null>;
 }
 
@@ -24,7 +24,7 @@ const running: Running[] = [];
 async function startToolbus(): Promise<Running> {
   const stateDir = await mkdtemp(join(tmpdir(), "toolbus-start-"));
   const { child, exited } = await spawnToolbus(["--memory", "--state-dir", stateDir]);
-  const endpoints = JSON.parse(await readFile(LocalFile(stateDir), "utf8"));
+  const endpoints = await readEndpoints(stateDir);
   const started = { child, stateDir, endpoints, exited };
   running.push(started);
   return started;
@@ -103,9 +103,10 @@ describe("npm start", { timeout: 120_000 }, () => {
 
     const tables = await localDynamoDbClient(endpoints.dynamodb).send(new ListTablesCommand({}));
     expect(tables.TableNames).toBeInstanceOf(Array);
-    const buses = await localEventBridgeClient({ endpoint: endpoints.eventbridge }).send(
-      new ListEventBusesCommand({}),
-    );
+    const buses = await localEventBridgeClient({
+      endpoint: endpoints.eventbridge,
+      credentials: endpoints.credentials,
+    }).send(new ListEventBusesCommand({}));
     expect(buses.EventBuses?.map((b) => b.Name)).toContain(endpoints.busName);
   });
 

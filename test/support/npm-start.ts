@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 
 const START = join(import.meta.dirname, "../../packages/local/src/cli/start.ts");
@@ -6,6 +7,22 @@ const START = join(import.meta.dirname, "../../packages/local/src/cli/start.ts")
 export interface StartedToolbus {
   child: ChildProcess;
   exited: Promise<number | null>;
+  /** Everything it printed so far (stdout and stderr). */
+  output(): string;
+}
+
+/** What `npm start` writes to `<state dir>/local.json`. */
+export interface LocalEndpoints {
+  dynamodb: string;
+  eventbridge: string;
+  api: string;
+  busName: string;
+  pid: number;
+  credentials: { accessKeyId: string; secretAccessKey: string };
+}
+
+export async function readEndpoints(stateDir: string): Promise<LocalEndpoints> {
+  return JSON.parse(await readFile(join(stateDir, "local.json"), "utf8")) as LocalEndpoints;
 }
 
 /**
@@ -32,5 +49,5 @@ export async function spawnToolbus(args: readonly string[]): Promise<StartedTool
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  return { child, exited };
+  return { child, exited, output: () => output };
 }

@@ -11,6 +11,7 @@ import {
   storeOptions,
 } from "../store/dynamodb";
 import type { AnyToolDefinition } from "../tool-definition";
+import type { RecorderDeps } from "./recorder";
 import type { ToolRuntimeDeps } from "./tool-handler";
 
 /**
@@ -45,8 +46,10 @@ export function sweeperDeps(deployment: Deployment) {
   };
 }
 
-export function recorderDeps(deployment: Deployment) {
+export function recorderDeps(deployment: Deployment): RecorderDeps {
+  const options = storeOptions(deployment);
   return {
-    events: new DynamoEventLog(storeOptions(deployment)),
+    events: new DynamoEventLog(options),
+    calls: new DynamoCallStore(options),
   };
 }

@@ -1,27 +1,52 @@
 import { z } from "zod";
 import { ValidationError, zodIssues } from "../errors";
-import type { EventLog } from "../ports";
-import { DETAIL_TYPES } from "../wiring";
+import { resultEventKey, scheduledEventKey } from "../model/events";
+import type { CallStore, EventLog } from "../ports";
+import { canonicalJson } from "../util/canonical-json";
+import { DETAIL_TYPES, EVENT_SOURCE } from "../wiring";
 
 const recordable = z.object({
+  source: z.string(),
   "detail-type": z.enum(DETAIL_TYPES),
   time: z.string(),
   detail: z
     .object({
       eventKey: z.string().min(1),
       parentRunId: z.string().min(1),
+      callId: z.string().min(1),
+      toolId: z.string().optional(),
       scheduledAt: z.string().optional(),
       completedAt: z.string().optional(),
+      status: z.string().optional(),
+      output: z.unknown().optional(),
+      failure: z.unknown().optional(),
+      resultOmitted: z.boolean().optional(),
     })
     .passthrough(),
 });
+type Recordable = z.infer<typeof recordable>;
+
+export interface RecorderDeps {
+  events: EventLog;
+  /** Where the calls are: an event is recorded only if it says what its call record says. */
+  calls: Pick<CallStore, "get">;
+  /** Where refused events are reported (default: a JSON line on stderr). */
+  warn?: (line: Record<string, unknown>) => void;
+}
 
 /**
  * The recorder: appends every Toolbus event to its run's log. The log orders by the time the
  * event describes (scheduledAt / completedAt), not by arrival, and the append is idempotent
  * by eventKey, so redeliveries and republished events leave the log unchanged.
+ *
+ * Anyone allowed to publish on the bus could claim to be Toolbus, so the call record is the
+ * authority: a `ToolCallScheduled` is recorded only for a call that was recorded with that
+ * tool at that moment, and a `ToolResultReceived` only when it carries the stored result.
+ * Both are written before they are announced, so a real event always finds its record
+ * (the read is strongly consistent). A refused event is reported, not retried: asking again
+ * cannot change the answer.
  */
-export function createRecorder(deps: () => { events: EventLog } | Promise<{ events: EventLog }>) {
+export function createRecorder(deps: () => RecorderDeps | Promise<RecorderDeps>) {
   return async (event: unknown): Promise<void> => {
     const parsed = recordable.safeParse(event);
     if (!parsed.success) {
@@ -30,7 +55,20 @@ export function createRecorder(deps: () => { events: EventLog } | Promise<{ even
       });
     }
     const { detail, time } = parsed.data;
-    const { events } = await deps();
+    const { events, calls, warn = warnOnStderr } = await deps();
+    const refusal = await refuse(parsed.data, calls);
+    if (refusal) {
+      warn({
+        level: "warn",
+        message: "event refused: it does not match its call record",
+        reason: refusal,
+        detailType: parsed.data["detail-type"],
+        eventKey: detail.eventKey,
+        parentRunId: detail.parentRunId,
+        callId: detail.callId,
+      });
+      return;
+    }
     await events.append(detail.parentRunId, {
       eventKey: detail.eventKey,
       detailType: parsed.data["detail-type"],
@@ -38,4 +76,37 @@ export function createRecorder(deps: () => { events: EventLog } | Promise<{ even
       detail,
     });
   };
+}
+
+/** Why an event is not what Toolbus announced, or undefined when it is. */
+async function refuse(
+  event: Recordable,
+  calls: Pick<CallStore, "get">,
+): Promise<string | undefined> {
+  const { detail } = event;
+  if (event.source !== EVENT_SOURCE) return `its source is not ${EVENT_SOURCE}`;
+  const call = await calls.get(detail.parentRunId, detail.callId);
+  if (!call) return "no such call was recorded";
+  if (detail.toolId !== call.toolId) return "its tool is not the call's";
+  if (event["detail-type"] === "ToolCallScheduled") {
+    if (detail.eventKey !== scheduledEventKey(call.parentRunId, call.callId)) return "wrong key";
+    if (detail.scheduledAt !== call.scheduledAt) return "its time is not the call's";
+    return undefined;
+  }
+  const result = call.result;
+  if (!result) return "the call has no result";
+  if (detail.eventKey !== resultEventKey(call.parentRunId, call.callId)) return "wrong key";
+  if (detail.status !== result.status || detail.completedAt !== result.completedAt) {
+    return "its outcome is not the stored one";
+  }
+  // A result too large for an event carries a preview of the output, not the output.
+  if (!detail.resultOmitted && detail.output !== result.output) return "its output differs";
+  if (canonicalJson(detail.failure ?? null) !== canonicalJson(result.failure ?? null)) {
+    return "its failure differs";
+  }
+  return undefined;
+}
+
+function warnOnStderr(line: Record<string, unknown>): void {
+  console.error(JSON.stringify(line));
 }

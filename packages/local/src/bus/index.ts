@@ -11,3 +11,4 @@ export {
   type LocalEventBusOptions,
   type LocalFunction,
 } from "./service";
+export { generateLocalCredentials, type LocalCredentials } from "./sigv4";

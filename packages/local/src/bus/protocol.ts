@@ -31,12 +31,15 @@ export async function answerJsonRequest(
     const output = await bus.dispatch(target.slice(TARGET_PREFIX.length), input);
     return reply(200, output);
   } catch (error) {
-    if (error instanceof EventBridgeApiError) {
-      return reply(error.statusCode, { __type: error.type, message: error.message });
-    }
+    if (error instanceof EventBridgeApiError) return errorReply(error);
     // Never leak internals: the SDK only needs to know it may retry.
     return reply(500, { __type: "InternalException", message: "Internal error in the local bus." });
   }
+}
+
+/** An error as EventBridge's JSON protocol carries it: the SDK reads `__type`. */
+export function errorReply(error: EventBridgeApiError): ProtocolResponse {
+  return reply(error.statusCode, { __type: error.type, message: error.message });
 }
 
 function parseBody(body: string): unknown {

@@ -138,8 +138,8 @@ async function main(): Promise<void> {
   const admin = await localAdminKey(stateDir);
   Object.assign(process.env, {
     AWS_REGION: "us-east-1",
-    AWS_ACCESS_KEY_ID: "local",
-    AWS_SECRET_ACCESS_KEY: "local",
+    AWS_ACCESS_KEY_ID: system.busServer.credentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: system.busServer.credentials.secretAccessKey,
     AWS_ENDPOINT_URL_DYNAMODB: system.dynamodb.endpoint,
     AWS_ENDPOINT_URL_EVENTBRIDGE: system.busServer.endpoint,
     TOOLBUS_TABLE: `toolbus-${system.stage}`,

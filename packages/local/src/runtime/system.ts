@@ -134,8 +134,10 @@ export async function startLocalSystem(options: LocalSystemOptions): Promise<Loc
         busName,
         // Lets the next start (and the CLI) tell a live instance from a file left by a kill.
         pid: process.pid,
+        // What the bus accepts signatures from (DynamoDB Local takes any): this run's only.
+        credentials: busServer.credentials,
       };
-      await writeFile(stateFile, `${JSON.stringify(endpoints, null, 2)}\n`);
+      await writeFile(stateFile, `${JSON.stringify(endpoints, null, 2)}\n`, { mode: 0o600 });
     },
     stop() {
       stopping ??= (async () => {
