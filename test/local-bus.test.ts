@@ -24,8 +24,6 @@ import {
   ResourceNotFoundException,
   TestEventPatternCommand,
 } from "@aws-sdk/client-eventbridge";
-import { HttpRequest } from "@smithy/core/protocols";
-import { SignatureV4 } from "@smithy/signature-v4";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   type EventBridgeServer,
@@ -34,7 +32,7 @@ import {
   localEventBridgeClient,
   startEventBridgeServer,
 } from "../packages/local/src/bus";
-import { Sha256 } from "../packages/local/src/bus/sigv4";
+import { JSON_11, signedPost } from "./support/sigv4";
 
 type Transport = "http" | "in-process";
 
@@ -483,37 +481,6 @@ describe("the local event bus's delivery settings", () => {
     }
   });
 });
-
-const JSON_11 = "application/x-amz-json-1.1";
-
-/** A raw request signed the way the SDK signs (SigV4 for `events`). */
-async function signedPost(
-  server: EventBridgeServer,
-  target: string,
-  body: string,
-  credentials = server.credentials,
-): Promise<Response> {
-  const url = new URL(server.endpoint);
-  const signer = new SignatureV4({
-    credentials,
-    region: "us-east-1",
-    service: "events",
-    sha256: Sha256,
-  });
-  const signed = await signer.sign(
-    new HttpRequest({
-      method: "POST",
-      protocol: "http:",
-      hostname: url.hostname,
-      port: Number(url.port),
-      path: "/",
-      headers: { host: url.host, "x-amz-target": target, "content-type": JSON_11 },
-      body,
-    }),
-  );
-  const { host: _host, ...headers } = signed.headers;
-  return fetch(server.endpoint, { method: "POST", headers, body });
-}
 
 describe("the local event bus's asynchrony", () => {
   it("answers PutEvents before any target starts running", async () => {

@@ -54,7 +54,12 @@ export interface TestToolbusOptions {
 export async function startTestToolbus(options: TestToolbusOptions = {}): Promise<TestToolbus> {
   const dynamodb = testDynamoDbClient();
   const tableName = `toolbus-test-${randomUUID().slice(0, 8)}`;
-  const bus = new LocalEventBus({ delivery: { baseDelayMs: 5, maxDelayMs: 50 }, ...options.bus });
+  // Quick retries, and few: a target a test breaks on purpose is dead-lettered in moments.
+  const bus = new LocalEventBus({
+    delivery: { baseDelayMs: 5, maxDelayMs: 50 },
+    defaultMaxRetries: 2,
+    ...options.bus,
+  });
   const eventBridge = localEventBridgeClient({ bus });
   const busName = "toolbus-test";
   const adminKey = `test-admin-${randomBytes(18).toString("base64url")}`;

@@ -1,3 +1,6 @@
+import { randomUUID } from "node:crypto";
+import { DeadLetterStore } from "./dead-letters";
+
 /** One event on its way to one target. */
 export interface DeliveryJob {
   eventId: string;
@@ -12,10 +15,14 @@ export interface DeliveryJob {
   maxAgeMs: number;
   deadLetterArn?: string;
   enqueuedAt: number;
+  /** The dead letter this delivery is a redrive of: it goes once the delivery succeeds. */
+  redriveOf?: string;
 }
 
 /** An event a target never accepted: kept for inspection, never silently dropped. */
 export interface DeadLetter {
+  /** Names the dead letter for ListDeadLetters and RedriveDeadLetters. */
+  id: string;
   eventId: string;
   busName: string;
   ruleName: string;
@@ -29,7 +36,10 @@ export interface DeadLetter {
 }
 
 export interface DeliveryOptions {
-  /** First retry delay; later ones double, with jitter, up to maxDelayMs. */
+  /**
+   * First retry delay; later ones double, with jitter, up to maxDelayMs: EventBridge's
+   * exponential backoff with randomized delay. Tests make both short.
+   */
   baseDelayMs: number;
   maxDelayMs: number;
   /** Deliveries running at once; more wait in line, as with a function's reserved concurrency. */
@@ -51,7 +61,6 @@ export interface DeliveryStats {
  * PutEvents returns before any target runs, as on AWS, so publishers never wait on consumers.
  */
 export class DeliveryQueue {
-  readonly deadLetters: DeadLetter[] = [];
   readonly stats: DeliveryStats = { delivered: 0, failedAttempts: 0, deadLettered: 0 };
   private readonly waiting: Array<{ job: DeliveryJob; attempt: number }> = [];
   private readonly retrying = new Map<NodeJS.Timeout, { job: DeliveryJob; attempt: number }>();
@@ -68,6 +77,7 @@ export class DeliveryQueue {
   constructor(
     private readonly invoke: Invoke,
     private readonly options: DeliveryOptions,
+    readonly deadLetters: DeadLetterStore = new DeadLetterStore(),
   ) {}
 
   enqueue(job: DeliveryJob): void {
@@ -101,7 +111,9 @@ export class DeliveryQueue {
     const pending = [...this.waiting.splice(0), ...this.retrying.values()];
     this.retrying.clear();
     for (const { job, attempt } of pending) {
-      this.deadLetter(job, attempt - 1, "the bus was closed before delivery");
+      // The journal (when there is one) delivers these again after a restart: a dead letter
+      // kept on disk as well would deliver them twice.
+      this.deadLetter(job, attempt - 1, "the bus was closed before delivery", { transient: true });
     }
   }
 
@@ -118,6 +130,7 @@ export class DeliveryQueue {
       () => {
         this.active--;
         this.stats.delivered++;
+        if (job.redriveOf) this.deadLetters.remove(job.redriveOf);
         this.settle(job);
       },
       (error: unknown) => {
@@ -147,20 +160,31 @@ export class DeliveryQueue {
     this.retrying.set(timer, { job, attempt });
   }
 
-  private deadLetter(job: DeliveryJob, attempts: number, error: string): void {
+  private deadLetter(
+    job: DeliveryJob,
+    attempts: number,
+    error: string,
+    options: { transient?: boolean } = {},
+  ): void {
     this.stats.deadLettered++;
-    this.deadLetters.push({
-      eventId: job.eventId,
-      busName: job.busName,
-      ruleName: job.ruleName,
-      targetId: job.targetId,
-      targetArn: job.targetArn,
-      ...(job.deadLetterArn ? { deadLetterArn: job.deadLetterArn } : {}),
-      attempts,
-      error,
-      input: job.input,
-      failedAt: new Date().toISOString(),
-    });
+    // A redrive cut short by closing leaves its letter as it was, still kept.
+    if (options.transient && job.redriveOf) return this.settle(job);
+    this.deadLetters.put(
+      {
+        id: job.redriveOf ?? randomUUID(),
+        eventId: job.eventId,
+        busName: job.busName,
+        ruleName: job.ruleName,
+        targetId: job.targetId,
+        targetArn: job.targetArn,
+        ...(job.deadLetterArn ? { deadLetterArn: job.deadLetterArn } : {}),
+        attempts,
+        error,
+        input: job.input,
+        failedAt: new Date().toISOString(),
+      },
+      options,
+    );
     this.settle(job);
   }
 

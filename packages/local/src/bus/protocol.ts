@@ -9,6 +9,8 @@ export interface ProtocolResponse {
 }
 
 const TARGET_PREFIX = "AWSEvents.";
+/** Operations only the local bus has (dead letters); never sent to AWS. */
+const LOCAL_PREFIX = "ToolbusLocal.";
 
 /**
  * EventBridge's JSON 1.1 protocol: the operation rides in `X-Amz-Target: AWSEvents.<Op>`,
@@ -21,15 +23,17 @@ export async function answerJsonRequest(
   body: string,
 ): Promise<ProtocolResponse> {
   try {
-    if (!target?.startsWith(TARGET_PREFIX)) {
-      throw new EventBridgeApiError(
-        "UnknownOperationException",
-        "Missing or malformed X-Amz-Target header; expected AWSEvents.<Operation>.",
-      );
+    if (target?.startsWith(TARGET_PREFIX)) {
+      return reply(200, await bus.dispatch(target.slice(TARGET_PREFIX.length), parseBody(body)));
     }
-    const input = parseBody(body);
-    const output = await bus.dispatch(target.slice(TARGET_PREFIX.length), input);
-    return reply(200, output);
+    if (target?.startsWith(LOCAL_PREFIX)) {
+      const operation = target.slice(LOCAL_PREFIX.length);
+      return reply(200, await bus.dispatchLocal(operation, parseBody(body)));
+    }
+    throw new EventBridgeApiError(
+      "UnknownOperationException",
+      "Missing or malformed X-Amz-Target header; expected AWSEvents.<Operation>.",
+    );
   } catch (error) {
     if (error instanceof EventBridgeApiError) return errorReply(error);
     // Never leak internals: the SDK only needs to know it may retry.

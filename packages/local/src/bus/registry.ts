@@ -47,6 +47,25 @@ export interface RegistryOptions {
   targetsPerRule: number;
   /** Starts a `rate(...)` rule's timer; the registry stops it when the rule goes away. */
   schedule(rule: Rule, periodMs: number): NodeJS.Timeout;
+  /** Called after every change to buses, rules or targets (to keep them in a file). */
+  onChange?: () => void;
+}
+
+/** Buses, rules and targets as plain data: what a restart restores. */
+export interface RegistrySnapshot {
+  buses: Array<{
+    Name: string;
+    Description?: string;
+    Rules: Array<{
+      Name: string;
+      EventPattern?: string;
+      ScheduleExpression?: string;
+      State: Rule["state"];
+      Description?: string;
+      RoleArn?: string;
+      Targets: Target[];
+    }>;
+  }>;
 }
 
 const DEFAULT_BUS = "default";
@@ -65,6 +84,63 @@ export class BusRegistry {
   /** The bus an event or request names, or undefined: absent means the default bus. */
   find(nameOrArn: string | undefined): Bus | undefined {
     return this.buses.get(busNameOf(nameOrArn));
+  }
+
+  /** Called after every change from now on (restoring a snapshot is not one). */
+  setOnChange(onChange: () => void): void {
+    this.options.onChange = onChange;
+  }
+
+  private changed(): void {
+    this.options.onChange?.();
+  }
+
+  /** Everything the registry holds, for `restore` in another process. */
+  snapshot(): RegistrySnapshot {
+    return {
+      buses: [...this.buses.values()].map((bus) => ({
+        Name: bus.name,
+        ...(bus.description !== undefined ? { Description: bus.description } : {}),
+        Rules: [...bus.rules.values()].map((rule) => ({
+          Name: rule.name,
+          State: rule.state,
+          ...(rule.eventPattern ? { EventPattern: rule.eventPattern } : {}),
+          ...(rule.scheduleExpression ? { ScheduleExpression: rule.scheduleExpression } : {}),
+          ...(rule.description !== undefined ? { Description: rule.description } : {}),
+          ...(rule.roleArn ? { RoleArn: rule.roleArn } : {}),
+          Targets: [...rule.targets.values()],
+        })),
+      })),
+    };
+  }
+
+  /**
+   * Puts back what `snapshot` took, through the same validation as the API: a file edited by
+   * hand into something EventBridge would refuse is refused here too.
+   */
+  restore(snapshot: RegistrySnapshot): void {
+    const onChange = this.options.onChange;
+    this.options.onChange = undefined;
+    try {
+      for (const bus of snapshot.buses) {
+        if (!this.buses.has(busNameOf(bus.Name))) {
+          this.createEventBus({ Name: bus.Name, Description: bus.Description });
+        }
+        for (const { Targets, ...rule } of bus.Rules) {
+          this.putRule({ ...rule, EventBusName: bus.Name });
+          if (Targets.length > 0) {
+            this.putTargets({ Rule: rule.Name, EventBusName: bus.Name, Targets });
+          }
+        }
+      }
+    } finally {
+      this.options.onChange = onChange;
+    }
+  }
+
+  /** Every rule, with the bus it is on: for pruning what a restart restored but nobody serves. */
+  rules(): Rule[] {
+    return [...this.buses.values()].flatMap((bus) => [...bus.rules.values()]);
   }
 
   stopTimers(): void {
@@ -101,6 +177,7 @@ export class BusRegistry {
     if (existing) stopTimer(existing);
     bus.rules.set(rule.name, rule);
     if (periodMs !== undefined) rule.timer = this.options.schedule(rule, periodMs);
+    this.changed();
     return { RuleArn: rule.arn };
   }
 
@@ -127,6 +204,7 @@ export class BusRegistry {
     if (rule.targets.size > 0) throw validation("Rule can't be deleted since it has targets.");
     stopTimer(rule);
     bus.rules.delete(rule.name);
+    this.changed();
     return {};
   }
 
@@ -150,6 +228,7 @@ export class BusRegistry {
   setRuleState(raw: unknown, state: Rule["state"]) {
     const rule = this.requireRule(parseInput(ruleRef, raw));
     rule.state = state;
+    this.changed();
     return {};
   }
 
@@ -177,6 +256,7 @@ export class BusRegistry {
         rule.targets.set(target.Id, target);
       }
     }
+    this.changed();
     return { FailedEntryCount: FailedEntries.length, FailedEntries };
   }
 
@@ -184,6 +264,7 @@ export class BusRegistry {
     const input = parseInput(removeTargetsInput, raw);
     const rule = this.requireRule({ Name: input.Rule, EventBusName: input.EventBusName });
     for (const id of input.Ids) rule.targets.delete(id);
+    this.changed();
     return { FailedEntryCount: 0, FailedEntries: [] };
   }
 
@@ -203,6 +284,7 @@ export class BusRegistry {
     }
     if (this.buses.has(input.Name)) throw alreadyExists(`Event bus ${input.Name} already exists.`);
     const bus = this.addBus(input.Name, input.Description);
+    this.changed();
     return { EventBusArn: bus.arn, ...(bus.description ? { Description: bus.description } : {}) };
   }
 
@@ -229,6 +311,7 @@ export class BusRegistry {
     const bus = this.buses.get(name);
     if (bus) for (const rule of bus.rules.values()) stopTimer(rule);
     this.buses.delete(name);
+    this.changed();
     return {};
   }
 

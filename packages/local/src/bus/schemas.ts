@@ -141,3 +141,19 @@ export function parseInput<T>(schema: z.ZodType<T>, input: unknown): T {
   const count = `${issues.length} validation error${issues.length === 1 ? "" : "s"} detected`;
   throw validation(`${count}: ${details}`);
 }
+
+// Local-only operations (X-Amz-Target `ToolbusLocal.<Op>`): dead letters.
+const deadLetterFilter = {
+  EventBusName: busName.optional(),
+  RuleName: ruleName.optional(),
+};
+export const listDeadLettersInput = z.object({
+  ...deadLetterFilter,
+  NextToken: nextToken,
+  Limit: limit,
+});
+export const redriveDeadLettersInput = z.object({
+  ...deadLetterFilter,
+  /** Which dead letters; absent: every one the filter matches. */
+  Ids: z.array(z.string().min(1).max(64)).min(1).max(100).optional(),
+});

@@ -1,11 +1,26 @@
 import { randomUUID } from "node:crypto";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { DeadLetterStore } from "./dead-letters";
 import { type DeadLetter, type DeliveryJob, type DeliveryOptions, DeliveryQueue } from "./delivery";
 import { buildEnvelope, checkEntry, type EventEnvelope } from "./envelope";
 import { EventBridgeApiError, validation } from "./errors";
 import { targetInput } from "./input";
 import { BusJournal } from "./journal";
-import { type Bus, BusRegistry, compileOrReject, type Rule } from "./registry";
-import { type PutEventsEntry, parseInput, putEventsInput, testEventPatternInput } from "./schemas";
+import {
+  type Bus,
+  BusRegistry,
+  compileOrReject,
+  type RegistrySnapshot,
+  type Rule,
+} from "./registry";
+import {
+  listDeadLettersInput,
+  type PutEventsEntry,
+  parseInput,
+  putEventsInput,
+  redriveDeadLettersInput,
+  testEventPatternInput,
+} from "./schemas";
 
 /** A function the bus can invoke, registered under a Lambda-style ARN. */
 export type LocalFunction = (event: unknown, context: InvocationContext) => unknown;
@@ -20,8 +35,10 @@ export interface LocalEventBusOptions {
   region?: string;
   account?: string;
   delivery?: Partial<DeliveryOptions>;
-  /** Retries for targets without a RetryPolicy. AWS retries 185 times over a day; locally a
-   * few quick retries show the same behaviour without hiding a broken target for hours. */
+  /**
+   * Retries for targets without a RetryPolicy: EventBridge's default, 185 over at most a day
+   * (MaximumEventAgeInSeconds 86400). Tests give fewer.
+   */
   defaultMaxRetries?: number;
   limits?: { rulesPerBus?: number; targetsPerRule?: number };
   /** Timeout for HTTP targets (local extension: a target ARN may be an http(s) URL). */
@@ -36,7 +53,15 @@ export interface LocalEventBusOptions {
    * killed outright delivers them after its restart (`replayJournal`). None: memory only.
    */
   journalFile?: string;
+  /** A file that keeps buses, rules and targets across restarts. None: memory only. */
+  rulesFile?: string;
+  /** A file that keeps dead letters until they are redriven. None: memory only. */
+  deadLettersFile?: string;
 }
+
+/** EventBridge's retry defaults: 185 retries, events up to a day old. */
+const DEFAULT_MAX_RETRIES = 185;
+const DEFAULT_MAX_EVENT_AGE_SECONDS = 86_400;
 
 const LAMBDA_ARN = /^arn:aws[\w-]*:lambda:[^:]+:\d{12}:function:([^:]+)(?::[^:]+)?$/;
 
@@ -59,16 +84,20 @@ export class LocalEventBus {
   constructor(options: LocalEventBusOptions = {}) {
     this.region = options.region ?? "us-east-1";
     this.account = options.account ?? "000000000000";
-    this.defaultMaxRetries = options.defaultMaxRetries ?? 2;
+    this.defaultMaxRetries = options.defaultMaxRetries ?? DEFAULT_MAX_RETRIES;
     this.httpTargetTimeoutMs = options.httpTargetTimeoutMs ?? 10_000;
     this.refuseEntry = options.refuseEntry;
-    this.queue = new DeliveryQueue((job) => this.invoke(job), {
-      baseDelayMs: 200,
-      maxDelayMs: 5_000,
-      maxConcurrency: 64,
-      duplicateDeliveries: 0,
-      ...options.delivery,
-    });
+    this.queue = new DeliveryQueue(
+      (job) => this.invoke(job),
+      {
+        baseDelayMs: 1_000,
+        maxDelayMs: 180_000,
+        maxConcurrency: 64,
+        duplicateDeliveries: 0,
+        ...options.delivery,
+      },
+      new DeadLetterStore(options.deadLettersFile),
+    );
     this.journal = options.journalFile ? new BusJournal(options.journalFile) : undefined;
     const journal = this.journal;
     if (journal) this.queue.onEventDone = (eventId) => journal.finished(eventId);
@@ -79,6 +108,16 @@ export class LocalEventBus {
       targetsPerRule: options.limits?.targetsPerRule ?? 5,
       schedule: (rule, periodMs) => this.schedule(rule, periodMs),
     });
+    const rulesFile = options.rulesFile;
+    if (rulesFile) {
+      if (existsSync(rulesFile)) {
+        this.registry.restore(JSON.parse(readFileSync(rulesFile, "utf8")) as RegistrySnapshot);
+      }
+      this.registry.setOnChange(() => {
+        writeFileSync(`${rulesFile}.tmp`, JSON.stringify(this.registry.snapshot()));
+        renameSync(`${rulesFile}.tmp`, rulesFile);
+      });
+    }
   }
 
   // ---- functions and inspection -------------------------------------------------------------
@@ -99,7 +138,29 @@ export class LocalEventBus {
 
   /** Events no target accepted after its retries: inspect them instead of losing them. */
   deadLetters(): readonly DeadLetter[] {
-    return this.queue.deadLetters;
+    return this.queue.deadLetters.list();
+  }
+
+  /**
+   * Removes the rules a restart restored whose every target is a function of this process
+   * that nobody registered again (a tool that no longer exists): they would only fill the
+   * dead letters. Returns their names.
+   */
+  dropRulesWithoutHandlers(): string[] {
+    const dropped: string[] = [];
+    for (const rule of this.registry.rules()) {
+      const targets = [...rule.targets.values()];
+      const orphaned = targets.every((target) => {
+        const name = LAMBDA_ARN.exec(target.Arn)?.[1];
+        return name !== undefined && !this.functions.has(name);
+      });
+      if (targets.length === 0 || !orphaned) continue;
+      const ref = { Rule: rule.name, EventBusName: rule.busName };
+      this.registry.removeTargets({ ...ref, Ids: targets.map((target) => target.Id) });
+      this.registry.deleteRule({ Name: rule.name, EventBusName: rule.busName });
+      dropped.push(rule.name);
+    }
+    return dropped;
   }
 
   deliveryStats() {
@@ -157,6 +218,89 @@ export class LocalEventBus {
           `Operation ${operation} is not supported by the local event bus.`,
         );
     }
+  }
+
+  /**
+   * Operations of the local bus only (X-Amz-Target `ToolbusLocal.<Op>`): EventBridge keeps
+   * dead letters in each target's SQS queue, which one machine does not have.
+   */
+  async dispatchLocal(operation: string, input: unknown): Promise<unknown> {
+    switch (operation) {
+      case "ListDeadLetters":
+        return this.listDeadLetters(input);
+      case "RedriveDeadLetters":
+        return this.redriveDeadLetters(input);
+      default:
+        throw new EventBridgeApiError(
+          "UnknownOperationException",
+          `Operation ToolbusLocal.${operation} does not exist: ListDeadLetters, RedriveDeadLetters.`,
+        );
+    }
+  }
+
+  private listDeadLetters(raw: unknown) {
+    const input = parseInput(listDeadLettersInput, raw);
+    const matching = this.matchingDeadLetters(input);
+    const start = input.NextToken ? Number(input.NextToken) : 0;
+    if (!Number.isInteger(start) || start < 0) throw validation("The NextToken is not valid.");
+    const end = start + (input.Limit ?? 100);
+    return {
+      DeadLetters: matching.slice(start, end).map(deadLetterView),
+      ...(end < matching.length ? { NextToken: String(end) } : {}),
+    };
+  }
+
+  /**
+   * Delivers dead letters again, to their rule's target as it is now (fixed, perhaps), with
+   * its retry policy. A letter stays listed until its new delivery succeeds, so a crash in
+   * between loses nothing; one whose rule or target is gone stays, and is reported.
+   */
+  private redriveDeadLetters(raw: unknown) {
+    const input = parseInput(redriveDeadLettersInput, raw);
+    const letters = input.Ids
+      ? input.Ids.map((id) => this.queue.deadLetters.get(id) ?? id)
+      : this.matchingDeadLetters(input);
+    const Failed: Array<{ Id: string; Message: string }> = [];
+    let RedrivenCount = 0;
+    for (const letter of letters) {
+      if (typeof letter === "string") {
+        Failed.push({ Id: letter, Message: "No dead letter has this id." });
+        continue;
+      }
+      const target = this.registry
+        .find(letter.busName)
+        ?.rules.get(letter.ruleName)
+        ?.targets.get(letter.targetId);
+      if (!target) {
+        Failed.push({ Id: letter.id, Message: "Its rule or target no longer exists." });
+        continue;
+      }
+      this.queue.enqueue({
+        eventId: letter.eventId,
+        busName: letter.busName,
+        ruleName: letter.ruleName,
+        targetId: target.Id,
+        targetArn: target.Arn,
+        input: letter.input,
+        maxRetries: target.RetryPolicy?.MaximumRetryAttempts ?? this.defaultMaxRetries,
+        maxAgeMs:
+          (target.RetryPolicy?.MaximumEventAgeInSeconds ?? DEFAULT_MAX_EVENT_AGE_SECONDS) * 1000,
+        enqueuedAt: Date.now(),
+        redriveOf: letter.id,
+      });
+      RedrivenCount++;
+    }
+    return { RedrivenCount, Failed };
+  }
+
+  private matchingDeadLetters(filter: { EventBusName?: string; RuleName?: string }) {
+    return this.queue.deadLetters
+      .list()
+      .filter(
+        (letter) =>
+          (!filter.EventBusName || letter.busName === filter.EventBusName) &&
+          (!filter.RuleName || letter.ruleName === filter.RuleName),
+      );
   }
 
   // ---- events ---------------------------------------------------------------------------------
@@ -228,7 +372,7 @@ export class LocalEventBus {
         targetArn: target.Arn,
         input: targetInput(target, envelope, rule.name),
         maxRetries: retry?.MaximumRetryAttempts ?? this.defaultMaxRetries,
-        maxAgeMs: (retry?.MaximumEventAgeInSeconds ?? 86_400) * 1000,
+        maxAgeMs: (retry?.MaximumEventAgeInSeconds ?? DEFAULT_MAX_EVENT_AGE_SECONDS) * 1000,
         ...(target.DeadLetterConfig?.Arn ? { deadLetterArn: target.DeadLetterConfig.Arn } : {}),
         enqueuedAt: Date.now(),
       });
@@ -301,4 +445,20 @@ export class LocalEventBus {
     timer.unref();
     return timer;
   }
+}
+
+/** A dead letter as ListDeadLetters answers it, in the API's casing. */
+function deadLetterView(letter: DeadLetter) {
+  return {
+    Id: letter.id,
+    EventId: letter.eventId,
+    EventBusName: letter.busName,
+    RuleName: letter.ruleName,
+    TargetId: letter.targetId,
+    TargetArn: letter.targetArn,
+    Attempts: letter.attempts,
+    Error: letter.error,
+    FailedAt: letter.failedAt,
+    Input: letter.input,
+  };
 }

@@ -160,6 +160,9 @@ async function main(): Promise<void> {
   const rules = busRules(builtinTools.map((tool) => tool.spec.id));
   await system.wire(rules, await loadHandlers(rules));
   await system.schedule(SCHEDULED_JOBS, await loadHandlers(SCHEDULED_JOBS));
+  // Rules the last run kept whose handler is gone (a tool removed since) deliver nowhere.
+  const dropped = system.bus.dropRulesWithoutHandlers();
+  if (dropped.length > 0) console.log(`Dropped rules whose handler is gone: ${dropped.join(", ")}`);
   // Events the last run accepted but was killed before delivering: delivered now.
   const replayed = system.bus.replayJournal();
   const toolbus = createToolbus(deployment, {

@@ -97,8 +97,15 @@ export async function startLocalSystem(options: LocalSystemOptions): Promise<Loc
     },
   });
   // On disk, accepted events outlive the process as the data does; in memory neither does.
+  // So do rules and targets that users made, and dead letters until they are redriven.
   const bus = new LocalEventBus({
-    ...(options.memory ? {} : { journalFile: join(options.stateDir, "bus-journal.jsonl") }),
+    ...(options.memory
+      ? {}
+      : {
+          journalFile: join(options.stateDir, "bus-journal.jsonl"),
+          rulesFile: join(options.stateDir, "bus-rules.json"),
+          deadLettersFile: join(options.stateDir, "bus-dead-letters.json"),
+        }),
     ...options.bus,
   });
   const client = localEventBridgeClient({ bus });
