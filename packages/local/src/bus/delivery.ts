@@ -168,7 +168,10 @@ export class DeliveryQueue {
   ): void {
     this.stats.deadLettered++;
     // A redrive cut short by closing leaves its letter as it was, still kept.
-    if (options.transient && job.redriveOf) return this.settle(job);
+    if (options.transient && job.redriveOf) {
+      this.settle(job);
+      return;
+    }
     this.deadLetters.put(
       {
         id: job.redriveOf ?? randomUUID(),
