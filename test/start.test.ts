@@ -8,7 +8,7 @@ import { ListEventBusesCommand } from "@aws-sdk/client-eventbridge";
 import { afterEach, describe, expect, it } from "vitest";
 import { localEventBridgeClient } from "../packages/local/src/bus";
 import { localDynamoDbClient } from "../packages/local/src/dynamodb";
-import { type LocalEndpoints, readEndpoints, spawnToolbus } from "./support/npm-start";
+import { jvmsOnPort, type LocalEndpoints, readEndpoints, spawnToolbus } from "./support/npm-start";
 
 const LocalFile = (dir: string) => join(dir, "local.json");
 
@@ -28,24 +28,6 @@ async function startToolbus(): Promise<Running> {
   const started = { child, stateDir, endpoints, exited };
   running.push(started);
   return started;
-}
-
-/** The pids of DynamoDB Local JVMs listening on the given port, read from /proc. */
-async function jvmsOnPort(port: string): Promise<number[]> {
-  const pids: number[] = [];
-  for (const entry of await readdir("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    // The supervisor shell carries the same arguments: only the JVM itself counts.
-    const name = await readFile(`/proc/${entry}/comm`, "utf8").catch(() => "");
-    if (name.trim() !== "java") continue;
-    const cmdline = await readFile(`/proc/${entry}/cmdline`, "utf8").catch(() => "");
-    const args = cmdline.split("\0");
-    const at = args.indexOf("-port");
-    if (args.some((a) => a.endsWith("DynamoDBLocal.jar")) && args[at + 1] === port) {
-      pids.push(Number(entry));
-    }
-  }
-  return pids;
 }
 
 async function waitUntilGone(port: string): Promise<number[]> {

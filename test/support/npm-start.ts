@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 
 const START = join(import.meta.dirname, "../../packages/local/src/cli/start.ts");
@@ -50,4 +50,22 @@ export async function spawnToolbus(args: readonly string[]): Promise<StartedTool
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return { child, exited, output: () => output };
+}
+
+/** The pids of DynamoDB Local JVMs listening on the given port, read from /proc. */
+export async function jvmsOnPort(port: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    // The supervisor shell carries the same arguments: only the JVM itself counts.
+    const name = await readFile(`/proc/${entry}/comm`, "utf8").catch(() => "");
+    if (name.trim() !== "java") continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, "utf8").catch(() => "");
+    const args = cmdline.split("\0");
+    const at = args.indexOf("-port");
+    if (args.some((a) => a.endsWith("DynamoDBLocal.jar")) && args[at + 1] === port) {
+      pids.push(Number(entry));
+    }
+  }
+  return pids;
 }
