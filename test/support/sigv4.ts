@@ -5,7 +5,7 @@ import { Sha256 } from "../../packages/local/src/bus/sigv4";
 
 export const JSON_11 = "application/x-amz-json-1.1";
 
-/** A raw request signed the way the SDK signs (SigV4 for `events`). */
+/** A raw request signed the way curl (`--aws-sigv4`) and the AWS CLI sign it. */
 export async function signedPost(
   server: Pick<EventBridgeServer, "endpoint" | "credentials">,
   target: string,
@@ -18,6 +18,8 @@ export async function signedPost(
     region: "us-east-1",
     service: "events",
     sha256: Sha256,
+    // As curl and the AWS CLI sign: no x-amz-content-sha256 header (the JS SDK sends one).
+    applyChecksum: false,
   });
   const signed = await signer.sign(
     new HttpRequest({

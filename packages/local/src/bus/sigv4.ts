@@ -135,6 +135,8 @@ export async function verifySignature(
     region,
     service,
     sha256: Sha256,
+    // Never add a header the client did not sign (x-amz-content-sha256): only the AWS SDKs send it.
+    applyChecksum: false,
   });
   const again = await signer.sign(
     new HttpRequest({
