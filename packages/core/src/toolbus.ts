@@ -112,7 +112,10 @@ export function createToolbus(
     readSecrets,
     detectors: catalog.capabilities ?? [],
   });
-  const recorder = createRecorder(() => stores);
+  const recorder = createRecorder(() => ({
+    ...stores,
+    recentCall: (runId, callId) => dynamo.calls.recent(runId, callId),
+  }));
   const handlers: Toolbus["handlers"] = {
     [RECORDER_HANDLER]: async (event) => {
       await recorder(event);

@@ -48,8 +48,11 @@ export function sweeperDeps(deployment: Deployment) {
 
 export function recorderDeps(deployment: Deployment): RecorderDeps {
   const options = storeOptions(deployment);
+  const calls = new DynamoCallStore(options);
   return {
     events: new DynamoEventLog(options),
-    calls: new DynamoCallStore(options),
+    calls,
+    // Where this process also ran the call (npm start), it knows the call without a read.
+    recentCall: (runId, callId) => calls.recent(runId, callId),
   };
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ValidationError, zodIssues } from "../errors";
+import type { CallRecord } from "../model/call";
 import { resultEventKey, scheduledEventKey } from "../model/events";
 import type { CallStore, EventLog } from "../ports";
 import { canonicalJson } from "../util/canonical-json";
@@ -30,6 +31,8 @@ export interface RecorderDeps {
   events: EventLog;
   /** Where the calls are: an event is recorded only if it says what its call record says. */
   calls: Pick<CallStore, "get">;
+  /** The call as this process last wrote it, if it did: checked first, to spare a read. */
+  recentCall?: (parentRunId: string, callId: string) => CallRecord | undefined;
   /** Where refused events are reported (default: a JSON line on stderr). */
   warn?: (line: Record<string, unknown>) => void;
 }
@@ -55,8 +58,12 @@ export function createRecorder(deps: () => RecorderDeps | Promise<RecorderDeps>)
       });
     }
     const { detail, time } = parsed.data;
-    const { events, calls, warn = warnOnStderr } = await deps();
-    const refusal = await refuse(parsed.data, calls);
+    const { events, calls, recentCall, warn = warnOnStderr } = await deps();
+    const recent = recentCall?.(detail.parentRunId, detail.callId);
+    const refusal =
+      recent && mismatch(parsed.data, recent) === undefined
+        ? undefined
+        : mismatch(parsed.data, await calls.get(detail.parentRunId, detail.callId));
     if (refusal) {
       warn({
         level: "warn",
@@ -78,14 +85,10 @@ export function createRecorder(deps: () => RecorderDeps | Promise<RecorderDeps>)
   };
 }
 
-/** Why an event is not what Toolbus announced, or undefined when it is. */
-async function refuse(
-  event: Recordable,
-  calls: Pick<CallStore, "get">,
-): Promise<string | undefined> {
+/** Why an event is not what Toolbus announced for this call, or undefined when it is. */
+function mismatch(event: Recordable, call: CallRecord | undefined): string | undefined {
   const { detail } = event;
   if (event.source !== EVENT_SOURCE) return `its source is not ${EVENT_SOURCE}`;
-  const call = await calls.get(detail.parentRunId, detail.callId);
   if (!call) return "no such call was recorded";
   if (detail.toolId !== call.toolId) return "its tool is not the call's";
   if (event["detail-type"] === "ToolCallScheduled") {

@@ -14,6 +14,7 @@ import {
   queryAll,
 } from "./client";
 import { callKey, PENDING_PARTITION, RUNNING_PARTITION, UNANNOUNCED_PARTITION } from "./items";
+import { type RecentCalls, recentCalls } from "./recent-calls";
 import { fitResult } from "./result-size";
 
 /**
@@ -30,9 +31,16 @@ const FALLBACK_RESULT_BYTES = 16_384;
  */
 export class DynamoCallStore implements CallStore {
   readonly #options: DynamoStoreOptions;
+  readonly #recent: RecentCalls;
 
   constructor(options: DynamoStoreOptions) {
     this.#options = options;
+    this.#recent = recentCalls(options);
+  }
+
+  /** The call as this process last wrote it, if it did lately (see RecentCalls); no read. */
+  recent(parentRunId: string, callId: string): CallRecord | undefined {
+    return this.#recent.get(parentRunId, callId);
   }
 
   async create(call: CallRecord): Promise<CreateCallOutcome> {
@@ -55,6 +63,7 @@ export class DynamoCallStore implements CallStore {
             ReturnValuesOnConditionCheckFailure: "ALL_OLD",
           }),
         );
+        this.#recent.remember(record);
         return { created: true, call: record };
       } catch (error) {
         if (!isConditionFailure(error) || error.Item === undefined) throw error;
@@ -224,7 +233,9 @@ export class DynamoCallStore implements CallStore {
             context: { operation },
           });
         }
-        return parseStored(callRecord, Attributes, "call");
+        const call = parseStored(callRecord, Attributes, "call");
+        this.#recent.remember(call);
+        return call;
       } catch (error) {
         if (isConditionFailure(error)) return undefined;
         throw error;
