@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { loadStageConfig, parseStageConfig, roleAtLeast } from "./config";
+import { z } from "zod";
+import { checkToolSettings, loadStageConfig, parseStageConfig, roleAtLeast } from "./config";
 import { ValidationError } from "./errors";
 
 describe("stage configuration", () => {
@@ -23,7 +24,7 @@ describe("stage configuration", () => {
   it("rejects permissions that name an unknown role, and a default mode that is not available", () => {
     expect(() =>
       parseStageConfig({ permissions: { read: "x", call: "member", admin: "admin" } }),
-    ).toThrow(/unknown role: x/);
+    ).toThrow(/permissions\.read: "x" is not one of roles \(viewer, member, admin\)/);
     expect(() => parseStageConfig({ modes: { default: "plan", available: ["build"] } })).toThrow(
       ValidationError,
     );
@@ -32,5 +33,45 @@ describe("stage configuration", () => {
   it("reads JSON from TOOLBUS_CONFIG and says so when it is not JSON", () => {
     expect(loadStageConfig({ TOOLBUS_CONFIG: '{"stage":"prod"}' }).stage).toBe("prod");
     expect(() => loadStageConfig({ TOOLBUS_CONFIG: "{nope" })).toThrow(/not valid JSON/);
+  });
+
+  it("lists every problem by path, with the known key a typo was probably meant to be", () => {
+    let error: unknown;
+    try {
+      parseStageConfig({
+        calls: { defaultWaitSeconds: 100 },
+        outbond: { allowHosts: [] },
+        outbound: { networkEnabeld: false },
+        permissions: { read: "viewer", call: "member", admin: "admin", invoke: "member" },
+      });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ValidationError);
+    const message = (error as Error).message;
+    expect(message).toContain("The stage configuration is not valid:");
+    expect(message).toMatch(/calls\.defaultWaitSeconds: .*60/);
+    expect(message).toContain('outbond: unknown field; did you mean "outbound"?');
+    expect(message).toContain(
+      'outbound.networkEnabeld: unknown field; did you mean "networkEnabled"?',
+    );
+    // Nothing near enough: named, with no guess.
+    expect(message).toContain("permissions.invoke: unknown field\n");
+    expect((error as ValidationError).details).toHaveLength(4);
+  });
+
+  it("refuses settings for a tool that does not exist, or that its tool refuses", () => {
+    const tools = new Map([
+      ["static_links", { settings: z.strictObject({ links: z.array(z.string()) }) }],
+    ]);
+    expect(() =>
+      checkToolSettings(parseStageConfig({ tools: { static_link: { links: [] } } }), tools),
+    ).toThrow('tools.static_link: no such tool; did you mean "static_links"?');
+    expect(() =>
+      checkToolSettings(parseStageConfig({ tools: { static_links: { link: [] } } }), tools),
+    ).toThrow(/tools\.static_links\.link: unknown field; did you mean "links"\?/);
+    expect(() =>
+      checkToolSettings(parseStageConfig({ tools: { static_links: { links: ["a"] } } }), tools),
+    ).not.toThrow();
   });
 });

@@ -1,13 +1,14 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { ValidationError, zodIssues } from "./errors";
+import { type Issue, ValidationError, zodIssues } from "./errors";
+import { nearest } from "./util/nearest";
 
 /**
  * Per-stage configuration. Modes, roles and tool settings are configuration, not code, so a
  * stage can differ without a deploy of new code. It arrives as JSON in TOOLBUS_CONFIG (or a
  * file named by TOOLBUS_CONFIG_FILE) and is validated here, once, at start-up.
  */
-export const stageConfig = z.object({
+export const stageConfig = z.strictObject({
   stage: z
     .string()
     .regex(/^[a-z][a-z0-9-]{0,31}$/)
@@ -16,20 +17,20 @@ export const stageConfig = z.object({
   roles: z.array(z.string().min(1)).min(1).default(["viewer", "member", "admin"]),
   /** Which role may do what: read the catalog, call tools, administer. */
   permissions: z
-    .object({ read: z.string(), call: z.string(), admin: z.string() })
+    .strictObject({ read: z.string(), call: z.string(), admin: z.string() })
     .default({ read: "viewer", call: "member", admin: "admin" }),
   modes: z
-    .object({ default: z.string().min(1), available: z.array(z.string().min(1)).min(1) })
+    .strictObject({ default: z.string().min(1), available: z.array(z.string().min(1)).min(1) })
     .default({ default: "default", available: ["default"] }),
   calls: z
-    .object({
+    .strictObject({
       /** `wait` when the request gives none, and its cap, in seconds. */
       defaultWaitSeconds: z.number().min(0).max(60).default(5),
       maxWaitSeconds: z.number().min(0).max(60).default(25),
     })
     .default({ defaultWaitSeconds: 5, maxWaitSeconds: 25 }),
   outbound: z
-    .object({
+    .strictObject({
       userAgent: z.string().min(1).default("Toolbus/0.1 (+https://github.com/toolbus)"),
       /** Hosts / CIDRs exempt from the SSRF guard. Keep empty in production. */
       allowHosts: z.array(z.string().min(1)).default([]),
@@ -54,23 +55,71 @@ export const stageConfig = z.object({
 });
 export type StageConfig = z.infer<typeof stageConfig>;
 
+/**
+ * The stage configuration, or a ValidationError whose message lists every problem by path
+ * (an unknown key with the known key it was probably meant to be): the message is all a
+ * person starting `npm start` or reading a Lambda's log gets to see.
+ */
 export function parseStageConfig(value: unknown): StageConfig {
   const result = stageConfig.safeParse(value ?? {});
   if (!result.success) {
-    throw new ValidationError("The stage configuration is not valid.", {
-      details: zodIssues(result.error.issues, "(config)"),
-    });
+    throw invalidConfig(zodIssues(result.error.issues, "(config)", stageConfig));
   }
   const config = result.data;
-  for (const role of Object.values(config.permissions)) {
+  const problems: Issue[] = [];
+  for (const [action, role] of Object.entries(config.permissions)) {
     if (!config.roles.includes(role)) {
-      throw new ValidationError(`The stage configuration names an unknown role: ${role}.`);
+      problems.push({
+        path: `permissions.${action}`,
+        message: `"${role}" is not one of roles (${config.roles.join(", ")})`,
+      });
     }
   }
   if (!config.modes.available.includes(config.modes.default)) {
-    throw new ValidationError(`The default mode ${config.modes.default} is not an available mode.`);
+    problems.push({
+      path: "modes.default",
+      message: `"${config.modes.default}" is not one of modes.available (${config.modes.available.join(", ")})`,
+    });
   }
+  if (problems.length > 0) throw invalidConfig(problems);
   return config;
+}
+
+/**
+ * Each tool's settings (`tools.<id>`) against the tools this process serves: a key that names
+ * no tool, or settings its tool refuses, stop the start instead of failing calls later.
+ */
+export function checkToolSettings(
+  config: StageConfig,
+  tools: ReadonlyMap<string, { settings?: z.ZodType | undefined }>,
+): void {
+  const problems: Issue[] = [];
+  for (const [id, settings] of Object.entries(config.tools)) {
+    const tool = tools.get(id);
+    if (!tool) {
+      const meant = nearest(id, tools.keys());
+      problems.push({
+        path: `tools.${id}`,
+        message: meant ? `no such tool; did you mean "${meant}"?` : "no such tool",
+      });
+      continue;
+    }
+    const parsed = (tool.settings ?? z.strictObject({})).safeParse(settings);
+    if (!parsed.success) {
+      for (const issue of zodIssues(parsed.error.issues, "(settings)", tool.settings)) {
+        const at = issue.path === "(settings)" ? "" : `.${issue.path}`;
+        problems.push({ path: `tools.${id}${at}`, message: issue.message });
+      }
+    }
+  }
+  if (problems.length > 0) throw invalidConfig(problems);
+}
+
+function invalidConfig(details: Issue[]): ValidationError {
+  const lines = details.map((issue) => `  ${issue.path}: ${issue.message}`);
+  return new ValidationError(`The stage configuration is not valid:\n${lines.join("\n")}`, {
+    details,
+  });
 }
 
 export function loadStageConfig(env: NodeJS.ProcessEnv = process.env): StageConfig {

@@ -1,4 +1,6 @@
 import type { z } from "zod";
+import { nearest } from "./util/nearest";
+import { knownKeysAt } from "./util/schema-keys";
 
 /**
  * Base class of every error core raises on purpose. `code` and `status` are what the API
@@ -70,13 +72,25 @@ export interface Issue {
 
 /**
  * zod issues as Issues, one per failing path: an unknown key is named by its own path, not its
- * parent's. `root` names the value itself when the path is empty.
+ * parent's, and given the nearest known key when `schema` (the one that raised the issues)
+ * has one close enough. `root` names the value itself when the path is empty.
  */
-export function zodIssues(issues: readonly z.core.$ZodIssue[], root = "(input)"): Issue[] {
+export function zodIssues(
+  issues: readonly z.core.$ZodIssue[],
+  root = "(input)",
+  schema?: z.ZodType,
+): Issue[] {
   return issues.flatMap((issue) => {
     const at = issue.path.map(String);
     if (issue.code === "unrecognized_keys") {
-      return issue.keys.map((key) => ({ path: [...at, key].join("."), message: "unknown field" }));
+      const known = schema ? knownKeysAt(schema, issue.path) : [];
+      return issue.keys.map((key) => {
+        const meant = nearest(key, known);
+        return {
+          path: [...at, key].join("."),
+          message: meant ? `unknown field; did you mean "${meant}"?` : "unknown field",
+        };
+      });
     }
     return [{ path: at.join(".") || root, message: issue.message }];
   });

@@ -7,6 +7,7 @@ import { RegisteredToolsets } from "./app/catalog/registered";
 import { seedCatalog } from "./app/catalog/seed";
 import { HealthService } from "./app/health/service";
 import { SelectionService } from "./app/selection/service";
+import { checkToolSettings } from "./config";
 import type { Deployment } from "./deployment";
 import { busProbe, EventPublisher } from "./events/publisher";
 import type { CapabilityStatus } from "./model/capability";
@@ -84,6 +85,8 @@ export function createToolbus(
     busName: deployment.busName,
   });
   const definitions = new Map(catalog.tools.map((tool) => [tool.spec.id, tool]));
+  // A typo in a tool's settings stops the start, instead of failing its calls later.
+  checkToolSettings(deployment.config, definitions);
   const runtime = {
     ...toolRuntimeDeps(deployment, {
       capabilities: catalog.capabilities ?? [],
