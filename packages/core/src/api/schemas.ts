@@ -4,6 +4,7 @@ import { callResult, callStatus, principal } from "../model/call";
 import { runEvent } from "../model/events";
 import { callId, runId, toolId, toolsetName } from "../model/ids";
 import { catalogDiff, toolsetRegistration } from "../model/registered";
+import { label } from "../model/text";
 import { category, toolSpec, toolsetSpec } from "../model/tool";
 
 // The wire shapes of the API, built from the model's own zod schemas so /openapi.json
@@ -119,7 +120,7 @@ export const keyRecordSchema = z
   })
   .openapi("ApiKey");
 export const createKeySchema = z
-  .object({ name: z.string().min(1).max(120), role: z.string().min(1).max(64) })
+  .object({ name: label(120), role: z.string().min(1).max(64) })
   .strict()
   .openapi("ApiKeyInput");
 export const createdKeySchema = z
