@@ -22,11 +22,11 @@ export const DRAIN_BYTES = 8 * 1024 * 1024;
 const BODYLESS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /**
- * Early answers (401 before the body is read, 413, 415) leave a keep-alive connection holding
- * the rest of the body, where the server would read it as the next request, or hang up on a
- * client that is still sending. Runs first and finishes last: once the answer is made, what
- * is left of the body is read and dropped (up to DRAIN_BYTES), or, when that is too much or
- * cannot be read, the answer closes the connection, and the client still sees its status.
+ * Early answers (401 before the body is read, 413, 415) leave the rest of the body unread, and
+ * the Node server then hangs up on a keep-alive connection while the client may still be
+ * sending: its next request fails, and it may not even see the answer. Runs first and finishes
+ * last: once the answer is made, what is left of the body is read and dropped (up to
+ * DRAIN_BYTES); when that is too much or cannot be read, the answer says `Connection: close`.
  */
 export function settleRequestBody(): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
@@ -96,8 +96,8 @@ export function limitRequestBody(
 
 /**
  * The deepest nesting of `[` and `{` in JSON text, strings skipped. Works on UTF-8 bytes: no
- * byte of a multi-byte character is ever an ASCII bracket, quote or backslash. Linear, and
- * stops counting nothing: text that is not JSON gets a depth too, and the parser its say.
+ * byte of a multi-byte character is ever an ASCII bracket, quote or backslash. Linear; text
+ * that is not JSON gets a depth too, and the JSON parser has its say afterwards.
  */
 export function jsonDepth(bytes: Uint8Array): number {
   let depth = 0;
