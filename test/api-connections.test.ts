@@ -318,3 +318,23 @@ describe("a keep-alive agent (node:http) after an early answer", () => {
     }
   });
 });
+
+describe("Node's fetch (undici, keep-alive by default) after an early answer", () => {
+  it("sees every 413, and every request after it succeeds", async () => {
+    for (let n = 0; n < 10; n += 1) {
+      const refused = await fetch(`${server.url}/v1/keys`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${system.adminKey}`,
+          "content-type": "application/json",
+        },
+        body: bigJson(OVER_LIMIT),
+      });
+      expect(refused.status).toBe(413);
+      expect(await refused.json()).toMatchObject({ error: { code: "payload_too_large" } });
+      const health = await fetch(`${server.url}/health`);
+      expect(health.status).toBe(200);
+      await health.body?.cancel();
+    }
+  });
+});
