@@ -330,6 +330,25 @@ describe("administering the catalog", () => {
     expect(read.inputSchema).toEqual(JSON.parse(text));
   });
 
+  it("refuses unknown fields in a tool or toolset, and takes back what a read returned", async () => {
+    const unknown = await system.request("/v1/tools/kit_colour", {
+      method: "PUT",
+      json: toolBody("kit_colour", { colour: "blue" }),
+    });
+    const error = await expectError(unknown, 400, "invalid_request");
+    expect(error.details).toEqual([{ path: "colour", message: "unknown field" }]);
+
+    const created = await system.request("/v1/tools/kit_roundtrip", {
+      method: "PUT",
+      json: toolBody("kit_roundtrip"),
+    });
+    expect(created.status).toBe(201);
+    const read = await (await system.request("/v1/tools/kit_roundtrip")).json();
+    const again = await system.request("/v1/tools/kit_roundtrip", { method: "PUT", json: read });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toMatchObject({ id: "kit_roundtrip", revision: 2 });
+  });
+
   it("disables and enables a tool, with If-Match", async () => {
     const disabled = await system.request("/v1/tools/kit_echo/disable", { method: "POST" });
     expect(disabled.status).toBe(200);

@@ -59,9 +59,20 @@ export const toolListItemSchema = toolSchema
       }),
   })
   .openapi("ToolListItem");
-export const toolInputSchema = toolSpec.meta({ id: "ToolInput" });
+/**
+ * A write takes the spec and nothing unknown. The revision and time a read returned may come
+ * back in a read-modify-write and are ignored: If-Match is what carries the revision.
+ */
+const readBack = {
+  revision: z.number().optional().openapi({ description: "Ignored; send If-Match instead." }),
+  updatedAt: z.string().optional().openapi({ description: "Ignored." }),
+};
+export const toolInputSchema = toolSpec.extend(readBack).strict().meta({ id: "ToolInput" });
 export const toolsetSchema = toolsetSpec.extend(versionedFields).openapi("Toolset");
-export const toolsetInputSchema = toolsetSpec.meta({ id: "ToolsetInput" });
+export const toolsetInputSchema = toolsetSpec
+  .extend(readBack)
+  .strict()
+  .meta({ id: "ToolsetInput" });
 export const toolsetDetailSchema = toolsetSchema
   .extend({ tools: z.array(toolSchema) })
   .openapi("ToolsetWithTools");
