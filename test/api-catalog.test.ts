@@ -266,6 +266,89 @@ describe("administering the catalog", () => {
     expect(paths).toEqual(["category", "timeoutMs", "title"]);
   });
 
+  it("refuses a tool nobody could call: unknown role, mode, capability or fallback, each path named", async () => {
+    const response = await system.request("/v1/tools/kit_unreachable", {
+      method: "PUT",
+      json: toolBody("kit_unreachable", {
+        availability: { minRole: "god", modes: ["default", "séance"] },
+        requires: ["network", "telepathy"],
+        fallback: "kit_nowhere",
+      }),
+    });
+    const error = await expectError(response, 400, "invalid_request");
+    expect(error.message).toContain("availability.minRole");
+    const details = error.details as { path: string; message: string }[];
+    expect(details.map((d) => d.path).sort()).toEqual([
+      "availability.minRole",
+      "availability.modes.1",
+      "fallback",
+      "requires.1",
+    ]);
+    expect(details.find((d) => d.path === "availability.minRole")?.message).toContain("admin");
+    expect((await system.request("/v1/tools/kit_unreachable")).status).toBe(404);
+  });
+
+  it("refuses schemas Ajv cannot compile and examples that do not match the input schema", async () => {
+    const response = await system.request("/v1/tools/kit_bad_schema", {
+      method: "PUT",
+      json: toolBody("kit_bad_schema", {
+        inputSchema: { type: "object", properties: { n: { type: "nummber" } } },
+        outputSchema: { type: "object", required: "everything" },
+        examples: [{ title: "any", input: { n: "x" } }],
+      }),
+    });
+    const error = await expectError(response, 400, "invalid_request");
+    const paths = (error.details as { path: string }[]).map((d) => d.path).sort();
+    // The examples are checked only against a schema that compiles.
+    expect(paths).toEqual(["inputSchema", "outputSchema"]);
+
+    const mismatched = await system.request("/v1/tools/kit_bad_example", {
+      method: "PUT",
+      json: toolBody("kit_bad_example", {
+        inputSchema: { type: "object", properties: { n: { type: "number" } }, required: ["n"] },
+        examples: [
+          { title: "fine", input: { n: 1 } },
+          { title: "wrong", input: { n: "one" } },
+        ],
+      }),
+    });
+    const wrong = await expectError(mismatched, 400, "invalid_request");
+    expect((wrong.details as { path: string }[]).map((d) => d.path)).toEqual(["examples.1.input"]);
+  });
+
+  it("stores and serves a schema with numbers DynamoDB cannot hold (1e300, beyond 2^53)", async () => {
+    const text = `{"type":"object","properties":{"n":{"type":"number","maximum":1e300,"minimum":-123456789012345678901234567890}}}`;
+    const body = { ...toolBody("kit_wide_numbers"), inputSchema: JSON.parse(text) };
+    const created = await system.request("/v1/tools/kit_wide_numbers", {
+      method: "PUT",
+      json: body,
+    });
+    expect(created.status).toBe(201);
+    const read = (await (await system.request("/v1/tools/kit_wide_numbers")).json()) as {
+      inputSchema: unknown;
+    };
+    expect(read.inputSchema).toEqual(JSON.parse(text));
+  });
+
+  it("refuses unknown fields in a tool or toolset, and takes back what a read returned", async () => {
+    const unknown = await system.request("/v1/tools/kit_colour", {
+      method: "PUT",
+      json: toolBody("kit_colour", { colour: "blue" }),
+    });
+    const error = await expectError(unknown, 400, "invalid_request");
+    expect(error.details).toEqual([{ path: "colour", message: "unknown field" }]);
+
+    const created = await system.request("/v1/tools/kit_roundtrip", {
+      method: "PUT",
+      json: toolBody("kit_roundtrip"),
+    });
+    expect(created.status).toBe(201);
+    const read = await (await system.request("/v1/tools/kit_roundtrip")).json();
+    const again = await system.request("/v1/tools/kit_roundtrip", { method: "PUT", json: read });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toMatchObject({ id: "kit_roundtrip", revision: 2 });
+  });
+
   it("disables and enables a tool, with If-Match", async () => {
     const disabled = await system.request("/v1/tools/kit_echo/disable", { method: "POST" });
     expect(disabled.status).toBe(200);

@@ -304,6 +304,12 @@ describe("a bad http registration", () => {
     expect(message).toMatch(/tools\.0\.inputSchema.*not a valid JSON Schema/);
   });
 
+  it("is refused for a role or mode the stage does not have, naming the path", async () => {
+    const message = await refused(one({ availability: { minRole: "god", modes: ["nope"] } }));
+    expect(message).toContain("tools.0.availability.minRole");
+    expect(message).toContain("tools.0.availability.modes.0");
+  });
+
   it("is refused for a schema whose reference cannot be resolved", async () => {
     const message = await refused(one({ outputSchema: { $ref: "#/$defs/missing" } }));
     expect(message).toMatch(/cannot be compiled/);

@@ -247,3 +247,89 @@ describe("fuzz: every built-in tool's input", () => {
     expect(accepted).toBeGreaterThan(0);
   }, 90_000);
 });
+
+describe("fuzz: hostile JSON values", () => {
+  /** Raw JSON text for numbers JSON allows and DynamoDB or 2^53 do not. */
+  const wideNumbers = fc.oneof(
+    fc.bigInt({ min: 2n ** 53n, max: 10n ** 60n }).map((n) => String(n)),
+    fc.bigInt({ min: -(10n ** 60n), max: -(2n ** 53n) }).map((n) => String(n)),
+    fc.integer({ min: 100, max: 400 }).map((exponent) => `1e${exponent}`),
+    fc.integer({ min: 100, max: 400 }).map((exponent) => `-2.5e-${exponent}`),
+    fc.double({ noNaN: true, noDefaultInfinity: true }).map((value) => JSON.stringify(value)),
+  );
+  /** Strings with NUL, lone surrogates and control characters, as JSON text. */
+  const oddStrings = fc.oneof(
+    fc.string({ unit: "binary", maxLength: 40 }).map((text) => JSON.stringify(text)),
+    fc
+      .array(fc.integer({ min: 0xd800, max: 0xdfff }), { minLength: 1, maxLength: 4 })
+      .map((units) => JSON.stringify(String.fromCharCode(...units))),
+    fc.string({ maxLength: 20 }).map((text) => JSON.stringify(`${text}\u0000${text}`)),
+  );
+  /** Arrays and objects nested around the limit of 64 and well past it. */
+  const nesting = fc.oneof(
+    fc.integer({ min: 1, max: 200 }).map((depth) => `${"[".repeat(depth)}${"]".repeat(depth)}`),
+    fc
+      .integer({ min: 1, max: 200 })
+      .map((depth) => `${'{"a":'.repeat(depth)}0${"}".repeat(depth)}`),
+  );
+  const hostileValue = fc.oneof(wideNumbers, oddStrings, nesting);
+  const fields = fc.constantFrom("name", "role", "tool", "input", "mode", "id", "owner", "title");
+
+  it("answers hostile values in any field of any body with a 2xx or a JSON 4xx", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...bodyRoutes()),
+        fields,
+        hostileValue,
+        async (route, field, value) => {
+          const body = `{"${field}":${value}}`;
+          const response = await send(route.method, route.url, body);
+          const { status } = await expectSafeResponse(response, {
+            input: body,
+            jsonRpc: route.path === "/mcp",
+          });
+          if (depthOf(body) > 64) expect(status).toBe(400);
+        },
+      ),
+      { numRuns: 120 },
+    );
+  }, 90_000);
+
+  it("takes hostile values as a tool's input and finishes every call it accepts", async () => {
+    const runId = system.runId();
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(wideNumbers, oddStrings), async (value) => {
+        const body = `{"tool":"readability_analyzer","input":{"text":${value}},"wait":5}`;
+        const response = await send("POST", `/v1/runs/${runId}/calls`, body);
+        const { status, text } = await expectSafeResponse(response, { input: body });
+        if (status === 200) {
+          expect(["succeeded", "failed"]).toContain(
+            (JSON.parse(text) as { status: string }).status,
+          );
+        }
+      }),
+      { numRuns: 60 },
+    );
+    await system.settle();
+    const far = "9999-01-01T00:00:00.000Z";
+    expect(await system.toolbus.stores.calls.listStuck(far)).toEqual([]);
+    expect(await system.toolbus.stores.calls.listWaiting(far)).toEqual([]);
+  }, 90_000);
+});
+
+/** Deepest nesting of arrays and objects in JSON text, outside strings. */
+function depthOf(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index += 1) {
+    const char = text[index];
+    if (inString) {
+      if (char === "\\") index += 1;
+      else if (char === '"') inString = false;
+    } else if (char === '"') inString = true;
+    else if (char === "[" || char === "{") deepest = Math.max(deepest, ++depth);
+    else if (char === "]" || char === "}") depth -= 1;
+  }
+  return deepest;
+}

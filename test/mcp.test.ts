@@ -461,6 +461,31 @@ describe("the /mcp endpoint over HTTP", () => {
     expect(await response.json()).toMatchObject({ jsonrpc: "2.0", error: { code: -32000 } });
   });
 
+  it.each([
+    ["tools/call", {}],
+    ["tools/call", { name: 42 }],
+    ["tools/list", { cursor: 5 }],
+    ["initialize", {}],
+  ])("answers %s with params %j as -32602 invalid params, in words", async (method, params) => {
+    const response = await system.request("/mcp", {
+      method: "POST",
+      headers: { accept: "application/json, text/event-stream" },
+      json: { jsonrpc: "2.0", id: 7, method, params },
+    });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as {
+      id: number;
+      error: { code: number; message: string };
+    };
+    expect(body.id).toBe(7);
+    expect(body.error.code).toBe(-32602);
+    expect(body.error.message).toMatch(
+      new RegExp(`^MCP error -32602: Invalid params for ${method}: params`),
+    );
+    // Not zod's dump: no JSON of issues, no internal words.
+    expect(body.error.message).not.toMatch(/[[{]\s*"|ZodError|expected.*received.*\n/);
+  });
+
   it("refuses a malformed run id header with a 400", async () => {
     const response = await system.request("/mcp", {
       method: "POST",

@@ -1,3 +1,4 @@
+import { PutCommand } from "@aws-sdk/lib-dynamodb";
 import { localDynamoDbClient } from "@toolbus/local/dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UnavailableError } from "../packages/core/src/errors";
@@ -172,7 +173,7 @@ describe("DynamoCallStore", () => {
     expect(completed?.result?.truncated).toBe(true);
   });
 
-  it("still completes when data is nested deeper than DynamoDB allows", async () => {
+  it("stores data nested deeper than DynamoDB's maps allow whole, as JSON text", async () => {
     const call = pendingCall();
     await calls.create(call);
     await calls.claim(call.parentRunId, call.callId, "2026-01-01T00:00:30.000Z");
@@ -184,7 +185,35 @@ describe("DynamoCallStore", () => {
       call.callId,
       succeeded({ output: "Deep.", data: deep }),
     );
-    expect(completed?.result).toMatchObject({ output: "Deep.", data: null, truncated: true });
+    expect(completed?.result).toMatchObject({ output: "Deep.", data: deep, truncated: false });
+    expect((await calls.get(call.parentRunId, call.callId))?.result?.data).toEqual(deep);
+  });
+
+  it("stores numbers JSON allows and DynamoDB does not (beyond 2^53, 1e300, 5e-324) as given", async () => {
+    // Parsed from text, as a request body is: the literal would lose precision in the source.
+    const numbers = JSON.parse(
+      '{"big": 123456789012345678901234567890, "huge": 1e300, "tiny": 5e-324, "neg": -1e200}',
+    ) as Record<string, number>;
+    const call = pendingCall({ input: numbers });
+    expect((await calls.create(call)).call.input).toEqual(numbers);
+    await calls.claim(call.parentRunId, call.callId, "2026-01-01T00:00:30.000Z");
+    await calls.complete(call.parentRunId, call.callId, succeeded({ data: { count: numbers } }));
+    const stored = await calls.get(call.parentRunId, call.callId);
+    expect(stored?.input).toEqual(numbers);
+    expect(stored?.result?.data).toEqual({ count: numbers });
+    // The same again: the existing call comes back from the failed condition, decoded.
+    expect((await calls.create(call)).call.input).toEqual(numbers);
+  });
+
+  it("reads calls stored before input and result were JSON text, as DynamoDB maps", async () => {
+    const call = pendingCall({ status: "succeeded", result: succeeded() });
+    await documents.send(
+      new PutCommand({
+        TableName: table.tableName,
+        Item: { pk: `RUN#${call.parentRunId}`, sk: `CALL#${call.callId}`, ...call },
+      }),
+    );
+    expect(await calls.get(call.parentRunId, call.callId)).toEqual(call);
   });
 
   /** A call created, claimed and completed: what a handler has before it announces. */

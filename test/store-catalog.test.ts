@@ -1,3 +1,4 @@
+import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedCatalog } from "../packages/core/src/app/catalog/seed";
 import { ConflictError, NotFoundError } from "../packages/core/src/errors";
@@ -274,5 +275,45 @@ describe("seedCatalog", () => {
     const after = await catalog.getTool(shipped.id);
     expect(after?.description).toBe("Searches, better.");
     expect(after?.availability).toEqual(administered);
+  });
+
+  it("reads a tool stored before schemas were JSON text, and rewrites it in the new form", async () => {
+    const spec = tool({
+      id: "legacy_tool",
+      toolset: "legacy",
+      inputSchema: { type: "object", properties: { q: { type: "string" } } },
+      examples: [{ title: "q", input: { q: "x" } }],
+    });
+    // As earlier versions wrote it: every field a top-level attribute, schemas as maps.
+    await documents.send(
+      new PutCommand({
+        TableName: table.tableName,
+        Item: {
+          pk: "TOOL#legacy_tool",
+          sk: "SPEC",
+          gsi1pk: "CATALOG",
+          gsi1sk: "TOOLSET#legacy#TOOL#legacy_tool",
+          ...spec,
+          revision: 1,
+          updatedAt: "2026-01-01T00:00:00.000Z",
+        },
+      }),
+    );
+    expect(await catalog.getTool("legacy_tool")).toEqual({
+      ...spec,
+      revision: 1,
+      updatedAt: "2026-01-01T00:00:00.000Z",
+    });
+
+    const changed = { ...spec, outputSchema: { type: "object", maximum: 1e300 } };
+    await catalog.putTool(changed);
+    const { Item } = await documents.send(
+      new GetCommand({ TableName: table.tableName, Key: { pk: "TOOL#legacy_tool", sk: "SPEC" } }),
+    );
+    // The maps are gone, replaced by their text: no stale copy can come back.
+    expect(Item).not.toHaveProperty("inputSchema");
+    expect(Item).not.toHaveProperty("outputSchema");
+    expect(typeof Item?.outputSchemaJson).toBe("string");
+    expect(await catalog.getTool("legacy_tool")).toMatchObject({ ...changed, revision: 2 });
   });
 });

@@ -1,3 +1,4 @@
+import { PutCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Deployment } from "../packages/core/src/deployment";
 import { ValidationError } from "../packages/core/src/errors";
@@ -46,6 +47,25 @@ describe("DynamoEventLog", () => {
 
     const page = await log.read("run-once");
     expect(page.events).toEqual([first]);
+  });
+
+  it("keeps a detail with numbers DynamoDB cannot hold, and reads events stored as maps before", async () => {
+    const run = "run-wide";
+    const wide = event(run, "call-wide", 1);
+    wide.detail = {
+      ...wide.detail,
+      input: JSON.parse('{"n": 123456789012345678901234567890, "x": 1e300}'),
+    };
+    await log.append(run, wide);
+    // As earlier versions wrote an event: the detail a map.
+    const legacy = event(run, "call-legacy", 2);
+    await documents.send(
+      new PutCommand({
+        TableName: table.tableName,
+        Item: { pk: `RUN#${run}`, sk: `EVENT#${legacy.occurredAt}#${legacy.eventKey}`, ...legacy },
+      }),
+    );
+    expect((await log.read(run)).events).toEqual([wide, legacy]);
   });
 
   it("writes appends that arrive together, duplicates among them, as one entry each", async () => {

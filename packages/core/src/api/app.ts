@@ -1,9 +1,8 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { bodyLimit } from "hono/body-limit";
 import { secureHeaders } from "hono/secure-headers";
-import { PayloadTooLargeError } from "../errors";
 import { registerMcpRoutes } from "../mcp/route";
 import { authenticate } from "./auth";
+import { limitRequestBody, settleRequestBody } from "./body";
 import type { ApiDeps } from "./deps";
 import type { ApiEnv } from "./env";
 import { errorHandler, notFoundHandler, validationHook } from "./errors";
@@ -19,8 +18,7 @@ import { registerKeyRoutes } from "./routes/keys";
 import { registerRegisteredToolsetRoutes } from "./routes/registered";
 import { registerSelectionRoutes } from "./routes/selection";
 
-/** Largest request body accepted, checked before anything parses it. */
-export const MAX_BODY_BYTES = 256 * 1024;
+export { MAX_BODY_BYTES } from "./body";
 
 /**
  * The Toolbus HTTPS API: the same app behind API Gateway (hono/aws-lambda) and on the local
@@ -31,18 +29,12 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
   app.onError(errorHandler());
   app.notFound(notFoundHandler());
 
+  // First in, last out: whatever answered early, the connection is left ready for the next.
+  app.use("*", settleRequestBody());
   app.use("*", requestId());
   app.use("*", secureHeaders());
   app.use("/v1/*", authenticate(deps));
-  app.use(
-    "/v1/*",
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: () => {
-        throw new PayloadTooLargeError("The request body is larger than 256 KB.");
-      },
-    }),
-  );
+  app.use("/v1/*", limitRequestBody());
 
   registerHealthRoutes(app, deps);
   registerCatalogRoutes(app, deps);

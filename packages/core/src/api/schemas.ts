@@ -4,6 +4,7 @@ import { callResult, callStatus, principal } from "../model/call";
 import { runEvent } from "../model/events";
 import { callId, runId, toolId, toolsetName } from "../model/ids";
 import { catalogDiff, toolsetRegistration } from "../model/registered";
+import { label } from "../model/text";
 import { category, toolSpec, toolsetSpec } from "../model/tool";
 
 // The wire shapes of the API, built from the model's own zod schemas so /openapi.json
@@ -58,9 +59,20 @@ export const toolListItemSchema = toolSchema
       }),
   })
   .openapi("ToolListItem");
-export const toolInputSchema = toolSpec.meta({ id: "ToolInput" });
+/**
+ * A write takes the spec and nothing unknown. The revision and time a read returned may come
+ * back in a read-modify-write and are ignored: If-Match is what carries the revision.
+ */
+const readBack = {
+  revision: z.number().optional().openapi({ description: "Ignored; send If-Match instead." }),
+  updatedAt: z.string().optional().openapi({ description: "Ignored." }),
+};
+export const toolInputSchema = toolSpec.extend(readBack).strict().meta({ id: "ToolInput" });
 export const toolsetSchema = toolsetSpec.extend(versionedFields).openapi("Toolset");
-export const toolsetInputSchema = toolsetSpec.meta({ id: "ToolsetInput" });
+export const toolsetInputSchema = toolsetSpec
+  .extend(readBack)
+  .strict()
+  .meta({ id: "ToolsetInput" });
 export const toolsetDetailSchema = toolsetSchema
   .extend({ tools: z.array(toolSchema) })
   .openapi("ToolsetWithTools");
@@ -119,7 +131,7 @@ export const keyRecordSchema = z
   })
   .openapi("ApiKey");
 export const createKeySchema = z
-  .object({ name: z.string().min(1).max(120), role: z.string().min(1).max(64) })
+  .object({ name: label(120), role: z.string().min(1).max(64) })
   .strict()
   .openapi("ApiKeyInput");
 export const createdKeySchema = z

@@ -3,6 +3,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { Context } from "hono";
 import { authenticate } from "../api/auth";
+import { limitRequestBody, MAX_BODY_BYTES } from "../api/body";
 import type { ApiDeps } from "../api/deps";
 import type { ApiEnv } from "../api/env";
 import { logFailure } from "../api/errors";
@@ -21,9 +22,6 @@ export const MCP_HEADERS = {
   callId: "x-toolbus-call-id",
 } as const;
 
-/** Same cap as the REST API's bodies. */
-const MAX_MCP_BODY_BYTES = 256 * 1024;
-
 /**
  * `/mcp`: MCP Streamable HTTP, stateless. Every POST gets a new server and transport and
  * nothing outlives it, so any instance (or Lambda) can answer any request; there are no
@@ -33,6 +31,19 @@ const MAX_MCP_BODY_BYTES = 256 * 1024;
  */
 export function registerMcpRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
   app.use(MCP_PATH, authenticate(deps));
+  // The REST API's body rules (size, nesting depth), refused in JSON-RPC's own shape.
+  app.use(
+    MCP_PATH,
+    limitRequestBody({
+      refuse: (c, error) =>
+        jsonRpcError(
+          c,
+          error.status as 400 | 413,
+          error.status === 413 ? -32000 : -32600,
+          error.message,
+        ),
+    }),
+  );
   const mcpDeps: McpDeps = {
     config: deps.config,
     catalog: deps.catalog,
@@ -45,7 +56,7 @@ export function registerMcpRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void
     const server = createMcpServer(mcpDeps, context);
     const transport = new WebStandardStreamableHTTPServerTransport({
       enableJsonResponse: true,
-      maxRequestBodySize: MAX_MCP_BODY_BYTES,
+      maxRequestBodySize: MAX_BODY_BYTES,
     });
     await server.connect(transport);
     try {
@@ -61,15 +72,18 @@ export function registerMcpRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void
   // A stateless server offers no standalone SSE stream (GET) and no session to end (DELETE).
   app.all(MCP_PATH, (c) => {
     c.header("Allow", "POST");
-    return c.json(
-      {
-        jsonrpc: "2.0",
-        error: { code: -32000, message: "Method not allowed: this MCP endpoint is stateless." },
-        id: null,
-      },
-      405,
-    );
+    return jsonRpcError(c, 405, -32000, "Method not allowed: this MCP endpoint is stateless.");
   });
+}
+
+/** An HTTP-level refusal in JSON-RPC's shape, as the MCP transport answers its own. */
+function jsonRpcError(
+  c: Context<ApiEnv>,
+  status: 400 | 405 | 413,
+  code: number,
+  message: string,
+): Response {
+  return c.json({ jsonrpc: "2.0", error: { code, message }, id: null }, status);
 }
 
 /** Mode, run id and call id from the request; a malformed one is a 400 before any MCP work. */

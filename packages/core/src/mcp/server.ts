@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
   type CallToolResult,
@@ -16,6 +16,7 @@ import { roleAtLeast } from "../config";
 import { callerMessage, type Issue, ToolbusError, ValidationError } from "../errors";
 import type { Principal } from "../model/call";
 import { callId as callIdSchema } from "../model/ids";
+import { ReadableParamsServer } from "./params";
 import { callToolResult, invalidInputResult } from "./results";
 import { toMcpTool, toolInput } from "./tools";
 
@@ -45,7 +46,7 @@ export type McpDeps = Pick<ApiDeps, "config" | "catalog" | "calls"> & {
  * which is why this uses the low-level `Server` rather than `McpServer` (zod schemas only).
  */
 export function createMcpServer(deps: McpDeps, context: McpRequestContext): Server {
-  const server = new Server(
+  const server = new ReadableParamsServer(
     { name: "toolbus", title: "Toolbus", version: API_VERSION },
     {
       capabilities: { tools: { listChanged: false } },

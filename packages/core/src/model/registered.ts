@@ -1,13 +1,14 @@
 import { z } from "zod";
 import { toolsetName } from "./ids";
 import { HTTP_METHODS, secretHeader } from "./implementation";
+import { label, prose } from "./text";
 import { availability, cachePolicy, category, guidelines, rateLimit, toolSpec } from "./tool";
 
 /** One DynamoDB transaction writes a toolset with its tools; keep a toolset inside one. */
 export const MAX_REGISTERED_TOOLS = 99;
 
-const owner = z.string().min(1).max(120);
-const description = z.string().min(1).max(1000);
+const owner = label(120);
+const description = prose(1000);
 const https = z
   .string()
   .max(2048)
@@ -68,7 +69,7 @@ export type HttpToolsetRegistration = z.infer<typeof httpToolsetRegistration>;
 export const mcpToolDefaults = z
   .object({
     category: category.default("utility"),
-    usageHint: z.string().min(1).max(500).optional(),
+    usageHint: prose(500).optional(),
     guidelines: guidelines.optional(),
     timeoutMs: z.number().int().min(100).max(900_000).default(30_000),
     cache: cachePolicy.optional(),

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { capabilityName, toolId, toolsetName } from "./ids";
 import { implementation, secretHeader } from "./implementation";
+import { label, prose } from "./text";
 
 export const CATEGORIES = ["research", "reference", "enhance", "publish", "utility"] as const;
 export const category = z.enum(CATEGORIES);
@@ -53,11 +54,11 @@ export const availability = z.object({
 export const toolSpec = z.object({
   id: toolId,
   toolset: toolsetName,
-  title: z.string().min(1).max(120),
-  description: z.string().min(1).max(2000),
+  title: label(120),
+  description: prose(2000),
   category,
   optionality: z.enum(["optional", "core"]).default("optional"),
-  usageHint: z.string().min(1).max(500),
+  usageHint: prose(500),
   guidelines: guidelines.default({ do: [], dont: [] }),
   requires: z.array(capabilityName).default([]),
   produces: z.array(z.string().min(1)).default([]),
@@ -82,9 +83,9 @@ export type ToolSpecInput = z.input<typeof toolSpec>;
 
 export const toolsetSpec = z.object({
   name: toolsetName,
-  description: z.string().min(1).max(1000),
+  description: prose(1000),
   /** The provider that implements it: ownership decides who may change it. */
-  owner: z.string().min(1).max(120),
+  owner: label(120),
   kind: z.enum(["builtin", "http", "mcp"]).default("builtin"),
   /** Where a registered MCP toolset's tools come from: what a refresh asks again. */
   source: z

@@ -65,7 +65,7 @@ async function callHttpTool(
   const refused = failureFromStatus(response, upstream);
   if (refused) throw refused;
   const data = bodyData(response, upstream);
-  const text = typeof data === "string" ? data : JSON.stringify(data, null, 2);
+  const text = typeof data === "string" ? data : readableJson(data, upstream);
   return {
     output: textForModel(text || `${spec.id} succeeded with an empty answer.`),
     data,
@@ -81,6 +81,15 @@ function bodyData(response: OutboundResponse, upstream: string): unknown {
     return response.json();
   } catch {
     throw failure("invalid_output", `${upstream} answered with malformed JSON.`, "replan");
+  }
+}
+
+/** Data as indented JSON for a model; JSON nested past what can be written out is refused. */
+function readableJson(data: unknown, upstream: string): string {
+  try {
+    return JSON.stringify(data, null, 2);
+  } catch {
+    throw failure("invalid_output", `${upstream} answered with JSON nested too deeply.`, "replan");
   }
 }
 

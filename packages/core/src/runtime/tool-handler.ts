@@ -15,6 +15,7 @@ import type { HttpClient, SecretSource } from "../outbound/types";
 import type { CallStore, RateLimiter, ResultCache } from "../ports";
 import type { AnyToolDefinition } from "../tool-definition";
 import { type PolicyOutcome, runWithPolicies } from "./policies";
+import { resultSize, storeResult, unstorableResult } from "./store-result";
 
 export interface ToolRuntimeDeps {
   calls: CallStore;
@@ -96,7 +97,8 @@ export async function runScheduledCall(
   const body = execution.ok
     ? { output: execution.output, data: execution.data, citations: execution.citations }
     : { output: execution.failure.message, data: null, citations: [] };
-  const result: CallResult = {
+  const bytes = resultSize(body);
+  const produced: CallResult = {
     status: execution.ok ? "succeeded" : "failed",
     ...body,
     ...(execution.ok ? {} : { failure: execution.failure }),
@@ -104,11 +106,13 @@ export async function runScheduledCall(
     stale,
     ...(fallback ? { fallback } : {}),
     durationMs: Math.round(performance.now() - started),
-    resultBytes: Buffer.byteLength(JSON.stringify(body)),
+    resultBytes: bytes ?? 0,
     truncated: false,
     completedAt: completionTime(claimed.scheduledAt, now()),
   };
-  const completed = await calls.complete(claimed.parentRunId, claimed.callId, result);
+  const result =
+    bytes === undefined ? unstorableResult(produced, "it is nested too deeply") : produced;
+  const completed = await storeResult(calls, claimed, result);
   // Not running any more: a sweeper already failed it as stuck, and published that.
   if (!completed) return undefined;
   onCompletedHook(context)?.(completed);

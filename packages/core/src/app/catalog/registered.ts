@@ -29,6 +29,7 @@ import {
   withDetectors,
 } from "../capabilities/detectors";
 import type { CapabilityService } from "../capabilities/service";
+import { refuseIssues, registrationIssues } from "./checks";
 import { checkToolsetClaim } from "./ownership";
 
 export interface RegisteredToolsetsDeps {
@@ -64,6 +65,10 @@ export class RegisteredToolsets {
   constructor(private readonly deps: RegisteredToolsetsDeps) {}
 
   async register(registration: ToolsetRegistration): Promise<RegistrationOutcome> {
+    refuseIssues(
+      `Toolset ${registration.name}`,
+      registrationIssues(registration, this.deps.config),
+    );
     const current = await this.deps.catalog.getToolset(registration.name);
     checkToolsetClaim(current, registration);
     const auths =

@@ -12,9 +12,8 @@ export function checkToolRegistration(
 ): void {
   const toolset = catalog.toolsets.find((t) => t.name === candidate.toolset);
   if (!toolset) {
-    throw new ValidationError(
-      `Tool ${candidate.id} names toolset ${candidate.toolset}, which is not registered.`,
-    );
+    const message = `Tool ${candidate.id} names toolset ${candidate.toolset}, which is not registered.`;
+    throw new ValidationError(message, { details: [{ path: "toolset", message }] });
   }
   const existing = catalog.tools.find((t) => t.id === candidate.id);
   if (existing && existing.toolset !== candidate.toolset) {

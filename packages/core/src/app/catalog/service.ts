@@ -1,7 +1,17 @@
+import type { StageConfig } from "../../config";
+import type { CapabilityStatus } from "../../model/capability";
 import type { ToolSpec, ToolsetSpec } from "../../model/tool";
 import type { CatalogStore, Versioned } from "../../ports";
+import { refuseIssues, toolIssues } from "./checks";
 import { checkToolsetClaim, registeredElsewhere } from "./ownership";
 import { checkToolRegistration } from "./registration";
+
+export interface CatalogServiceDeps {
+  catalog: CatalogStore;
+  config: StageConfig;
+  /** The stage's capability statuses: a tool may only require a capability named there. */
+  capabilities: { list(): Promise<CapabilityStatus[]> };
+}
 
 /**
  * An administrator's writes to the built-in part of the catalog, with the rules every catalog
@@ -9,7 +19,7 @@ import { checkToolRegistration } from "./registration";
  * only by their registration). The HTTP routes and the CLI's server side call this.
  */
 export class CatalogService {
-  constructor(private readonly deps: { catalog: CatalogStore }) {}
+  constructor(private readonly deps: CatalogServiceDeps) {}
 
   async putToolset(spec: ToolsetSpec, expectedRevision?: number): Promise<Versioned<ToolsetSpec>> {
     if (spec.kind !== "builtin") throw registeredElsewhere("toolset", spec.name);
@@ -18,9 +28,12 @@ export class CatalogService {
   }
 
   async putTool(spec: ToolSpec, expectedRevision?: number): Promise<Versioned<ToolSpec>> {
-    const [toolset, existing] = await Promise.all([
-      this.deps.catalog.getToolset(spec.toolset),
-      this.deps.catalog.getTool(spec.id),
+    const { catalog, config, capabilities } = this.deps;
+    const [toolset, existing, statuses, fallback] = await Promise.all([
+      catalog.getToolset(spec.toolset),
+      catalog.getTool(spec.id),
+      capabilities.list(),
+      spec.fallback === undefined ? undefined : catalog.getTool(spec.fallback),
     ]);
     if (spec.implementation.kind !== "builtin" || (toolset && toolset.kind !== "builtin")) {
       throw registeredElsewhere("tool", spec.id);
@@ -29,6 +42,14 @@ export class CatalogService {
       toolsets: toolset ? [toolset] : [],
       tools: existing ? [existing] : [],
     });
+    refuseIssues(
+      `Tool ${spec.id}`,
+      toolIssues(spec, {
+        config,
+        capabilities: statuses.map((status) => status.name),
+        ...(fallback ? { fallback } : {}),
+      }),
+    );
     return this.deps.catalog.putTool(spec, expectedRevision);
   }
 

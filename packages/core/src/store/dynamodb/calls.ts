@@ -14,6 +14,7 @@ import {
   queryAll,
 } from "./client";
 import { callKey, PENDING_PARTITION, RUNNING_PARTITION, UNANNOUNCED_PARTITION } from "./items";
+import { decodeJsonFields, encodeJsonFields, jsonAttribute } from "./json-text";
 import { type RecentCalls, recentCalls } from "./recent-calls";
 import { fitResult } from "./result-size";
 
@@ -23,8 +24,15 @@ import { fitResult } from "./result-size";
  */
 const FALLBACK_RESULT_BYTES = 16_384;
 
+/** What callers and tools choose, kept as JSON text (see json-text.ts). */
+const JSON_FIELDS = ["input", "result"];
+
+const storedCall = (item: Record<string, unknown>): CallRecord =>
+  parseStored(callRecord, decodeJsonFields(item, JSON_FIELDS), "call");
+
 /**
- * Call records: RUN#<runId> / CALL#<callId>, the record's fields as top-level attributes.
+ * Call records: RUN#<runId> / CALL#<callId>, the record's fields as top-level attributes
+ * (input and result as JSON text).
  * While a call waits it carries gsi2pk PENDING / gsi2sk <since>, while it runs RUNNING /
  * <deadlineAt>, once finished and until announced UNANNOUNCED / <completedAt>: calls a crash
  * left behind are found through a small sparse index.
@@ -57,7 +65,11 @@ export class DynamoCallStore implements CallStore {
         await client.send(
           new PutCommand({
             TableName: tableName,
-            Item: { ...callKey(record.parentRunId, record.callId), ...record, ...index },
+            Item: {
+              ...callKey(record.parentRunId, record.callId),
+              ...encodeJsonFields(record, JSON_FIELDS),
+              ...index,
+            },
             ConditionExpression: "attribute_not_exists(pk)",
             // The existing call comes back with the failure: no second read, no race window.
             ReturnValuesOnConditionCheckFailure: "ALL_OLD",
@@ -69,7 +81,7 @@ export class DynamoCallStore implements CallStore {
         if (!isConditionFailure(error) || error.Item === undefined) throw error;
         // lib-dynamodb unmarshalls outputs only, not the item attached to an error.
         const existing = unmarshall(error.Item as Parameters<typeof unmarshall>[0]);
-        return { created: false, call: parseStored(callRecord, existing, "call") };
+        return { created: false, call: storedCall(existing) };
       }
     });
   }
@@ -86,7 +98,7 @@ export class DynamoCallStore implements CallStore {
         }),
       ),
     );
-    return Item && parseStored(callRecord, Item, "call");
+    return Item && storedCall(Item);
   }
 
   async claim(
@@ -141,10 +153,10 @@ export class DynamoCallStore implements CallStore {
         UpdateExpression:
           "SET #status = :status, #result = :result, gsi2pk = :index, gsi2sk = :completedAt",
         ConditionExpression: "#status = :running",
-        ExpressionAttributeNames: { "#status": "status", "#result": "result" },
+        ExpressionAttributeNames: { "#status": "status", "#result": jsonAttribute("result") },
         ExpressionAttributeValues: {
           ":status": stored.status,
-          ":result": stored,
+          ":result": JSON.stringify(stored),
           ":running": "running",
           ":index": UNANNOUNCED_PARTITION,
           ":completedAt": stored.completedAt,
@@ -173,7 +185,7 @@ export class DynamoCallStore implements CallStore {
     await guard("calls.markPublished", this.#options.tableName, () =>
       batchPut(this.#options).submit({
         ...callKey(call.parentRunId, call.callId),
-        ...call,
+        ...encodeJsonFields(call, JSON_FIELDS),
         resultPublishedAt: at,
       }),
     );
@@ -214,7 +226,7 @@ export class DynamoCallStore implements CallStore {
         limit,
       ),
     );
-    return items.map((item) => parseStored(callRecord, item, "call"));
+    return items.map(storedCall);
   }
 
   /** A conditional status change; undefined when the call was not in the expected state. */
@@ -233,7 +245,7 @@ export class DynamoCallStore implements CallStore {
             context: { operation },
           });
         }
-        const call = parseStored(callRecord, Attributes, "call");
+        const call = storedCall(Attributes);
         this.#recent.remember(call);
         return call;
       } catch (error) {

@@ -24,11 +24,24 @@ import {
   toolsetIndexSortKey,
   toolsetKey,
 } from "./items";
+import { decodeJsonFields, encodeJsonFields, jsonAttribute } from "./json-text";
 
 type Item = Record<string, NativeAttributeValue>;
 
 /** DynamoDB's limit on the items of one TransactWriteItems call. */
 const MAX_TRANSACTION_ITEMS = 100;
+
+/**
+ * What an administrator or a remote server writes freely (JSON Schemas, examples, an MCP
+ * registration's defaults) is kept as JSON text, so any number JSON allows fits (json-text.ts).
+ */
+const JSON_FIELDS = ["inputSchema", "outputSchema", "examples", "source"];
+
+/** Every attribute a spec may have stored, so a write removes what the new spec leaves out. */
+const storedFields = (shape: object): string[] => [
+  ...Object.keys(shape),
+  ...JSON_FIELDS.map(jsonAttribute),
+];
 
 /**
  * Tool and toolset specs, one item each, with their fields as top-level attributes beside
@@ -48,8 +61,12 @@ export class DynamoCatalogStore implements CatalogStore {
       what: "toolset",
       id: parsed.name,
       key: toolsetKey(parsed.name),
-      fields: Object.keys(toolsetSpec.shape),
-      values: { ...parsed, gsi1pk: CATALOG_PARTITION, gsi1sk: toolsetIndexSortKey(parsed.name) },
+      fields: storedFields(toolsetSpec.shape),
+      values: {
+        ...encodeJsonFields(parsed, JSON_FIELDS),
+        gsi1pk: CATALOG_PARTITION,
+        gsi1sk: toolsetIndexSortKey(parsed.name),
+      },
       expectedRevision,
     });
     return versioned(toolsetSpec, item, "toolset");
@@ -61,9 +78,9 @@ export class DynamoCatalogStore implements CatalogStore {
       what: "tool",
       id: parsed.id,
       key: toolKey(parsed.id),
-      fields: Object.keys(toolSpec.shape),
+      fields: storedFields(toolSpec.shape),
       values: {
-        ...parsed,
+        ...encodeJsonFields(parsed, JSON_FIELDS),
         gsi1pk: CATALOG_PARTITION,
         gsi1sk: toolIndexSortKey(parsed.toolset, parsed.id),
       },
@@ -189,7 +206,7 @@ export class DynamoCatalogStore implements CatalogStore {
       this.#putItem(
         {
           ...toolsetKey(toolset.name),
-          ...toolset,
+          ...encodeJsonFields(toolset, JSON_FIELDS),
           gsi1pk: CATALOG_PARTITION,
           gsi1sk: toolsetIndexSortKey(toolset.name),
         },
@@ -200,7 +217,7 @@ export class DynamoCatalogStore implements CatalogStore {
         this.#putItem(
           {
             ...toolKey(tool.id),
-            ...tool,
+            ...encodeJsonFields(tool, JSON_FIELDS),
             gsi1pk: CATALOG_PARTITION,
             gsi1sk: toolIndexSortKey(tool.toolset, tool.id),
           },
@@ -383,7 +400,7 @@ export class DynamoCatalogStore implements CatalogStore {
 
 function versioned<T>(schema: z.ZodType<T>, item: Item, what: string): Versioned<T> {
   return {
-    ...parseStored(schema, item, what),
+    ...parseStored(schema, decodeJsonFields(item, JSON_FIELDS), what),
     revision: Number(item.revision),
     updatedAt: String(item.updatedAt),
   };

@@ -5,6 +5,10 @@ import type { EventLog, EventLogPage } from "../../ports";
 import { batchPut } from "./batch-put";
 import { type DynamoStoreOptions, guard, parseInput, parseStored, queryAll } from "./client";
 import { EVENT_PREFIX, eventSortKey, runPartition } from "./items";
+import { decodeJsonFields, encodeJsonFields } from "./json-text";
+
+/** An event's detail carries a call's input or result: JSON text (see json-text.ts). */
+const JSON_FIELDS = ["detail"];
 
 export const DEFAULT_EVENT_PAGE = 100;
 
@@ -55,7 +59,11 @@ export class DynamoEventLog implements EventLog {
     const parsed = parseInput(runEvent, event, "event");
     const sk = eventSortKey(normalizeTime(parsed.occurredAt), parsed.eventKey);
     await guard("events.append", this.#options.tableName, () =>
-      batchPut(this.#options).submit({ pk: runPartition(parentRunId), sk, ...parsed }),
+      batchPut(this.#options).submit({
+        pk: runPartition(parentRunId),
+        sk,
+        ...encodeJsonFields(parsed, JSON_FIELDS),
+      }),
     );
     wakeFollowers(this.#topic(parentRunId), this.#options.eventSettleMs ?? 0);
   }
@@ -126,7 +134,9 @@ export class DynamoEventLog implements EventLog {
     );
     const last = items.at(-1);
     return {
-      events: items.map((item) => parseStored(runEvent, item, "event")),
+      events: items.map((item) =>
+        parseStored(runEvent, decodeJsonFields(item, JSON_FIELDS), "event"),
+      ),
       // The position of the last event seen, even on the last page, so a follower polls on
       // from there; with nothing new it keeps the cursor it came with.
       cursor: last === undefined ? options.cursor : encodeCursor(String(last.sk)),

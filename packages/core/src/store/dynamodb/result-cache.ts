@@ -4,6 +4,7 @@ import { citation } from "../../model/call";
 import type { CachedOutput, CacheEntry, ResultCache } from "../../ports";
 import { TABLE } from "../table";
 import { type DynamoStoreOptions, guard } from "./client";
+import { decodeJsonFields, encodeJsonFields } from "./json-text";
 import { fitResult } from "./result-size";
 
 /** A stored entry's value, checked on the way out: the table is not trusted blindly. */
@@ -29,7 +30,7 @@ export class DynamoResultCache implements ResultCache {
       return undefined;
     }
     if (Item.expiresAt * 1000 <= now) return undefined;
-    const value = cachedOutput.safeParse(Item.value);
+    const value = cachedOutput.safeParse(decodeJsonFields(Item, ["value"]).value);
     if (!value.success) return undefined;
     return { value: value.data, freshUntil: Item.freshUntil, expiresAt: Item.expiresAt * 1000 };
   }
@@ -59,7 +60,8 @@ export class DynamoResultCache implements ResultCache {
           TableName: tableName,
           Item: {
             ...cacheKey(key),
-            value,
+            // A tool's output, numbers and nesting as the upstream sent them: JSON text.
+            ...encodeJsonFields({ value }, ["value"]),
             freshUntil,
             [TABLE.ttlAttribute]: Math.ceil(expiresAt / 1000),
           },
