@@ -39,7 +39,23 @@ beforeAll(async () => {
   openApiRoutes = Object.entries(doc.paths).flatMap(([path, ops]) =>
     Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`),
   );
+  documented = Object.fromEntries(
+    Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).map(([method, operation]) => [
+        `${method.toUpperCase()} ${path}`,
+        operation as {
+          "x-toolbus-permission"?: string;
+          "x-toolbus-role"?: string;
+          description?: string;
+        },
+      ]),
+    ),
+  );
 });
+let documented: Record<
+  string,
+  { "x-toolbus-permission"?: string; "x-toolbus-role"?: string; description?: string }
+> = {};
 afterAll(() => system?.stop(), 60_000);
 
 const RANK: Record<Who, number> = { none: -1, revoked: -1, viewer: 0, member: 1, admin: 2 };
@@ -126,6 +142,21 @@ describe("roles on every route", () => {
       (route) => route !== "POST /mcp" && !openApiRoutes.includes(route),
     );
     expect(stale).toEqual([]);
+  });
+
+  it("says in OpenAPI which permission and role each route needs, as the routes enforce it", () => {
+    const roles = { read: "viewer", call: "member", admin: "admin" } as const;
+    for (const route of openApiRoutes) {
+      const need = TABLE[route]?.need;
+      const operation = documented[route];
+      expect(operation?.["x-toolbus-permission"], route).toBe(need);
+      if (need && need !== "public") {
+        expect(operation?.["x-toolbus-role"], route).toBe(roles[need]);
+        expect(operation?.description, route).toContain(
+          `Needs the \`${roles[need]}\` role or higher`,
+        );
+      }
+    }
   });
 
   const whos: Who[] = ["none", "revoked", "viewer", "member", "admin"];

@@ -52,13 +52,26 @@ export function authenticate(deps: {
   };
 }
 
+/** Which permission each `requirePermission` middleware checks: what OpenAPI says per route. */
+const permissions = new WeakMap<object, Permission>();
+
+/** The permission a route's middleware requires, if one of them is `requirePermission`'s. */
+export function permissionOf(middleware: unknown): Permission | undefined {
+  const list = Array.isArray(middleware) ? middleware : [middleware];
+  for (const handler of list) {
+    const permission = typeof handler === "function" ? permissions.get(handler) : undefined;
+    if (permission) return permission;
+  }
+  return undefined;
+}
+
 /** 403 unless the principal's role is at least the one the stage configures for `permission`. */
 export function requirePermission(
   config: StageConfig,
   permission: Permission,
 ): MiddlewareHandler<ApiEnv> {
   const required = config.permissions[permission];
-  return async (c, next) => {
+  const middleware: MiddlewareHandler<ApiEnv> = async (c, next) => {
     const principal = c.get("principal");
     if (!principal || !roleAtLeast(config, principal.role, required)) {
       throw new ForbiddenError(`This needs the ${required} role or higher.`, {
@@ -67,6 +80,8 @@ export function requirePermission(
     }
     await next();
   };
+  permissions.set(middleware, permission);
+  return middleware;
 }
 
 function digest(value: string): Buffer {

@@ -1,4 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { permissionOf } from "./auth";
 import type { ApiDeps } from "./deps";
 import { renderDocs } from "./docs";
 import type { ApiEnv } from "./env";
@@ -31,6 +32,7 @@ export function registerOpenApi(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
       },
       security: [{ bearerAuth: [] }],
     });
+    describePermissions(app, deps, document);
     return document;
   };
 
@@ -41,4 +43,40 @@ export function registerOpenApi(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
     c.header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'");
     return c.html(docsPage);
   });
+}
+
+/**
+ * Each operation says who may call it, from the middleware that enforces it (so the two
+ * cannot differ): `x-toolbus-permission` (`read`, `call`, `admin`, or `public`),
+ * `x-toolbus-role` (the lowest role this stage grants it to), and a sentence in the
+ * description.
+ */
+function describePermissions(
+  app: OpenAPIHono<ApiEnv>,
+  deps: ApiDeps,
+  document: OpenApiDocument,
+): void {
+  // Hono keeps each handler of a route (its middleware included) as an entry of its own.
+  const required = new Map<string, ReturnType<typeof permissionOf>>();
+  for (const { method, path, handler } of app.routes) {
+    const permission = permissionOf(handler);
+    const template = path.replaceAll(/:([^/]+)/g, "{$1}");
+    if (permission) required.set(`${method.toLowerCase()} ${template}`, permission);
+  }
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    for (const [method, value] of Object.entries(item ?? {})) {
+      if (typeof value !== "object" || value === null || !("responses" in value)) continue;
+      const operation = value as Record<string, unknown> & { description?: string };
+      const permission = required.get(`${method} ${path}`);
+      if (!permission) {
+        operation["x-toolbus-permission"] = "public";
+        continue;
+      }
+      const role = deps.config.permissions[permission];
+      operation["x-toolbus-permission"] = permission;
+      operation["x-toolbus-role"] = role;
+      const rule = `Needs the \`${role}\` role or higher (the stage's \`${permission}\` permission).`;
+      operation.description = operation.description ? `${operation.description}\n\n${rule}` : rule;
+    }
+  }
 }
