@@ -1,3 +1,5 @@
+import { stringify } from "yaml";
+import { toolbusServerConfig } from "./enrichers";
 import {
   HARNESS_TABLE,
   HARNESSES,
@@ -5,6 +7,8 @@ import {
   TABLE_TOOLS,
   type TableTool,
 } from "./harness-table";
+import { copilotServer } from "./render/copilot";
+import { mcpServersFile } from "./render/mcp-config";
 
 export const README_START = "<!-- harness-table:start -->";
 export const README_END = "<!-- harness-table:end -->";
@@ -54,6 +58,8 @@ export function harnessReadmeSection(): string {
     "carries it as `mcpServersFile` (`path`, `key`, `content`): merge its entries under `key` into",
     "that file.",
     "",
+    ...serverExamples(),
+    "",
     `This table is generated from \`packages/core/src/harness/harness-table.ts\`, checked against`,
     `the vendors' documentation on ${verifiedOn}. Regenerate it with`,
     "`npx tsx scripts/harness-table.ts --write`; a test fails when the two differ.",
@@ -96,6 +102,44 @@ export function currentHarnessSection(readme: string): string | undefined {
     .slice(start + README_START.length, end)
     .replace(/^\n/, "")
     .replace(/\n$/, "");
+}
+
+/** What each harness's files say about Toolbus's server, written by the renderers themselves. */
+function serverExamples(): string[] {
+  const url = "https://toolbus.example.com/mcp";
+  const toolMap = {
+    allTools: false,
+    tools: [],
+    mcpServers: { toolbus: toolbusServerConfig(url) },
+    warnings: [],
+  };
+  const fileExample = (harness: "claude-code" | "opencode") => {
+    const file = mcpServersFile(harness, toolMap);
+    return [
+      `${HARNESS_TABLE.harnesses[harness].title}, \`${file?.path}\`:`,
+      "",
+      "```json",
+      (file?.content ?? "").trimEnd(),
+      "```",
+    ];
+  };
+  const copilot = stringify(
+    { "mcp-servers": { toolbus: copilotServer(toolbusServerConfig(url), ["web_search"]) } },
+    { lineWidth: 0 },
+  );
+  return [
+    `How each harness is told to reach Toolbus at \`${url}\`:`,
+    "",
+    ...fileExample("claude-code"),
+    "",
+    ...fileExample("opencode"),
+    "",
+    `${HARNESS_TABLE.harnesses.copilot.title}, in the agent file's frontmatter:`,
+    "",
+    "```yaml",
+    copilot.trimEnd(),
+    "```",
+  ];
 }
 
 function serversCell(file: HarnessFacts["mcpServersFile"]): string {

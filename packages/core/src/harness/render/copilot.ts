@@ -46,7 +46,8 @@ export function copilotFrontmatter(input: RenderInput): HarnessFrontmatter {
   return { frontmatter, warnings };
 }
 
-function copilotServer(config: McpServerConfig, tools: string[]): Record<string, unknown> {
+/** One server as an agent file's `mcp-servers` holds it, offering `tools` (none named: all). */
+export function copilotServer(config: McpServerConfig, tools: string[]): Record<string, unknown> {
   // The server's own `tools` filter: only what the agent uses, or everything when it uses none by name.
   const allowed = tools.length > 0 ? tools : ["*"];
   if (isRemote(config)) {
