@@ -129,7 +129,10 @@ describe("POST /v1/agents/render", () => {
           server: "search",
           tools: ["find"],
           tags: ["web"],
-          config: { url: "https://search.example/mcp" },
+          config: {
+            url: "https://search.example/mcp",
+            envHeaders: { Authorization: { env: "SEARCH_TOKEN", prefix: "Bearer " } },
+          },
         },
         { type: "addMcpTools", server: "other", tools: ["x"], agents: ["someone-else"] },
       ],
@@ -139,7 +142,12 @@ describe("POST /v1/agents/render", () => {
     const frontmatter = frontmatterOf(file.content);
     expect(frontmatter.tools).toEqual(["read", "search/find"]);
     expect(frontmatter["mcp-servers"]).toEqual({
-      search: { type: "http", url: "https://search.example/mcp", tools: ["find"] },
+      search: {
+        type: "http",
+        url: "https://search.example/mcp",
+        headers: { Authorization: "Bearer ${COPILOT_MCP_SEARCH_TOKEN}" },
+        tools: ["find"],
+      },
     });
 
     const stripped = await renderRequest({
