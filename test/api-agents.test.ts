@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` here is the harnesses' own syntax for reading the environment, not a JavaScript template.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
@@ -29,6 +30,7 @@ interface AgentFile {
   path: string;
   content: string;
   warnings: string[];
+  mcpServersFile?: { path: string; key: string; content: string };
 }
 
 const agent = {
@@ -127,7 +129,10 @@ describe("POST /v1/agents/render", () => {
           server: "search",
           tools: ["find"],
           tags: ["web"],
-          config: { url: "https://search.example/mcp" },
+          config: {
+            url: "https://search.example/mcp",
+            envHeaders: { Authorization: { env: "SEARCH_TOKEN", prefix: "Bearer " } },
+          },
         },
         { type: "addMcpTools", server: "other", tools: ["x"], agents: ["someone-else"] },
       ],
@@ -137,7 +142,12 @@ describe("POST /v1/agents/render", () => {
     const frontmatter = frontmatterOf(file.content);
     expect(frontmatter.tools).toEqual(["read", "search/find"]);
     expect(frontmatter["mcp-servers"]).toEqual({
-      search: { type: "http", url: "https://search.example/mcp", tools: ["find"] },
+      search: {
+        type: "http",
+        url: "https://search.example/mcp",
+        headers: { Authorization: "Bearer ${COPILOT_MCP_SEARCH_TOKEN}" },
+        tools: ["find"],
+      },
     });
 
     const stripped = await renderRequest({
@@ -163,13 +173,46 @@ describe("POST /v1/agents/render", () => {
       enrichers: [{ type: "addToolbusCatalog" }],
     });
     expect(response.status).toBe(200);
-    const frontmatter = frontmatterOf(((await response.json()) as AgentFile).content);
+    const file = (await response.json()) as AgentFile;
+    const frontmatter = frontmatterOf(file.content);
     expect(frontmatter.tools).toBe(
       ["Read", ...catalogIds.map((id) => `mcp__toolbus__${id}`)].join(", "),
     );
-    expect(frontmatter.mcpServers).toEqual([
-      { toolbus: { type: "http", url: "http://localhost/mcp" } },
-    ]);
+    expect(frontmatter.mcpServers).toEqual(["toolbus"]);
+    expect(file.mcpServersFile?.path).toBe(".mcp.json");
+    expect(JSON.parse(file.mcpServersFile?.content ?? "")).toEqual({
+      mcpServers: {
+        toolbus: {
+          type: "http",
+          url: "http://localhost/mcp",
+          headers: {
+            Authorization: "Bearer ${TOOLBUS_API_KEY}",
+            "x-toolbus-run-id": "${TOOLBUS_RUN_ID:-}",
+          },
+        },
+      },
+    });
+  });
+
+  it("reads the API key and run id from the variables the request names", async () => {
+    const response = await renderRequest({
+      harness: "opencode",
+      agent: { ...agent, tools: ["Read"] },
+      enrichers: [{ type: "addToolbusCatalog", apiKeyEnv: "TB_KEY", runIdEnv: "TB_RUN" }],
+    });
+    expect(response.status).toBe(200);
+    const file = (await response.json()) as AgentFile;
+    expect(JSON.parse(file.mcpServersFile?.content ?? "")).toEqual({
+      $schema: "https://opencode.ai/config.json",
+      mcp: {
+        toolbus: {
+          type: "remote",
+          url: "http://localhost/mcp",
+          oauth: false,
+          headers: { Authorization: "Bearer {env:TB_KEY}", "x-toolbus-run-id": "{env:TB_RUN}" },
+        },
+      },
+    });
   });
 
   it("offers catalog tools by the agent's mode and role, never disabled or core ones", async () => {
@@ -287,6 +330,20 @@ describe("POST /v1/agents/render", () => {
       { type: "addMcpTools", server: "s", tools: ["x"], surprise: true },
       { type: "stripMcpForHarness", harnesses: ["cursor"] },
       { type: "addToolbusCatalog", url: "not a url" },
+      { type: "addToolbusCatalog", apiKeyEnv: "1KEY" },
+      { type: "addToolbusCatalog", runIdEnv: "RUN-ID" },
+      {
+        type: "addMcpTools",
+        server: "s",
+        tools: ["x"],
+        config: { url: "https://s.example/mcp", envHeaders: { "Bad Header": { env: "A" } } },
+      },
+      {
+        type: "addMcpTools",
+        server: "s",
+        tools: ["x"],
+        config: { url: "https://s.example/mcp", envHeaders: { A: { env: "A", secret: true } } },
+      },
       "addMcpTools",
     ]) {
       await expectBadRequest({ harness: "copilot", agent, enrichers: [spec] });

@@ -110,7 +110,15 @@ describe("enrichers", () => {
       "mcp:toolbus/web_search",
       "mcp:toolbus/readability_analyzer",
     ]);
-    expect(map.mcpServers).toEqual({ toolbus: { url: "https://toolbus.example/mcp" } });
+    expect(map.mcpServers).toEqual({
+      toolbus: {
+        url: "https://toolbus.example/mcp",
+        envHeaders: {
+          Authorization: { env: "TOOLBUS_API_KEY", prefix: "Bearer " },
+          "x-toolbus-run-id": { env: "TOOLBUS_RUN_ID", optional: true },
+        },
+      },
+    });
     expect(mapTools("claude-code", map.tools).tools).toContain("mcp__toolbus__web_search");
 
     const none = addToolbusCatalog({ url: "https://toolbus.example/mcp", tools: [] })(
@@ -122,5 +130,21 @@ describe("enrichers", () => {
     expect(none.warnings).toEqual([
       "No Toolbus catalog tools are available to this agent; none were added.",
     ]);
+  });
+
+  it("read the Toolbus API key and run id from the variables the caller names", () => {
+    const map = addToolbusCatalog({
+      url: "https://toolbus.example/mcp",
+      tools: ["web_search"],
+      apiKeyEnv: "TB_KEY",
+      runIdEnv: "TB_RUN",
+    })("copilot", agent, initialToolMap(agent));
+    expect(map.mcpServers.toolbus).toEqual({
+      url: "https://toolbus.example/mcp",
+      envHeaders: {
+        Authorization: { env: "TB_KEY", prefix: "Bearer " },
+        "x-toolbus-run-id": { env: "TB_RUN", optional: true },
+      },
+    });
   });
 });

@@ -1,10 +1,28 @@
+import { MCP_HEADERS } from "../mcp/headers";
 import type { Agent } from "./agent";
 import { HARNESS_TABLE, type Harness } from "./harness-table";
 import { Tool, toolKey, type UniversalTool } from "./vocabulary";
 
+/**
+ * A header whose value the harness reads from an environment variable when it connects, so
+ * no secret is written into the file. Each renderer writes it in its harness's own syntax.
+ */
+export interface EnvHeader {
+  /** The variable's name; a harness that insists on a prefix gets it added. */
+  env: string;
+  /** Written before the value, e.g. `Bearer `. */
+  prefix?: string;
+  /** An unset variable sends an empty value instead of keeping the server from loading. */
+  optional?: boolean;
+}
+
 /** How a harness reaches an MCP server: over HTTP, or by starting a local command. */
 export type McpServerConfig =
-  | { url: string; headers?: Readonly<Record<string, string>> }
+  | {
+      url: string;
+      headers?: Readonly<Record<string, string>>;
+      envHeaders?: Readonly<Record<string, EnvHeader>>;
+    }
   | { command: string; args?: readonly string[]; env?: Readonly<Record<string, string>> };
 
 /**
@@ -100,6 +118,32 @@ export interface AddToolbusCatalogOptions {
   url: string;
   /** Catalog tool ids to offer; the HTTP API fills them from the catalog for the agent. */
   tools: readonly string[];
+  /** The environment variable holding the Toolbus API key the harness sends. */
+  apiKeyEnv?: string;
+  /** The environment variable holding the run id a harness session's calls share. */
+  runIdEnv?: string;
+}
+
+export const DEFAULT_API_KEY_ENV = "TOOLBUS_API_KEY";
+export const DEFAULT_RUN_ID_ENV = "TOOLBUS_RUN_ID";
+
+/**
+ * How a harness reaches Toolbus's MCP endpoint: the API key as a bearer token, and the run
+ * id that puts every call of one session in one run. The run id is optional: unset, the
+ * header is empty and Toolbus gives each request its own run, rather than the harness
+ * refusing to load the server.
+ */
+export function toolbusServerConfig(
+  url: string,
+  options: { apiKeyEnv?: string; runIdEnv?: string } = {},
+): McpServerConfig {
+  return {
+    url,
+    envHeaders: {
+      Authorization: { env: options.apiKeyEnv ?? DEFAULT_API_KEY_ENV, prefix: "Bearer " },
+      [MCP_HEADERS.runId]: { env: options.runIdEnv ?? DEFAULT_RUN_ID_ENV, optional: true },
+    },
+  };
 }
 
 /** Offers Toolbus's own catalog tools as tools of the Toolbus MCP server. */
@@ -116,6 +160,6 @@ export function addToolbusCatalog(options: AddToolbusCatalogOptions): Enricher {
   return addMcpTools({
     server: options.server ?? "toolbus",
     tools: options.tools,
-    config: { url: options.url },
+    config: toolbusServerConfig(options.url, options),
   });
 }

@@ -5,11 +5,15 @@ export {
   addMcpTools,
   addToolbusCatalog,
   compose,
+  DEFAULT_API_KEY_ENV,
+  DEFAULT_RUN_ID_ENV,
   type Enricher,
+  type EnvHeader,
   initialToolMap,
   type McpServerConfig,
   stripMcpForHarness,
   type ToolMap,
+  toolbusServerConfig,
 } from "./enrichers";
 export {
   HARNESS_TABLE,
@@ -36,12 +40,14 @@ export {
   README_START,
   withHarnessSection,
 } from "./readme";
+export { envHeaderValue, harnessEnvName } from "./render/env";
 export {
   agentFilePath,
   formatAgentFile,
   OUTPUT_FORMATS,
   type OutputFormat,
 } from "./render/frontmatter";
+export { type McpServersFile, mcpServersFile } from "./render/mcp-config";
 export {
   OPENCODE_MODES,
   OPENCODE_TOOL_FORMATS,

@@ -1,4 +1,14 @@
-import { HARNESS_TABLE, HARNESSES, TABLE_TOOLS, type TableTool } from "./harness-table";
+import { stringify } from "yaml";
+import { toolbusServerConfig } from "./enrichers";
+import {
+  HARNESS_TABLE,
+  HARNESSES,
+  type HarnessFacts,
+  TABLE_TOOLS,
+  type TableTool,
+} from "./harness-table";
+import { copilotServer } from "./render/copilot";
+import { mcpServersFile } from "./render/mcp-config";
 
 export const README_START = "<!-- harness-table:start -->";
 export const README_END = "<!-- harness-table:end -->";
@@ -19,6 +29,8 @@ export function harnessReadmeSection(): string {
   );
   const mcpRow = `| MCP tool | ${HARNESSES.map((h) => code(harnesses[h].mcpToolName.replace("{server}", "<server>").replace("{tool}", "<tool>"))).join(" | ")} |`;
   const pathRow = `| agent file | ${HARNESSES.map((h) => code(harnesses[h].agentPath)).join(" | ")} |`;
+  const serversRow = `| MCP servers in | ${HARNESSES.map((h) => serversCell(harnesses[h].mcpServersFile)).join(" | ")} |`;
+  const envRow = `| env variable in MCP config | ${HARNESSES.map((h) => envCell(harnesses[h].envReference)).join(" | ")} |`;
   const sourceLines = HARNESSES.map(
     (h) =>
       `- ${harnesses[h].title}: ${sources[h].map((source) => `[${source.title}](${source.url})`).join(", ")}`,
@@ -34,6 +46,20 @@ export function harnessReadmeSection(): string {
     "native tools, duplicates are dropped in first-seen order, and a tool a harness lacks (—) is",
     "dropped with a warning.",
     "",
+    "The `addToolbusCatalog` enricher adds the catalog's tools as tools of Toolbus's MCP server and",
+    "writes how to reach it so the harness can connect as the file stands: the API key as",
+    "`Authorization: Bearer` read from `TOOLBUS_API_KEY` and the run id header",
+    "`x-toolbus-run-id` read from `TOOLBUS_RUN_ID` (rename either with `apiKeyEnv` / `runIdEnv`),",
+    "in each harness's own syntax for reading the environment. Export `TOOLBUS_RUN_ID` once per",
+    "session (e.g. `TOOLBUS_RUN_ID=review-$(date +%s) claude`) and every MCP call of that session",
+    "lands in that run; unset, each request gets its own `mcp-<uuid>` run. `addMcpTools` takes",
+    'the same `envHeaders` (`{ "Authorization": { "env": "GH_TOKEN", "prefix": "Bearer " } }`).',
+    "Where a harness reads MCP servers from a project file rather than the agent file, the answer",
+    "carries it as `mcpServersFile` (`path`, `key`, `content`): merge its entries under `key` into",
+    "that file.",
+    "",
+    ...serverExamples(),
+    "",
     `This table is generated from \`packages/core/src/harness/harness-table.ts\`, checked against`,
     `the vendors' documentation on ${verifiedOn}. Regenerate it with`,
     "`npx tsx scripts/harness-table.ts --write`; a test fails when the two differ.",
@@ -43,6 +69,8 @@ export function harnessReadmeSection(): string {
     ...rows,
     mcpRow,
     pathRow,
+    serversRow,
+    envRow,
     "",
     "Notes:",
     "",
@@ -74,6 +102,56 @@ export function currentHarnessSection(readme: string): string | undefined {
     .slice(start + README_START.length, end)
     .replace(/^\n/, "")
     .replace(/\n$/, "");
+}
+
+/** What each harness's files say about Toolbus's server, written by the renderers themselves. */
+function serverExamples(): string[] {
+  const url = "https://toolbus.example.com/mcp";
+  const toolMap = {
+    allTools: false,
+    tools: [],
+    mcpServers: { toolbus: toolbusServerConfig(url) },
+    warnings: [],
+  };
+  const fileExample = (harness: "claude-code" | "opencode") => {
+    const file = mcpServersFile(harness, toolMap);
+    return [
+      `${HARNESS_TABLE.harnesses[harness].title}, \`${file?.path}\`:`,
+      "",
+      "```json",
+      (file?.content ?? "").trimEnd(),
+      "```",
+    ];
+  };
+  const copilot = stringify(
+    { "mcp-servers": { toolbus: copilotServer(toolbusServerConfig(url), ["web_search"]) } },
+    { lineWidth: 0 },
+  );
+  return [
+    `How each harness is told to reach Toolbus at \`${url}\`:`,
+    "",
+    ...fileExample("claude-code"),
+    "",
+    ...fileExample("opencode"),
+    "",
+    `${HARNESS_TABLE.harnesses.copilot.title}, in the agent file's frontmatter:`,
+    "",
+    "```yaml",
+    copilot.trimEnd(),
+    "```",
+  ];
+}
+
+function serversCell(file: HarnessFacts["mcpServersFile"]): string {
+  return file === null ? "the agent file" : `${code(file.path)} (${code(file.key)})`;
+}
+
+function envCell(reference: HarnessFacts["envReference"]): string {
+  const written = (template: string) =>
+    code(template.replace("{name}", `${reference.namePrefix}VAR`));
+  return reference.required === reference.optional
+    ? `${written(reference.required)} (unset: empty)`
+    : `${written(reference.required)}, optional ${written(reference.optional)}`;
 }
 
 function cell(names: readonly string[]): string {

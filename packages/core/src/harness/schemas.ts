@@ -24,6 +24,23 @@ const mcpToolName = z
   .regex(/^[A-Za-z0-9_.-]{1,128}$/, "1-128 letters, digits, _, . or -.");
 const label = z.string().min(1).max(64);
 const stringMap = z.record(z.string().min(1).max(256), z.string().max(4096));
+/** An environment variable's name, as every harness's `${VAR}` / `{env:VAR}` syntax reads it. */
+const envName = z
+  .string()
+  .regex(
+    /^[A-Za-z_][A-Za-z0-9_]{0,127}$/,
+    "A variable name: letters, digits and _, not starting with a digit.",
+  );
+const headerName = z
+  .string()
+  .regex(/^[A-Za-z0-9-]{1,128}$/, "A header name: letters, digits and -.");
+const envHeader = z
+  .object({
+    env: envName,
+    prefix: z.string().max(64).optional(),
+    optional: z.boolean().optional(),
+  })
+  .strict();
 /** A disallowed tool: a universal tool string or a harness-native name. */
 const disallowedString = z
   .string()
@@ -49,6 +66,8 @@ export const mcpServerConfig = z.union([
     .object({
       url: z.url({ protocol: /^https?$/ }),
       headers: stringMap.optional(),
+      /** Headers each harness reads from an environment variable, in its own syntax. */
+      envHeaders: z.record(headerName, envHeader).optional(),
     })
     .strict(),
   z
@@ -85,6 +104,10 @@ export const enricherSpec = z.discriminatedUnion(
         server: mcpServerName.optional(),
         /** Toolbus's MCP endpoint; default: this API's own `/mcp`. */
         url: z.url({ protocol: /^https?$/ }).optional(),
+        /** The variable holding the API key the harness sends; default `TOOLBUS_API_KEY`. */
+        apiKeyEnv: envName.optional(),
+        /** The variable holding the run id a session's calls share; default `TOOLBUS_RUN_ID`. */
+        runIdEnv: envName.optional(),
       })
       .strict(),
   ],
@@ -113,6 +136,16 @@ export const renderedFile = z.object({
   path: z.string(),
   content: z.string(),
   warnings: z.array(z.string()),
+  mcpServersFile: z
+    .object({
+      path: z.string(),
+      key: z.string(),
+      content: z.string(),
+    })
+    .optional()
+    .describe(
+      "The project file the harness reads the agent's MCP servers from (Claude Code's .mcp.json, OpenCode's opencode.json), when not the agent file: merge its entries under `key` into an existing file.",
+    ),
 });
 
 /** The typed agent a validated request describes. */
@@ -154,6 +187,8 @@ export function enricherFromSpec(spec: EnricherSpec, catalog?: CatalogContext): 
         ...(spec.server ? { server: spec.server } : {}),
         url: spec.url ?? catalog?.defaultUrl ?? "/mcp",
         tools: catalog?.tools ?? [],
+        ...(spec.apiKeyEnv ? { apiKeyEnv: spec.apiKeyEnv } : {}),
+        ...(spec.runIdEnv ? { runIdEnv: spec.runIdEnv } : {}),
       });
   }
 }

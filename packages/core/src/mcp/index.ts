@@ -1,5 +1,6 @@
+export { MCP_HEADERS } from "./headers";
 export { callToolResult, invalidInputResult, META } from "./results";
-export { MCP_HEADERS, MCP_PATH, registerMcpRoutes } from "./route";
+export { MCP_PATH, registerMcpRoutes } from "./route";
 export { CALL_ID_META, createMcpServer, type McpDeps, type McpRequestContext } from "./server";
 export {
   INPUT_PROPERTY,

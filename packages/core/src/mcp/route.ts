@@ -11,16 +11,10 @@ import { resolveMode } from "../app/selection/select";
 import { SelectionService } from "../app/selection/service";
 import { ValidationError } from "../errors";
 import { callId as callIdSchema, runId as runIdSchema } from "../model/ids";
+import { MCP_HEADERS } from "./headers";
 import { createMcpServer, type McpDeps, type McpRequestContext } from "./server";
 
 export const MCP_PATH = "/mcp";
-
-/** Request headers that place MCP calls; `?mode=` works too for clients that cannot set headers. */
-export const MCP_HEADERS = {
-  mode: "x-toolbus-mode",
-  runId: "x-toolbus-run-id",
-  callId: "x-toolbus-call-id",
-} as const;
 
 /**
  * `/mcp`: MCP Streamable HTTP, stateless. Every POST gets a new server and transport and

@@ -32,7 +32,7 @@ export function registerAgentRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): vo
       tags: ["Agent files"],
       summary: "Render an agent file for Claude Code, OpenCode or GitHub Copilot",
       description:
-        "Tools are `Read`, `Bash`, `Todo`, `custom:<name>` or `mcp:<server>/<tool>`. `harness: \"all\"` returns `{ files }`, one per harness. Enrichers run left to right; `addToolbusCatalog` adds the catalog's optional tools available in the agent's mode and role as tools of Toolbus's MCP server.",
+        "Tools are `Read`, `Bash`, `Todo`, `custom:<name>` or `mcp:<server>/<tool>`. `harness: \"all\"` returns `{ files }`, one per harness. Enrichers run left to right; `addToolbusCatalog` adds the catalog's optional tools available in the agent's mode and role as tools of Toolbus's MCP server, with the API key (`apiKeyEnv`, default `TOOLBUS_API_KEY`) and the run id (`runIdEnv`, default `TOOLBUS_RUN_ID`) read from the environment in the harness's own syntax. Where the harness reads MCP servers from a project file (Claude Code's `.mcp.json`, OpenCode's `opencode.json`), the file comes back as `mcpServersFile`.",
       security: bearerSecurity,
       middleware: [requirePermission(config, "read")] as const,
       request: {

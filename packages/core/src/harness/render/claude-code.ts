@@ -1,5 +1,6 @@
 import type { McpServerConfig } from "../enrichers";
 import { type HarnessFrontmatter, isRemote, type RenderInput } from "./context";
+import { harnessHeaders } from "./env";
 
 /**
  * Claude Code subagent frontmatter (`.claude/agents/<name>.md`): `tools` is a comma-separated
@@ -20,20 +21,18 @@ export function claudeCodeFrontmatter(input: RenderInput): HarnessFrontmatter {
     frontmatter.disallowedTools = disallowed.join(", ");
   }
   if (agent.model !== undefined) frontmatter.model = agent.model;
-  const servers = Object.entries(toolMap.mcpServers);
-  if (servers.length > 0) {
-    frontmatter.mcpServers = servers.map(([name, config]) => ({ [name]: claudeServer(config) }));
-  }
+  // By name: the servers themselves go in .mcp.json, where Claude Code documents expanding
+  // environment variables in headers, so the key is read from the environment there.
+  const servers = Object.keys(toolMap.mcpServers);
+  if (servers.length > 0) frontmatter.mcpServers = servers;
   return { frontmatter, warnings };
 }
 
-function claudeServer(config: McpServerConfig): Record<string, unknown> {
+/** One server as `.mcp.json` holds it. */
+export function claudeCodeServer(config: McpServerConfig): Record<string, unknown> {
   if (isRemote(config)) {
-    return {
-      type: "http",
-      url: config.url,
-      ...(config.headers ? { headers: config.headers } : {}),
-    };
+    const headers = harnessHeaders("claude-code", config);
+    return { type: "http", url: config.url, ...(headers ? { headers } : {}) };
   }
   return {
     type: "stdio",

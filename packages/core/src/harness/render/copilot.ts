@@ -1,5 +1,6 @@
 import type { McpServerConfig } from "../enrichers";
 import { type HarnessFrontmatter, isRemote, type RenderInput, toolsOfServer } from "./context";
+import { harnessHeaders, renamedEnvWarnings } from "./env";
 
 /** GitHub Copilot's limit on a custom agent's prompt, in characters. */
 export const COPILOT_PROMPT_LIMIT = 30_000;
@@ -31,6 +32,10 @@ export function copilotFrontmatter(input: RenderInput): HarnessFrontmatter {
     );
     warnings.push(
       "GitHub Copilot reads mcp-servers in agent files in the cloud agent and the CLI; VS Code and other IDEs ignore it.",
+      ...renamedEnvWarnings(
+        "copilot",
+        servers.map(([, config]) => config),
+      ),
     );
   }
   if (agent.prompt.length > COPILOT_PROMPT_LIMIT) {
@@ -41,16 +46,13 @@ export function copilotFrontmatter(input: RenderInput): HarnessFrontmatter {
   return { frontmatter, warnings };
 }
 
-function copilotServer(config: McpServerConfig, tools: string[]): Record<string, unknown> {
+/** One server as an agent file's `mcp-servers` holds it, offering `tools` (none named: all). */
+export function copilotServer(config: McpServerConfig, tools: string[]): Record<string, unknown> {
   // The server's own `tools` filter: only what the agent uses, or everything when it uses none by name.
   const allowed = tools.length > 0 ? tools : ["*"];
   if (isRemote(config)) {
-    return {
-      type: "http",
-      url: config.url,
-      ...(config.headers ? { headers: config.headers } : {}),
-      tools: allowed,
-    };
+    const headers = harnessHeaders("copilot", config);
+    return { type: "http", url: config.url, ...(headers ? { headers } : {}), tools: allowed };
   }
   return {
     type: "local",

@@ -1,5 +1,7 @@
+import type { McpServerConfig } from "../enrichers";
 import { HARNESS_TABLE, TABLE_TOOLS } from "../harness-table";
-import type { HarnessFrontmatter, RenderInput } from "./context";
+import { type HarnessFrontmatter, isRemote, type RenderInput } from "./context";
+import { harnessHeaders } from "./env";
 
 export const OPENCODE_TOOL_FORMATS = ["permission", "legacy"] as const;
 /** `permission`: the current `permission:` map. `legacy`: the deprecated `tools:` booleans. */
@@ -60,13 +62,28 @@ export function opencodeFrontmatter(
     }
   }
 
-  const servers = Object.keys(toolMap.mcpServers);
-  if (servers.length > 0) {
-    warnings.push(
-      `OpenCode reads MCP servers from opencode.json ("mcp"), not from agent files: configure ${servers.join(", ")} there.`,
-    );
-  }
   return { frontmatter, warnings };
+}
+
+/**
+ * One server as `opencode.json`'s `mcp` holds it. A server authenticated by a header gets
+ * `oauth: false`: otherwise OpenCode answers a 401 by starting an OAuth flow Toolbus has not.
+ */
+export function opencodeServer(config: McpServerConfig): Record<string, unknown> {
+  if (isRemote(config)) {
+    const headers = harnessHeaders("opencode", config);
+    return {
+      type: "remote",
+      url: config.url,
+      ...(config.envHeaders ? { oauth: false } : {}),
+      ...(headers ? { headers } : {}),
+    };
+  }
+  return {
+    type: "local",
+    command: [config.command, ...(config.args ?? [])],
+    ...(config.env ? { environment: config.env } : {}),
+  };
 }
 
 function permissionMap(tools: readonly string[]): Record<string, string> {

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` here is the harnesses' own syntax for reading the environment, not a JavaScript template.
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { ValidationError } from "../../errors";
@@ -143,7 +144,7 @@ describe("rendering agent files", () => {
     expect(copilot.warnings[0]).toMatch(/no deny list/);
   });
 
-  it("puts MCP servers in the file where the harness reads them, and says where it does not", () => {
+  it("puts MCP servers in the file each harness reads them from", () => {
     const enrichers = [
       addMcpTools({
         server: "toolbus",
@@ -156,12 +157,18 @@ describe("rendering agent files", () => {
         config: { command: "gh-mcp", env: { A: "1" } },
       }),
     ];
-    const claude = readFile(render("claude-code", reviewer, { enrichers }).content).frontmatter;
+    const claudeFile = render("claude-code", reviewer, { enrichers });
+    const claude = readFile(claudeFile.content).frontmatter;
     expect(claude.tools).toContain("mcp__toolbus__web_search");
-    expect(claude.mcpServers).toEqual([
-      { toolbus: { type: "http", url: "https://tb.example/mcp" } },
-      { gh: { type: "stdio", command: "gh-mcp", env: { A: "1" } } },
-    ]);
+    expect(claude.mcpServers).toEqual(["toolbus", "gh"]);
+    expect(claudeFile.mcpServersFile?.path).toBe(".mcp.json");
+    expect(claudeFile.mcpServersFile?.key).toBe("mcpServers");
+    expect(JSON.parse(claudeFile.mcpServersFile?.content ?? "")).toEqual({
+      mcpServers: {
+        toolbus: { type: "http", url: "https://tb.example/mcp" },
+        gh: { type: "stdio", command: "gh-mcp", env: { A: "1" } },
+      },
+    });
 
     const copilotFile = render("copilot", reviewer, { enrichers });
     const copilot = readFile(copilotFile.content).frontmatter;
@@ -177,6 +184,7 @@ describe("rendering agent files", () => {
       toolbus: { type: "http", url: "https://tb.example/mcp", tools: ["web_search"] },
       gh: { type: "local", command: "gh-mcp", args: [], env: { A: "1" }, tools: ["issues"] },
     });
+    expect(copilotFile).not.toHaveProperty("mcpServersFile");
 
     const opencodeFile = render("opencode", reviewer, { enrichers });
     const permission = readFile(opencodeFile.content).frontmatter.permission as Record<
@@ -185,9 +193,71 @@ describe("rendering agent files", () => {
     >;
     expect(permission.toolbus_web_search).toBe("allow");
     expect(permission.gh_issues).toBe("allow");
-    expect(opencodeFile.warnings).toContain(
-      'OpenCode reads MCP servers from opencode.json ("mcp"), not from agent files: configure toolbus, gh there.',
+    expect(opencodeFile.mcpServersFile?.path).toBe("opencode.json");
+    expect(JSON.parse(opencodeFile.mcpServersFile?.content ?? "")).toEqual({
+      $schema: "https://opencode.ai/config.json",
+      mcp: {
+        toolbus: { type: "remote", url: "https://tb.example/mcp" },
+        gh: { type: "local", command: ["gh-mcp"], environment: { A: "1" } },
+      },
+    });
+  });
+
+  it("writes headers read from the environment in each harness's own syntax", () => {
+    const enrichers = addMcpTools({
+      server: "search",
+      tools: ["find"],
+      config: {
+        url: "https://search.example/mcp",
+        headers: { "X-Team": "docs" },
+        envHeaders: {
+          Authorization: { env: "SEARCH_TOKEN", prefix: "Bearer " },
+          "X-Session": { env: "SEARCH_SESSION", optional: true },
+        },
+      },
+    });
+    const serverOf = (harness: "claude-code" | "opencode", key: string) => {
+      const file = render(harness, reviewer, { enrichers }).mcpServersFile;
+      return (JSON.parse(file?.content ?? "") as Record<string, Record<string, unknown>>)[key]
+        ?.search as Record<string, unknown>;
+    };
+    expect(serverOf("claude-code", "mcpServers").headers).toEqual({
+      "X-Team": "docs",
+      Authorization: "Bearer ${SEARCH_TOKEN}",
+      "X-Session": "${SEARCH_SESSION:-}",
+    });
+    const opencode = serverOf("opencode", "mcp");
+    expect(opencode.headers).toEqual({
+      "X-Team": "docs",
+      Authorization: "Bearer {env:SEARCH_TOKEN}",
+      "X-Session": "{env:SEARCH_SESSION}",
+    });
+    expect(opencode.oauth).toBe(false);
+
+    const copilotFile = render("copilot", reviewer, { enrichers });
+    const copilot = readFile(copilotFile.content).frontmatter["mcp-servers"] as Record<
+      string,
+      Record<string, unknown>
+    >;
+    expect(copilot.search?.headers).toEqual({
+      "X-Team": "docs",
+      Authorization: "Bearer ${COPILOT_MCP_SEARCH_TOKEN}",
+      "X-Session": "${COPILOT_MCP_SEARCH_SESSION:-}",
+    });
+    expect(copilotFile.warnings).toContain(
+      "GitHub Copilot reads only variables named COPILOT_MCP_…, so the file reads SEARCH_TOKEN → COPILOT_MCP_SEARCH_TOKEN, SEARCH_SESSION → COPILOT_MCP_SEARCH_SESSION: set those (for the cloud agent, as Agents secrets or variables).",
     );
+    const prefixed = addMcpTools({
+      server: "search",
+      tools: ["find"],
+      config: {
+        url: "https://search.example/mcp",
+        envHeaders: { Authorization: { env: "COPILOT_MCP_TOKEN" } },
+      },
+    });
+    const once = render("copilot", reviewer, { enrichers: prefixed });
+    expect(once.content).toContain("Authorization: ${COPILOT_MCP_TOKEN}");
+    expect(once.warnings.join("\n")).not.toContain("reads only variables");
   });
 
   it("runs a single enricher or a list, left to right", () => {

@@ -6,6 +6,7 @@ import { claudeCodeFrontmatter } from "./claude-code";
 import type { HarnessFrontmatter, RenderInput } from "./context";
 import { copilotFrontmatter } from "./copilot";
 import { agentFilePath, formatAgentFile, type OutputFormat } from "./frontmatter";
+import { type McpServersFile, mcpServersFile } from "./mcp-config";
 import { type OpencodeMode, type OpencodeToolFormat, opencodeFrontmatter } from "./opencode";
 
 export interface RenderOptions {
@@ -25,6 +26,8 @@ export interface RenderedAgentFile {
   path: string;
   content: string;
   warnings: string[];
+  /** Where the harness reads the agent's MCP servers from, when not the agent file. */
+  mcpServersFile?: McpServersFile;
 }
 
 /**
@@ -51,11 +54,13 @@ export function render(
   };
   const { frontmatter, warnings } = harnessFrontmatter(harness, input, options);
   const format = options.format ?? "markdown";
+  const serversFile = mcpServersFile(harness, toolMap);
   return {
     harness,
     path: agentFilePath(harness, agent.name, format),
     content: formatAgentFile(frontmatter, agent.prompt, format),
     warnings: [...new Set([...toolMap.warnings, ...input.mapped.warnings, ...warnings])],
+    ...(serversFile ? { mcpServersFile: serversFile } : {}),
   };
 }
 
