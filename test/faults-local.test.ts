@@ -113,7 +113,19 @@ describe("npm start under faults", { timeout: 180_000 }, () => {
   it("starts a killed DynamoDB Local again on its port; the API and the data on disk survive", async () => {
     const apiPid = endpoints.pid;
     const before = await jvm();
+    // Past the reuse of the last health report, so the next one asks afresh.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
     process.kill(before, "SIGKILL");
+    // A new JVM takes seconds to boot: until then the store refuses connections, visibly.
+    const [health, refused] = await Promise.all([
+      fetch(`${endpoints.api}/health`),
+      call("while-dead", 5),
+    ]);
+    expect(health.status).toBe(503);
+    expect(await health.json()).toMatchObject({
+      dependencies: { dynamodb: { status: "unavailable" } },
+    });
+    expect(refused.status).toBe(503);
     await until("the restart to be reported", async () =>
       running.output().includes("DynamoDB Local is back") ? true : undefined,
     );
