@@ -7,7 +7,7 @@ import { createDocumentClient, DynamoCallStore } from "@toolbus/core/store/dynam
 import { afterAll, describe, expect, it } from "vitest";
 import { localEventBridgeClient } from "../packages/local/src/bus";
 import { localDynamoDbClient } from "../packages/local/src/dynamodb";
-import { type LocalEndpoints, readEndpoints, spawnToolbus } from "./support/npm-start";
+import { jvmsOnPort, type LocalEndpoints, readEndpoints, spawnToolbus } from "./support/npm-start";
 
 /**
  * `npm start` killed outright in the middle of a load, then started again on the same state:
@@ -42,119 +42,140 @@ afterAll(async () => {
   if (stateDir) await rm(stateDir, { recursive: true, force: true });
 });
 
-describe("a crash under load", { timeout: 240_000 }, () => {
-  it("leaves no recorded call unfinished, and every one with both events in the log", async () => {
-    stateDir = await mkdtemp(join(tmpdir(), "toolbus-crash-"));
-    const first = await start(stateDir);
-    const adminKey = (await readFile(join(stateDir, "admin-key"), "utf8")).trim();
-    const runId = `crash-${Date.now()}`;
-    const api = () => current.endpoints.api;
-    let current = first;
+/**
+ * Sync and async calls from several clients into one run; `kill` strikes half-way through,
+ * and says where the system is afterwards. Then the sweeper (with no grace for lost
+ * announcements: a call the kill left running fails once its deadline, its timeout plus
+ * 30 s, has passed) runs until every recorded call has ended, and every one must have both
+ * its events in the run's log.
+ */
+async function crashUnderLoad(kill: (running: Running) => Promise<Running>): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), "toolbus-crash-"));
+  stateDir = dir;
+  let current = await start(dir);
+  const adminKey = (await readFile(join(dir, "admin-key"), "utf8")).trim();
+  const runId = `crash-${Date.now()}`;
+  const api = () => current.endpoints.api;
 
-    // Sync and async calls from several clients; the process is killed while they fly.
-    let next = 0;
-    let killed = false;
-    const sent = new Set<string>();
-    const load = Promise.all(
-      Array.from({ length: WRITERS }, async () => {
-        while (next < CALLS && !killed) {
-          const index = next++;
-          const callId = `c${index}`;
-          sent.add(callId);
-          await fetch(`${api()}/v1/runs/${runId}/calls`, {
-            method: "POST",
-            headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
-            body: JSON.stringify({
-              tool: "readability_analyzer",
-              input: { text: TEXT },
-              callId,
-              wait: index % 2 === 0 ? 10 : 0,
-            }),
-          }).catch(() => undefined);
-        }
-      }),
-    );
-    while (next < CALLS / 2) await new Promise((resolve) => setTimeout(resolve, 5));
-    killed = true;
-    first.child.kill("SIGKILL");
-    await first.exited;
-    await load;
-
-    current = await start(stateDir);
-    const dynamodb = localDynamoDbClient(current.endpoints.dynamodb);
-    const eventBridge = localEventBridgeClient({
-      endpoint: current.endpoints.eventbridge,
-      credentials: current.endpoints.credentials,
-    });
-    try {
-      // The minute-by-minute sweeper, with no grace for lost announcements: a call the kill
-      // left running fails once its deadline (its timeout plus 30 s) has passed.
-      const calls = new DynamoCallStore({
-        client: createDocumentClient(dynamodb),
-        tableName: "toolbus-local",
-      });
-      const sweep = createSweeper(() => ({
-        calls,
-        publisher: new EventPublisher({ client: eventBridge, busName: current.endpoints.busName }),
-        announceAgainAfterMs: 0,
-        announceResultAfterMs: 0,
-      }));
-      const statuses = new Map<string, string>();
-      const deadline = Date.now() + 120_000;
-      while (Date.now() < deadline) {
-        await sweep();
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
-        for (const callId of sent) {
-          if (TERMINAL.has(statuses.get(callId) ?? "")) continue;
-          const response = await fetch(`${api()}/v1/runs/${runId}/calls/${callId}`, {
-            headers: { authorization: `Bearer ${adminKey}` },
-          });
-          // A call the crash cut off before it was recorded does not exist: nothing to finish.
-          statuses.set(
+  let next = 0;
+  let killed = false;
+  const sent = new Set<string>();
+  const load = Promise.all(
+    Array.from({ length: WRITERS }, async () => {
+      while (next < CALLS && !killed) {
+        const index = next++;
+        const callId = `c${index}`;
+        sent.add(callId);
+        await fetch(`${api()}/v1/runs/${runId}/calls`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
+          body: JSON.stringify({
+            tool: "readability_analyzer",
+            input: { text: TEXT },
             callId,
-            response.status === 404
-              ? "never-recorded"
-              : ((await response.json()) as { status: string }).status,
-          );
-        }
-        const recorded = [...statuses.values()].filter((status) => status !== "never-recorded");
-        if (recorded.every((status) => TERMINAL.has(status))) break;
+            wait: index % 2 === 0 ? 10 : 0,
+          }),
+        }).catch(() => undefined);
       }
-      const recorded = [...statuses.entries()].filter(([, status]) => status !== "never-recorded");
-      expect(recorded.length).toBeGreaterThan(0);
-      expect(recorded.filter(([, status]) => !TERMINAL.has(status))).toEqual([]);
+    }),
+  );
+  while (next < CALLS / 2) await new Promise((resolve) => setTimeout(resolve, 5));
+  killed = true;
+  current = await kill(current);
+  await load;
 
-      // Every recorded call's two events, once the log's settle window has passed.
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
-      const logged = new Map<string, Set<string>>();
-      let cursor: string | undefined;
-      for (;;) {
-        const query = cursor ? `?limit=1000&cursor=${cursor}` : "?limit=1000";
-        const response = await fetch(`${api()}/v1/runs/${runId}/events${query}`, {
+  const dynamodb = localDynamoDbClient(current.endpoints.dynamodb);
+  const eventBridge = localEventBridgeClient({
+    endpoint: current.endpoints.eventbridge,
+    credentials: current.endpoints.credentials,
+  });
+  try {
+    const calls = new DynamoCallStore({
+      client: createDocumentClient(dynamodb),
+      tableName: "toolbus-local",
+    });
+    const sweep = createSweeper(() => ({
+      calls,
+      publisher: new EventPublisher({ client: eventBridge, busName: current.endpoints.busName }),
+      announceAgainAfterMs: 0,
+      announceResultAfterMs: 0,
+    }));
+    const statuses = new Map<string, string>();
+    const deadline = Date.now() + 120_000;
+    while (Date.now() < deadline) {
+      await sweep().catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      for (const callId of sent) {
+        if (TERMINAL.has(statuses.get(callId) ?? "")) continue;
+        const response = await fetch(`${api()}/v1/runs/${runId}/calls/${callId}`, {
           headers: { authorization: `Bearer ${adminKey}` },
         });
-        const page = (await response.json()) as {
-          events: { detailType: string; detail: { callId: string } }[];
-          cursor: string | null;
-        };
-        for (const event of page.events) {
-          const kinds = logged.get(event.detail.callId) ?? new Set();
-          kinds.add(event.detailType);
-          logged.set(event.detail.callId, kinds);
-        }
-        if (page.events.length === 0 || !page.cursor) break;
-        cursor = page.cursor;
+        // A call the crash cut off before it was recorded does not exist: nothing to finish.
+        statuses.set(
+          callId,
+          response.status === 404
+            ? "never-recorded"
+            : response.status === 200
+              ? ((await response.json()) as { status: string }).status
+              : `answered ${response.status}`,
+        );
       }
-      const missing = recorded
-        .map(([callId]) => callId)
-        .filter((callId) => logged.get(callId)?.size !== 2);
-      expect(missing).toEqual([]);
-    } finally {
-      dynamodb.destroy();
-      eventBridge.destroy();
-      current.child.kill("SIGINT");
-      await current.exited;
+      const recorded = [...statuses.values()].filter((status) => status !== "never-recorded");
+      if (recorded.every((status) => TERMINAL.has(status))) break;
     }
+    const recorded = [...statuses.entries()].filter(([, status]) => status !== "never-recorded");
+    expect(recorded.length).toBeGreaterThan(0);
+    expect(recorded.filter(([, status]) => !TERMINAL.has(status))).toEqual([]);
+
+    // Every recorded call's two events, once the log's settle window has passed.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const logged = new Map<string, Set<string>>();
+    let cursor: string | undefined;
+    for (;;) {
+      const query = cursor ? `?limit=1000&cursor=${cursor}` : "?limit=1000";
+      const response = await fetch(`${api()}/v1/runs/${runId}/events${query}`, {
+        headers: { authorization: `Bearer ${adminKey}` },
+      });
+      const page = (await response.json()) as {
+        events: { detailType: string; detail: { callId: string } }[];
+        cursor: string | null;
+      };
+      for (const event of page.events) {
+        const kinds = logged.get(event.detail.callId) ?? new Set();
+        kinds.add(event.detailType);
+        logged.set(event.detail.callId, kinds);
+      }
+      if (page.events.length === 0 || !page.cursor) break;
+      cursor = page.cursor;
+    }
+    const missing = recorded
+      .map(([callId]) => callId)
+      .filter((callId) => logged.get(callId)?.size !== 2);
+    expect(missing).toEqual([]);
+  } finally {
+    dynamodb.destroy();
+    eventBridge.destroy();
+    current.child.kill("SIGINT");
+    await current.exited;
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+describe("a crash under load", { timeout: 240_000 }, () => {
+  it("of npm start itself leaves no recorded call unfinished, and every one with both events in the log", async () => {
+    await crashUnderLoad(async (first) => {
+      first.child.kill("SIGKILL");
+      await first.exited;
+      return start(stateDir as string);
+    });
+  });
+
+  it("of the DynamoDB Local JVM alone does the same, while npm start keeps running and starts it again", async () => {
+    await crashUnderLoad(async (running) => {
+      const [pid] = await jvmsOnPort(new URL(running.endpoints.dynamodb).port);
+      process.kill(pid as number, "SIGKILL");
+      return running;
+    });
   });
 });
 
