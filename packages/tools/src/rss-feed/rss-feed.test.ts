@@ -54,6 +54,28 @@ function upstream(req: IncomingMessage, res: ServerResponse) {
           "latin1",
         ),
       );
+    case "/shift-jis.xml":
+      // "日本語" in Shift_JIS, named only by the XML declaration.
+      return send(
+        200,
+        "application/rss+xml",
+        Buffer.concat([
+          Buffer.from('<?xml version="1.0" encoding="Shift_JIS"?><rss><channel><title>'),
+          Buffer.from([0x93, 0xfa, 0x96, 0x7b, 0x8c, 0xea]),
+          Buffer.from("</title></channel></rss>"),
+        ]),
+      );
+    case "/windows-1251.xml":
+      // "Привет" in windows-1251, named by the content-type header.
+      return send(
+        200,
+        "application/rss+xml; charset=windows-1251",
+        Buffer.concat([
+          Buffer.from("<rss><channel><title>T</title><item><title>"),
+          Buffer.from([0xcf, 0xf0, 0xe8, 0xe2, 0xe5, 0xf2]),
+          Buffer.from("</title></item></channel></rss>"),
+        ]),
+      );
     case "/moved.xml":
       return send(301, "text/plain", "", { location: "/releases/feed.atom" });
     case "/page.html":
@@ -249,6 +271,13 @@ describe("rss_feed", () => {
     expect(byHeader.data.items[0]?.title).toBe("Naïve résumé");
     const byDeclaration = await run({ action: "fetch", url: `${base}/declared-latin1.xml` });
     expect(byDeclaration.data.feed.title).toBe("Grüße");
+  });
+
+  it("decodes Shift_JIS and windows-1251 feeds", async () => {
+    const japanese = await run({ action: "fetch", url: `${base}/shift-jis.xml` });
+    expect(japanese.data.feed.title).toBe("日本語");
+    const russian = await run({ action: "fetch", url: `${base}/windows-1251.xml` });
+    expect(russian.data.items[0]?.title).toBe("Привет");
   });
 
   it("answers a feed without items with an empty list", async () => {
