@@ -1,3 +1,4 @@
+import type { ServerResponse } from "node:http";
 import type { Failure } from "@toolbus/core/model";
 import { toolSpec } from "@toolbus/core/model";
 import { ToolFailure, toolSpecOf } from "@toolbus/core/tool-definition";
@@ -164,6 +165,65 @@ describe("web_search with DuckDuckGo (the default)", () => {
       retryable: true,
       recovery: "replan",
     });
+  });
+});
+
+/** A DuckDuckGo results page with one result, its text as given (already encoded). */
+function resultPage(title: string, snippet: string, head = ""): string {
+  return (
+    `<html><head>${head}</head><body><div id="links">` +
+    `<div class="result"><a class="result__a" href="//duckduckgo.com/l/?uddg=https%3A%2F%2Fexample.org%2F">${title}</a>` +
+    `<a class="result__snippet" href="#">${snippet}</a></div></div></body></html>`
+  );
+}
+
+function sendBytes(response: ServerResponse, contentType: string, body: Uint8Array): void {
+  response.writeHead(200, { "content-type": contentType });
+  response.end(body);
+}
+
+describe("web_search reading DuckDuckGo pages as written", () => {
+  it("decodes every HTML named reference, not only a short list", async () => {
+    route = (_, response) =>
+      sendHtml(response, resultPage("Caf&eacute; &amp; cr&egrave;me", "&frac12; price &rarr; now"));
+    const { data } = await search({ query: "cafe" });
+    expect(data.results[0]).toMatchObject({ title: "Café & crème", snippet: "½ price → now" });
+  });
+
+  it("reads a tag with a quote left open as markup, not as snippet text", async () => {
+    route = (_, response) =>
+      sendHtml(response, resultPage("Quotes", `kept <b title="never closed>lost</b> words`));
+    const { data } = await search({ query: "quotes" });
+    expect(data.results[0]?.title).toBe("Quotes");
+    expect(data.results[0]?.snippet).toBe("kept");
+  });
+
+  it("reads a page in the Shift_JIS its content-type names", async () => {
+    // "日本語" in Shift_JIS.
+    const title = Buffer.from([0x93, 0xfa, 0x96, 0x7b, 0x8c, 0xea]);
+    const [before, after] = resultPage("@", "snippet").split("@");
+    route = (_, response) =>
+      sendBytes(
+        response,
+        "text/html; charset=Shift_JIS",
+        Buffer.concat([Buffer.from(before ?? ""), title, Buffer.from(after ?? "")]),
+      );
+    const { data } = await search({ query: "nihongo" });
+    expect(data.results[0]?.title).toBe("日本語");
+  });
+
+  it("reads a page in the windows-1251 its <meta charset> names", async () => {
+    // "Привет" in windows-1251.
+    const snippet = Buffer.from([0xcf, 0xf0, 0xe8, 0xe2, 0xe5, 0xf2]);
+    const [before, after] = resultPage("Title", "@", '<meta charset="windows-1251">').split("@");
+    route = (_, response) =>
+      sendBytes(
+        response,
+        "text/html",
+        Buffer.concat([Buffer.from(before ?? ""), snippet, Buffer.from(after ?? "")]),
+      );
+    const { data } = await search({ query: "privet" });
+    expect(data.results[0]?.snippet).toBe("Привет");
   });
 });
 
