@@ -31,6 +31,6 @@ export {
   IcsFormatError,
   occurrencesInWindow,
   parseIcs,
-  parseRule,
 } from "./ics";
 export { fetchIcsFeed, ICS_MAX_BYTES } from "./ics-feed";
+export { readRule } from "./recurrence";

@@ -1,3 +1,5 @@
+import { findIana } from "windows-iana";
+
 /** A wall-clock date and time with no zone attached: how calendars write local times. */
 export interface CivilDateTime {
   year: number;
@@ -28,35 +30,12 @@ export function civilFromUtcMs(ms: number): CivilDateTime {
   };
 }
 
-/** Calendar arithmetic on the date part: Date.UTC normalises overflowing days and months. */
-export function addDays(t: CivilDateTime, days: number): CivilDateTime {
-  return { ...civilFromUtcMs(Date.UTC(t.year, t.month - 1, t.day + days)), ...timeOf(t) };
-}
-
-/** The same day and time `months` later, or undefined when that month has no such day. */
-export function addMonths(t: CivilDateTime, months: number): CivilDateTime | undefined {
-  const index = t.year * 12 + (t.month - 1) + months;
-  const year = Math.floor(index / 12);
-  const month = (index % 12) + 1;
-  if (t.day > daysInMonth(year, month)) return undefined;
-  return { ...t, year, month };
-}
-
 export function daysInMonth(year: number, month: number): number {
   return new Date(Date.UTC(year, month, 0)).getUTCDate();
 }
 
-/** 0 = Sunday .. 6 = Saturday. */
-export function weekday(t: CivilDateTime): number {
-  return new Date(Date.UTC(t.year, t.month - 1, t.day)).getUTCDay();
-}
-
 export function dateKey(t: CivilDateTime): string {
   return `${pad(t.year, 4)}-${pad(t.month)}-${pad(t.day)}`;
-}
-
-function timeOf(t: CivilDateTime) {
-  return { hour: t.hour, minute: t.minute, second: t.second };
 }
 
 function pad(n: number, width = 2): string {
@@ -66,14 +45,18 @@ function pad(n: number, width = 2): string {
 const formatters = new Map<string, Intl.DateTimeFormat | null>();
 
 /**
- * The IANA zone as Intl knows it, or undefined for names it does not (Windows names such as
- * "Pacific Standard Time" that Outlook writes, or made-up ids).
+ * The IANA zone as Intl knows it, or undefined for names it does not (made-up ids). Windows
+ * names that Outlook and Exchange write ("W. Europe Standard Time") map to their IANA zone
+ * through CLDR's table (windows-iana).
  */
 export function knownTimeZone(tzid: string): string | undefined {
   const candidates = [tzid, tzid.replace(/^\/+/, "")];
   // Some producers prefix the IANA id with their own path: "/mozilla.org/20050126_1/Europe/Paris".
   const tail = tzid.match(/([A-Za-z_]+\/[A-Za-z_+-]+(?:\/[A-Za-z_+-]+)?)$/);
   if (tail?.[1]) candidates.push(tail[1]);
+  // CLDR lists the zone that defines each Windows name first.
+  const windows = findIana(tzid.trim())[0];
+  if (windows) candidates.push(windows);
   for (const candidate of candidates) {
     if (formatter(candidate)) return candidate;
   }
