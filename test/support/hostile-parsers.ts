@@ -100,16 +100,38 @@ export function hostileIcs(): HostileCase[] {
       calendar(event("UID:long", "DTSTART:20260115T090000Z", `SUMMARY:${"x\r\n ".repeat(10_000)}`)),
     ),
     generated(
+      "a zone name of 100,000 letters",
+      calendar(event("UID:zone", `DTSTART;TZID=${"a".repeat(100_000)}:20260115T090000`)),
+    ),
+    generated(
+      "5,000 distinct zone names",
+      calendar(
+        ...Array.from({ length: 5000 }, (_, i) =>
+          event(
+            `UID:z${i}`,
+            `DTSTART;TZID=Zone ${i}:20260115T090000`,
+            `RDATE;TZID=Other ${i}:20260116T090000`,
+          ),
+        ),
+      ),
+    ),
+    generated(
+      "5,000 distinct rules it cannot expand",
+      calendar(
+        ...Array.from({ length: 5000 }, (_, i) =>
+          event(`UID:r${i}`, "DTSTART:20260115T090000Z", `RRULE:FREQ=NEVER${i}`),
+        ),
+      ),
+    ),
+    generated(
       "a description of 200 KB of spaces",
       calendar(
-        event("UID:spaces", "DTSTART:20260115T090000Z", `DESCRIPTION:${" ".repeat(200 * KB)}x`),
+        event("UID:spaces", "DTSTART:20260115T090000Z", `DESCRIPTION:x${" ".repeat(200 * KB)}x`),
       ),
     ),
     generated(
       "a description of 50,000 unclosed tags",
-      calendar(
-        event("UID:tags", "DTSTART:20260115T090000Z", `DESCRIPTION:<b>${"<a".repeat(50_000)}`),
-      ),
+      calendar(event("UID:tags", "DTSTART:20260115T090000Z", `DESCRIPTION:${"<a".repeat(50_000)}`)),
     ),
   ];
 }

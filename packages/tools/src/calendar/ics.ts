@@ -410,15 +410,26 @@ export function occurrencesInWindow(
   }
 
   const notes: string[] = [];
-  for (const zone of unknownZones) {
-    notes.push(`Times in zone "${zone}" were read as UTC: it is not a known time zone name.`);
+  // A few names say enough; a hostile feed may name thousands.
+  for (const zone of [...unknownZones].slice(0, 5)) {
+    notes.push(
+      `Times in zone "${zone.slice(0, 80)}" were read as UTC: it is not a known time zone name.`,
+    );
   }
-  for (const [rule, count] of unsupported) {
+  if (unknownZones.size > 5) {
+    notes.push(`Times in ${unknownZones.size - 5} more unknown zones were read as UTC too.`);
+  }
+  const rules = [...unsupported];
+  for (const [rule, count] of rules.slice(0, 5)) {
     // The first occurrence may lie outside the window: say only what is certain.
     notes.push(
       `${count} recurring event${count === 1 ? "" : "s"} use${count === 1 ? "s" : ""} a rule ` +
-        `this tool does not expand (${rule}): occurrences after the first are not listed.`,
+        `this tool does not expand (${rule.slice(0, 120)}): occurrences after the first are not listed.`,
     );
+  }
+  const more = rules.slice(5).reduce((sum, [, count]) => sum + count, 0);
+  if (more > 0) {
+    notes.push(`${more} more recurring event(s) use rules this tool does not expand.`);
   }
   if (unreadableRdates > 0) {
     notes.push(`${unreadableRdates} extra date(s) (RDATE) could not be read and were left out.`);

@@ -50,6 +50,21 @@ const formatters = new Map<string, Intl.DateTimeFormat | null>();
  * through CLDR's table (windows-iana).
  */
 export function knownTimeZone(tzid: string): string | undefined {
+  // Every time of a feed is placed through here: a feed of 40,000 events names one or two
+  // zones, and looking each up again made placement the slowest part of reading it.
+  const cached = knownZones.get(tzid);
+  if (cached !== undefined) return cached ?? undefined;
+  const zone = lookUpZone(tzid);
+  // Bounded: a hostile feed may name a new zone on every line.
+  if (knownZones.size < 1000) knownZones.set(tzid, zone ?? null);
+  return zone;
+}
+
+const knownZones = new Map<string, string | null>();
+
+function lookUpZone(tzid: string): string | undefined {
+  // No zone name is this long; the pattern below would rescan a long one from every letter.
+  if (tzid.length > 128) return undefined;
   const candidates = [tzid, tzid.replace(/^\/+/, "")];
   // Some producers prefix the IANA id with their own path: "/mozilla.org/20050126_1/Europe/Paris".
   const tail = tzid.match(/([A-Za-z_]+\/[A-Za-z_+-]+(?:\/[A-Za-z_+-]+)?)$/);
@@ -80,7 +95,7 @@ function formatter(zone: string): Intl.DateTimeFormat | undefined {
     } catch {
       cached = null;
     }
-    formatters.set(zone, cached);
+    if (formatters.size < 1000) formatters.set(zone, cached);
   }
   return cached ?? undefined;
 }
