@@ -207,91 +207,79 @@ describe("occurrencesInWindow", () => {
     expect(notes).toEqual([]);
   });
 
-  it("expands BYSETPOS: the last weekday of each month", () => {
-    const calendar = calendarOf([
-      "UID:last-friday",
-      "DTSTART:20260130T150000Z",
-      "RRULE:FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1;COUNT=4",
-    ]);
-    expect(starts(calendar, "2026-01-01T00:00:00Z", "2027-01-01T00:00:00Z").starts).toEqual([
-      "2026-01-30T15:00:00Z",
-      "2026-02-27T15:00:00Z",
-      "2026-03-31T15:00:00Z",
-      "2026-04-30T15:00:00Z",
-    ]);
-  });
-
-  it("adds RDATE instances, in DTSTART's zone unless they name their own", () => {
-    const calendar = calendarOf([
-      "UID:extra",
-      "DTSTART;TZID=Europe/Berlin:20260105T100000",
-      "RRULE:FREQ=WEEKLY;COUNT=2",
-      "RDATE;TZID=Europe/Berlin:20260107T100000,20260108T100000",
-      "RDATE;VALUE=PERIOD:20260109T080000Z/20260109T090000Z",
-      "RDATE:20260110T080000Z",
-    ]);
-    const { starts: found, notes } = starts(
-      calendar,
+  it.each([
+    {
+      what: "BYSETPOS: the last weekday of each month",
+      lines: [
+        "DTSTART:20260130T150000Z",
+        "RRULE:FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1;COUNT=4",
+      ],
+      found: ["01-30T15", "02-27T15", "03-31T15", "04-30T15"],
+      notes: [],
+    },
+    {
+      what: "RDATE: extra instances, in DTSTART's zone unless they name their own",
+      lines: [
+        "DTSTART;TZID=Europe/Berlin:20260105T100000",
+        "RRULE:FREQ=WEEKLY;COUNT=2",
+        "RDATE;TZID=Europe/Berlin:20260107T100000,20260108T100000",
+        "RDATE;VALUE=PERIOD:20260109T080000Z/20260109T090000Z",
+        "RDATE:20260110T080000Z",
+      ],
+      found: ["01-05T09", "01-07T09", "01-08T09", "01-09T08", "01-10T08", "01-12T09"],
+      notes: [],
+    },
+    {
+      what: "RDATE without RRULE: the readable dates, and a note on the others",
+      lines: ["DTSTART:20260105T100000Z", "RDATE:20260112T100000Z,not-a-date"],
+      found: ["01-05T10", "01-12T10"],
+      notes: ["1 extra date(s) (RDATE) could not be read and were left out."],
+    },
+    {
+      // 20 Jan is DTSTART (the third Tuesday); 10 Feb is February's second Tuesday.
+      what: "BYDAY=2TU in an Outlook (Windows) zone: placed in its IANA zone",
+      lines: [
+        "DTSTART;TZID=W. Europe Standard Time:20260120T100000",
+        "RRULE:FREQ=MONTHLY;BYDAY=2TU;COUNT=2",
+      ],
+      found: ["01-20T09", "02-10T09"],
+      notes: [],
+    },
+    {
+      // The first listed, the other's first occurrence before the window: neither claim holds.
+      what: "a rule it does not know: noted without claiming the first occurrence is listed",
+      lines: ["DTSTART:20260120T100000Z", "RRULE:FREQ=FORTNIGHTLY"],
+      more: ["UID:earlier", "DTSTART:20251120T100000Z", "RRULE:FREQ=FORTNIGHTLY"],
+      found: ["01-20T10"],
+      notes: [
+        "2 recurring events use a rule this tool does not expand (FREQ=FORTNIGHTLY): occurrences after the first are not listed.",
+      ],
+    },
+    {
+      what: "a zone it does not know: read as UTC, with a note",
+      lines: ["DTSTART;TZID=Customized Time Zone:20260120T100000"],
+      found: ["01-20T10"],
+      notes: [
+        'Times in zone "Customized Time Zone" were read as UTC: it is not a known time zone name.',
+      ],
+    },
+  ])("reads $what", ({ lines, more, found, notes }) => {
+    const result = starts(
+      calendarOf(["UID:case", ...lines], ...(more ? [more] : [])),
       "2026-01-01T00:00:00Z",
-      "2026-02-01T00:00:00Z",
+      "2027-01-01T00:00:00Z",
     );
-    expect(found).toEqual([
-      "2026-01-05T09:00:00Z",
-      "2026-01-07T09:00:00Z",
-      "2026-01-08T09:00:00Z",
-      "2026-01-09T08:00:00Z",
-      "2026-01-10T08:00:00Z",
-      "2026-01-12T09:00:00Z",
-    ]);
-    expect(notes).toEqual([]);
+    expect(result.starts).toEqual(found.map((day) => `2026-${day}:00:00Z`));
+    expect(result.notes).toEqual(notes);
   });
 
-  it("lists RDATEs of an event without RRULE and notes the ones it cannot read", () => {
-    const calendar = calendarOf([
-      "UID:talks",
-      "DTSTART:20260105T100000Z",
-      "RDATE:20260112T100000Z,not-a-date",
-    ]);
-    const { starts: found, notes } = starts(
-      calendar,
-      "2026-01-01T00:00:00Z",
-      "2026-02-01T00:00:00Z",
-    );
-    expect(found).toEqual(["2026-01-05T10:00:00Z", "2026-01-12T10:00:00Z"]);
-    expect(notes).toEqual(["1 extra date(s) (RDATE) could not be read and were left out."]);
-  });
-
-  it("places an Outlook (Windows) zone name in its IANA zone, without a note", () => {
+  it("reports the IANA zone an Outlook zone name stands for", () => {
     const calendar = calendarOf([
       "UID:outlook",
       "DTSTART;TZID=W. Europe Standard Time:20260120T100000",
-      "RRULE:FREQ=MONTHLY;BYDAY=2TU;COUNT=2",
     ]);
-    const {
-      starts: found,
-      notes,
-      occurrences,
-    } = starts(calendar, "2026-01-01T00:00:00Z", "2026-03-01T00:00:00Z");
-    // 20 Jan is DTSTART (the third Tuesday); 10 Feb is February's second Tuesday.
-    expect(found).toEqual(["2026-01-20T09:00:00Z", "2026-02-10T09:00:00Z"]);
+    const { occurrences } = starts(calendar, "2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z");
     expect(occurrences[0]?.timeZone).toBe("Europe/Berlin");
-    expect(notes).toEqual([]);
-  });
-
-  it("notes a rule it does not expand without claiming an occurrence is listed", () => {
-    const calendar = calendarOf(
-      ["UID:listed", "DTSTART:20260120T100000Z", "RRULE:FREQ=FORTNIGHTLY"],
-      ["UID:not-listed", "DTSTART:20251120T100000Z", "RRULE:FREQ=FORTNIGHTLY"],
-    );
-    const { starts: found, notes } = starts(
-      calendar,
-      "2026-01-01T00:00:00Z",
-      "2026-02-01T00:00:00Z",
-    );
-    expect(found).toEqual(["2026-01-20T10:00:00Z"]);
-    expect(notes).toEqual([
-      "2 recurring events use a rule this tool does not expand (FREQ=FORTNIGHTLY): occurrences after the first are not listed.",
-    ]);
   });
 
   it("stops a rule that can never match when the budget runs out, and says so", () => {
@@ -458,22 +446,6 @@ describe("occurrencesInWindow", () => {
     );
     const { occurrences } = starts(calendar, "2026-01-15T12:00:00Z", "2026-01-16T00:00:00Z");
     expect(occurrences.map((o) => o.event.uid)).toEqual(["overnight"]);
-  });
-
-  it("reads a TZID it does not know as UTC and says so", () => {
-    const calendar = calendarOf([
-      "UID:custom",
-      "DTSTART;TZID=Customized Time Zone:20260120T100000",
-    ]);
-    const { starts: found, notes } = starts(
-      calendar,
-      "2026-01-01T00:00:00Z",
-      "2026-02-01T00:00:00Z",
-    );
-    expect(found).toEqual(["2026-01-20T10:00:00Z"]);
-    expect(notes).toEqual([
-      'Times in zone "Customized Time Zone" were read as UTC: it is not a known time zone name.',
-    ]);
   });
 
   it("stops each series at the limit", () => {

@@ -198,32 +198,33 @@ describe("web_search reading DuckDuckGo pages as written", () => {
     expect(data.results[0]?.snippet).toBe("kept");
   });
 
-  it("reads a page in the Shift_JIS its content-type names", async () => {
-    // "日本語" in Shift_JIS.
-    const title = Buffer.from([0x93, 0xfa, 0x96, 0x7b, 0x8c, 0xea]);
-    const [before, after] = resultPage("@", "snippet").split("@");
+  it.each([
+    // "日本語" in Shift_JIS, named by the content-type header.
+    [
+      "Shift_JIS",
+      "text/html; charset=Shift_JIS",
+      "",
+      [0x93, 0xfa, 0x96, 0x7b, 0x8c, 0xea],
+      "日本語",
+    ],
+    // "Привет" in windows-1251, named only by the page's <meta charset>.
+    [
+      "windows-1251",
+      "text/html",
+      '<meta charset="windows-1251">',
+      [0xcf, 0xf0, 0xe8, 0xe2, 0xe5, 0xf2],
+      "Привет",
+    ],
+  ])("reads a page in the %s it declares", async (_, type, head, bytes, text) => {
+    const [before, after] = resultPage("@", "snippet", head).split("@");
     route = (_, response) =>
       sendBytes(
         response,
-        "text/html; charset=Shift_JIS",
-        Buffer.concat([Buffer.from(before ?? ""), title, Buffer.from(after ?? "")]),
+        type,
+        Buffer.concat([Buffer.from(before ?? ""), Buffer.from(bytes), Buffer.from(after ?? "")]),
       );
-    const { data } = await search({ query: "nihongo" });
-    expect(data.results[0]?.title).toBe("日本語");
-  });
-
-  it("reads a page in the windows-1251 its <meta charset> names", async () => {
-    // "Привет" in windows-1251.
-    const snippet = Buffer.from([0xcf, 0xf0, 0xe8, 0xe2, 0xe5, 0xf2]);
-    const [before, after] = resultPage("Title", "@", '<meta charset="windows-1251">').split("@");
-    route = (_, response) =>
-      sendBytes(
-        response,
-        "text/html",
-        Buffer.concat([Buffer.from(before ?? ""), snippet, Buffer.from(after ?? "")]),
-      );
-    const { data } = await search({ query: "privet" });
-    expect(data.results[0]?.snippet).toBe("Привет");
+    const { data } = await search({ query: "charset" });
+    expect(data.results[0]?.title).toBe(text);
   });
 });
 
