@@ -3,15 +3,8 @@ import { inspect } from "node:util";
 import { toolSpec } from "@toolbus/core/model";
 import { type ToolContext, ToolFailure, toolSpecOf } from "@toolbus/core/tool-definition";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  type CalendarSettings,
-  calendar,
-  calendarCapability,
-  calendarInput,
-  calendarOutput,
-  calendarSettings,
-  resolveWindow,
-} from "./calendar";
+import { calendar, calendarInput, calendarOutput, resolveWindow } from "./calendar";
+import { type CalendarSettings, calendarCapability, calendarSettings } from "./capability";
 import { mergeEvents, plainText } from "./events";
 import {
   calendarContext,

@@ -1,13 +1,7 @@
 import { ToolbusError } from "@toolbus/core/errors";
 import { RecurrenceBudgetSpent, type RecurrenceRule, readRule, ruleStarts } from "./recurrence";
-import {
-  type CivilDateTime,
-  civilAsUtcMs,
-  DAY_MS,
-  daysInMonth,
-  knownTimeZone,
-  zonedToUtcMs,
-} from "./time";
+import { type CivilDateTime, civilAsUtcMs, DAY_MS, daysInMonth, zonedToUtcMs } from "./time";
+import { knownTimeZone } from "./zones";
 
 /** The feed is not an iCalendar document, or its structure is broken (e.g. cut off). */
 export class IcsFormatError extends ToolbusError {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { civilInZone, isoUtc, knownTimeZone, zonedToUtcMs } from "./time";
+import { civilInZone, isoUtc, zonedToUtcMs } from "./time";
+import { knownTimeZone } from "./zones";
 
 const civil = (y: number, mo: number, d: number, h = 0, mi = 0) => ({
   year: y,

@@ -1,5 +1,3 @@
-import { findIana } from "windows-iana";
-
 /** A wall-clock date and time with no zone attached: how calendars write local times. */
 export interface CivilDateTime {
   year: number;
@@ -44,38 +42,9 @@ function pad(n: number, width = 2): string {
 
 const formatters = new Map<string, Intl.DateTimeFormat | null>();
 
-/**
- * The IANA zone as Intl knows it, or undefined for names it does not (made-up ids). Windows
- * names that Outlook and Exchange write ("W. Europe Standard Time") map to their IANA zone
- * through CLDR's table (windows-iana).
- */
-export function knownTimeZone(tzid: string): string | undefined {
-  // Every time of a feed is placed through here: a feed of 40,000 events names one or two
-  // zones, and looking each up again made placement the slowest part of reading it.
-  const cached = knownZones.get(tzid);
-  if (cached !== undefined) return cached ?? undefined;
-  const zone = lookUpZone(tzid);
-  // Bounded: a hostile feed may name a new zone on every line.
-  if (knownZones.size < 1000) knownZones.set(tzid, zone ?? null);
-  return zone;
-}
-
-const knownZones = new Map<string, string | null>();
-
-function lookUpZone(tzid: string): string | undefined {
-  // No zone name is this long; the pattern below would rescan a long one from every letter.
-  if (tzid.length > 128) return undefined;
-  const candidates = [tzid, tzid.replace(/^\/+/, "")];
-  // Some producers prefix the IANA id with their own path: "/mozilla.org/20050126_1/Europe/Paris".
-  const tail = tzid.match(/([A-Za-z_]+\/[A-Za-z_+-]+(?:\/[A-Za-z_+-]+)?)$/);
-  if (tail?.[1]) candidates.push(tail[1]);
-  // CLDR lists the zone that defines each Windows name first.
-  const windows = findIana(tzid.trim())[0];
-  if (windows) candidates.push(windows);
-  for (const candidate of candidates) {
-    if (formatter(candidate)) return candidate;
-  }
-  return undefined;
+/** Whether the runtime's Intl knows `zone` (an IANA name or alias). */
+export function supportsZone(zone: string): boolean {
+  return formatter(zone) !== undefined;
 }
 
 function formatter(zone: string): Intl.DateTimeFormat | undefined {
