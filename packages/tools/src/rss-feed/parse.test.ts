@@ -224,7 +224,7 @@ describe("parseFeed", () => {
     it("reads Atom xhtml text in document order, inline elements joining words", () => {
       const feed = parseFeed(
         atom(
-          '<title type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">Hello <b>brave</b> new <i>world</i></div></title>' +
+          '<title type=" xhtml "><div xmlns="http://www.w3.org/1999/xhtml">Hello <b>brave</b> new <i>world</i></div></title>' +
             '<summary type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml"><p>One <em>two</em></p><p>three</p></div></summary>',
         ),
       );

@@ -115,7 +115,12 @@ function objectForm(children: OrderedChildren, attributes?: unknown): unknown {
     elements++;
   }
   if (elements === 0 && !isNode(attributes)) return texts.join(" ");
-  if (isNode(attributes)) Object.assign(node, attributes);
+  // Attribute values are trimmed as the parser's trimValues did: type=" xhtml " is xhtml.
+  if (isNode(attributes)) {
+    for (const [key, value] of Object.entries(attributes)) {
+      node[key] = typeof value === "string" ? value.trim() : value;
+    }
+  }
   if (texts.length > 0) node["#text"] = texts.join(" ");
   orderedChildren.set(node, children);
   return node;
