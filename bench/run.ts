@@ -7,6 +7,7 @@ import { benchExternalCalls, benchValidation } from "./external";
 import { benchFastPath } from "./fast-path";
 import { benchLoad } from "./load";
 import { benchMatcher } from "./matcher";
+import { benchParsers } from "./parsers";
 import type { Measurement } from "./stats";
 
 const RESULTS = join(import.meta.dirname, "results");
@@ -47,6 +48,7 @@ const GROUPS: Record<string, () => Measurement[] | Promise<Measurement[]>> = {
   load: benchLoad,
   validation: benchValidation,
   external: benchExternalCalls,
+  parsers: benchParsers,
 };
 
 async function main(): Promise<void> {

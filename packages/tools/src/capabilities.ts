@@ -1,5 +1,5 @@
 import { type CapabilityDetector, networkCapability, secretCapability } from "@toolbus/core";
-import { calendarCapability } from "./calendar";
+import { calendarCapability } from "./calendar/capability";
 import { githubSettings } from "./github";
 
 /** The capabilities the built-in tools require, with how each is detected and verified. */

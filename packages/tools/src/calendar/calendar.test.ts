@@ -3,16 +3,9 @@ import { inspect } from "node:util";
 import { toolSpec } from "@toolbus/core/model";
 import { type ToolContext, ToolFailure, toolSpecOf } from "@toolbus/core/tool-definition";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  type CalendarSettings,
-  calendar,
-  calendarCapability,
-  calendarInput,
-  calendarOutput,
-  calendarSettings,
-  resolveWindow,
-} from "./calendar";
-import { mergeEvents } from "./events";
+import { calendar, calendarInput, calendarOutput, resolveWindow } from "./calendar";
+import { type CalendarSettings, calendarCapability, calendarSettings } from "./capability";
+import { mergeEvents, plainText } from "./events";
 import {
   calendarContext,
   fixture,
@@ -147,8 +140,8 @@ describe("the calendar tool", () => {
         },
       ]);
       expect(data.hasMore).toBe(false);
-      expect(data.notes).toHaveLength(1);
-      expect(data.notes[0]).toMatch(/FREQ=MONTHLY;BYDAY=2TU/);
+      // The second-Tuesday rule (FREQ=MONTHLY;BYDAY=2TU) is expanded: nothing to note.
+      expect(data.notes).toEqual([]);
 
       expect(output).toContain(
         "Calendar events from Thu 15 Jan 2026 12:00 to Sat 14 Feb 2026 12:00 (UTC): 7 events.",
@@ -548,6 +541,19 @@ describe("the calendar tool", () => {
       expect(window.notes).toEqual([
         "The window was shortened to 366 days, ending 2027-01-16T12:00:00Z.",
       ]);
+    });
+  });
+
+  describe("plainText", () => {
+    it("turns light HTML into lines and decodes references", () => {
+      expect(plainText("<p>One &amp; two</p><ul><li>three</li></ul>x  \n\n\n\ny")).toBe(
+        "One & two\n- three\nx\n\ny",
+      );
+    });
+
+    it("reads long runs of spaces and of unclosed tags in one pass", () => {
+      expect(plainText(`${" ".repeat(200_000)}x`)).toBe("x");
+      expect(plainText(`<b>${"<a".repeat(50_000)}`)?.startsWith("<a<a")).toBe(true);
     });
   });
 

@@ -70,11 +70,13 @@ const ENTITIES: Record<string, string> = {
  */
 export function plainText(value: string, limit = DESCRIPTION_LIMIT): string | undefined {
   let text = value;
-  if (/<\/?[a-z][^>]*>/i.test(text)) {
+  // `[^<>]` rather than `[^>]`: a tag scan stops at the next "<", so text with many "<" and
+  // no ">" costs one pass instead of one pass per "<".
+  if (/<\/?[a-z][^<>]*>/i.test(text)) {
     text = text
-      .replace(/<(?:br|\/p|\/div|\/li|\/h[1-6])\b[^>]*>/gi, "\n")
-      .replace(/<li\b[^>]*>/gi, "- ")
-      .replace(/<[^>]*>/g, "");
+      .replace(/<(?:br|\/p|\/div|\/li|\/h[1-6])\b[^<>]*>/gi, "\n")
+      .replace(/<li\b[^<>]*>/gi, "- ")
+      .replace(/<[^<>]*>/g, "");
   }
   text = text
     .replace(/&(#x[0-9a-f]{1,6}|#\d{1,7}|[a-z]+);/gi, (entity, name: string) => {
@@ -86,7 +88,10 @@ export function plainText(value: string, limit = DESCRIPTION_LIMIT): string | un
       return ENTITIES[name.toLowerCase()] ?? entity;
     })
     .replace(/\r\n?/g, "\n")
-    .replace(/[ \t]+\n/g, "\n")
+    // Per line, not /[ \t]+\n/: that pattern rescans a long run of spaces from each of them.
+    .split("\n")
+    .map((line) => line.trimEnd())
+    .join("\n")
     .replace(/\n{3,}/g, "\n\n")
     .trim();
   if (text === "") return undefined;

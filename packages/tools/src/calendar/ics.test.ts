@@ -6,9 +6,9 @@ import {
   parseContentLine,
   parseDuration,
   parseIcs,
-  parseRule,
   unescapeText,
 } from "./ics";
+import { readRule } from "./recurrence";
 import { fixture } from "./testing";
 import { isoUtc } from "./time";
 
@@ -159,7 +159,7 @@ describe("occurrencesInWindow", () => {
       "2026-01-30T00:00:00Z", // hackathon, all day
       "2026-02-04T17:00:00Z", // office hours moved from 3 Feb to 4 Feb
       "2026-02-05T09:00:00Z", // docs sprint, floating time read as UTC
-      "2026-02-10T16:00:00Z", // monthly sync: unsupported rule, first occurrence
+      "2026-02-10T16:00:00Z", // monthly sync on the second Tuesday
       "2026-02-10T17:00:00Z", // office hours
     ]);
     expect(occurrences.some((o) => o.event.uid === "cancelled-meetup@acme.dev")).toBe(false);
@@ -189,10 +189,114 @@ describe("occurrencesInWindow", () => {
     ]);
   });
 
-  it("notes a rule it does not expand and lists only the first occurrence", () => {
-    const { notes } = starts(community, "2026-01-15T12:00:00Z", "2026-06-01T00:00:00Z");
+  it("expands the fixture's second-Tuesday sync every month", () => {
+    const { starts: found, notes } = starts(
+      {
+        events: community.events.filter((e) => e.uid === "maintainers-sync@acme.dev"),
+        unreadable: 0,
+      },
+      "2026-01-15T12:00:00Z",
+      "2026-06-01T00:00:00Z",
+    );
+    expect(found).toEqual([
+      "2026-02-10T16:00:00Z",
+      "2026-03-10T16:00:00Z",
+      "2026-04-14T16:00:00Z",
+      "2026-05-12T16:00:00Z",
+    ]);
+    expect(notes).toEqual([]);
+  });
+
+  it.each([
+    {
+      what: "BYSETPOS: the last weekday of each month",
+      lines: [
+        "DTSTART:20260130T150000Z",
+        "RRULE:FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1;COUNT=4",
+      ],
+      found: ["01-30T15", "02-27T15", "03-31T15", "04-30T15"],
+      notes: [],
+    },
+    {
+      what: "RDATE: extra instances, in DTSTART's zone unless they name their own",
+      lines: [
+        "DTSTART;TZID=Europe/Berlin:20260105T100000",
+        "RRULE:FREQ=WEEKLY;COUNT=2",
+        "RDATE;TZID=Europe/Berlin:20260107T100000,20260108T100000",
+        "RDATE;VALUE=PERIOD:20260109T080000Z/20260109T090000Z",
+        "RDATE:20260110T080000Z",
+      ],
+      found: ["01-05T09", "01-07T09", "01-08T09", "01-09T08", "01-10T08", "01-12T09"],
+      notes: [],
+    },
+    {
+      what: "RDATE without RRULE: the readable dates, and a note on the others",
+      lines: ["DTSTART:20260105T100000Z", "RDATE:20260112T100000Z,not-a-date"],
+      found: ["01-05T10", "01-12T10"],
+      notes: ["1 extra date(s) (RDATE) could not be read and were left out."],
+    },
+    {
+      // 20 Jan is DTSTART (the third Tuesday); 10 Feb is February's second Tuesday.
+      what: "BYDAY=2TU in an Outlook (Windows) zone: placed in its IANA zone",
+      lines: [
+        "DTSTART;TZID=W. Europe Standard Time:20260120T100000",
+        "RRULE:FREQ=MONTHLY;BYDAY=2TU;COUNT=2",
+      ],
+      found: ["01-20T09", "02-10T09"],
+      notes: [],
+    },
+    {
+      // The first listed, the other's first occurrence before the window: neither claim holds.
+      what: "a rule it does not know: noted without claiming the first occurrence is listed",
+      lines: ["DTSTART:20260120T100000Z", "RRULE:FREQ=FORTNIGHTLY"],
+      more: ["UID:earlier", "DTSTART:20251120T100000Z", "RRULE:FREQ=FORTNIGHTLY"],
+      found: ["01-20T10"],
+      notes: [
+        "2 recurring events use a rule this tool does not expand (FREQ=FORTNIGHTLY): occurrences after the first are not listed.",
+      ],
+    },
+    {
+      what: "a zone it does not know: read as UTC, with a note",
+      lines: ["DTSTART;TZID=Customized Time Zone:20260120T100000"],
+      found: ["01-20T10"],
+      notes: [
+        'Times in zone "Customized Time Zone" were read as UTC: it is not a known time zone name.',
+      ],
+    },
+  ])("reads $what", ({ lines, more, found, notes }) => {
+    const result = starts(
+      calendarOf(["UID:case", ...lines], ...(more ? [more] : [])),
+      "2026-01-01T00:00:00Z",
+      "2027-01-01T00:00:00Z",
+    );
+    expect(result.starts).toEqual(found.map((day) => `2026-${day}:00:00Z`));
+    expect(result.notes).toEqual(notes);
+  });
+
+  it("reports the IANA zone an Outlook zone name stands for", () => {
+    const calendar = calendarOf([
+      "UID:outlook",
+      "DTSTART;TZID=W. Europe Standard Time:20260120T100000",
+    ]);
+    const { occurrences } = starts(calendar, "2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z");
+    expect(occurrences[0]?.timeZone).toBe("Europe/Berlin");
+  });
+
+  it("stops a rule that can never match when the budget runs out, and says so", () => {
+    const calendar = calendarOf([
+      "UID:thirtieth-of-february",
+      "DTSTART:20260101T090000Z",
+      "RRULE:FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30",
+    ]);
+    const { occurrences, notes } = occurrencesInWindow(calendar, {
+      windowStart: Date.parse("2026-01-01T00:00:00Z"),
+      windowEnd: Date.parse("2026-03-01T00:00:00Z"),
+      limit: 25,
+      budget: 5000,
+    });
+    expect(occurrences.map((o) => isoUtc(o.startMs))).toEqual(["2026-01-01T09:00:00Z"]);
     expect(notes).toEqual([
-      "1 recurring event uses a rule this tool does not expand (FREQ=MONTHLY;BYDAY=2TU): only the first occurrence is listed.",
+      "The feed has too many recurrences to expand in full: some may be missing.",
     ]);
   });
 
@@ -344,22 +448,6 @@ describe("occurrencesInWindow", () => {
     expect(occurrences.map((o) => o.event.uid)).toEqual(["overnight"]);
   });
 
-  it("reads a TZID it does not know as UTC and says so", () => {
-    const calendar = calendarOf([
-      "UID:outlook",
-      "DTSTART;TZID=W. Europe Standard Time:20260120T100000",
-    ]);
-    const { starts: found, notes } = starts(
-      calendar,
-      "2026-01-01T00:00:00Z",
-      "2026-02-01T00:00:00Z",
-    );
-    expect(found).toEqual(["2026-01-20T10:00:00Z"]);
-    expect(notes).toEqual([
-      'Times in zone "W. Europe Standard Time" were read as UTC: it is not an IANA time zone name.',
-    ]);
-  });
-
   it("stops each series at the limit", () => {
     const calendar = calendarOf(["UID:daily", "DTSTART:20260101T090000Z", "RRULE:FREQ=DAILY"]);
     expect(starts(calendar, "2026-01-01T00:00:00Z", "2026-12-31T00:00:00Z", 3).starts).toEqual([
@@ -370,31 +458,28 @@ describe("occurrencesInWindow", () => {
   });
 });
 
-describe("parseRule", () => {
-  const start = {
-    kind: "utc" as const,
-    civil: { year: 2026, month: 1, day: 13, hour: 0, minute: 0, second: 0 },
-  };
-
-  it("reads the parts it supports", () => {
-    expect(parseRule("FREQ=WEEKLY;INTERVAL=2;BYDAY=MO,TH;WKST=SU;COUNT=10", start)).toEqual({
-      freq: "WEEKLY",
-      interval: 2,
+describe("readRule", () => {
+  it("reads every RFC 5545 part, keeping COUNT and UNTIL for the caller", () => {
+    const rule = readRule("FREQ=MONTHLY;BYDAY=TU;BYSETPOS=-1;UNTIL=20261231T235959Z");
+    expect(rule).toMatchObject({
+      until: { kind: "utc", civil: { year: 2026, month: 12, day: 31, hour: 23 } },
+    });
+    expect(readRule("FREQ=WEEKLY;INTERVAL=2;COUNT=10")).toMatchObject({
       count: 10,
-      byDay: [1, 4],
-      weekStart: 0,
+      periodMs: 14 * 86_400_000,
     });
   });
 
   it.each([
-    ["FREQ=HOURLY", "FREQ=HOURLY"],
-    ["FREQ=MONTHLY;BYDAY=2TU", "FREQ=MONTHLY;BYDAY=2TU"],
-    ["FREQ=WEEKLY;BYDAY=1MO", "FREQ=WEEKLY;BYDAY=1MO"],
-    ["FREQ=MONTHLY;BYSETPOS=-1", "BYSETPOS"],
-    ["FREQ=MONTHLY;BYMONTHDAY=1", "FREQ=MONTHLY;BYMONTHDAY=1"],
-    ["FREQ=DAILY;COUNT=2;UNTIL=20260201T000000Z", "COUNT together with UNTIL"],
-    ["INTERVAL=2", "a rule without FREQ"],
-  ])("reports %s as unsupported", (rule, reason) => {
-    expect(parseRule(rule, start)).toEqual({ unsupported: reason });
+    ["an unknown FREQ", "FREQ=FORTNIGHTLY", "FREQ=FORTNIGHTLY"],
+    ["a rule without FREQ", "INTERVAL=2", "a rule without FREQ"],
+    ["an invalid weekday", "FREQ=DAILY;BYDAY=XX", "FREQ=DAILY;BYDAY=XX"],
+    [
+      "a rule too long to be real",
+      `FREQ=DAILY;BYDAY=${"MO,".repeat(400)}TU`,
+      "a rule of 1219 characters",
+    ],
+  ])("reports %s as unsupported", (_, rule, reason) => {
+    expect(readRule(rule)).toEqual({ unsupported: reason });
   });
 });

@@ -1,15 +1,7 @@
 import { ToolbusError } from "@toolbus/core/errors";
-import {
-  addDays,
-  addMonths,
-  type CivilDateTime,
-  civilAsUtcMs,
-  DAY_MS,
-  daysInMonth,
-  knownTimeZone,
-  weekday,
-  zonedToUtcMs,
-} from "./time";
+import { RecurrenceBudgetSpent, type RecurrenceRule, readRule, ruleStarts } from "./recurrence";
+import { type CivilDateTime, civilAsUtcMs, DAY_MS, daysInMonth, zonedToUtcMs } from "./time";
+import { knownTimeZone } from "./zones";
 
 /** The feed is not an iCalendar document, or its structure is broken (e.g. cut off). */
 export class IcsFormatError extends ToolbusError {
@@ -43,6 +35,10 @@ export interface IcsEvent {
   durationMs?: number;
   rrule?: string;
   exdates: IcsTime[];
+  /** Extra instances (RDATE); a PERIOD value contributes its start. */
+  rdates: IcsTime[];
+  /** RDATE values that could not be read. */
+  unreadableRdates: number;
   /** Set on an override of one instance of a recurring event. */
   recurrenceId?: IcsTime;
 }
@@ -195,11 +191,20 @@ function buildEvent(properties: IcsProperty[]): IcsEvent | undefined {
     .filter((p) => p.name === "EXDATE")
     .flatMap((p) => p.value.split(",").map((value) => parseTime({ ...p, value })))
     .filter((t): t is IcsTime => t !== undefined);
+  const rdateValues = properties
+    .filter((p) => p.name === "RDATE")
+    // A PERIOD is start/end or start/duration: its start is the instance.
+    .flatMap((p) =>
+      p.value.split(",").map((value) => parseTime({ ...p, value: value.split("/")[0] ?? "" })),
+    );
+  const rdates = rdateValues.filter((t): t is IcsTime => t !== undefined);
   const url = first("URL")?.value.trim();
   const rrule = first("RRULE")?.value.trim();
   return {
     start,
     exdates,
+    rdates,
+    unreadableRdates: rdateValues.length - rdates.length,
     ...optional("uid", text("UID")),
     ...optional("summary", text("SUMMARY")),
     ...optional("description", text("DESCRIPTION")),
@@ -272,133 +277,15 @@ export interface Placement {
 /**
  * Floating times (no zone) are read as UTC: a feed shared with strangers cannot know their
  * zone, and UTC is what Toolbus reports in. A TZID is resolved with the runtime's IANA
- * database rather than the feed's VTIMEZONE blocks, which are almost always copies of it;
- * a TZID it does not know (a Windows zone name, say) is read as UTC and reported.
+ * database rather than the feed's VTIMEZONE blocks, which are almost always copies of it
+ * (Windows names such as Outlook's "W. Europe Standard Time" included); a TZID it does not
+ * know is read as UTC and reported.
  */
 export function place(time: IcsTime): Placement {
   if (time.kind !== "local" || time.tzid === undefined) return { ms: civilAsUtcMs(time.civil) };
   const zone = knownTimeZone(time.tzid);
   if (!zone) return { ms: civilAsUtcMs(time.civil), unknownZone: time.tzid };
   return { ms: zonedToUtcMs(time.civil, zone), timeZone: zone };
-}
-
-const WEEKDAYS = ["SU", "MO", "TU", "WE", "TH", "FR", "SA"] as const;
-
-/** The subset of RRULE this module expands. */
-export interface RecurrenceRule {
-  freq: "DAILY" | "WEEKLY" | "MONTHLY" | "YEARLY";
-  interval: number;
-  count?: number;
-  until?: IcsTime;
-  /** 0 = Sunday; DAILY keeps only these days, WEEKLY repeats on them. */
-  byDay?: number[];
-  weekStart: number;
-}
-
-/**
- * Reads an RRULE, or returns why this module will not expand it. Supported: FREQ DAILY,
- * WEEKLY, MONTHLY and YEARLY with INTERVAL, COUNT or UNTIL, WKST, BYDAY (plain weekdays) for
- * DAILY and WEEKLY, and BYMONTH / BYMONTHDAY only where they repeat the start date. Anything
- * else (BYSETPOS, "2TU", BYWEEKNO, HOURLY...) is reported, never guessed at.
- */
-export function parseRule(text: string, start: IcsTime): RecurrenceRule | { unsupported: string } {
-  const parts = new Map<string, string>();
-  for (const part of text.split(";")) {
-    const [key, value] = part.split("=");
-    if (key && value !== undefined) parts.set(upper(key.trim()), value.trim());
-  }
-  const freq = upper(parts.get("FREQ") ?? "");
-  if (freq !== "DAILY" && freq !== "WEEKLY" && freq !== "MONTHLY" && freq !== "YEARLY") {
-    return { unsupported: freq ? `FREQ=${freq}` : "a rule without FREQ" };
-  }
-  const rule: RecurrenceRule = { freq, interval: 1, weekStart: 1 };
-  for (const [key, value] of parts) {
-    switch (key) {
-      case "FREQ":
-        break;
-      case "INTERVAL":
-      case "COUNT": {
-        const n = /^\d{1,6}$/.test(value) ? Number(value) : 0;
-        if (n < 1) return { unsupported: `${key}=${value}` };
-        if (key === "INTERVAL") rule.interval = n;
-        else rule.count = n;
-        break;
-      }
-      case "UNTIL": {
-        const until = parseTime({ params: {}, value });
-        if (!until) return { unsupported: `UNTIL=${value}` };
-        rule.until = until;
-        break;
-      }
-      case "WKST": {
-        const day = WEEKDAYS.indexOf(upper(value) as (typeof WEEKDAYS)[number]);
-        if (day < 0) return { unsupported: `WKST=${value}` };
-        rule.weekStart = day;
-        break;
-      }
-      case "BYDAY": {
-        const days = value.split(",").map((d) => WEEKDAYS.indexOf(upper(d) as never));
-        if (freq === "MONTHLY" || freq === "YEARLY" || days.some((d) => d < 0)) {
-          return { unsupported: `FREQ=${freq};BYDAY=${value}` };
-        }
-        rule.byDay = [...new Set(days)];
-        break;
-      }
-      case "BYMONTHDAY":
-        if ((freq !== "MONTHLY" && freq !== "YEARLY") || Number(value) !== start.civil.day) {
-          return { unsupported: `FREQ=${freq};BYMONTHDAY=${value}` };
-        }
-        break;
-      case "BYMONTH":
-        if (freq !== "YEARLY" || Number(value) !== start.civil.month) {
-          return { unsupported: `FREQ=${freq};BYMONTH=${value}` };
-        }
-        break;
-      default:
-        return { unsupported: key };
-    }
-  }
-  if (rule.count !== undefined && rule.until !== undefined) {
-    return { unsupported: "COUNT together with UNTIL" };
-  }
-  return rule;
-}
-
-/**
- * Start times the rule produces, in order, beginning with DTSTART (which always counts as
- * the first instance). `skipPeriods` jumps whole periods ahead when COUNT does not need them.
- */
-function* candidates(
-  rule: RecurrenceRule,
-  start: CivilDateTime,
-  skipPeriods: number,
-): Generator<CivilDateTime> {
-  if (skipPeriods === 0) yield start;
-  const startKey = civilAsUtcMs(start);
-  if (rule.freq === "DAILY") {
-    for (let k = Math.max(1, skipPeriods); ; k++) {
-      const day = addDays(start, k * rule.interval);
-      if (!rule.byDay || rule.byDay.includes(weekday(day))) yield day;
-    }
-  } else if (rule.freq === "WEEKLY") {
-    const offsets = [...new Set(rule.byDay ?? [weekday(start)])]
-      .map((day) => (day - rule.weekStart + 7) % 7)
-      .sort((a, b) => a - b);
-    const weekBegins = addDays(start, -((weekday(start) - rule.weekStart + 7) % 7));
-    for (let k = skipPeriods; ; k++) {
-      for (const offset of offsets) {
-        const day = addDays(weekBegins, k * rule.interval * 7 + offset);
-        if (civilAsUtcMs(day) > startKey) yield day;
-      }
-    }
-  } else {
-    // An instance on a day the month lacks (the 31st, 29 February) is skipped, not moved.
-    const monthsPerPeriod = rule.freq === "MONTHLY" ? rule.interval : 12 * rule.interval;
-    for (let k = 1; ; k++) {
-      const next = addMonths(start, k * monthsPerPeriod);
-      if (next) yield next;
-    }
-  }
 }
 
 export interface Occurrence {
@@ -411,6 +298,13 @@ export interface Occurrence {
   instanceMs?: number;
 }
 
+/**
+ * ical.js steps cost about 10 µs each (every candidate is checked against every BY part), so
+ * this bounds a feed's expansion to about half a second. Real feeds need far fewer: periods
+ * before the window are skipped where their length is fixed.
+ */
+const DEFAULT_BUDGET = 50_000;
+
 export interface ExpandOptions {
   windowStart: number;
   windowEnd: number;
@@ -421,10 +315,10 @@ export interface ExpandOptions {
 }
 
 /**
- * The events of a calendar that overlap [windowStart, windowEnd), recurring events expanded,
- * with notes on anything read approximately or left out. Cancelled events and instances
- * (STATUS:CANCELLED, EXDATE) are dropped; an instance override (RECURRENCE-ID) replaces the
- * instance it names.
+ * The events of a calendar that overlap [windowStart, windowEnd), recurring events expanded
+ * (RRULE and RDATE), with notes on anything read approximately or left out. Cancelled events
+ * and instances (STATUS:CANCELLED, EXDATE) are dropped; an instance override (RECURRENCE-ID)
+ * replaces the instance it names.
  */
 export function occurrencesInWindow(
   calendar: IcsCalendar,
@@ -433,7 +327,9 @@ export function occurrencesInWindow(
   const occurrences: Occurrence[] = [];
   const unknownZones = new Set<string>();
   const unsupported = new Map<string, number>();
-  const state = { budget: options.budget ?? 200_000, exhausted: false };
+  const budget = { steps: options.budget ?? DEFAULT_BUDGET };
+  let exhausted = false;
+  let unreadableRdates = 0;
 
   const overridden = new Map<string, Set<number>>();
   for (const event of calendar.events) {
@@ -448,96 +344,147 @@ export function occurrencesInWindow(
     if (event.status === "CANCELLED") continue;
     const start = place(event.start);
     if (start.unknownZone) unknownZones.add(start.unknownZone);
-    const allDay = event.start.kind === "date";
-    const length = eventLength(event, start.ms);
-    const zone = start.timeZone === undefined ? {} : { timeZone: start.timeZone };
-    const inWindow = (s: number, e: number) =>
-      s < options.windowEnd && Math.max(e, s + 1) > options.windowStart;
-
-    const rule = event.rrule && !event.recurrenceId ? parseRule(event.rrule, event.start) : null;
-    if (rule === null || "unsupported" in rule) {
-      if (rule) unsupported.set(rule.unsupported, (unsupported.get(rule.unsupported) ?? 0) + 1);
-      const endMs = start.ms + length;
-      const replaced =
-        !event.recurrenceId && event.uid !== undefined && overridden.get(event.uid)?.has(start.ms);
-      if (!replaced && inWindow(start.ms, endMs)) {
-        const instance = event.recurrenceId ? { instanceMs: place(event.recurrenceId).ms } : {};
-        occurrences.push({ event, startMs: start.ms, endMs, allDay, ...zone, ...instance });
+    unreadableRdates += event.unreadableRdates;
+    const series = {
+      event,
+      length: eventLength(event, start.ms),
+      allDay: event.start.kind === "date",
+      zone: start.timeZone === undefined ? {} : { timeZone: start.timeZone },
+      excluded: new Set([
+        ...event.exdates.map((t) => place(t).ms),
+        ...(event.uid !== undefined && !event.recurrenceId
+          ? (overridden.get(event.uid) ?? [])
+          : []),
+      ]),
+      listed: new Set<number>(),
+      found: 0,
+    };
+    /** Lists one instance if it is in the window; true once the series has enough. */
+    const add = (startMs: number, instanceMs?: number): boolean => {
+      if (series.excluded.has(startMs) || series.listed.has(startMs)) return false;
+      const endMs = startMs + series.length;
+      if (startMs >= options.windowEnd || Math.max(endMs, startMs + 1) <= options.windowStart) {
+        return false;
       }
-      continue;
-    }
-
-    const toInstant = (civil: CivilDateTime) => place({ ...event.start, civil }).ms;
-    const excluded = new Set([
-      ...event.exdates.map((t) => place(t).ms),
-      ...(event.uid !== undefined ? (overridden.get(event.uid) ?? []) : []),
-    ]);
-    const until = rule.until && untilLimit(rule.until);
-    const firstKey = civilAsUtcMs(event.start.civil);
-    // Without COUNT, whole periods before the window need not be walked one by one.
-    const periodDays =
-      rule.freq === "DAILY" ? rule.interval : rule.freq === "WEEKLY" ? 7 * rule.interval : 0;
-    const skip =
-      rule.count === undefined && periodDays > 0
-        ? Math.max(
-            0,
-            Math.floor(
-              (options.windowStart - length - firstKey - 2 * DAY_MS) / (periodDays * DAY_MS),
-            ),
-          )
-        : 0;
-
-    let index = 0;
-    let found = 0;
-    for (const civil of candidates(rule, event.start.civil, skip)) {
-      if (--state.budget < 0) {
-        state.exhausted = true;
-        break;
-      }
-      index++;
-      if (rule.count !== undefined && index > rule.count) break;
-      // Reading civil time as UTC is off by at most a zone offset (under a day).
-      const approx = civilAsUtcMs(civil);
-      if (until) {
-        const past =
-          until.kind === "date" || Math.abs(approx - until.ms) > DAY_MS
-            ? approx > until.ms
-            : toInstant(civil) > until.ms;
-        if (past) break;
-      }
-      if (approx - DAY_MS >= options.windowEnd) break;
-      if (approx + length + DAY_MS < options.windowStart) continue;
-      const startMs = toInstant(civil);
-      if (excluded.has(startMs) || !inWindow(startMs, startMs + length)) continue;
+      series.listed.add(startMs);
       occurrences.push({
         event,
         startMs,
-        endMs: startMs + length,
-        allDay,
-        ...zone,
-        instanceMs: startMs,
+        endMs,
+        allDay: series.allDay,
+        ...series.zone,
+        ...(instanceMs === undefined ? {} : { instanceMs }),
       });
-      if (++found >= options.limit) break;
+      return ++series.found >= options.limit;
+    };
+
+    if (event.recurrenceId) {
+      // An override stands for one instance, named by its original start.
+      add(start.ms, place(event.recurrenceId).ms);
+      continue;
+    }
+    const rule = event.rrule ? readRule(event.rrule) : undefined;
+    if (rule === undefined || "unsupported" in rule) {
+      if (rule) unsupported.set(rule.unsupported, (unsupported.get(rule.unsupported) ?? 0) + 1);
+      // Only an RDATE-only set makes DTSTART one instance of several.
+      add(start.ms, rule === undefined && event.rdates.length > 0 ? start.ms : undefined);
+    } else {
+      try {
+        expandRule(event, rule, options, budget, add);
+      } catch (error) {
+        if (!(error instanceof RecurrenceBudgetSpent)) throw error;
+        exhausted = true;
+      }
+    }
+    for (const rdate of event.rdates) {
+      if (series.found >= options.limit) break;
+      const ms = place({ ...rdate, ...tzidOf(event.start, rdate) }).ms;
+      add(ms, ms);
     }
   }
 
   const notes: string[] = [];
-  for (const zone of unknownZones) {
-    notes.push(`Times in zone "${zone}" were read as UTC: it is not an IANA time zone name.`);
-  }
-  for (const [rule, count] of unsupported) {
+  // A few names say enough; a hostile feed may name thousands.
+  for (const zone of [...unknownZones].slice(0, 5)) {
     notes.push(
-      `${count} recurring event${count === 1 ? "" : "s"} use${count === 1 ? "s" : ""} a rule ` +
-        `this tool does not expand (${rule}): only the first occurrence is listed.`,
+      `Times in zone "${zone.slice(0, 80)}" were read as UTC: it is not a known time zone name.`,
     );
   }
-  if (state.exhausted) {
+  if (unknownZones.size > 5) {
+    notes.push(`Times in ${unknownZones.size - 5} more unknown zones were read as UTC too.`);
+  }
+  const rules = [...unsupported];
+  for (const [rule, count] of rules.slice(0, 5)) {
+    // The first occurrence may lie outside the window: say only what is certain.
+    notes.push(
+      `${count} recurring event${count === 1 ? "" : "s"} use${count === 1 ? "s" : ""} a rule ` +
+        `this tool does not expand (${rule.slice(0, 120)}): occurrences after the first are not listed.`,
+    );
+  }
+  const more = rules.slice(5).reduce((sum, [, count]) => sum + count, 0);
+  if (more > 0) {
+    notes.push(`${more} more recurring event(s) use rules this tool does not expand.`);
+  }
+  if (unreadableRdates > 0) {
+    notes.push(`${unreadableRdates} extra date(s) (RDATE) could not be read and were left out.`);
+  }
+  if (exhausted) {
     notes.push("The feed has too many recurrences to expand in full: some may be missing.");
   }
   if (calendar.unreadable > 0) {
     notes.push(`${calendar.unreadable} event(s) without a readable start time were left out.`);
   }
   return { occurrences, notes };
+}
+
+/** An RDATE without its own TZID is in DTSTART's zone. */
+function tzidOf(start: IcsTime, time: IcsTime): Partial<IcsTime> {
+  return time.kind === "local" && time.tzid === undefined && start.kind === "local" && start.tzid
+    ? { tzid: start.tzid }
+    : {};
+}
+
+/** Feeds each rule instance that may touch the window to `add`, until it says stop. */
+function expandRule(
+  event: IcsEvent,
+  rule: RecurrenceRule,
+  options: ExpandOptions,
+  budget: { steps: number },
+  add: (startMs: number, instanceMs: number) => boolean,
+): void {
+  const toInstant = (civil: CivilDateTime) => place({ ...event.start, civil }).ms;
+  const length = eventLength(event, place(event.start).ms);
+  const until = rule.until && untilLimit(rule.until);
+  // Without COUNT, whole periods before the window need not be walked one by one; the
+  // margin covers the zone offset and the event's length.
+  const skip =
+    rule.count === undefined && rule.periodMs !== undefined
+      ? Math.max(
+          0,
+          Math.floor(
+            (options.windowStart - length - civilAsUtcMs(event.start.civil) - 2 * DAY_MS) /
+              rule.periodMs,
+          ),
+        )
+      : 0;
+  let index = 0;
+  for (const civil of ruleStarts(rule, event.start, skip, budget)) {
+    index++;
+    if (rule.count !== undefined && index > rule.count) break;
+    // Reading civil time as UTC is off by at most a zone offset (under a day).
+    const approx = civilAsUtcMs(civil);
+    if (until) {
+      const past =
+        until.kind === "date" || Math.abs(approx - until.ms) > DAY_MS
+          ? approx > until.ms
+          : toInstant(civil) > until.ms;
+      if (past) break;
+    }
+    if (approx - DAY_MS >= options.windowEnd) break;
+    if (approx + length + DAY_MS < options.windowStart) continue;
+    const startMs = toInstant(civil);
+    if (add(startMs, startMs)) break;
+  }
 }
 
 /** Inclusive UNTIL as a comparable instant; a DATE includes the whole day. */

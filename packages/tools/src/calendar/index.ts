@@ -1,18 +1,20 @@
 export { type Agenda, type AgendaSource, renderAgenda } from "./agenda";
 export {
-  type CalendarCapability,
   type CalendarInput,
   type CalendarOutput,
-  type CalendarSettings,
   calendar,
-  calendarCapability,
   calendarInput,
   calendarOutput,
-  calendarSettings,
   calendarToolset,
-  googleCalendarCapability,
   resolveWindow,
 } from "./calendar";
+export {
+  type CalendarCapability,
+  type CalendarSettings,
+  calendarCapability,
+  calendarSettings,
+  googleCalendarCapability,
+} from "./capability";
 export { type CalendarEvent, calendarEvent, mergeEvents } from "./events";
 export {
   CALENDAR_READONLY_SCOPE,
@@ -31,6 +33,6 @@ export {
   IcsFormatError,
   occurrencesInWindow,
   parseIcs,
-  parseRule,
 } from "./ics";
 export { fetchIcsFeed, ICS_MAX_BYTES } from "./ics-feed";
+export { readRule } from "./recurrence";

@@ -9,7 +9,7 @@ import {
   type Upstream,
 } from "@toolbus/core/testing";
 import type { ToolContext } from "@toolbus/core/tool-definition";
-import { type CalendarSettings, calendarSettings } from "./calendar";
+import { type CalendarSettings, calendarSettings } from "./capability";
 import { CALENDAR_READONLY_SCOPE } from "./google";
 
 export function sendJson(

@@ -28,35 +28,12 @@ export function civilFromUtcMs(ms: number): CivilDateTime {
   };
 }
 
-/** Calendar arithmetic on the date part: Date.UTC normalises overflowing days and months. */
-export function addDays(t: CivilDateTime, days: number): CivilDateTime {
-  return { ...civilFromUtcMs(Date.UTC(t.year, t.month - 1, t.day + days)), ...timeOf(t) };
-}
-
-/** The same day and time `months` later, or undefined when that month has no such day. */
-export function addMonths(t: CivilDateTime, months: number): CivilDateTime | undefined {
-  const index = t.year * 12 + (t.month - 1) + months;
-  const year = Math.floor(index / 12);
-  const month = (index % 12) + 1;
-  if (t.day > daysInMonth(year, month)) return undefined;
-  return { ...t, year, month };
-}
-
 export function daysInMonth(year: number, month: number): number {
   return new Date(Date.UTC(year, month, 0)).getUTCDate();
 }
 
-/** 0 = Sunday .. 6 = Saturday. */
-export function weekday(t: CivilDateTime): number {
-  return new Date(Date.UTC(t.year, t.month - 1, t.day)).getUTCDay();
-}
-
 export function dateKey(t: CivilDateTime): string {
   return `${pad(t.year, 4)}-${pad(t.month)}-${pad(t.day)}`;
-}
-
-function timeOf(t: CivilDateTime) {
-  return { hour: t.hour, minute: t.minute, second: t.second };
 }
 
 function pad(n: number, width = 2): string {
@@ -65,19 +42,9 @@ function pad(n: number, width = 2): string {
 
 const formatters = new Map<string, Intl.DateTimeFormat | null>();
 
-/**
- * The IANA zone as Intl knows it, or undefined for names it does not (Windows names such as
- * "Pacific Standard Time" that Outlook writes, or made-up ids).
- */
-export function knownTimeZone(tzid: string): string | undefined {
-  const candidates = [tzid, tzid.replace(/^\/+/, "")];
-  // Some producers prefix the IANA id with their own path: "/mozilla.org/20050126_1/Europe/Paris".
-  const tail = tzid.match(/([A-Za-z_]+\/[A-Za-z_+-]+(?:\/[A-Za-z_+-]+)?)$/);
-  if (tail?.[1]) candidates.push(tail[1]);
-  for (const candidate of candidates) {
-    if (formatter(candidate)) return candidate;
-  }
-  return undefined;
+/** Whether the runtime's Intl knows `zone` (an IANA name or alias). */
+export function supportsZone(zone: string): boolean {
+  return formatter(zone) !== undefined;
 }
 
 function formatter(zone: string): Intl.DateTimeFormat | undefined {
@@ -97,7 +64,7 @@ function formatter(zone: string): Intl.DateTimeFormat | undefined {
     } catch {
       cached = null;
     }
-    formatters.set(zone, cached);
+    if (formatters.size < 1000) formatters.set(zone, cached);
   }
   return cached ?? undefined;
 }

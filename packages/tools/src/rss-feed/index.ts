@@ -1,3 +1,4 @@
+export { htmlToText } from "../text/html";
 export { parseFeedDate } from "./dates";
 export {
   FEED_FORMATS,
@@ -21,4 +22,3 @@ export {
   rssFeedSettings,
   rssFeedToolset,
 } from "./rss-feed";
-export { htmlToText } from "./text";

@@ -217,6 +217,47 @@ describe("parseFeed", () => {
     });
   });
 
+  describe("text as feeds write it", () => {
+    const atom = (entry: string) =>
+      `<feed xmlns="http://www.w3.org/2005/Atom"><title>T</title><entry>${entry}</entry></feed>`;
+
+    it("reads Atom xhtml text in document order, inline elements joining words", () => {
+      const feed = parseFeed(
+        atom(
+          '<title type=" xhtml "><div xmlns="http://www.w3.org/1999/xhtml">Hello <b>brave</b> new <i>world</i></div></title>' +
+            '<summary type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml"><p>One <em>two</em></p><p>three</p></div></summary>',
+        ),
+      );
+      expect(feed?.items[0]).toMatchObject({
+        title: "Hello brave new world",
+        summary: "One two three",
+      });
+    });
+
+    it("decodes HTML named references beyond a short list, in every text construct", () => {
+      const feed = parseFeed(
+        atom(
+          "<title>Caf&eacute; cr&egrave;me</title>" +
+            '<summary type="html">&lt;p&gt;&amp;frac12; off &amp;rarr; now&lt;/p&gt;</summary>',
+        ),
+      );
+      expect(feed?.items[0]).toMatchObject({ title: "Café crème", summary: "½ off → now" });
+    });
+
+    it("decodes once: an escaped reference in text stays a reference", () => {
+      const feed = parseFeed(atom("<title>Write &amp;eacute; for é</title>"));
+      expect(feed?.items[0]?.title).toBe("Write &eacute; for é");
+    });
+
+    it("drops everything after a script that is never closed, like a browser", () => {
+      const script = `<script>${"var a = '<p>x</p>';".repeat(200)}`;
+      const feed = parseFeed(
+        `<rss><channel><title>T</title><item><title>x</title><description><![CDATA[Visible words ${script}]]></description></item></channel></rss>`,
+      );
+      expect(feed?.items[0]?.summary).toBe("Visible words");
+    });
+  });
+
   describe("not a feed", () => {
     it.each([
       ["an HTML page", fixture("not-a-feed.html")],

@@ -1,6 +1,8 @@
+import { decodeHTMLStrict } from "entities/decode";
 import { type EntityDecoderOptions, XMLParser, XMLValidator } from "fast-xml-parser";
+import { breaksWords, collapseWhitespace, htmlToText } from "../text/html";
 import { parseFeedDate } from "./dates";
-import { codePoint, collapseWhitespace, htmlToText, truncate } from "./text";
+import { truncate } from "./text";
 
 export const FEED_FORMATS = ["rss2", "atom", "rss1"] as const;
 export type FeedFormat = (typeof FEED_FORMATS)[number];
@@ -36,53 +38,93 @@ const NS = {
 };
 
 /**
- * Decodes the five predefined XML entities and numeric character references, and nothing
- * else. Entities a DOCTYPE declares are dropped on purpose (`addInputEntities` ignores them),
- * so "billion laughs" and external entities stay inert text instead of expanding.
+ * Decodes character references in one pass: the XML ones, numeric ones, and the HTML names
+ * feeds write without declaring them (`&eacute;`, `&hellip;`), which no XML reader knows.
+ * Entities a DOCTYPE declares are dropped on purpose (`addInputEntities` ignores them), so
+ * "billion laughs" and external entities stay inert text instead of expanding.
  */
-const xmlEntitiesOnly: EntityDecoderOptions = {
+const referencesOnly: EntityDecoderOptions = {
   setExternalEntities() {},
   addInputEntities() {},
   reset() {},
   setXmlVersion() {},
-  decode(text) {
-    return text.replace(/&(lt|gt|amp|quot|apos|#[0-9]{1,7}|#x[0-9a-fA-F]{1,6});/g, (ref, body) => {
-      switch (body) {
-        case "lt":
-          return "<";
-        case "gt":
-          return ">";
-        case "amp":
-          return "&";
-        case "quot":
-          return '"';
-        case "apos":
-          return "'";
-        default:
-          return codePoint(body) ?? ref;
-      }
-    });
-  },
+  decode: decodeHTMLStrict,
 };
 
+/**
+ * Order-preserving, so Atom's inline xhtml reads "Hello brave new world" rather than its
+ * text nodes grouped by element name. Values are not trimmed here: the spaces between inline
+ * elements are words' separators; `objectForm` trims where the order no longer matters.
+ */
 const parser = new XMLParser({
+  preserveOrder: true,
   ignoreAttributes: false,
   attributeNamePrefix: "@_",
   textNodeName: "#text",
   // Titles such as "2024" or "1e3" must stay text.
   parseTagValue: false,
   parseAttributeValue: false,
-  trimValues: true,
+  trimValues: false,
   ignoreDeclaration: true,
   ignorePiTags: true,
   htmlEntities: false,
-  entityDecoder: xmlEntitiesOnly,
+  entityDecoder: referencesOnly,
   // Bounds the DOCTYPE reader even though its entities are never used.
   processEntities: { enabled: true, maxEntityCount: 64, maxEntitySize: 1024 },
   maxNestedTags: 64,
 });
 
 type XmlNode = Record<string, unknown>;
+
+/** An element's children in document order, as the order-preserving parser gives them. */
+type OrderedChildren = readonly Record<string, unknown>[];
+
+/** Each object-form element's ordered children, for the text constructs that need them. */
+const orderedChildren = new WeakMap<XmlNode, OrderedChildren>();
+
+/**
+ * The order-preserving tree as name-keyed objects (repeated names become arrays, attributes
+ * `@_name`, text `#text`), which is how the readers below look things up. Elements with
+ * neither attributes nor children become their trimmed text. Depth is bounded by the
+ * parser's `maxNestedTags`.
+ */
+function objectForm(children: OrderedChildren, attributes?: unknown): unknown {
+  const node: XmlNode = {};
+  const texts: string[] = [];
+  const repeated = new Set<string>();
+  let elements = 0;
+  for (const child of children) {
+    if ("#text" in child) {
+      const value = String(child["#text"]).trim();
+      if (value !== "") texts.push(value);
+      continue;
+    }
+    const name = Object.keys(child).find((key) => key !== ":@");
+    const value = name === undefined ? undefined : child[name];
+    if (name === undefined || !Array.isArray(value)) continue;
+    const converted = objectForm(value, child[":@"]);
+    // Arrays are only made for names that repeat, and grown in place: a feed may have
+    // thousands of items.
+    const existing = node[name];
+    if (existing === undefined) node[name] = converted;
+    else if (repeated.has(name)) (existing as unknown[]).push(converted);
+    else {
+      node[name] = [existing, converted];
+      repeated.add(name);
+    }
+    elements++;
+  }
+  if (elements === 0 && !isNode(attributes)) return texts.join(" ");
+  // Attribute values are trimmed as the parser's trimValues did: type=" xhtml " is xhtml.
+  if (isNode(attributes)) {
+    for (const [key, value] of Object.entries(attributes)) {
+      node[key] = typeof value === "string" ? value.trim() : value;
+    }
+  }
+  if (texts.length > 0) node["#text"] = texts.join(" ");
+  orderedChildren.set(node, children);
+  return node;
+}
 
 /**
  * Reads an RSS 2.0 (and 0.9x), Atom 1.0 or RSS 1.0 (RDF) document. Returns undefined for
@@ -93,7 +135,7 @@ export function parseFeed(xml: string, baseUrl?: string): ParsedFeed | undefined
   if (source === undefined) return undefined;
   let document: unknown;
   try {
-    document = parser.parse(source);
+    document = objectForm(parser.parse(source) as OrderedChildren);
   } catch {
     return undefined;
   }
@@ -256,9 +298,34 @@ function makeItem(fields: {
 /** Atom text constructs: type "html" is escaped markup, "xhtml" inline markup, else text. */
 function atomText(node: unknown): string | undefined {
   const type = isNode(node) ? String(node["@_type"] ?? "text").toLowerCase() : "text";
+  if (type === "xhtml" && isNode(node)) {
+    const result = collapseWhitespace(orderedText(orderedChildren.get(node) ?? []));
+    return result === "" ? undefined : result;
+  }
   const value = text(node);
   if (value === undefined) return undefined;
-  return type === "html" || type === "xhtml" || type === "text/html" ? html(value) : plain(value);
+  return type === "html" || type === "text/html" ? html(value) : plain(value);
+}
+
+/**
+ * The text of inline xhtml in document order. Its references were decoded by the XML
+ * reader already; inline elements join words, blocks separate them.
+ */
+function orderedText(children: OrderedChildren): string {
+  let result = "";
+  for (const child of children) {
+    if ("#text" in child) {
+      result += String(child["#text"]);
+      continue;
+    }
+    const name = Object.keys(child).find((key) => key !== ":@");
+    const value = name === undefined ? undefined : child[name];
+    if (name === undefined || !Array.isArray(value)) continue;
+    const block = breaksWords(localName(name).toLowerCase());
+    const inner = orderedText(value);
+    result += block ? ` ${inner} ` : inner;
+  }
+  return result;
 }
 
 /** The entry's page: rel="alternate" (the default) preferring HTML, else any link. */
@@ -329,8 +396,7 @@ function text(node: unknown, depth = 0): string | undefined {
     return parts.length > 0 ? parts.join(" ") : undefined;
   }
   if (!isNode(node)) return undefined;
-  // Inline markup (xhtml content) loses its order in this parser's object form, which is
-  // acceptable for summaries; element text still comes through.
+  // Inline xhtml is read in order by `orderedText`; other mixed content only needs its words.
   const parts = Object.entries(node)
     .filter(([key]) => !key.startsWith("@_"))
     .map(([, value]) => text(value, depth + 1))

@@ -16,6 +16,15 @@ import {
 const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url));
 
 const XML = "application/xml; charset=utf-8";
+
+/** A feed whose only item's title is `title`, bytes in some charset, after `declaration`. */
+function encoded(declaration: string, title: number[]): Buffer {
+  return Buffer.concat([
+    Buffer.from(`${declaration}<rss><channel><title>T</title><item><title>`),
+    Buffer.from(title),
+    Buffer.from("</title></item></channel></rss>"),
+  ]);
+}
 const requests: string[] = [];
 
 /** The upstream: a real HTTP server on loopback serving real feed documents and misbehaviour. */
@@ -53,6 +62,20 @@ function upstream(req: IncomingMessage, res: ServerResponse) {
           '<?xml version="1.0" encoding="iso-8859-1"?><rss><channel><title>Gr\u00fc\u00dfe</title></channel></rss>',
           "latin1",
         ),
+      );
+    case "/shift-jis.xml":
+      // "日本語" in Shift_JIS, named only by the XML declaration.
+      return send(
+        200,
+        "application/rss+xml",
+        encoded('<?xml version="1.0" encoding="Shift_JIS"?>', [0x93, 0xfa, 0x96, 0x7b, 0x8c, 0xea]),
+      );
+    case "/windows-1251.xml":
+      // "Привет" in windows-1251, named only by the content-type header.
+      return send(
+        200,
+        "application/rss+xml; charset=windows-1251",
+        encoded("", [0xcf, 0xf0, 0xe8, 0xe2, 0xe5, 0xf2]),
       );
     case "/moved.xml":
       return send(301, "text/plain", "", { location: "/releases/feed.atom" });
@@ -249,6 +272,13 @@ describe("rss_feed", () => {
     expect(byHeader.data.items[0]?.title).toBe("Naïve résumé");
     const byDeclaration = await run({ action: "fetch", url: `${base}/declared-latin1.xml` });
     expect(byDeclaration.data.feed.title).toBe("Grüße");
+  });
+
+  it("decodes Shift_JIS and windows-1251 feeds", async () => {
+    const japanese = await run({ action: "fetch", url: `${base}/shift-jis.xml` });
+    expect(japanese.data.items[0]?.title).toBe("日本語");
+    const russian = await run({ action: "fetch", url: `${base}/windows-1251.xml` });
+    expect(russian.data.items[0]?.title).toBe("Привет");
   });
 
   it("answers a feed without items with an empty list", async () => {

@@ -7,6 +7,7 @@ import {
 } from "@toolbus/core/outbound";
 import { defineTool, ToolFailure } from "@toolbus/core/tool-definition";
 import { z } from "zod";
+import { decodeDocument } from "../text/charset";
 import { FEED_FORMATS, newestFirst, parseFeed } from "./parse";
 
 /** Feeds past this are either not feeds or not worth an agent's context. */
@@ -232,26 +233,9 @@ async function download(
   return response;
 }
 
-/**
- * Bytes to text by the charset the server or the XML declaration names, UTF-8 otherwise.
- * Feeds in ISO-8859-1 or windows-1252 are still common.
- */
+/** Bytes to text by the charset the server or the XML declaration names, UTF-8 otherwise. */
 export function decodeFeed(response: Pick<OutboundResponse, "body" | "headers">): string {
-  const { body } = response;
-  const fromHeader = /charset\s*=\s*"?([^";\s]+)/i.exec(
-    response.headers.get("content-type") ?? "",
-  )?.[1];
-  const head = new TextDecoder("latin1").decode(body.subarray(0, 200));
-  const fromDeclaration = /^\s*<\?xml[^>]*encoding\s*=\s*["']([A-Za-z0-9._-]+)["']/.exec(head)?.[1];
-  for (const label of [fromHeader, fromDeclaration, "utf-8"]) {
-    if (!label) continue;
-    try {
-      return new TextDecoder(label).decode(body);
-    } catch {
-      // An unknown label: try the next source.
-    }
-  }
-  return new TextDecoder("utf-8").decode(body);
+  return decodeDocument(response.body, response.headers.get("content-type"), "xml");
 }
 
 /** Scheme, host and path only: a private feed's query string may carry its access token. */

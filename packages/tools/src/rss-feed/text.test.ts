@@ -1,25 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { htmlToText, truncate } from "./text";
-
-describe("htmlToText", () => {
-  it("drops tags, scripts and styles and decodes references once", () => {
-    expect(
-      htmlToText(
-        "<p>Caches&nbsp;are <b>hard</b>.</p><script>alert(1)</script><style>p{}</style><p>Tom &amp;amp; Jerry &#8230; &#x1F600; &bogus;</p>",
-      ),
-    ).toBe("Caches are hard. Tom &amp; Jerry … 😀 &bogus;");
-  });
-
-  it("keeps words of adjacent blocks apart and collapses whitespace", () => {
-    expect(htmlToText("<li>one</li><li>two</li>\n\n  <br/>three")).toBe("one two three");
-  });
-
-  it("ignores references that are not characters", () => {
-    expect(htmlToText("&#0; &#xD800; &#99999999; &constructor;")).toBe(
-      "&#0; &#xD800; &#99999999; &constructor;",
-    );
-  });
-});
+import { truncate } from "./text";
 
 describe("truncate", () => {
   it("leaves short text alone", () => {

@@ -1,6 +1,7 @@
 import { Failures } from "@toolbus/core/model";
 import { ToolFailure } from "@toolbus/core/tool-definition";
-import { classesOf, collapseWhitespace, decodeEntities, tokenizeHtml } from "./html";
+import { decodeDocument } from "../text/charset";
+import { breaksWords, collapseWhitespace, readHtml } from "../text/html";
 import {
   type RawSearchResult,
   type Recency,
@@ -19,8 +20,6 @@ const DATE_FILTER: Record<Recency, string | undefined> = {
   year: "y",
   any: undefined,
 };
-
-const BREAKS = new Set(["br", "p", "div", "li"]);
 
 /** What the HTML endpoint's page says, read without a browser. */
 export interface DuckDuckGoPage {
@@ -58,51 +57,49 @@ export function parseDuckDuckGoHtml(html: string, pageUrl: string): DuckDuckGoPa
   let challenge = false;
 
   const finish = () => {
-    if (capture && current) {
-      current[capture.field] = collapseWhitespace(decodeEntities(capture.parts.join("")));
-    }
+    if (capture && current) current[capture.field] = collapseWhitespace(capture.parts.join(""));
     capture = undefined;
   };
 
-  for (const token of tokenizeHtml(html)) {
-    if (token.type === "text") {
-      capture?.parts.push(token.text);
-      continue;
-    }
-    if (token.type === "close") {
-      if (capture && token.name === capture.element && --capture.depth === 0) finish();
-      continue;
-    }
-    const classes = classesOf(token.attrs);
-    if (
-      classes.some((c) => c.startsWith("anomaly-modal")) ||
-      token.attrs.get("id") === "challenge-form"
-    ) {
-      challenge = true;
-    }
-    if (classes.includes("no-results") || token.attrs.get("id") === "links") recognized = true;
-    if (token.name === "div" && classes.includes("result")) {
-      // Results are siblings: a new one ends the previous even if the page left it open.
-      finish();
-      recognized = true;
-      current = { ad: classes.includes("result--ad") };
-      entries.push(current);
-      continue;
-    }
-    if (capture) {
-      if (token.name === capture.element && !token.selfClosing) capture.depth++;
-      // Inline markup (<b>) joins words; a line break or block separates them.
-      if (BREAKS.has(token.name)) capture.parts.push(" ");
-      continue;
-    }
-    if (!current || token.selfClosing) continue;
-    if (token.name === "a" && classes.includes("result__a") && current.title === undefined) {
-      current.href = token.attrs.get("href") ?? "";
-      capture = { field: "title", element: "a", depth: 1, parts: [] };
-    } else if (classes.includes("result__snippet") && current.snippet === undefined) {
-      capture = { field: "snippet", element: token.name, depth: 1, parts: [] };
-    }
-  }
+  // htmlparser2 balances the page's tags (implied closes included) and decodes references in
+  // text and attributes, in one pass whatever the page's quotes and tags look like.
+  readHtml(html, {
+    ontext(text) {
+      capture?.parts.push(text);
+    },
+    onclosetag(name) {
+      if (capture && name === capture.element && --capture.depth === 0) finish();
+      else if (capture && breaksWords(name)) capture.parts.push(" ");
+    },
+    onopentag(name, attrs) {
+      const classes = (attrs.class ?? "").split(/\s+/).filter((c) => c !== "");
+      if (classes.some((c) => c.startsWith("anomaly-modal")) || attrs.id === "challenge-form") {
+        challenge = true;
+      }
+      if (classes.includes("no-results") || attrs.id === "links") recognized = true;
+      if (name === "div" && classes.includes("result")) {
+        // Results are siblings: a new one ends the previous even if the page left it open.
+        finish();
+        recognized = true;
+        current = { ad: classes.includes("result--ad") };
+        entries.push(current);
+        return;
+      }
+      if (capture) {
+        if (name === capture.element) capture.depth++;
+        // Inline markup (<b>) joins words; a line break or block separates them.
+        if (breaksWords(name)) capture.parts.push(" ");
+        return;
+      }
+      if (!current) return;
+      if (name === "a" && classes.includes("result__a") && current.title === undefined) {
+        current.href = attrs.href ?? "";
+        capture = { field: "title", element: "a", depth: 1, parts: [] };
+      } else if (classes.includes("result__snippet") && current.snippet === undefined) {
+        capture = { field: "snippet", element: name, depth: 1, parts: [] };
+      }
+    },
+  });
   finish();
 
   const results: RawSearchResult[] = [];
@@ -152,7 +149,9 @@ export function duckDuckGoProvider(endpoint: string): SearchProvider {
         body: form.toString(),
         retries: 2,
       });
-      const page = parseDuckDuckGoHtml(response.text(), response.url);
+      // The endpoint answers in UTF-8 today; a page in its declared charset reads either way.
+      const html = decodeDocument(response.body, response.headers.get("content-type"), "html");
+      const page = parseDuckDuckGoHtml(html, response.url);
       if (page.challenge) {
         throw new ToolFailure(
           Failures.rateLimited(

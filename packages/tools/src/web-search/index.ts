@@ -5,7 +5,6 @@ export {
   parseDuckDuckGoHtml,
   unwrapRedirect,
 } from "./duckduckgo";
-export { decodeEntities, type HtmlToken, htmlToText, tokenizeHtml } from "./html";
 export {
   PROVIDERS,
   type ProviderName,

@@ -1,7 +1,7 @@
 import { Failures } from "@toolbus/core/model";
 import { ToolFailure } from "@toolbus/core/tool-definition";
 import { z } from "zod";
-import { htmlToText } from "./html";
+import { htmlToText } from "../text/html";
 import {
   jsonBody,
   type RawSearchResult,

@@ -1,3 +1,4 @@
+import type { ServerResponse } from "node:http";
 import type { Failure } from "@toolbus/core/model";
 import { toolSpec } from "@toolbus/core/model";
 import { ToolFailure, toolSpecOf } from "@toolbus/core/tool-definition";
@@ -164,6 +165,66 @@ describe("web_search with DuckDuckGo (the default)", () => {
       retryable: true,
       recovery: "replan",
     });
+  });
+});
+
+/** A DuckDuckGo results page with one result, its text as given (already encoded). */
+function resultPage(title: string, snippet: string, head = ""): string {
+  return (
+    `<html><head>${head}</head><body><div id="links">` +
+    `<div class="result"><a class="result__a" href="//duckduckgo.com/l/?uddg=https%3A%2F%2Fexample.org%2F">${title}</a>` +
+    `<a class="result__snippet" href="#">${snippet}</a></div></div></body></html>`
+  );
+}
+
+function sendBytes(response: ServerResponse, contentType: string, body: Uint8Array): void {
+  response.writeHead(200, { "content-type": contentType });
+  response.end(body);
+}
+
+describe("web_search reading DuckDuckGo pages as written", () => {
+  it("decodes every HTML named reference, not only a short list", async () => {
+    route = (_, response) =>
+      sendHtml(response, resultPage("Caf&eacute; &amp; cr&egrave;me", "&frac12; price &rarr; now"));
+    const { data } = await search({ query: "cafe" });
+    expect(data.results[0]).toMatchObject({ title: "Café & crème", snippet: "½ price → now" });
+  });
+
+  it("reads a tag with a quote left open as markup, not as snippet text", async () => {
+    route = (_, response) =>
+      sendHtml(response, resultPage("Quotes", `kept <b title="never closed>lost</b> words`));
+    const { data } = await search({ query: "quotes" });
+    expect(data.results[0]?.title).toBe("Quotes");
+    expect(data.results[0]?.snippet).toBe("kept");
+  });
+
+  it.each([
+    // "日本語" in Shift_JIS, named by the content-type header.
+    [
+      "Shift_JIS",
+      "text/html; charset=Shift_JIS",
+      "",
+      [0x93, 0xfa, 0x96, 0x7b, 0x8c, 0xea],
+      "日本語",
+    ],
+    // "Привет" in windows-1251, named only by the page's <meta charset>.
+    [
+      "windows-1251",
+      "text/html",
+      '<meta charset="windows-1251">',
+      [0xcf, 0xf0, 0xe8, 0xe2, 0xe5, 0xf2],
+      "Привет",
+    ],
+  ])("reads a page in the %s it declares", async (_, type, head, bytes, text) => {
+    const [before, after] = resultPage("@", "snippet", head).split("@");
+    route = (_, response) =>
+      sendBytes(
+        response,
+        type,
+        Buffer.concat([Buffer.from(before ?? ""), Buffer.from(bytes), Buffer.from(after ?? "")]),
+      );
+    const { data } = await search({ query: "charset" });
+    expect(data.results[0]?.title).toBe(text);
   });
 });
 

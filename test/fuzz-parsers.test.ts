@@ -1,0 +1,143 @@
+import { IcsFormatError, occurrencesInWindow, parseIcs } from "@toolbus/tools/calendar";
+import { parseFeed } from "@toolbus/tools/rss-feed";
+import { parseDuckDuckGoHtml } from "@toolbus/tools/web-search";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { htmlToText } from "../packages/tools/src/text/html";
+
+// Documents stitched from the pieces hostile input is made of (unclosed tags and quotes,
+// references, CDATA, NUL, lone surrogates): every parser returns, without throwing anything
+// but its own format error, and its text is clean.
+
+const piece = <T extends string>(...pieces: T[]) =>
+  fc.oneof(
+    fc.constantFrom(...pieces),
+    fc.string({ maxLength: 8 }),
+    fc.string({ unit: "binary", maxLength: 4 }),
+  );
+
+const markup = fc
+  .array(
+    piece(
+      "<",
+      ">",
+      "</",
+      "/>",
+      '"',
+      "'",
+      "=",
+      "<p>",
+      "</p>",
+      '<div class="result">',
+      '<a class="result__a" href="',
+      "<script>",
+      "</script>",
+      "<!--",
+      "-->",
+      "<![CDATA[",
+      "]]>",
+      "&",
+      "&amp;",
+      "&eacute;",
+      "&#0;",
+      "&#xD800;",
+      "\u0000",
+      "\ud800",
+      "\udc00",
+      " ",
+      "word",
+    ),
+    { maxLength: 60 },
+  )
+  .map((parts) => parts.join(""));
+
+const icsLine = fc
+  .array(
+    piece(
+      "BEGIN:VEVENT",
+      "END:VEVENT",
+      "DTSTART:20260110T090000Z",
+      "DTSTART;TZID=W. Europe Standard Time:20260110T090000",
+      "RRULE:FREQ=MONTHLY;BYDAY=2TU",
+      "RRULE:FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30",
+      "RRULE:FREQ=MONTHLY;BYDAY=MO,TU;BYSETPOS=-1",
+      "RDATE:20260120T090000Z,x",
+      "EXDATE:20260110T090000Z",
+      "RECURRENCE-ID:20260110T090000Z",
+      "SUMMARY:<b>x",
+      ";",
+      ":",
+      "=",
+      '"',
+    ),
+    { maxLength: 12 },
+  )
+  .map((lines) => `BEGIN:VCALENDAR\r\n${lines.join("\r\n")}\r\nEND:VCALENDAR\r\n`);
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds.
+const CONTROL = /[\u0000-\u0008\u000b\u000e-\u001f]/;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** No NUL or other control characters but whitespace, and no lone surrogates. */
+function clean(text: string): boolean {
+  return !CONTROL.test(text) && !LONE_SURROGATE.test(text);
+}
+
+describe("parsers on stitched hostile documents", () => {
+  it("htmlToText returns clean text", () => {
+    fc.assert(
+      fc.property(markup, (html) => {
+        expect(clean(htmlToText(html))).toBe(true);
+      }),
+    );
+  });
+
+  it("parseDuckDuckGoHtml returns results with clean titles and snippets", () => {
+    fc.assert(
+      fc.property(markup, (html) => {
+        const page = parseDuckDuckGoHtml(
+          `<div id="links">${html}`,
+          "https://html.duckduckgo.com/html/",
+        );
+        for (const result of page.results) expect(clean(result.title + result.snippet)).toBe(true);
+      }),
+    );
+  });
+
+  it("parseFeed returns undefined or a feed with clean text, for RSS summaries and Atom xhtml", () => {
+    fc.assert(
+      fc.property(markup, (html) => {
+        for (const xml of [
+          `<rss><channel><title>T</title><item><title>x</title><description>${html}</description></item></channel></rss>`,
+          `<feed xmlns="http://www.w3.org/2005/Atom"><title>T</title><entry><title type="xhtml"><div>${html}</div></title></entry></feed>`,
+        ]) {
+          const feed = parseFeed(xml);
+          for (const item of feed?.items ?? []) {
+            expect(clean(item.title + (item.summary ?? ""))).toBe(true);
+          }
+        }
+      }),
+    );
+  });
+
+  it("parseIcs throws only its format error, and expanding what it read never throws", () => {
+    fc.assert(
+      fc.property(icsLine, (text) => {
+        let calendar: ReturnType<typeof parseIcs>;
+        try {
+          calendar = parseIcs(text);
+        } catch (error) {
+          expect(error).toBeInstanceOf(IcsFormatError);
+          return;
+        }
+        const { occurrences } = occurrencesInWindow(calendar, {
+          windowStart: Date.parse("2026-01-01T00:00:00Z"),
+          windowEnd: Date.parse("2026-03-01T00:00:00Z"),
+          limit: 25,
+          budget: 5_000,
+        });
+        for (const o of occurrences) expect(Number.isFinite(o.startMs)).toBe(true);
+      }),
+    );
+  });
+});
