@@ -2,15 +2,13 @@ import type { DynamoDBDocumentClient, NativeAttributeValue } from "@aws-sdk/lib-
 import { BatchWriteCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { UnavailableError } from "../../errors";
 import { GroupCommit, type ItemOutcome } from "../../util/group-commit";
-import type { DynamoStoreOptions } from "./client";
+import { perTable } from "./per-table";
 
 type Item = Record<string, NativeAttributeValue>;
 
 /** BatchWriteItem takes at most 25 items; what it leaves unprocessed is sent again. */
 const BATCH = 25;
 const MAX_ATTEMPTS = 4;
-
-const lines = new WeakMap<DynamoDBDocumentClient, Map<string, GroupCommit<Item, void>>>();
 
 /**
  * The one line of unconditional puts per table and client: items whose key alone makes the
@@ -22,23 +20,13 @@ const lines = new WeakMap<DynamoDBDocumentClient, Map<string, GroupCommit<Item, 
  * (`npm start`), a put lingers a moment (`batchLingerMs`) so a call's publication mark and its
  * two log entries, written from three places, leave together.
  */
-export function batchPut(options: DynamoStoreOptions): GroupCommit<Item, void> {
-  const { client, tableName } = options;
-  let byTable = lines.get(client);
-  if (!byTable) {
-    byTable = new Map();
-    lines.set(client, byTable);
-  }
-  let line = byTable.get(tableName);
-  if (!line) {
-    line = new GroupCommit((items) => write(client, tableName, items), {
+export const batchPut = perTable(
+  ({ client, tableName, batchLingerMs }): GroupCommit<Item, void> =>
+    new GroupCommit((items) => write(client, tableName, items), {
       maxItems: BATCH,
-      ...(options.batchLingerMs ? { lingerMs: options.batchLingerMs } : {}),
-    });
-    byTable.set(tableName, line);
-  }
-  return line;
-}
+      ...(batchLingerMs ? { lingerMs: batchLingerMs } : {}),
+    }),
+);
 
 const keyOf = (item: Item) => `${item.pk}\n${item.sk}`;
 

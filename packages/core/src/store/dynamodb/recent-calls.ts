@@ -1,6 +1,5 @@
-import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { CallRecord } from "../../model/call";
-import type { DynamoStoreOptions } from "./client";
+import { perTable } from "./per-table";
 
 /** Calls a process keeps in mind; far more than finish within an event's way to the recorder. */
 const REMEMBERED = 10_000;
@@ -30,18 +29,5 @@ export class RecentCalls {
   }
 }
 
-const memories = new WeakMap<DynamoDBDocumentClient, Map<string, RecentCalls>>();
-
-export function recentCalls({ client, tableName }: DynamoStoreOptions): RecentCalls {
-  let byTable = memories.get(client);
-  if (!byTable) {
-    byTable = new Map();
-    memories.set(client, byTable);
-  }
-  let memory = byTable.get(tableName);
-  if (!memory) {
-    memory = new RecentCalls();
-    byTable.set(tableName, memory);
-  }
-  return memory;
-}
+/** The memory every call store of this process on one client and table shares. */
+export const recentCalls = perTable(() => new RecentCalls());
