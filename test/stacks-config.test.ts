@@ -84,7 +84,7 @@ describe("per-stage stack configuration", () => {
         (raw) => {
           raw.toolbus = { ...raw.toolbus, permissions: { read: "x", call: "x", admin: "root" } };
         },
-        /unknown role/,
+        /permissions\.read: "x" is not one of roles/,
       ],
       [
         "another stage's name",

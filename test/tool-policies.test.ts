@@ -171,7 +171,10 @@ function config() {
   const own = { url: upstreamUrl };
   return {
     outbound: { allowHosts: ["127.0.0.1"] },
-    tools: Object.fromEntries(tools.map((t) => [t.spec.id, own])),
+    // Only the test tools read a URL; the built-ins refuse settings they do not know.
+    tools: Object.fromEntries(
+      tools.filter((t) => t.settings === settings).map((t) => [t.spec.id, own]),
+    ),
   };
 }
 
