@@ -1,8 +1,8 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
-import { HARNESSES } from "@toolbus/core/harness";
 import { CATEGORIES, callId, runId, toolId, toolsetName } from "@toolbus/core/model";
 import { z } from "zod";
-import { UsageError } from "./errors";
+import type { Harness } from "../generated/catalog-types.js";
+import { UsageError } from "./errors.js";
 
 const OPTIONS = {
   endpoint: { type: "string" },
@@ -31,6 +31,14 @@ const OPTIONS = {
 
 type OptionName = keyof typeof OPTIONS;
 const GLOBAL: readonly OptionName[] = ["endpoint", "key", "json", "help"];
+
+// Listed here rather than imported: core's harness module brings its renderers (and their
+// YAML library) into the CLI's bundle. The checks below fail to compile when the generated
+// Harness type and this list disagree.
+const HARNESSES = ["claude-code", "opencode", "copilot"] as const satisfies readonly Harness[];
+type Unlisted = Exclude<Harness, (typeof HARNESSES)[number]>;
+const everyHarnessListed: [Unlisted] extends [never] ? true : Unlisted = true;
+void everyHarnessListed;
 
 export const HARNESS_CHOICES = [...HARNESSES, "all"] as const;
 

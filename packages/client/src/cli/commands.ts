@@ -1,10 +1,10 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, isAbsolute, relative, resolve } from "node:path";
-import type { RenderAgentRequest, ToolbusClient } from "../client";
-import type { ToolsetRegistration } from "../registration";
-import type { RegistrationOutcome, RenderedAgentFile } from "../schemas";
-import type { CommandArgs, CommandName } from "./args";
-import { UsageError } from "./errors";
+import type { RenderAgentRequest, ToolbusClient } from "../client.js";
+import type { ToolsetRegistration } from "../registration.js";
+import type { RegistrationOutcome, RenderedAgentFile } from "../schemas.js";
+import type { CommandArgs, CommandName } from "./args.js";
+import { UsageError } from "./errors.js";
 import {
   callSummary,
   diffTable,
@@ -16,7 +16,7 @@ import {
   json,
   list,
   table,
-} from "./format";
+} from "./format.js";
 
 export interface CommandIo {
   stdout: { write(text: string): unknown };

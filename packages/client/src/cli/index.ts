@@ -1,13 +1,13 @@
-import { createToolbusClient } from "../client";
-import { ToolbusClientError } from "../errors";
-import { type CommandName, parseCommandLine } from "./args";
-import { HANDLERS } from "./commands";
-import { type Connection, resolveConnection } from "./config";
-import { UsageError } from "./errors";
+import { createToolbusClient } from "../client.js";
+import { ToolbusClientError } from "../errors.js";
+import { type CommandName, parseCommandLine } from "./args.js";
+import { HANDLERS } from "./commands.js";
+import { type Connection, resolveConnection } from "./config.js";
+import { UsageError } from "./errors.js";
 
-export { COMMANDS, type CommandName, HELP } from "./args";
-export { type Connection, resolveConnection, STATE_DIR } from "./config";
-export { UsageError } from "./errors";
+export { COMMANDS, type CommandName, HELP } from "./args.js";
+export { type Connection, resolveConnection, STATE_DIR } from "./config.js";
+export { UsageError } from "./errors.js";
 
 export interface CliIo {
   stdout: { write(text: string): unknown };
