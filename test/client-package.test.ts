@@ -194,5 +194,8 @@ describe("the packed @toolbus/client", () => {
     });
     const ids = (JSON.parse(stdout) as { id: string }[]).map((tool) => tool.id);
     expect(ids).toEqual(expect.arrayContaining(builtinTools.map((tool) => tool.spec.id)));
+    const manifest = JSON.parse(await readFile(join(CLIENT, "package.json"), "utf8"));
+    const version = await run(bin, ["--version"], { cwd: project });
+    expect(version.stdout).toBe(`${manifest.version}\n`);
   });
 });
