@@ -39,7 +39,10 @@ import {
   type ToolsetRegistered,
   type ToolsetRemoved,
   type ToolsetWithTools,
+  toolListSchema,
   toolSchema,
+  toolsetDetailSchema,
+  toolsetListSchema,
 } from "./schemas.js";
 import type { ToolId, ToolInput } from "./tools.js";
 
@@ -115,18 +118,21 @@ export class ToolbusClient {
   readonly tools = {
     /** The catalog's tools, each with whether it is available to you and why not. */
     list: async (filters: ToolFilters = {}): Promise<ToolListItem[]> => {
-      const body = await this.#http.json<{ tools: ToolListItem[] }>("GET", "/v1/tools", {
+      const body = await this.#http.json("GET", "/v1/tools", {
         query: {
           category: filters.category,
           toolset: filters.toolset,
           mode: filters.mode,
           available: filters.available,
         },
+        schema: toolListSchema,
       });
-      return body.tools;
+      return body.tools as ToolListItem[];
     },
-    get: (id: string): Promise<Tool> =>
-      this.#http.json<Tool>("GET", `/v1/tools/${encodeURIComponent(id)}`),
+    get: async (id: string): Promise<Tool> =>
+      (await this.#http.json("GET", `/v1/tools/${encodeURIComponent(id)}`, {
+        schema: toolSchema,
+      })) as Tool,
     /** Lets selection offer the tool again on this stage (admin). */
     enable: (id: string, options: RevisionOptions = {}): Promise<Tool> =>
       this.#setEnabled(id, "enable", options),
@@ -137,9 +143,12 @@ export class ToolbusClient {
 
   readonly toolsets = {
     list: async (): Promise<Toolset[]> =>
-      (await this.#http.json<{ toolsets: Toolset[] }>("GET", "/v1/toolsets")).toolsets,
-    get: (name: string): Promise<ToolsetWithTools> =>
-      this.#http.json<ToolsetWithTools>("GET", `/v1/toolsets/${encodeURIComponent(name)}`),
+      (await this.#http.json("GET", "/v1/toolsets", { schema: toolsetListSchema }))
+        .toolsets as Toolset[],
+    get: async (name: string): Promise<ToolsetWithTools> =>
+      (await this.#http.json("GET", `/v1/toolsets/${encodeURIComponent(name)}`, {
+        schema: toolsetDetailSchema,
+      })) as ToolsetWithTools,
     /**
      * Registers an http toolset or a remote MCP server under `registration.name`, or replaces
      * the one of that name (admin). The API checks everything before writing anything.

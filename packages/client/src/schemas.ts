@@ -110,7 +110,17 @@ export const capabilitiesSchema = z.object({
 
 const versioned = { revision: z.number().int(), updatedAt: z.string() };
 
+// Catalog reads are checked too: the adapters hand a tool's description and input schema to a
+// model, and a listing that is not what the API promises should fail here, not there.
 export const toolSchema = toolSpec.extend(versioned).loose();
+export const toolListSchema = z.object({
+  tools: z.array(
+    toolSchema.extend({ available: z.boolean(), reasons: z.array(z.string()).optional() }),
+  ),
+});
+const toolsetSchema = toolsetSpec.extend(versioned).loose();
+export const toolsetListSchema = z.object({ toolsets: z.array(toolsetSchema) });
+export const toolsetDetailSchema = toolsetSchema.extend({ tools: z.array(toolSchema) });
 
 /** What a registration or refresh changed, by tool id. */
 export const catalogDiffSchema = z.object({
@@ -121,7 +131,7 @@ export const catalogDiffSchema = z.object({
 });
 export const registrationOutcomeSchema = z
   .object({
-    toolset: toolsetSpec.extend(versioned).loose(),
+    toolset: toolsetSchema,
     tools: z.array(toolSchema),
     diff: catalogDiffSchema,
   })
