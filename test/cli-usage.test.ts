@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { COMMANDS, runCli } from "@toolbus/client/cli";
@@ -40,7 +40,12 @@ describe("the command line's usage errors", () => {
   it.each([
     [[], "No command given."],
     [["frobnicate"], "Unknown command: frobnicate."],
-    [["tools"], "Unknown command: tools."],
+    [["tools"], "toolbus tools needs a command."],
+    [["tools", "enable"], "Missing <id>."],
+    [["tools", "disable", "Web-Search"], "<id>: snake_case"],
+    [["toolsets", "show"], "Missing <name>."],
+    [["capabilities"], "Try: toolbus capabilities list, toolbus capabilities refresh"],
+    [["capabilities", "list", "extra"], "Unexpected argument: extra."],
     [["tools", "lst"], "Unknown command: tools lst."],
     [["keys", "delete", "k1"], "Unknown command: keys delete."],
     [["tools", "list", "--bogus"], "Unknown option '--bogus'."],
@@ -90,8 +95,8 @@ describe("the command line's usage errors", () => {
     [["keys", "create", "--role", "member"], "--name is required"],
     [["keys", "revoke"], "Missing <keyId>."],
     [["keys", "revoke", "../etc"], "<keyId>: not a key id"],
-    [["toolsets"], "Unknown command: toolsets."],
-    [["toolsets", "add", "x.json"], "Try: toolbus toolsets register, toolbus toolsets refresh"],
+    [["toolsets"], "toolbus toolsets needs a command."],
+    [["toolsets", "add", "x.json"], "toolbus toolsets register, toolbus toolsets refresh"],
     [["toolsets", "register"], "Missing <file>."],
     [["toolsets", "register", "acme.json"], "acme.json does not exist."],
     [["toolsets", "register", "-"], "the registration on standard input is not valid JSON"],
@@ -180,6 +185,28 @@ describe("the command line's help", () => {
     const refresh = await cli(["toolsets", "refresh", "--help"]);
     expect(refresh.code).toBe(0);
     expect(refresh.stdout).toContain("--rename <remote>=<id>");
+  });
+});
+
+describe("the command line's group help and version", () => {
+  it.each(["tools", "toolsets", "calls", "keys", "capabilities"])(
+    "lists every %s command with toolbus <group> --help",
+    async (group) => {
+      const run = await cli([group, "--help"]);
+      expect(run).toMatchObject({ code: 0, stderr: "", requests: 0 });
+      expect(run.stdout).toMatch(new RegExp(`^Usage: toolbus ${group} <command>`));
+      const commands = Object.entries(COMMANDS).filter(([name]) => name.startsWith(`${group} `));
+      expect(commands.length).toBeGreaterThan(0);
+      for (const [, command] of commands) expect(run.stdout).toContain(`toolbus ${command.usage}`);
+    },
+  );
+
+  it("prints the package's version with --version", async () => {
+    const manifest = JSON.parse(
+      await readFile(join(import.meta.dirname, "../packages/client/package.json"), "utf8"),
+    ) as { version: string };
+    const run = await cli(["--version"]);
+    expect(run).toEqual({ code: 0, stdout: `${manifest.version}\n`, stderr: "", requests: 0 });
   });
 });
 

@@ -1,6 +1,14 @@
 #!/usr/bin/env node
-// The CLI ships as TypeScript like every package here: tsx compiles it as it loads.
-import { register } from "tsx/esm/api";
+import { existsSync } from "node:fs";
 
-register();
-await import("../src/cli/main.ts");
+// An installed package has only dist/, which plain node runs. In a checkout of the repository
+// the source is beside this file: it runs through tsx (a dev dependency there), so the command
+// is never older than the code and needs no build.
+const source = new URL("../src/cli/main.ts", import.meta.url);
+if (existsSync(source)) {
+  const { register } = await import("tsx/esm/api");
+  register();
+  await import(source.href);
+} else {
+  await import("../dist/cli/main.js");
+}

@@ -1,13 +1,17 @@
-import type { renderRequest } from "@toolbus/core/harness";
-import type { Category } from "@toolbus/core/model";
-import type { z } from "zod";
-import { type EventsOptions, type RunEventStream, runEvents } from "./events";
-import { readJson, Transport } from "./http";
+import { type EventsOptions, type RunEventStream, runEvents } from "./events.js";
+import type {
+  Category,
+  PromptTool,
+  RenderAgentRequest,
+  RenderedPrompt,
+} from "./generated/catalog-types.js";
+import { readJson, Transport } from "./http.js";
 import type {
   RefreshToolsetRequest,
   RemoveToolsetOptions,
+  RevisionOptions,
   ToolsetRegistration,
-} from "./registration";
+} from "./registration.js";
 import {
   type ApiKeyRecord,
   type CallView,
@@ -21,6 +25,7 @@ import {
   healthSchema,
   keyListSchema,
   keyRecordSchema,
+  promptSchema,
   type RegistrationOutcome,
   type RenderedAgentFile,
   registrationOutcomeSchema,
@@ -34,8 +39,12 @@ import {
   type ToolsetRegistered,
   type ToolsetRemoved,
   type ToolsetWithTools,
-} from "./schemas";
-import type { ToolId, ToolInput } from "./tools";
+  toolListSchema,
+  toolSchema,
+  toolsetDetailSchema,
+  toolsetListSchema,
+} from "./schemas.js";
+import type { ToolId, ToolInput } from "./tools.js";
 
 export interface ToolbusClientOptions {
   /** The API's base URL, e.g. `http://127.0.0.1:8787` or an API Gateway stage URL. */
@@ -84,28 +93,15 @@ export interface PromptRequest extends SelectRequest {
   budgetBytes?: number;
 }
 
-export interface PromptTool {
-  id: string;
-  title: string;
-  category: Category;
-  description: string;
-  whenToUse: string;
-  guidelines: { do: string[]; dont: string[] };
-  examples: { title: string; input: unknown }[];
-}
+export type { Category, PromptTool };
 
-export interface Prompt {
-  /** The prompt section itself: deterministic, so it can be prompt-cached. */
-  markdown: string;
-  tools: PromptTool[];
-  /** Tool ids whose guidelines / examples a budget dropped, in the order dropped. */
-  dropped: { guidelines: string[]; examples: string[] };
-  bytes: number;
-  overBudget: boolean;
-}
+/**
+ * The prompt section with its parts, as `POST /v1/prompt` answers `format: "json"`: core's
+ * own rendering, with the tools at the top level.
+ */
+export type Prompt = Omit<RenderedPrompt, "json"> & { tools: PromptTool[] };
 
-/** The body of `POST /v1/agents/render`: the agent, the harness and optional enrichers. */
-export type RenderAgentRequest = z.input<typeof renderRequest>;
+export type { RenderAgentRequest };
 export type HarnessChoice = RenderAgentRequest["harness"];
 export type RenderAgentResult<H extends HarnessChoice> = H extends "all"
   ? { files: RenderedAgentFile[] }
@@ -122,25 +118,37 @@ export class ToolbusClient {
   readonly tools = {
     /** The catalog's tools, each with whether it is available to you and why not. */
     list: async (filters: ToolFilters = {}): Promise<ToolListItem[]> => {
-      const body = await this.#http.json<{ tools: ToolListItem[] }>("GET", "/v1/tools", {
+      const body = await this.#http.json("GET", "/v1/tools", {
         query: {
           category: filters.category,
           toolset: filters.toolset,
           mode: filters.mode,
           available: filters.available,
         },
+        schema: toolListSchema,
       });
-      return body.tools;
+      return body.tools as ToolListItem[];
     },
-    get: (id: string): Promise<Tool> =>
-      this.#http.json<Tool>("GET", `/v1/tools/${encodeURIComponent(id)}`),
+    get: async (id: string): Promise<Tool> =>
+      (await this.#http.json("GET", `/v1/tools/${encodeURIComponent(id)}`, {
+        schema: toolSchema,
+      })) as Tool,
+    /** Lets selection offer the tool again on this stage (admin). */
+    enable: (id: string, options: RevisionOptions = {}): Promise<Tool> =>
+      this.#setEnabled(id, "enable", options),
+    /** Keeps the tool out of every selection on this stage, with the reason `disabled` (admin). */
+    disable: (id: string, options: RevisionOptions = {}): Promise<Tool> =>
+      this.#setEnabled(id, "disable", options),
   };
 
   readonly toolsets = {
     list: async (): Promise<Toolset[]> =>
-      (await this.#http.json<{ toolsets: Toolset[] }>("GET", "/v1/toolsets")).toolsets,
-    get: (name: string): Promise<ToolsetWithTools> =>
-      this.#http.json<ToolsetWithTools>("GET", `/v1/toolsets/${encodeURIComponent(name)}`),
+      (await this.#http.json("GET", "/v1/toolsets", { schema: toolsetListSchema }))
+        .toolsets as Toolset[],
+    get: async (name: string): Promise<ToolsetWithTools> =>
+      (await this.#http.json("GET", `/v1/toolsets/${encodeURIComponent(name)}`, {
+        schema: toolsetDetailSchema,
+      })) as ToolsetWithTools,
     /**
      * Registers an http toolset or a remote MCP server under `registration.name`, or replaces
      * the one of that name (admin). The API checks everything before writing anything.
@@ -165,9 +173,7 @@ export class ToolbusClient {
     remove: (name: string, options: RemoveToolsetOptions = {}): Promise<ToolsetRemoved> =>
       this.#http.json("DELETE", `/v1/external-toolsets/${encodeURIComponent(name)}`, {
         schema: removedToolsetSchema,
-        ...(options.ifMatch !== undefined
-          ? { headers: { "if-match": etagOf(options.ifMatch) } }
-          : {}),
+        ...ifMatchHeaders(options),
       }),
   };
 
@@ -201,6 +207,13 @@ export class ToolbusClient {
       fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
       headers: options.headers ?? {},
     });
+  }
+
+  #setEnabled(id: string, action: "enable" | "disable", options: RevisionOptions): Promise<Tool> {
+    return this.#http.json("POST", `/v1/tools/${encodeURIComponent(id)}/${action}`, {
+      schema: toolSchema,
+      ...ifMatchHeaders(options),
+    }) as Promise<Tool>;
   }
 
   health(): Promise<Health> {
@@ -257,8 +270,12 @@ export class ToolbusClient {
   }
 
   /** The optional-tools section of an agent's prompt, with its parts. */
-  prompt(request: PromptRequest = {}): Promise<Prompt> {
-    return this.#http.json("POST", "/v1/prompt", { json: { ...request, format: "json" } });
+  async prompt(request: PromptRequest = {}): Promise<Prompt> {
+    const prompt = await this.#http.json("POST", "/v1/prompt", {
+      json: { ...request, format: "json" },
+      schema: promptSchema,
+    });
+    return prompt as Prompt;
   }
 
   /** An agent file for one harness, or `{ files }` for `harness: "all"`. */
@@ -278,8 +295,10 @@ export function createToolbusClient(options: ToolbusClientOptions): ToolbusClien
 }
 
 /** A revision number becomes the ETag the API gives (`"3"`); a string is sent as it is. */
-function etagOf(revision: string | number): string {
-  return typeof revision === "number" ? `"${revision}"` : revision;
+function ifMatchHeaders(options: RevisionOptions): { headers?: Record<string, string> } {
+  const revision = options.ifMatch;
+  if (revision === undefined) return {};
+  return { headers: { "if-match": typeof revision === "number" ? `"${revision}"` : revision } };
 }
 
 function definedOnly<T extends object>(value: T): Partial<T> {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createToolbusClient } from "./client";
-import { ToolbusClientError } from "./errors";
+import { createToolbusClient } from "./client.js";
+import { ToolbusClientError } from "./errors.js";
 
 // The follower's reconnection rules against scripted streams: what a real server only does
 // under failure (ending mid-page, erroring, refusing) is spelled out here byte by byte.

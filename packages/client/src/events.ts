@@ -1,7 +1,7 @@
-import { ToolbusClientError } from "./errors";
-import { networkError, readJson, type Transport } from "./http";
-import { errorBodySchema, eventsPageSchema, type RunEvent, runEventSchema } from "./schemas";
-import { SseParser } from "./sse";
+import { ToolbusClientError } from "./errors.js";
+import { networkError, readJson, type Transport } from "./http.js";
+import { errorBodySchema, eventsPageSchema, type RunEvent, runEventSchema } from "./schemas.js";
+import { SseParser } from "./sse.js";
 
 export interface EventsOptions {
   /** Start after this cursor (from a page, an SSE id, or a stream's `cursor`). */

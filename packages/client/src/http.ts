@@ -1,6 +1,6 @@
 import type { z } from "zod";
-import { ToolbusClientError } from "./errors";
-import { errorBodySchema } from "./schemas";
+import { ToolbusClientError } from "./errors.js";
+import { errorBodySchema } from "./schemas.js";
 
 export interface TransportOptions {
   baseUrl: string;

@@ -11,9 +11,9 @@ export {
   ToolbusClient,
   type ToolbusClientOptions,
   type ToolFilters,
-} from "./client";
-export { ToolbusClientError, type ToolbusClientErrorOptions } from "./errors";
-export type { EventsOptions, RunEventStream } from "./events";
+} from "./client.js";
+export { ToolbusClientError, type ToolbusClientErrorOptions } from "./errors.js";
+export type { EventsOptions, RunEventStream } from "./events.js";
 export type {
   HttpToolRegistration,
   HttpToolsetRegistration,
@@ -21,9 +21,10 @@ export type {
   McpToolsetRegistration,
   RefreshToolsetRequest,
   RemoveToolsetOptions,
+  RevisionOptions,
   SecretHeaderRef,
   ToolsetRegistration,
-} from "./registration";
+} from "./registration.js";
 export type {
   ApiKeyRecord,
   CallStatus,
@@ -48,8 +49,8 @@ export type {
   ToolsetRegistered,
   ToolsetRemoved,
   ToolsetWithTools,
-} from "./schemas";
-export { type SseMessage, SseParser } from "./sse";
+} from "./schemas.js";
+export { type SseMessage, SseParser } from "./sse.js";
 export type {
   BuiltinToolId,
   BuiltinTools,
@@ -57,4 +58,4 @@ export type {
   ToolId,
   ToolInput,
   ToolOutput,
-} from "./tools";
+} from "./tools.js";

@@ -5,10 +5,10 @@ import type {
   McpToolsetRegistrationInput,
   SecretHeaderInput,
   ToolsetRegistrationInput,
-} from "@toolbus/core/model";
+} from "./generated/catalog-types.js";
 
 // The bodies of `PUT /v1/external-toolsets/{name}`, as a caller writes them (defaults may be
-// left out), derived from the API's own schemas so they cannot drift. The API checks every
+// left out), generated from the API's own schemas so they cannot drift. The API checks every
 // field and names each wrong one in a 400; a registration file read by the CLI goes to the
 // API unchanged.
 
@@ -26,7 +26,10 @@ export interface RefreshToolsetRequest {
   renames?: Record<string, string>;
 }
 
-export interface RemoveToolsetOptions {
-  /** The toolset revision you read (its ETag or `toolset.revision`): 409 if it moved on. */
+/** A write that applies only to the revision you read. */
+export interface RevisionOptions {
+  /** The revision you read (its ETag or `revision`): 409 if it moved on. */
   ifMatch?: string | number;
 }
+
+export type RemoveToolsetOptions = RevisionOptions;

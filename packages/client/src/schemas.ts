@@ -1,24 +1,27 @@
-import type { Harness } from "@toolbus/core/harness";
 import {
-  type CapabilityStatus,
-  type Citation,
   callResult,
   callStatus,
   capabilityStatus,
-  type Failure,
-  type Principal,
+  category,
   principal,
-  type ToolCallScheduled,
-  type ToolResultReceived,
-  type ToolSpec,
-  type ToolsetSpec,
   toolCallScheduled,
   toolResultReceived,
   toolSpec,
   toolsetSpec,
 } from "@toolbus/core/model";
 import { z } from "zod";
-import type { ToolFallback, ToolOutput } from "./tools";
+import type {
+  CapabilityStatus,
+  Citation,
+  Failure,
+  Harness,
+  Principal,
+  ToolCallScheduled,
+  ToolResultReceived,
+  ToolSpec,
+  ToolsetSpec,
+} from "./generated/catalog-types.js";
+import type { ToolFallback, ToolOutput } from "./tools.js";
 
 // Response shapes, checked where it is cheap (calls, events, keys, capabilities, registered
 // toolsets) with the model's own zod schemas. Objects are loose: a field the server adds later
@@ -107,6 +110,18 @@ export const capabilitiesSchema = z.object({
 
 const versioned = { revision: z.number().int(), updatedAt: z.string() };
 
+// Catalog reads are checked too: the adapters hand a tool's description and input schema to a
+// model, and a listing that is not what the API promises should fail here, not there.
+export const toolSchema = toolSpec.extend(versioned).loose();
+export const toolListSchema = z.object({
+  tools: z.array(
+    toolSchema.extend({ available: z.boolean(), reasons: z.array(z.string()).optional() }),
+  ),
+});
+const toolsetSchema = toolsetSpec.extend(versioned).loose();
+export const toolsetListSchema = z.object({ toolsets: z.array(toolsetSchema) });
+export const toolsetDetailSchema = toolsetSchema.extend({ tools: z.array(toolSchema) });
+
 /** What a registration or refresh changed, by tool id. */
 export const catalogDiffSchema = z.object({
   added: z.array(z.string()),
@@ -116,8 +131,8 @@ export const catalogDiffSchema = z.object({
 });
 export const registrationOutcomeSchema = z
   .object({
-    toolset: toolsetSpec.extend(versioned).loose(),
-    tools: z.array(toolSpec.extend(versioned).loose()),
+    toolset: toolsetSchema,
+    tools: z.array(toolSchema),
     diff: catalogDiffSchema,
   })
   .loose();
@@ -131,6 +146,28 @@ export const selectionSchema = z
     role: z.string(),
     tools: z.array(z.string()),
     excluded: z.array(z.object({ tool: z.string(), reasons: z.array(z.string()) })),
+  })
+  .loose();
+
+export const promptSchema = z
+  .object({
+    markdown: z.string(),
+    tools: z.array(
+      z
+        .object({
+          id: z.string(),
+          title: z.string(),
+          category,
+          description: z.string(),
+          whenToUse: z.string(),
+          guidelines: z.object({ do: z.array(z.string()), dont: z.array(z.string()) }),
+          examples: z.array(z.object({ title: z.string(), input: z.unknown() })),
+        })
+        .loose(),
+    ),
+    dropped: z.object({ guidelines: z.array(z.string()), examples: z.array(z.string()) }),
+    bytes: z.number().int(),
+    overBudget: z.boolean(),
   })
   .loose();
 

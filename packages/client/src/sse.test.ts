@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SseParser } from "./sse";
+import { SseParser } from "./sse.js";
 
 describe("SseParser", () => {
   it("dispatches a message on a blank line with its event, data and id", () => {

@@ -1,14 +1,22 @@
-// The built-in tools' wire types, derived from their own zod schemas. Type-only imports: the
-// client never loads tool code, and a schema change in @toolbus/tools is a compile error here
-// rather than a surprise at run time.
-import type { calendarInput, calendarOutput } from "@toolbus/tools/calendar";
-import type { githubInput, githubOutput } from "@toolbus/tools/github";
-import type { linkValidatorInput, linkValidatorOutput } from "@toolbus/tools/link-validator";
-import type { readabilityInput, readabilityOutput } from "@toolbus/tools/readability";
-import type { rssFeedInput, rssFeedOutput } from "@toolbus/tools/rss-feed";
-import type { staticLinksInput, staticLinksOutput } from "@toolbus/tools/static-links";
-import type { webSearchInput, webSearchOutput } from "@toolbus/tools/web-search";
-import type { z } from "zod";
+// The built-in tools' wire types, generated from their own zod schemas (src/generated): the
+// client loads no tool code, and a schema change in @toolbus/tools changes these types when
+// the generated file is written again (a test fails until it is).
+import type {
+  CalendarInput,
+  CalendarOutput,
+  GithubInput,
+  GithubOutput,
+  LinkValidatorInput,
+  LinkValidatorOutput,
+  ReadabilityInput,
+  ReadabilityOutput,
+  RssFeedInput,
+  RssFeedOutput,
+  StaticLinksInput,
+  StaticLinksOutput,
+  WebSearchInput,
+  WebSearchOutput,
+} from "./generated/catalog-types.js";
 
 /**
  * Input and output types of every built-in tool, by id. `input` is what a caller sends (zod's
@@ -16,24 +24,24 @@ import type { z } from "zod";
  * names the tool whose data comes back when this one was unavailable (the spec's `fallback`).
  */
 export interface BuiltinTools {
-  calendar: { input: z.input<typeof calendarInput>; output: z.output<typeof calendarOutput> };
-  github_api: { input: z.input<typeof githubInput>; output: z.output<typeof githubOutput> };
+  calendar: { input: CalendarInput; output: CalendarOutput };
+  github_api: { input: GithubInput; output: GithubOutput };
   link_validator: {
-    input: z.input<typeof linkValidatorInput>;
-    output: z.output<typeof linkValidatorOutput>;
+    input: LinkValidatorInput;
+    output: LinkValidatorOutput;
   };
   readability_analyzer: {
-    input: z.input<typeof readabilityInput>;
-    output: z.output<typeof readabilityOutput>;
+    input: ReadabilityInput;
+    output: ReadabilityOutput;
   };
-  rss_feed: { input: z.input<typeof rssFeedInput>; output: z.output<typeof rssFeedOutput> };
+  rss_feed: { input: RssFeedInput; output: RssFeedOutput };
   static_links: {
-    input: z.input<typeof staticLinksInput>;
-    output: z.output<typeof staticLinksOutput>;
+    input: StaticLinksInput;
+    output: StaticLinksOutput;
   };
   web_search: {
-    input: z.input<typeof webSearchInput>;
-    output: z.output<typeof webSearchOutput>;
+    input: WebSearchInput;
+    output: WebSearchOutput;
     fallback: "static_links";
   };
 }

@@ -26,6 +26,7 @@ export {
 } from "./app/capabilities/detectors";
 export { checkToolRegistration, validateCatalog } from "./app/catalog/registration";
 export { seedCatalog } from "./app/catalog/seed";
+export type { PromptTool, RenderedPrompt } from "./app/selection/prompt";
 export { loadStageConfig, parseStageConfig, roleAtLeast, type StageConfig } from "./config";
 export { type Deployment, deploymentFromEnv } from "./deployment";
 export {

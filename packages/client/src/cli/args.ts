@@ -1,14 +1,15 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
-import { HARNESSES } from "@toolbus/core/harness";
 import { CATEGORIES, callId, runId, toolId, toolsetName } from "@toolbus/core/model";
 import { z } from "zod";
-import { UsageError } from "./errors";
+import type { Harness } from "../generated/catalog-types.js";
+import { UsageError } from "./errors.js";
 
 const OPTIONS = {
   endpoint: { type: "string" },
   key: { type: "string" },
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
+  version: { type: "boolean" },
   category: { type: "string" },
   toolset: { type: "string" },
   mode: { type: "string" },
@@ -30,7 +31,15 @@ const OPTIONS = {
 } as const satisfies NonNullable<ParseArgsConfig["options"]>;
 
 type OptionName = keyof typeof OPTIONS;
-const GLOBAL: readonly OptionName[] = ["endpoint", "key", "json", "help"];
+const GLOBAL: readonly OptionName[] = ["endpoint", "key", "json", "help", "version"];
+
+// Listed here rather than imported: core's harness module brings its renderers (and their
+// YAML library) into the CLI's bundle. The checks below fail to compile when the generated
+// Harness type and this list disagree.
+const HARNESSES = ["claude-code", "opencode", "copilot"] as const satisfies readonly Harness[];
+type Unlisted = Exclude<Harness, (typeof HARNESSES)[number]>;
+const everyHarnessListed: [Unlisted] extends [never] ? true : Unlisted = true;
+void everyHarnessListed;
 
 export const HARNESS_CHOICES = [...HARNESSES, "all"] as const;
 
@@ -60,6 +69,42 @@ export const COMMANDS = {
     usage: "tools show <id>",
     summary: "Show one tool: description, guidelines and input schema.",
     args: ["id"],
+    options: [],
+  },
+  "tools enable": {
+    usage: "tools enable <id>",
+    summary: "Enable a tool on this stage (admin): selection may offer it again.",
+    args: ["id"],
+    options: [],
+  },
+  "tools disable": {
+    usage: "tools disable <id>",
+    summary: "Disable a tool on this stage (admin): no selection offers it (reason: disabled).",
+    args: ["id"],
+    options: [],
+  },
+  "toolsets list": {
+    usage: "toolsets list",
+    summary: "List the toolsets: kind (builtin, http, mcp), owner and description.",
+    args: [],
+    options: [],
+  },
+  "toolsets show": {
+    usage: "toolsets show <name>",
+    summary: "Show one toolset and its tools.",
+    args: ["name"],
+    options: [],
+  },
+  "capabilities list": {
+    usage: "capabilities list",
+    summary: "Show each capability: available or why not, where it was read, when checked.",
+    args: [],
+    options: [],
+  },
+  "capabilities refresh": {
+    usage: "capabilities refresh",
+    summary: "Detect and verify every capability again (admin), then show them.",
+    args: [],
     options: [],
   },
   call: {
@@ -158,7 +203,21 @@ export const COMMANDS = {
 } as const satisfies Record<string, CommandSpec>;
 
 export type CommandName = keyof typeof COMMANDS;
-const GROUPS = new Set(["tools", "toolsets", "calls", "keys"]);
+const GROUPS = new Set(["tools", "toolsets", "calls", "keys", "capabilities"]);
+
+/** The commands of a group (`tools` -> `tools list`, `tools show`, ...). */
+function groupCommands(group: string): CommandName[] {
+  return (Object.keys(COMMANDS) as CommandName[]).filter((name) => name.startsWith(`${group} `));
+}
+
+/** `toolbus <group> --help`: the group's commands, each with its usage and summary. */
+export function groupHelp(group: string): string {
+  const lines = groupCommands(group).map((name) => {
+    const spec: CommandSpec = COMMANDS[name];
+    return `  toolbus ${spec.usage}\n      ${spec.summary}`;
+  });
+  return `Usage: toolbus ${group} <command> [options]\n\nCommands:\n${lines.join("\n")}\n\nRun toolbus ${group} <command> --help for one command's options.\n`;
+}
 
 export const HELP = `Usage: toolbus <command> [options]
 
@@ -168,11 +227,13 @@ ${Object.values(COMMANDS)
   .join("\n")}
 
 Options for every command:
+  --version          print the version of toolbus
   --endpoint <url>   the API (default: TOOLBUS_ENDPOINT, then .toolbus/local.json of \`npm start\`)
   --key <key>        the API key (default: TOOLBUS_API_KEY, then .toolbus/admin-key); prefer
                      the environment variable: arguments are visible to other local users
   --json             machine-readable output on stdout (errors as JSON on stderr)
-  -h, --help         show help (toolbus <command> --help for one command)
+  -h, --help         show help (toolbus <command> --help for one command, toolbus <group>
+                     --help, e.g. toolbus tools --help, for a group's)
 
 Exit codes: 0 ok, 1 failure (API error, unreachable endpoint, or the called tool failed),
 2 usage error (unknown command or option, invalid value, no endpoint or key).
@@ -224,6 +285,12 @@ const SCHEMAS = {
       "--available and --unavailable exclude each other",
     ),
   "tools show": z.object({ id: toolId }),
+  "tools enable": z.object({ id: toolId }),
+  "tools disable": z.object({ id: toolId }),
+  "toolsets list": z.object({}),
+  "toolsets show": z.object({ name: toolsetName }),
+  "capabilities list": z.object({}),
+  "capabilities refresh": z.object({}),
   call: z
     .object({
       tool: toolId,
@@ -297,6 +364,7 @@ export interface Globals {
 
 export type ParsedCommand =
   | { kind: "help"; text: string }
+  | { kind: "version" }
   | {
       [N in CommandName]: { kind: "run"; name: N; args: CommandArgs[N]; globals: Globals };
     }[CommandName];
@@ -313,13 +381,20 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
   const [first, second] = positionals;
   if (first === undefined || first === "help") {
     if (values.help || first === "help") return { kind: "help", text: HELP };
+    if (values.version) return { kind: "version" };
     throw new UsageError("No command given.", { hint: "Run toolbus --help for the commands." });
+  }
+  if (GROUPS.has(first) && second === undefined) {
+    if (values.help) return { kind: "help", text: groupHelp(first) };
+    throw new UsageError(`toolbus ${first} needs a command.`, {
+      hint: `Try: ${groupCommands(first)
+        .map((command) => `toolbus ${command}`)
+        .join(", ")}; toolbus ${first} --help says more.`,
+    });
   }
   const name = (GROUPS.has(first) ? `${first} ${second ?? ""}`.trim() : first) as CommandName;
   if (!(name in COMMANDS)) {
-    const known = GROUPS.has(first)
-      ? Object.keys(COMMANDS).filter((command) => command.startsWith(`${first} `))
-      : [];
+    const known = GROUPS.has(first) ? groupCommands(first) : [];
     throw new UsageError(`Unknown command: ${name}.`, {
       hint: known.length
         ? `Try: ${known.map((command) => `toolbus ${command}`).join(", ")}.`

@@ -1,10 +1,10 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, isAbsolute, relative, resolve } from "node:path";
-import type { RenderAgentRequest, ToolbusClient } from "../client";
-import type { ToolsetRegistration } from "../registration";
-import type { RegistrationOutcome, RenderedAgentFile } from "../schemas";
-import type { CommandArgs, CommandName } from "./args";
-import { UsageError } from "./errors";
+import type { RenderAgentRequest, ToolbusClient } from "../client.js";
+import type { ToolsetRegistration } from "../registration.js";
+import type { CapabilityStatus, RegistrationOutcome, RenderedAgentFile } from "../schemas.js";
+import type { CommandArgs, CommandName } from "./args.js";
+import { UsageError } from "./errors.js";
 import {
   callSummary,
   diffTable,
@@ -16,7 +16,7 @@ import {
   json,
   list,
   table,
-} from "./format";
+} from "./format.js";
 
 export interface CommandIo {
   stdout: { write(text: string): unknown };
@@ -109,6 +109,62 @@ export const HANDLERS: { [N in CommandName]: Handler<N> } = {
     io.stdout.write(parts.join(""));
     return 0;
   },
+
+  "tools enable": (args, context) => setEnabled(args.id, true, context),
+  "tools disable": (args, context) => setEnabled(args.id, false, context),
+
+  async "toolsets list"(_args, { client, io, json: asJson }) {
+    const toolsets = await client.toolsets.list();
+    if (asJson) io.stdout.write(json(toolsets));
+    else if (toolsets.length === 0) io.stdout.write("No toolsets.\n");
+    else {
+      io.stdout.write(
+        table(
+          ["NAME", "KIND", "OWNER", "DESCRIPTION"],
+          toolsets.map((toolset) => [
+            toolset.name,
+            toolset.kind,
+            toolset.owner,
+            toolset.description,
+          ]),
+        ),
+      );
+    }
+    return 0;
+  },
+
+  async "toolsets show"(args, { client, io, json: asJson }) {
+    const toolset = await client.toolsets.get(args.name);
+    if (asJson) {
+      io.stdout.write(json(toolset));
+      return 0;
+    }
+    const head = fields([
+      ["Toolset", toolset.name],
+      ["Kind", toolset.kind],
+      ["Owner", toolset.owner],
+      ["Revision", String(toolset.revision)],
+    ]);
+    const tools =
+      toolset.tools.length === 0
+        ? "No tools.\n"
+        : table(
+            ["ID", "CATEGORY", "ENABLED", "TITLE"],
+            toolset.tools.map((tool) => [
+              tool.id,
+              tool.category,
+              tool.availability.enabled ? "yes" : "no",
+              tool.title,
+            ]),
+          );
+    io.stdout.write(`${head}\n${toolset.description}\n\n${tools}`);
+    return 0;
+  },
+
+  "capabilities list": async (_args, context) =>
+    showCapabilities(await context.client.capabilities.list(), context),
+  "capabilities refresh": async (_args, context) =>
+    showCapabilities(await context.client.capabilities.refresh(), context),
 
   async call(args, { client, io, json: asJson }) {
     const input = await readInput(args, io);
@@ -306,6 +362,42 @@ export const HANDLERS: { [N in CommandName]: Handler<N> } = {
     return 0;
   },
 };
+
+async function setEnabled(
+  id: string,
+  enabled: boolean,
+  { client, io, json: asJson }: CommandContext,
+): Promise<number> {
+  const tool = enabled ? await client.tools.enable(id) : await client.tools.disable(id);
+  io.stdout.write(
+    asJson
+      ? json(tool)
+      : `${enabled ? "Enabled" : "Disabled"} tool ${tool.id} (revision ${tool.revision}).\n`,
+  );
+  return 0;
+}
+
+function showCapabilities(
+  capabilities: CapabilityStatus[],
+  { io, json: asJson }: CommandContext,
+): number {
+  if (asJson) io.stdout.write(json(capabilities));
+  else if (capabilities.length === 0) io.stdout.write("No capabilities are declared.\n");
+  else {
+    io.stdout.write(
+      table(
+        ["NAME", "AVAILABLE", "SOURCE", "CHECKED"],
+        capabilities.map((capability) => [
+          capability.name,
+          capability.available ? "yes" : `no (${capability.reason ?? "no reason given"})`,
+          capability.source ?? "-",
+          capability.checkedAt,
+        ]),
+      ),
+    );
+  }
+  return 0;
+}
 
 /** The toolset in one line, then what changed: what an administrator checks after a write. */
 function outcomeSummary(verb: string, { toolset, tools, diff }: RegistrationOutcome): string {

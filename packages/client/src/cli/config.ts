@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { UsageError } from "./errors";
+import { UsageError } from "./errors.js";
 
 /** Where `npm start` leaves its endpoints and the generated admin key, in the project folder. */
 export const STATE_DIR = ".toolbus";

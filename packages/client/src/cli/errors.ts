@@ -1,4 +1,4 @@
-import { ToolbusClientError } from "../errors";
+import { ToolbusClientError } from "../errors.js";
 
 /** The command line itself is wrong (exit code 2): unknown command, bad option, bad JSON. */
 export class UsageError extends ToolbusClientError {

@@ -1,4 +1,4 @@
-import type { CallView, CatalogDiff, RunEvent } from "../schemas";
+import type { CallView, CatalogDiff, RunEvent } from "../schemas.js";
 
 /** Columns padded to their widest cell; the last column is not padded. */
 export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {

@@ -1,13 +1,15 @@
-import { createToolbusClient } from "../client";
-import { ToolbusClientError } from "../errors";
-import { type CommandName, parseCommandLine } from "./args";
-import { HANDLERS } from "./commands";
-import { type Connection, resolveConnection } from "./config";
-import { UsageError } from "./errors";
+import { createToolbusClient } from "../client.js";
+import { ToolbusClientError } from "../errors.js";
+import { type CommandName, parseCommandLine } from "./args.js";
+import { HANDLERS } from "./commands.js";
+import { type Connection, resolveConnection } from "./config.js";
+import { UsageError } from "./errors.js";
+import { clientVersion } from "./version.js";
 
-export { COMMANDS, type CommandName, HELP } from "./args";
-export { type Connection, resolveConnection, STATE_DIR } from "./config";
-export { UsageError } from "./errors";
+export { COMMANDS, type CommandName, groupHelp, HELP } from "./args.js";
+export { type Connection, resolveConnection, STATE_DIR } from "./config.js";
+export { UsageError } from "./errors.js";
+export { clientVersion } from "./version.js";
 
 export interface CliIo {
   stdout: { write(text: string): unknown };
@@ -44,6 +46,10 @@ export async function runCli(
     const command = parseCommandLine(argv);
     if (command.kind === "help") {
       io.stdout.write(command.text);
+      return 0;
+    }
+    if (command.kind === "version") {
+      io.stdout.write(`${await clientVersion()}\n`);
       return 0;
     }
     asJson = command.globals.json;

@@ -1,4 +1,4 @@
-import { runCli } from "./index";
+import { runCli } from "./index.js";
 
 // The process around runCli: Ctrl-C stops a running command (a second one exits at once), and
 // a closed stdout (`toolbus events run-1 --follow | head`) ends the command quietly.

@@ -1,0 +1,144 @@
+import { createToolbusClient } from "@toolbus/client";
+import { runCli } from "@toolbus/client/cli";
+import { secretCapability } from "@toolbus/core";
+import { type ApiServer, serveApi } from "@toolbus/local";
+import { builtinTools, builtinToolsets } from "@toolbus/tools";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestToolbus, type TestToolbus } from "./support/toolbus";
+
+// The catalog and capability commands against a running API over HTTP, in this process
+// (cli.test.ts runs the launcher itself in a child process).
+
+let system: TestToolbus;
+let server: ApiServer;
+let memberKey: string;
+
+beforeAll(async () => {
+  system = await startTestToolbus({
+    tools: builtinTools,
+    toolsets: builtinToolsets,
+    capabilities: [
+      secretCapability("test_present", "TEST_PRESENT", "A secret the test sets."),
+      secretCapability("test_absent", "TEST_ABSENT", "A secret no test sets."),
+    ],
+    secrets: { TEST_PRESENT: "yes" },
+  });
+  server = await serveApi(system.app, { port: 0 });
+  const admin = createToolbusClient({ baseUrl: server.url, apiKey: system.adminKey });
+  memberKey = (await admin.keys.create({ name: "cli-member", role: "member" })).key;
+});
+afterAll(async () => {
+  await server?.close();
+  await system?.stop();
+});
+
+async function toolbus(argv: string[], key = system.adminKey) {
+  let stdout = "";
+  let stderr = "";
+  const code = await runCli([...argv, "--endpoint", server.url], {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+    stdin: (async function* () {})(),
+    env: { TOOLBUS_API_KEY: key },
+    cwd: process.cwd(),
+  });
+  return { code, stdout, stderr };
+}
+
+async function selected(): Promise<string[]> {
+  const response = await system.request("/v1/select", { method: "POST", json: {} });
+  return ((await response.json()) as { tools: string[] }).tools;
+}
+
+describe("toolbus tools enable / disable", () => {
+  it("takes a tool out of selection and puts it back", async () => {
+    const disabled = await toolbus(["tools", "disable", "readability_analyzer"]);
+    expect(disabled).toMatchObject({ code: 0, stderr: "" });
+    expect(disabled.stdout).toMatch(/^Disabled tool readability_analyzer \(revision \d+\)\.\n$/);
+    expect(await selected()).not.toContain("readability_analyzer");
+
+    const enabled = await toolbus(["tools", "enable", "readability_analyzer", "--json"]);
+    expect(enabled.code).toBe(0);
+    expect(JSON.parse(enabled.stdout)).toMatchObject({
+      id: "readability_analyzer",
+      availability: { enabled: true },
+    });
+    expect(await selected()).toContain("readability_analyzer");
+  });
+
+  it("is refused to a member with the API's 403", async () => {
+    const run = await toolbus(["tools", "disable", "readability_analyzer"], memberKey);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("[403");
+    expect(await selected()).toContain("readability_analyzer");
+  });
+
+  it("says which tool does not exist", async () => {
+    const run = await toolbus(["tools", "enable", "no_such_tool"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("[404");
+  });
+});
+
+describe("toolbus toolsets list / show", () => {
+  it("lists every toolset with its kind and owner", async () => {
+    const run = await toolbus(["toolsets", "list"]);
+    expect(run).toMatchObject({ code: 0, stderr: "" });
+    expect(run.stdout).toMatch(/^NAME +KIND +OWNER +DESCRIPTION\n/);
+    for (const toolset of builtinToolsets) {
+      expect(run.stdout).toMatch(new RegExp(`^${toolset.name} +builtin +${toolset.owner} `, "m"));
+    }
+    const asJson = await toolbus(["toolsets", "list", "--json"]);
+    expect((JSON.parse(asJson.stdout) as { name: string }[]).map((t) => t.name).sort()).toEqual(
+      builtinToolsets.map((toolset) => toolset.name).sort(),
+    );
+  });
+
+  it("shows one toolset with exactly its tools", async () => {
+    const toolset = builtinToolsets[0];
+    if (!toolset) throw new Error("no built-in toolset");
+    const run = await toolbus(["toolsets", "show", toolset.name]);
+    expect(run).toMatchObject({ code: 0, stderr: "" });
+    expect(run.stdout).toMatch(new RegExp(`^Toolset: +${toolset.name}$`, "m"));
+    const ids = builtinTools
+      .filter((tool) => tool.spec.toolset === toolset.name)
+      .map((tool) => tool.spec.id);
+    expect(ids.length).toBeGreaterThan(0);
+    for (const id of ids) expect(run.stdout).toMatch(new RegExp(`^${id} `, "m"));
+
+    const missing = await toolbus(["toolsets", "show", "no_such_toolset"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("[404");
+  });
+});
+
+describe("toolbus capabilities list / refresh", () => {
+  it("shows each capability, available or why not, and where it was read", async () => {
+    const run = await toolbus(["capabilities", "list"]);
+    expect(run).toMatchObject({ code: 0, stderr: "" });
+    expect(run.stdout).toMatch(/^NAME +AVAILABLE +SOURCE +CHECKED\n/);
+    expect(run.stdout).toMatch(/^test_present +yes +\S+/m);
+    expect(run.stdout).toMatch(/^test_absent +no \(.+\)/m);
+  });
+
+  it("checks them again on refresh (admin only)", async () => {
+    const before = JSON.parse((await toolbus(["capabilities", "list", "--json"])).stdout) as {
+      name: string;
+      checkedAt: string;
+    }[];
+    const refreshed = await toolbus(["capabilities", "refresh", "--json"]);
+    expect(refreshed.code).toBe(0);
+    const after = JSON.parse(refreshed.stdout) as { name: string; checkedAt: string }[];
+    expect(after.map((capability) => capability.name).sort()).toEqual(
+      before.map((capability) => capability.name).sort(),
+    );
+    // Checked again, not read back: no capability's check is older than before.
+    for (const capability of after) {
+      const earlier = before.find((entry) => entry.name === capability.name);
+      expect(capability.checkedAt >= (earlier?.checkedAt ?? "")).toBe(true);
+    }
+    const denied = await toolbus(["capabilities", "refresh"], memberKey);
+    expect(denied.code).toBe(1);
+    expect(denied.stderr).toContain("[403");
+  });
+});
