@@ -498,6 +498,14 @@ export type RenderAgentRequest = {
       headers?: {
         [key: string]: string;
       };
+      /** Headers each harness reads from an environment variable, in its own syntax. */
+      envHeaders?: {
+        [key: string]: {
+          env: string;
+          prefix?: string;
+          optional?: boolean;
+        };
+      };
     } | {
       command: string;
       args?: Array<string>;
@@ -513,6 +521,10 @@ export type RenderAgentRequest = {
     server?: string;
     /** Toolbus's MCP endpoint; default: this API's own `/mcp`. */
     url?: string;
+    /** The variable holding the API key the harness sends; default `TOOLBUS_API_KEY`. */
+    apiKeyEnv?: string;
+    /** The variable holding the run id a session's calls share; default `TOOLBUS_RUN_ID`. */
+    runIdEnv?: string;
   }>;
   format?: "markdown" | "json" | "yaml";
   opencodeTools?: "permission" | "legacy";
