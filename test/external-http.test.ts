@@ -103,8 +103,13 @@ beforeAll(async () => {
     }
     return json(404, { error: "no such thing" });
   });
+  const { hostname, port } = new URL(upstream.origin);
   system = await startTestToolbus({
-    config: { outbound: { allowHosts: ["127.0.0.1"] } },
+    // The stage's network is this loopback upstream: a capability refresh probes it, with or
+    // without internet on the machine running the tests.
+    config: {
+      outbound: { allowHosts: ["127.0.0.1"], networkProbe: { host: hostname, port: Number(port) } },
+    },
     secrets: { ACME_KEY: "s3cret" },
   });
 }, 60_000);

@@ -42,6 +42,19 @@ export const stageConfig = z.strictObject({
         .max(50 * 1024 * 1024)
         .default(2 * 1024 * 1024),
       networkEnabled: z.boolean().default(true),
+      /**
+       * Where the `network` capability's check connects (TCP) to find out whether this stage
+       * can reach the internet; `false` trusts `networkEnabled` alone.
+       */
+      networkProbe: z
+        .union([
+          z.literal(false),
+          z.strictObject({
+            host: z.string().min(1).max(253),
+            port: z.number().int().min(1).max(65_535),
+          }),
+        ])
+        .default({ host: "aws.amazon.com", port: 443 }),
     })
     .default({
       userAgent: "Toolbus/0.1 (+https://github.com/toolbus)",
@@ -49,6 +62,7 @@ export const stageConfig = z.strictObject({
       defaultTimeoutMs: 10_000,
       defaultMaxBytes: 2 * 1024 * 1024,
       networkEnabled: true,
+      networkProbe: { host: "aws.amazon.com", port: 443 },
     }),
   /** Each tool's own settings, validated by the tool's settings schema. */
   tools: z.record(z.string(), z.unknown()).default({}),

@@ -171,11 +171,12 @@ async function main(): Promise<void> {
     capabilities: builtinCapabilities,
   });
   const seeded = await toolbus.seed();
-  const capabilities = await toolbus.refreshCapabilities();
+  // Verified, not assumed: the network is probed, a set token is tried.
+  const capabilities = await toolbus.refreshCapabilities({ verify: true });
   makeAgain = async () => {
     await ensureTable(deployment.dynamodb, deployment.tableName);
     await toolbus.seed();
-    await toolbus.refreshCapabilities();
+    await toolbus.refreshCapabilities({ verify: true });
   };
 
   const entry = await importFunction<{

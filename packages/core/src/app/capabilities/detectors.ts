@@ -1,3 +1,4 @@
+import { createConnection } from "node:net";
 import type { StageConfig } from "../../config";
 import type { CapabilityStatus } from "../../model/capability";
 import type { HttpClient, SecretSource } from "../../outbound/types";
@@ -46,6 +47,15 @@ export function secretCapability(
 }
 
 /** Whether the stage lets tools reach the network at all. */
+/** How long the network probe waits for a connection before it says there is no network. */
+const NETWORK_PROBE_TIMEOUT_MS = 2_000;
+
+/**
+ * Outbound network access: off when the stage says so, and otherwise found out, not assumed:
+ * verification opens a TCP connection to the stage's probe host (`outbound.networkProbe`,
+ * aws.amazon.com:443 by default). A stage whose tools reach only an intranet names a host
+ * there; `false` trusts the configuration alone.
+ */
 export const networkCapability: CapabilityDetector = {
   name: "network",
   description: "Outbound network access for tools that reach the internet.",
@@ -57,7 +67,34 @@ export const networkCapability: CapabilityDetector = {
           reason: "Outbound network access is disabled on this stage.",
           source: "config:outbound.networkEnabled",
         },
+  async verify({ config }) {
+    const probe = config.outbound.networkProbe;
+    if (probe === false) return { available: true, source: "config:outbound.networkEnabled" };
+    const target = `${probe.host}:${probe.port}`;
+    const failure = await connects(probe.host, probe.port, NETWORK_PROBE_TIMEOUT_MS);
+    return failure === undefined
+      ? { available: true, source: `probe:${target}` }
+      : {
+          available: false,
+          reason: `No outbound network: ${target} could not be reached (${failure}).`,
+          source: `probe:${target}`,
+        };
+  },
 };
+
+/** Undefined once a TCP connection to host:port opens; else why not (an error code). */
+function connects(host: string, port: number, timeoutMs: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host, port, timeout: timeoutMs });
+    const done = (failure: string | undefined) => {
+      socket.destroy();
+      resolve(failure);
+    };
+    socket.once("connect", () => done(undefined));
+    socket.once("timeout", () => done(`no answer within ${timeoutMs} ms`));
+    socket.once("error", (error: NodeJS.ErrnoException) => done(error.code ?? error.message));
+  });
+}
 
 /** The first missing capability among `requires`, with its reason, or undefined. */
 export function missingCapability(
