@@ -130,14 +130,7 @@ export async function verifySignature(
     const seen = query[key];
     query[key] = seen === undefined ? value : [...(Array.isArray(seen) ? seen : [seen]), value];
   }
-  const signer = new SignatureV4({
-    credentials,
-    region,
-    service,
-    sha256: Sha256,
-    // Never add a header the client did not sign (x-amz-content-sha256): only the AWS SDKs send it.
-    applyChecksum: false,
-  });
+  const signer = signerFor(credentials, region, service);
   const again = await signer.sign(
     new HttpRequest({
       method: request.method,
@@ -160,6 +153,36 @@ export async function verifySignature(
       "The request signature we calculated does not match the signature you provided.",
     );
   }
+}
+
+/**
+ * One signer per credentials, region and service: a signer keeps the keys it derives (four
+ * HMACs per day and scope), so only the request's own hashing is left per request.
+ */
+const signers = new WeakMap<LocalCredentials, Map<string, SignatureV4>>();
+
+function signerFor(credentials: LocalCredentials, region: string, service: string): SignatureV4 {
+  let byScope = signers.get(credentials);
+  if (!byScope) {
+    byScope = new Map();
+    signers.set(credentials, byScope);
+  }
+  const scope = `${region}/${service}`;
+  let signer = byScope.get(scope);
+  if (!signer) {
+    signer = new SignatureV4({
+      credentials,
+      region,
+      service,
+      sha256: Sha256,
+      // Never add a header the client did not sign (x-amz-content-sha256): only the AWS SDKs send it.
+      applyChecksum: false,
+    });
+    // A client may name any region and service in its scope: keep the cache small.
+    if (byScope.size >= 16) byScope.clear();
+    byScope.set(scope, signer);
+  }
+  return signer;
 }
 
 function single(value: string | string[] | undefined): string | undefined {
