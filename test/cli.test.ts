@@ -508,6 +508,37 @@ describe("toolbus render-agent", { timeout: 90_000 }, () => {
     expect(own.stdout).toContain("Review the draft.");
   });
 
+  it("merges the Toolbus MCP server into the project's servers file, keeping the servers already there", async () => {
+    const file = join(scratch, "enriched.json");
+    await writeFile(
+      file,
+      JSON.stringify({ agent, enrichers: [{ type: "addToolbusCatalog" }], harness: "all" }),
+    );
+    const out = join(scratch, "enriched");
+    await mkdir(out, { recursive: true });
+    const other = { type: "stdio", command: "other-server" };
+    await writeFile(join(out, ".mcp.json"), JSON.stringify({ mcpServers: { other } }));
+    const run = await toolbus(flags("render-agent", file, "--out", out));
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`Wrote ${join(out, ".mcp.json")}`);
+    expect(run.stdout).toContain(`Wrote ${join(out, "opencode.json")}`);
+    const claude = JSON.parse(await readFile(join(out, ".mcp.json"), "utf8"));
+    expect(claude.mcpServers.other).toEqual(other);
+    expect(claude.mcpServers.toolbus).toMatchObject({
+      type: "http",
+      // Claude Code's own syntax for an environment variable, written as is.
+      headers: { Authorization: `Bearer ${"$"}{TOOLBUS_API_KEY}` },
+    });
+    const opencode = JSON.parse(await readFile(join(out, "opencode.json"), "utf8"));
+    expect(opencode.$schema).toBe("https://opencode.ai/config.json");
+    expect(Object.keys(opencode.mcp)).toEqual(["toolbus"]);
+
+    await writeFile(join(out, "opencode.json"), "{ not json");
+    const broken = await toolbus(flags("render-agent", file, "--out", out));
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toContain("opencode.json is not JSON");
+  });
+
   it("prints every file with its path for all harnesses", async () => {
     const file = join(scratch, "reviewer-all.json");
     await writeFile(file, JSON.stringify(agent));

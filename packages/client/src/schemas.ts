@@ -301,4 +301,9 @@ export interface RenderedAgentFile {
   content: string;
   /** What was dropped or adjusted (a tool the harness lacks, ...). */
   warnings: string[];
+  /**
+   * Where the harness reads MCP servers from, when not from the agent file (`.mcp.json`,
+   * `opencode.json`): the agent's servers under `key`, to merge into that file.
+   */
+  mcpServersFile?: { path: string; key: string; content: string };
 }

@@ -252,21 +252,35 @@ export const HANDLERS: { [N in CommandName]: Handler<N> } = {
     if (args.out) {
       const root = resolve(io.cwd, args.out);
       const written: string[] = [];
-      for (const rendered of files) {
-        const target = resolve(root, rendered.path);
-        const inside = relative(root, target);
+      const inside = (path: string) => {
+        const target = resolve(root, path);
+        const within = relative(root, target);
         // The server names the path; it still may not write outside the chosen folder.
-        if (inside.startsWith("..") || isAbsolute(inside)) {
-          throw new UsageError(`Refusing to write ${rendered.path} outside ${args.out}.`);
+        if (within.startsWith("..") || isAbsolute(within)) {
+          throw new UsageError(`Refusing to write ${path} outside ${args.out}.`);
         }
+        return target;
+      };
+      for (const rendered of files) {
+        const target = inside(rendered.path);
         await mkdir(dirname(target), { recursive: true });
         await writeFile(target, rendered.content);
+        written.push(target);
+      }
+      // A harness that reads servers from a project file gets them merged into it, next to
+      // the servers already there.
+      for (const rendered of files) {
+        const servers = rendered.mcpServersFile;
+        if (!servers) continue;
+        const target = inside(servers.path);
+        await writeFile(target, await mergedServersFile(target, servers));
         written.push(target);
       }
       io.stdout.write(
         asJson
           ? json({
               files: files.map((rendered, index) => ({ ...rendered, writtenTo: written[index] })),
+              mcpServersFiles: written.slice(files.length),
             })
           : written.map((target) => `Wrote ${shownPath(io.cwd, target)}\n`).join(""),
       );
@@ -470,4 +484,37 @@ async function readAll(stream: AsyncIterable<string | Uint8Array>): Promise<stri
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(Buffer.from(chunk));
   return Buffer.concat(chunks).toString("utf8");
+}
+
+/**
+ * An MCP servers file with the rendered servers merged in: the file's other keys and other
+ * servers stay, a server of the same name is replaced.
+ */
+async function mergedServersFile(
+  target: string,
+  servers: { key: string; content: string },
+): Promise<string> {
+  const rendered = JSON.parse(servers.content) as Record<string, unknown>;
+  let existing: Record<string, unknown> = {};
+  const text = await readFile(target, "utf8").catch(() => undefined);
+  if (text !== undefined) {
+    try {
+      existing = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      throw new UsageError(`${target} is not JSON: merge the servers into it by hand.`);
+    }
+    if (typeof existing !== "object" || existing === null || Array.isArray(existing)) {
+      throw new UsageError(`${target} is not a JSON object: merge the servers into it by hand.`);
+    }
+  }
+  const before = existing[servers.key];
+  const merged = {
+    ...rendered,
+    ...existing,
+    [servers.key]: {
+      ...(typeof before === "object" && before !== null ? before : {}),
+      ...(rendered[servers.key] as object),
+    },
+  };
+  return `${JSON.stringify(merged, null, 2)}\n`;
 }
