@@ -115,10 +115,11 @@ export function createToolbus(
     readSecrets,
     detectors: catalog.capabilities ?? [],
   });
-  const recorder = createRecorder(() => ({
+  const recorderDeps = {
     ...stores,
-    recentCall: (runId, callId) => dynamo.calls.recent(runId, callId),
-  }));
+    recentCall: (runId: string, callId: string) => dynamo.calls.recent(runId, callId),
+  };
+  const recorder = createRecorder(() => recorderDeps);
   const handlers: Toolbus["handlers"] = {
     [RECORDER_HANDLER]: async (event) => {
       await recorder(event);

@@ -400,7 +400,8 @@ function targetProblem(target: Target): string | undefined {
 }
 
 /** Opaque tokens are offsets; callers must not read meaning into them, as on AWS. */
-function paginate<T>(items: T[], token: string | undefined, limit = 100) {
+/** A page of `items` for EventBridge-style `Limit` / `NextToken`. */
+export function paginate<T>(items: T[], token: string | undefined, limit = 100) {
   const start = token ? Number.parseInt(Buffer.from(token, "base64url").toString(), 10) : 0;
   if (!Number.isInteger(start) || start < 0) throw validation("The NextToken is not valid.");
   const end = start + limit;

@@ -10,6 +10,7 @@ import {
   type Bus,
   BusRegistry,
   compileOrReject,
+  paginate,
   type RegistrySnapshot,
   type Rule,
 } from "./registry";
@@ -240,13 +241,10 @@ export class LocalEventBus {
 
   private listDeadLetters(raw: unknown) {
     const input = parseInput(listDeadLettersInput, raw);
-    const matching = this.matchingDeadLetters(input);
-    const start = input.NextToken ? Number(input.NextToken) : 0;
-    if (!Number.isInteger(start) || start < 0) throw validation("The NextToken is not valid.");
-    const end = start + (input.Limit ?? 100);
+    const page = paginate(this.matchingDeadLetters(input), input.NextToken, input.Limit);
     return {
-      DeadLetters: matching.slice(start, end).map(deadLetterView),
-      ...(end < matching.length ? { NextToken: String(end) } : {}),
+      DeadLetters: page.items.map(deadLetterView),
+      ...(page.nextToken ? { NextToken: page.nextToken } : {}),
     };
   }
 
