@@ -323,13 +323,14 @@ export function Toolbus({ stack, app }: StackContext) {
 
   /**
    * What a bus handler may do: tools run calls; the recorder reads a call's record (an event
-   * is recorded only when it matches it) and appends to event logs.
+   * is recorded only when it matches it), reads where the run's log ends (Query) and appends
+   * in one transaction that puts the entries and marks the call (Put, Update).
    */
   function busHandlerAccess(rule: BusRule) {
     if (rule.handler === RECORDER_HANDLER) {
       return {
         size: config.functions.recorder,
-        statements: [onTable("GetItem", "PutItem")],
+        statements: [onTable("GetItem", "Query", "PutItem", "UpdateItem")],
         secrets: [],
       };
     }
@@ -354,9 +355,8 @@ export function Toolbus({ stack, app }: StackContext) {
     const fallbackTool = fallback ? byId.get(fallback) : undefined;
     return {
       size: config.functions.tool,
-      // Claim / complete the call (Update; a redelivery reads it and its publication mark with
-      // one Query), the result cache (Get, Put), rate windows (Update), then announce the
-      // result and put its mark (Put).
+      // Claim / complete the call (Update; a redelivery reads it), the result cache (Get, Put),
+      // rate windows (Update), then announce the result (the recorder marks it logged).
       statements: [onTable("GetItem", "PutItem", "UpdateItem", "Query"), publish],
       // A fallback runs in the same function, so it gets the fallback's secrets too.
       secrets: [...toolSecrets(tool), ...(fallbackTool ? toolSecrets(fallbackTool) : [])],
@@ -370,9 +370,8 @@ export function Toolbus({ stack, app }: StackContext) {
       handler: job.handler,
       description: job.description,
       size: config.functions.recorder,
-      // Finds stuck calls (Query on gsi2), fails them (Update), announces each result and puts
-      // its publication mark (Put).
-      statements: [onTable("UpdateItem", "PutItem"), queryTableAndIndexes, publish],
+      // Finds stuck calls (Query on gsi2), fails them (Update) and announces each result.
+      statements: [onTable("UpdateItem"), queryTableAndIndexes, publish],
       secrets: [],
     });
     handlers.set(job.handler, fn);

@@ -153,7 +153,7 @@ describe("following a run over text/event-stream", () => {
       ...system.toolbus.apiDeps,
       followIntervalMs: 10,
       events: {
-        append: (runId, event) => events.append(runId, event),
+        append: (call, entries) => events.append(call, entries),
         read: (runId, options) => {
           reads++;
           return events.read(runId, options);

@@ -108,7 +108,7 @@ describe("when a dependency or the code fails", () => {
       ...system.toolbus.apiDeps,
       followIntervalMs: 10,
       events: {
-        append: (runId, event) => events.append(runId, event),
+        append: (call, entries) => events.append(call, entries),
         read: (runId, options) => {
           reads++;
           if (reads > 2) return Promise.reject(new Error("socket hang up at internal.ts:9:9"));

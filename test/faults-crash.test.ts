@@ -127,31 +127,38 @@ async function crashUnderLoad(kill: (running: Running) => Promise<Running>): Pro
     expect(recorded.length).toBeGreaterThan(0);
     expect(recorded.filter(([, status]) => !TERMINAL.has(status))).toEqual([]);
 
-    // Every recorded call's two events, once the log's settle window has passed.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    const logged = new Map<string, Set<string>>();
-    let cursor: string | undefined;
-    for (;;) {
-      const query = cursor ? `?limit=1000&cursor=${cursor}` : "?limit=1000";
-      const response = await fetch(`${api()}/v1/runs/${runId}/events${query}`, {
-        headers: { authorization: `Bearer ${adminKey}` },
-      });
-      const page = (await response.json()) as {
-        events: { detailType: string; detail: { callId: string } }[];
-        cursor: string | null;
-      };
-      for (const event of page.events) {
-        const kinds = logged.get(event.detail.callId) ?? new Set();
-        kinds.add(event.detailType);
-        logged.set(event.detail.callId, kinds);
+    // Every recorded call's two events, scheduling first, each once, once the recorder has
+    // had what the sweep announced.
+    const readLog = async () => {
+      const log: { eventKey: string; detailType: string; detail: { callId: string } }[] = [];
+      let cursor: string | undefined;
+      for (;;) {
+        const query = cursor ? `?limit=1000&cursor=${cursor}` : "?limit=1000";
+        const response = await fetch(`${api()}/v1/runs/${runId}/events${query}`, {
+          headers: { authorization: `Bearer ${adminKey}` },
+        });
+        const page = (await response.json()) as { events: typeof log; cursor: string | null };
+        log.push(...page.events);
+        if (page.events.length === 0 || !page.cursor) return log;
+        cursor = page.cursor;
       }
-      if (page.events.length === 0 || !page.cursor) break;
-      cursor = page.cursor;
+    };
+    const missingFrom = (log: Awaited<ReturnType<typeof readLog>>) =>
+      recorded
+        .map(([callId]) => callId)
+        .filter((callId) => log.filter((event) => event.detail.callId === callId).length !== 2);
+    let log = await readLog();
+    for (const until = Date.now() + 30_000; missingFrom(log).length > 0 && Date.now() < until; ) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      log = await readLog();
     }
-    const missing = recorded
-      .map(([callId]) => callId)
-      .filter((callId) => logged.get(callId)?.size !== 2);
-    expect(missing).toEqual([]);
+    expect(missingFrom(log)).toEqual([]);
+    expect(new Set(log.map((event) => event.eventKey)).size).toBe(log.length);
+    const scheduled = new Set<string>();
+    for (const event of log) {
+      if (event.detailType === "ToolCallScheduled") scheduled.add(event.detail.callId);
+      else expect(scheduled.has(event.detail.callId)).toBe(true);
+    }
   } finally {
     dynamodb.destroy();
     eventBridge.destroy();

@@ -222,7 +222,10 @@ function expectedAccess(handler: string, tracing: boolean): string[] {
   const lines = ["logs:CreateLogStream own-logs", "logs:PutLogEvents own-logs"];
   const table = (...actions: string[]) => actions.map((a) => `dynamodb:${a} table`);
   if (handler === "recorder") {
-    lines.push("sqs:SendMessage own-dead-letters", ...table("GetItem", "PutItem"));
+    lines.push(
+      "sqs:SendMessage own-dead-letters",
+      ...table("GetItem", "Query", "PutItem", "UpdateItem"),
+    );
   } else if (handler === "api") {
     lines.push(
       ...table("GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query"),
@@ -237,7 +240,7 @@ function expectedAccess(handler: string, tracing: boolean): string[] {
     lines.push(...table("GetItem", "PutItem", "UpdateItem"), "dynamodb:Query index/gsi1");
   } else if (handler === SWEEPER_HANDLER) {
     lines.push(
-      ...table("UpdateItem", "PutItem", "Query"),
+      ...table("UpdateItem", "Query"),
       ...TABLE.indexes.map((index) => `dynamodb:Query index/${index.name}`),
       "events:PutEvents bus",
     );

@@ -226,25 +226,13 @@ describe("DynamoCallStore", () => {
     return completed;
   };
 
-  it("keeps a finished call on the unannounced list until it is marked published", async () => {
+  it("keeps a finished call on the unannounced list", async () => {
     const call = await finishedCall();
     const later = "2100-01-01T00:00:00.000Z";
-    const unannounced = async () =>
-      (await calls.listUnannounced(later, 1000)).some((c) => c.callId === call.callId);
-    expect(await unannounced()).toBe(true);
+    expect((await calls.listUnannounced(later, 1000)).some((c) => c.callId === call.callId)).toBe(
+      true,
+    );
     expect((await calls.get(call.parentRunId, call.callId))?.resultPublishedAt).toBeUndefined();
-
-    await calls.markPublished(call, "2026-01-01T00:00:03.000Z");
-    expect(await unannounced()).toBe(false);
-    const marked = await calls.get(call.parentRunId, call.callId);
-    expect(marked).toEqual({ ...call, resultPublishedAt: "2026-01-01T00:00:03.000Z" });
-  });
-
-  it("refuses to mark a call that has not finished", async () => {
-    const call = pendingCall();
-    await calls.create(call);
-    await expect(calls.markPublished(call, "2026-01-01T00:00:03.000Z")).rejects.toThrow(/finished/);
-    expect((await calls.get(call.parentRunId, call.callId))?.status).toBe("pending");
   });
 
   it("lists only running calls whose deadline has passed, oldest deadline first", async () => {

@@ -1,8 +1,8 @@
-import { PutCommand } from "@aws-sdk/lib-dynamodb";
+import { PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Deployment } from "../packages/core/src/deployment";
 import { ValidationError } from "../packages/core/src/errors";
-import type { CallRecord } from "../packages/core/src/model/call";
+import type { CallRecord, CallResult } from "../packages/core/src/model/call";
 import type { RunEvent } from "../packages/core/src/model/events";
 import {
   createDocumentClient,
@@ -18,11 +18,13 @@ const client = testDynamoDbClient();
 const documents = createDocumentClient(client);
 let table: TestTable;
 let log: DynamoEventLog;
+let calls: DynamoCallStore;
 
 beforeAll(async () => {
   const { TableName: _unused, ...definition } = createTableInput("unused");
   table = await createTestTable(client, { ...definition, namePrefix: "store-events" });
   log = new DynamoEventLog({ client: documents, tableName: table.tableName });
+  calls = new DynamoCallStore({ client: documents, tableName: table.tableName });
 });
 
 afterAll(async () => {
@@ -30,73 +32,247 @@ afterAll(async () => {
   client.destroy();
 });
 
-const event = (runId: string, callId: string, second: number): RunEvent => ({
-  eventKey: `${runId}/${callId}/scheduled`,
+const result: CallResult = {
+  status: "succeeded",
+  output: "done",
+  data: null,
+  citations: [],
+  cached: false,
+  stale: false,
+  durationMs: 1,
+  resultBytes: 4,
+  truncated: false,
+  completedAt: "2026-01-01T00:00:02.000Z",
+};
+
+/** A call recorded, run and finished, as the recorder finds it: on the outbox index. */
+async function finishedCall(runId: string, callId: string): Promise<CallRecord> {
+  await calls.create({
+    parentRunId: runId,
+    callId,
+    toolId: "web_search",
+    toolset: "research",
+    toolVersion: "1",
+    input: { query: callId },
+    inputHash: "h",
+    status: "pending",
+    requestedBy: { id: "tester", role: "member" },
+    scheduledAt: "2026-01-01T00:00:01.000Z",
+  });
+  await calls.claim(runId, callId, "2099-01-01T00:00:00.000Z");
+  const done = await calls.complete(runId, callId, result);
+  if (!done) throw new Error("not completed");
+  return done;
+}
+
+const scheduled = (call: CallRecord): RunEvent => ({
+  eventKey: `${call.parentRunId}/${call.callId}/scheduled`,
   detailType: "ToolCallScheduled",
-  occurredAt: `2026-01-01T00:00:${String(second).padStart(2, "0")}.000Z`,
-  detail: { parentRunId: runId, callId, toolId: "web_search", input: { query: callId } },
+  occurredAt: call.scheduledAt,
+  detail: { parentRunId: call.parentRunId, callId: call.callId, input: call.input },
+});
+const resulted = (call: CallRecord): RunEvent => ({
+  eventKey: `${call.parentRunId}/${call.callId}/result`,
+  detailType: "ToolResultReceived",
+  occurredAt: result.completedAt,
+  detail: { parentRunId: call.parentRunId, callId: call.callId, output: "done" },
 });
 
 const keys = (events: RunEvent[]) => events.map((item) => item.eventKey);
 
-describe("DynamoEventLog", () => {
-  it("appends an event once per eventKey and reads it back unchanged", async () => {
-    const first = event("run-once", "call-1", 1);
-    await log.append("run-once", first);
-    await log.append("run-once", first);
+/** The sort keys of a run's entries as stored: the sequence itself. */
+async function storedPlaces(runId: string): Promise<string[]> {
+  const { Items = [] } = await documents.send(
+    new QueryCommand({
+      TableName: table.tableName,
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :log)",
+      ExpressionAttributeValues: { ":pk": `RUN#${runId}`, ":log": "LOG#" },
+      ConsistentRead: true,
+    }),
+  );
+  return Items.map((item) => String(item.sk));
+}
 
-    const page = await log.read("run-once");
-    expect(page.events).toEqual([first]);
+const places = (count: number) =>
+  Array.from({ length: count }, (_, index) => `LOG#${String(index + 1).padStart(16, "0")}`);
+
+async function readAll(reader: DynamoEventLog, runId: string): Promise<RunEvent[]> {
+  const events: RunEvent[] = [];
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await reader.read(runId, { cursor, limit: 1000 });
+    if (page.events.length === 0) return events;
+    events.push(...page.events);
+    cursor = page.cursor;
+  }
+}
+
+describe("DynamoEventLog", () => {
+  it("logs each of a call's events once, reads them back unchanged, and marks the call", async () => {
+    const call = await finishedCall("run-once", "call-1");
+    await log.append(call, [scheduled(call)]);
+    // A redelivery with the record the recorder had before: the log keeps one entry.
+    await log.append(call, [scheduled(call)]);
+    await log.append(call, [scheduled(call), resulted(call)]);
+
+    expect((await log.read("run-once")).events).toEqual([scheduled(call), resulted(call)]);
+    expect(await storedPlaces("run-once")).toEqual(places(2));
+    const marked = await calls.get("run-once", "call-1");
+    expect(marked).toMatchObject({ scheduledLogSeq: 1, resultLogSeq: 2 });
+    expect(marked?.resultPublishedAt).toBeDefined();
   });
 
-  it("keeps a detail with numbers DynamoDB cannot hold, and reads events stored as maps before", async () => {
+  it("takes a call off the outbox once its result is in the log, not before", async () => {
+    const call = await finishedCall("run-outbox", "call-1");
+    const later = "2100-01-01T00:00:00.000Z";
+    const onOutbox = async () =>
+      (await calls.listUnannounced(later, 1000)).some((c) => c.callId === call.callId);
+    await log.append(call, [scheduled(call)]);
+    expect(await onOutbox()).toBe(true);
+    await log.append(call, [resulted(call)]);
+    expect(await onOutbox()).toBe(false);
+  });
+
+  it("refuses to log a result for a call that has none, and writes nothing", async () => {
+    await calls.create({
+      parentRunId: "run-early",
+      callId: "call-1",
+      toolId: "web_search",
+      toolset: "research",
+      toolVersion: "1",
+      input: {},
+      inputHash: "h",
+      status: "pending",
+      requestedBy: { id: "tester", role: "member" },
+      scheduledAt: "2026-01-01T00:00:01.000Z",
+    });
+    const pending = await calls.get("run-early", "call-1");
+    if (!pending) throw new Error("not created");
+    await expect(log.append(pending, [resulted(pending)])).rejects.toBeInstanceOf(ValidationError);
+    expect(await storedPlaces("run-early")).toEqual([]);
+  });
+
+  it("refuses events of a call that was never recorded", async () => {
+    const ghost = { ...(await finishedCall("run-ghost", "call-1")), callId: "call-missing" };
+    await expect(log.append(ghost, [scheduled(ghost)])).rejects.toBeInstanceOf(ValidationError);
+    expect(await storedPlaces("run-ghost")).toEqual([]);
+  });
+
+  it("keeps a detail with numbers DynamoDB cannot hold, after entries earlier versions stored", async () => {
     const run = "run-wide";
-    const wide = event(run, "call-wide", 1);
+    const call = await finishedCall(run, "call-wide");
+    const wide = scheduled(call);
     wide.detail = {
       ...wide.detail,
       input: JSON.parse('{"n": 123456789012345678901234567890, "x": 1e300}'),
     };
-    await log.append(run, wide);
-    // As earlier versions wrote an event: the detail a map.
-    const legacy = event(run, "call-legacy", 2);
+    // As earlier versions wrote an event: keyed by its time, the detail a map.
+    const legacy = { ...scheduled(call), eventKey: `${run}/call-legacy/scheduled` };
     await documents.send(
       new PutCommand({
         TableName: table.tableName,
         Item: { pk: `RUN#${run}`, sk: `EVENT#${legacy.occurredAt}#${legacy.eventKey}`, ...legacy },
       }),
     );
-    expect((await log.read(run)).events).toEqual([wide, legacy]);
+    await log.append(call, [wide]);
+    const first = await log.read(run, { limit: 1 });
+    expect(first.events).toEqual([legacy]);
+    expect((await log.read(run, { cursor: first.cursor })).events).toEqual([wide]);
   });
 
-  it("writes appends that arrive together, duplicates among them, as one entry each", async () => {
+  it("gives appends arriving together, duplicates among them, one place each with no gap", async () => {
     const run = "run-together";
-    const events = Array.from({ length: 60 }, (_, i) => event(run, `call-${i % 40}`, i % 40));
-    await Promise.all(events.map((item) => log.append(run, item)));
-    const page = await log.read(run, { limit: 1000 });
-    expect(page.events).toHaveLength(40);
-    expect(new Set(keys(page.events)).size).toBe(40);
+    const all = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => finishedCall(run, `call-${i}`)),
+    );
+    await Promise.all(
+      Array.from({ length: 60 }, (_, i) => {
+        const call = all[i % 40] as CallRecord;
+        return log.append(call, [scheduled(call)]);
+      }),
+    );
+    const events = await readAll(log, run);
+    expect(events).toHaveLength(40);
+    expect(new Set(keys(events)).size).toBe(40);
+    expect(await storedPlaces(run)).toEqual(places(40));
   });
 
-  it("reads a run's events in time order, then by event key, whatever the append order", async () => {
-    const run = "run-ordered";
-    const late = event(run, "call-c", 30);
-    const tieB = event(run, "call-b", 10);
-    const tieA = event(run, "call-a", 10);
-    const early = { ...event(run, "call-z", 5), occurredAt: "2026-01-01T00:00:05Z" };
-    for (const item of [late, tieB, tieA, early]) await log.append(run, item);
-    await log.append("run-other", event("run-other", "call-x", 1));
+  it("keeps places unique across writers that do not share memory, as Lambda recorders", async () => {
+    const run = "run-writers";
+    const all = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => finishedCall(run, `call-${i}`)),
+    );
+    // Each writer its own client: its own idea of where the run ends, as separate processes.
+    const writers = Array.from({ length: 3 }, () => {
+      const own = testDynamoDbClient();
+      return {
+        own,
+        log: new DynamoEventLog({ client: createDocumentClient(own), tableName: table.tableName }),
+      };
+    });
+    try {
+      await Promise.all(
+        all.flatMap((call, i) => [
+          (writers[i % 3] as (typeof writers)[0]).log.append(call, [scheduled(call)]),
+          // The same result through two writers at once: one entry.
+          (writers[(i + 1) % 3] as (typeof writers)[0]).log.append(call, [resulted(call)]),
+          (writers[(i + 2) % 3] as (typeof writers)[0]).log.append(call, [resulted(call)]),
+        ]),
+      );
+    } finally {
+      for (const writer of writers) writer.own.destroy();
+    }
+    const events = await readAll(log, run);
+    expect(events).toHaveLength(60);
+    expect(new Set(keys(events)).size).toBe(60);
+    expect(await storedPlaces(run)).toEqual(places(60));
+  });
 
-    const page = await log.read(run);
-    expect(keys(page.events)).toEqual(keys([early, tieA, tieB, late]));
-    // The stored event keeps the time it was given; only the key uses the normalized form.
-    expect(page.events[0]?.occurredAt).toBe("2026-01-01T00:00:05Z");
+  it("reads in the order events were logged, whatever times they describe", async () => {
+    const run = "run-ordered";
+    const [a, b] = await Promise.all([finishedCall(run, "call-a"), finishedCall(run, "call-b")]);
+    if (!a || !b) throw new Error("not recorded");
+    const late = { ...scheduled(b), occurredAt: "2026-01-01T00:00:30.000Z" };
+    await log.append(b, [late]);
+    await log.append(a, [scheduled(a)]);
+    const other = await finishedCall("run-other", "call-x");
+    await log.append(other, [scheduled(other)]);
+
+    expect(keys((await log.read(run)).events)).toEqual([late.eventKey, scheduled(a).eventKey]);
+  });
+
+  it("never lets a reader pass a place that is still empty", async () => {
+    const run = "run-gap";
+    const entry = (seq: number) => ({
+      pk: `RUN#${run}`,
+      sk: `LOG#${String(seq).padStart(16, "0")}`,
+      eventKey: `${run}/e${seq}`,
+      detailType: "ToolCallScheduled",
+      occurredAt: "2026-01-01T00:00:01.000Z",
+      detail: {},
+    });
+    const put = (seq: number) =>
+      documents.send(new PutCommand({ TableName: table.tableName, Item: entry(seq) }));
+    await put(1);
+    await put(3);
+    const first = await log.read(run);
+    expect(keys(first.events)).toEqual([`${run}/e1`]);
+    // The place fills (the transaction that held it lands): the reader gets both, in order.
+    await put(2);
+    expect(keys((await log.read(run, { cursor: first.cursor })).events)).toEqual([
+      `${run}/e2`,
+      `${run}/e3`,
+    ]);
   });
 
   it("pages through a run with the cursor, without gaps or repeats", async () => {
     const run = "run-paged";
-    const all = Array.from({ length: 7 }, (_, index) => event(run, `call-${index}`, index));
-    for (const item of all) await log.append(run, item);
-
+    const all: RunEvent[] = [];
+    for (let index = 0; index < 7; index++) {
+      const call = await finishedCall(run, `call-${index}`);
+      await log.append(call, [scheduled(call)]);
+      all.push(scheduled(call));
+    }
     const seen: RunEvent[] = [];
     let cursor: string | undefined;
     for (let pages = 0; pages < 4; pages += 1) {
@@ -111,17 +287,17 @@ describe("DynamoEventLog", () => {
 
   it("returns a cursor on the last page that lets a follower see a later append", async () => {
     const run = "run-followed";
-    await log.append(run, event(run, "call-1", 1));
+    const call = await finishedCall(run, "call-1");
+    await log.append(call, [scheduled(call)]);
     const first = await log.read(run);
     expect(first.cursor).toBeDefined();
 
     const idle = await log.read(run, { cursor: first.cursor });
     expect(idle).toEqual({ events: [], cursor: first.cursor });
 
-    const later = event(run, "call-2", 2);
-    await log.append(run, later);
+    await log.append(call, [resulted(call)]);
     const next = await log.read(run, { cursor: idle.cursor });
-    expect(next.events).toEqual([later]);
+    expect(next.events).toEqual([resulted(call)]);
     expect(next.cursor).not.toBe(first.cursor);
   });
 
@@ -131,11 +307,13 @@ describe("DynamoEventLog", () => {
 
   it("defaults to 100 events a page and caps a page at 1000", async () => {
     const run = "run-big";
-    const all = Array.from({ length: 1_005 }, (_, index) => ({
-      ...event(run, `call-${String(index).padStart(4, "0")}`, 0),
-    }));
-    for (let start = 0; start < all.length; start += 100) {
-      await Promise.all(all.slice(start, start + 100).map((item) => log.append(run, item)));
+    for (let start = 0; start < 1_005; start += 100) {
+      await Promise.all(
+        Array.from({ length: Math.min(100, 1_005 - start) }, async (_, offset) => {
+          const call = await finishedCall(run, `call-${start + offset}`);
+          await log.append(call, [scheduled(call)]);
+        }),
+      );
     }
     expect((await log.read(run)).events).toHaveLength(100);
     const capped = await log.read(run, { limit: 5_000 });
@@ -146,6 +324,7 @@ describe("DynamoEventLog", () => {
   it.each([
     ["not base64url", "not a cursor!"],
     ["not an event position", encodeCursor("CALL#call-1")],
+    ["a place that is not a number", encodeCursor("LOG#00000000000000x1")],
     ["not UTF-8 underneath", Buffer.from([0x45, 0x56, 0xff, 0xfe]).toString("base64url")],
     [
       "base64url with stray padding bits",
@@ -162,13 +341,14 @@ describe("DynamoEventLog", () => {
   });
 
   it("rejects an event whose occurredAt is not a timestamp", async () => {
-    const bad = { ...event("run-bad", "call-1", 1), occurredAt: "yesterday" };
-    await expect(log.append("run-bad", bad)).rejects.toBeInstanceOf(ValidationError);
+    const call = await finishedCall("run-bad", "call-1");
+    const bad = { ...scheduled(call), occurredAt: "yesterday" };
+    await expect(log.append(call, [bad])).rejects.toBeInstanceOf(ValidationError);
   });
 });
 
-describe("puts of one deployment's stores", () => {
-  it("leave in one BatchWriteItem when they linger: a call's mark and its log entries together", async () => {
+describe("appends of one deployment", () => {
+  it("leave in one transaction when they linger: a call's two events logged a moment apart", async () => {
     // Its own DynamoDB client, so its line (and its linger) is this test's alone.
     const own = testDynamoDbClient();
     const sent: string[] = [];
@@ -185,39 +365,15 @@ describe("puts of one deployment's stores", () => {
         tableName: table.tableName,
         writeLingerMs: 20,
       } as Deployment);
+      const call = await finishedCall("run-linger", "call-1");
       const recorder = new DynamoEventLog(options);
-      const calls = new DynamoCallStore(
-        storeOptions({
-          dynamodb: own,
-          tableName: table.tableName,
-          writeLingerMs: 20,
-        } as Deployment),
-      );
-      const finished: CallRecord = {
-        parentRunId: "run-linger",
-        callId: "call-1",
-        toolId: "web_search",
-        toolset: "research",
-        toolVersion: "1",
-        input: { query: "call-1" },
-        inputHash: "h",
-        status: "succeeded",
-        requestedBy: { id: "tester", role: "member" },
-        scheduledAt: "2026-01-01T00:00:01.000Z",
-      };
-      // As in a call's tail: the recorder gets both events a moment apart from the mark.
       const later = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
       await Promise.all([
-        recorder.append("run-linger", event("run-linger", "call-1", 1)),
-        later(3).then(() => calls.markPublished(finished, "2026-01-01T00:00:02.000Z")),
-        later(6).then(() =>
-          recorder.append("run-linger", {
-            ...event("run-linger", "call-1", 2),
-            eventKey: "run-linger/call-1/result",
-          }),
-        ),
+        recorder.append(call, [scheduled(call)]),
+        later(5).then(() => recorder.append(call, [resulted(call)])),
       ]);
-      expect(sent).toEqual(["BatchWriteItemCommand"]);
+      // One read of where the run ends, then one transaction for both entries and the mark.
+      expect(sent).toEqual(["QueryCommand", "TransactWriteItemsCommand"]);
       const page = await new DynamoEventLog(options).read("run-linger");
       expect(keys(page.events)).toEqual([
         "run-linger/call-1/scheduled",
@@ -226,31 +382,5 @@ describe("puts of one deployment's stores", () => {
     } finally {
       own.destroy();
     }
-  });
-});
-
-describe("a run's log with a settle window", () => {
-  it("shows events recorded out of order to a reader in order, none passed over", async () => {
-    const settled = new DynamoEventLog({
-      client: documents,
-      tableName: table.tableName,
-      eventSettleMs: 400,
-    });
-    const runId = `run-settle-${Date.now()}`;
-    const at = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
-    const later = { ...event(runId, "b", 1), eventKey: `${runId}/b`, occurredAt: at(50) };
-    await settled.append(runId, later);
-    // A reader right now sees nothing yet, so its cursor cannot pass the earlier event.
-    const first = await settled.read(runId);
-    expect(first.events).toEqual([]);
-    const earlier = { ...event(runId, "a", 1), eventKey: `${runId}/a`, occurredAt: at(100) };
-    await settled.append(runId, earlier);
-
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const next = await settled.read(runId, first.cursor ? { cursor: first.cursor } : {});
-    expect(keys(next.events)).toEqual([`${runId}/a`, `${runId}/b`]);
-    // Without the window the first read would have shown b and moved past a's place.
-    const unsettled = await log.read(runId);
-    expect(keys(unsettled.events)).toEqual([`${runId}/a`, `${runId}/b`]);
   });
 });

@@ -43,8 +43,6 @@ export interface TestToolbusOptions {
   secrets?: Record<string, string>;
   bus?: LocalEventBusOptions;
   dispatcher?: Dispatcher;
-  /** The run log's settle window; none by default, so tests read what was just written. */
-  eventSettleMs?: number;
 }
 
 /**
@@ -77,7 +75,6 @@ export async function startTestToolbus(options: TestToolbusOptions = {}): Promis
     secret: (name) => options.secrets?.[name],
     followIntervalMs: 20,
     ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
-    ...(options.eventSettleMs ? { eventSettleMs: options.eventSettleMs } : {}),
   });
 
   return {

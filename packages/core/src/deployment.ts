@@ -18,23 +18,14 @@ export interface Deployment {
   /** Secret values by name; environment variables unless given. */
   secret?: SecretSource;
   /**
-   * How long unconditional puts wait to share a batch (ms). Only where one long-lived process
+   * How long a run-log append waits to share a transaction (ms). Only where one long-lived process
    * serves many calls at once (`npm start`); a Lambda function serves one event at a time.
    */
   writeLingerMs?: number;
-  /**
-   * How long after the moment it describes an event becomes readable in a run's log: events
-   * are recorded out of order, and a reader must not pass a place an event will still fill.
-   * It covers the usual delay from an event's time to its log entry (the bus, the recorder).
-   */
-  eventSettleMs?: number;
 }
 
-/** On AWS: EventBridge's delivery to the recorder function takes up to seconds. */
-const AWS_EVENT_SETTLE_MS = 5_000;
-
 /** What only the local runtime sets: its own transports and batching. */
-export type LocalDeploymentOptions = Pick<Deployment, "writeLingerMs" | "eventSettleMs"> & {
+export type LocalDeploymentOptions = Pick<Deployment, "writeLingerMs"> & {
   /** The bus in this process, reached without a socket; the HTTP endpoint stays for others. */
   eventBridge?: EventBridgeClient;
 };
@@ -102,7 +93,6 @@ function readDeployment(env: NodeJS.ProcessEnv, local: LocalDeploymentOptions): 
     dynamodb: new DynamoDBClient(DYNAMODB_CLIENT_OPTIONS),
     eventBridge: local.eventBridge ?? new EventBridgeClient(SDK_CLIENT_OPTIONS),
     ...(local.writeLingerMs ? { writeLingerMs: local.writeLingerMs } : {}),
-    eventSettleMs: local.eventSettleMs ?? (env.AWS_LAMBDA_FUNCTION_NAME ? AWS_EVENT_SETTLE_MS : 0),
     secret,
   };
 }

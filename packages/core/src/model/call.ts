@@ -77,7 +77,13 @@ export const callRecord = z.object({
   /** "direct" while the dispatcher holds the claim for a call handed straight to its handler. */
   dispatch: z.literal("direct").optional(),
   result: callResult.optional(),
-  /** Set once ToolResultReceived went out, so a redelivery can finish an interrupted publish. */
+  /**
+   * Set once the run's log holds ToolResultReceived (the recorder sets it): until then the call
+   * is on the outbox index, and a redelivery or the sweeper announces its result again.
+   */
   resultPublishedAt: z.string().optional(),
+  /** Where the call's events sit in its run's log, once logged: each is logged only once. */
+  scheduledLogSeq: z.number().int().positive().optional(),
+  resultLogSeq: z.number().int().positive().optional(),
 });
 export type CallRecord = z.infer<typeof callRecord>;

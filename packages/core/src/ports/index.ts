@@ -59,8 +59,6 @@ export interface CallStore {
     callId: string,
     result: CallResult,
   ): Promise<CallRecord | undefined>;
-  /** Records that a finished call's result was announced (the outbox: see listUnannounced). */
-  markPublished(call: CallRecord, at: string): Promise<void>;
   /**
    * RUNNING calls whose deadline is before `before` (ISO), oldest deadline first: their
    * handler died. The sweeper fails them.
@@ -72,8 +70,9 @@ export interface CallStore {
    */
   listWaiting(before: string, limit?: number): Promise<CallRecord[]>;
   /**
-   * Finished calls completed before `before` (ISO) whose result was never marked announced:
-   * the process stopped between storing and announcing it, or the bus refused it.
+   * Finished calls completed before `before` (ISO) whose result is not in the run's log yet:
+   * the process stopped between storing and announcing it, the bus refused it, or the recorder
+   * has not had it (the outbox; the recorder's append takes a call off it).
    */
   listUnannounced(before: string, limit?: number): Promise<CallRecord[]>;
 }
@@ -85,9 +84,13 @@ export interface EventLogPage {
 }
 
 export interface EventLog {
-  /** Appends once per eventKey: the same event appended again leaves one entry. */
-  append(parentRunId: string, event: RunEvent): Promise<void>;
-  /** Events in order (occurredAt, then eventKey), after `cursor`. */
+  /**
+   * Appends a call's events to its run's log, in the order given, each once: an event the
+   * call record marks as logged is left out, and a race to log one leaves one entry. Logging
+   * ToolResultReceived also marks the call announced (`resultPublishedAt`).
+   */
+  append(call: CallRecord, events: RunEvent[]): Promise<void>;
+  /** Events in the order they were logged, after `cursor`. */
   read(parentRunId: string, options?: { cursor?: string; limit?: number }): Promise<EventLogPage>;
   /**
    * Resolves when this process appends an event to the run (or `signal` aborts): followers

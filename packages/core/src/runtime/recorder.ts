@@ -1,7 +1,8 @@
 import { z } from "zod";
+import { scheduledDetail } from "../app/calls/dispatch";
 import { ValidationError, zodIssues } from "../errors";
 import type { CallRecord } from "../model/call";
-import { resultEventKey, scheduledEventKey } from "../model/events";
+import { type RunEvent, resultEventKey, scheduledEventKey } from "../model/events";
 import type { CallStore, EventLog } from "../ports";
 import { canonicalJson } from "../util/canonical-json";
 import { DETAIL_TYPES, EVENT_SOURCE } from "../wiring";
@@ -38,9 +39,10 @@ export interface RecorderDeps {
 }
 
 /**
- * The recorder: appends every Toolbus event to its run's log. The log orders by the time the
- * event describes (scheduledAt / completedAt), not by arrival, and the append is idempotent
- * by eventKey, so redeliveries and republished events leave the log unchanged.
+ * The recorder: appends every Toolbus event to its run's log, in the order they are logged,
+ * each once (the call record keeps where its events are), so redeliveries and republished
+ * events leave the log unchanged. Logging a result is also what takes the call off the
+ * outbox: until then the sweeper announces it again.
  *
  * Anyone allowed to publish on the bus could claim to be Toolbus, so the call record is the
  * authority: a `ToolCallScheduled` is recorded only for a call that was recorded with that
@@ -60,11 +62,12 @@ export function createRecorder(deps: () => RecorderDeps | Promise<RecorderDeps>)
     const { detail, time } = parsed.data;
     const { events, calls, recentCall, warn = warnOnStderr } = await deps();
     const recent = recentCall?.(detail.parentRunId, detail.callId);
-    const refusal =
+    const call =
       recent && mismatch(parsed.data, recent) === undefined
-        ? undefined
-        : mismatch(parsed.data, await calls.get(detail.parentRunId, detail.callId));
-    if (refusal) {
+        ? recent
+        : await calls.get(detail.parentRunId, detail.callId);
+    const refusal = mismatch(parsed.data, call);
+    if (refusal || !call) {
       warn({
         level: "warn",
         message: "event refused: it does not match its call record",
@@ -76,12 +79,29 @@ export function createRecorder(deps: () => RecorderDeps | Promise<RecorderDeps>)
       });
       return;
     }
-    await events.append(detail.parentRunId, {
+    const entry: RunEvent = {
       eventKey: detail.eventKey,
       detailType: parsed.data["detail-type"],
       occurredAt: detail.scheduledAt ?? detail.completedAt ?? time,
       detail,
-    });
+    };
+    // A result never comes first in the log: one that arrives before its call's scheduling
+    // (which is retried or announced again, and so late) brings it, rebuilt from the record.
+    // The log keeps each once, so the scheduling arriving after is left out.
+    await events.append(
+      call,
+      entry.detailType === "ToolResultReceived" ? [scheduledEntry(call), entry] : [entry],
+    );
+  };
+}
+
+function scheduledEntry(call: CallRecord): RunEvent {
+  const detail = scheduledDetail(call);
+  return {
+    eventKey: detail.eventKey,
+    detailType: "ToolCallScheduled",
+    occurredAt: call.scheduledAt,
+    detail,
   };
 }
 

@@ -29,9 +29,9 @@ const BATCH = 100;
  * - PENDING for a while: recorded, but its announcement was lost or no handler took it. It is
  *   announced again (the same event key: a handler that already has it finds it claimed);
  *   pending far too long, it fails as `unavailable`.
- * - Finished, but never announced (the process stopped between storing the result and
- *   announcing it, or the bus refused it): its ToolResultReceived is published now, under the
- *   same event key, and marked.
+ * - Finished, but its result not in the run's log (the process stopped between storing the
+ *   result and announcing it, the bus refused it, or the recorder never had it): both its
+ *   events are published again, under the same event keys; the recorder logs what is missing.
  * Each failure is announced like any result, so no caller waits forever. Every completion is
  * conditional: a handler that finishes late wins.
  */
@@ -75,7 +75,7 @@ export function createSweeper(deps: () => SweeperDeps | Promise<SweeperDeps>) {
       if (!call.result) continue;
       // A direct call announces both events together, after its result: both may be missing.
       await announceScheduled(publisher, call);
-      await publishResult(call, call.result, publisher, calls, now);
+      await publishResult(call, call.result, publisher);
       announced++;
     }
     return { swept, announced };
@@ -99,7 +99,7 @@ export function createSweeper(deps: () => SweeperDeps | Promise<SweeperDeps>) {
       // Its announcement may have died with its handler: the log gets both events either way
       // (the same event key, so a log or subscriber that has it already keeps one).
       await announceScheduled(publisher, call);
-      await publishResult(completed, result, publisher, calls, now);
+      await publishResult(completed, result, publisher);
       return true;
     }
   };

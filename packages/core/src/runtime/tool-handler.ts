@@ -88,7 +88,7 @@ export async function runScheduledCall(
   if (!claimed) {
     const existing = await calls.get(detail.parentRunId, detail.callId);
     if (existing?.result && !existing.resultPublishedAt) {
-      await publishResult(existing, existing.result, publisher, calls, now);
+      await publishResult(existing, existing.result, publisher);
     }
     return undefined;
   }
@@ -116,7 +116,7 @@ export async function runScheduledCall(
   // Not running any more: a sweeper already failed it as stuck, and published that.
   if (!completed) return undefined;
   onCompletedHook(context)?.(completed);
-  await publishResult(completed, completed.result ?? result, publisher, calls, now);
+  await publishResult(completed, completed.result ?? result, publisher);
   return completed;
 }
 
@@ -126,13 +126,14 @@ function onCompletedHook(context: unknown): InProcessContext["onCompleted"] {
   return typeof hook === "function" ? hook : undefined;
 }
 
-/** Announces a stored result, then marks it published so redeliveries don't announce again. */
+/**
+ * Announces a stored result. The recorder marks the call once the result is in the run's log;
+ * until then a redelivery, or the sweeper, announces it again (the same event key).
+ */
 export async function publishResult(
   call: CallRecord,
   result: CallResult,
   publisher: EventPublisher,
-  calls: CallStore,
-  now: () => Date,
 ): Promise<void> {
   const detail: ToolResultReceived = fitResultEvent({
     ...result,
@@ -144,7 +145,6 @@ export async function publishResult(
     resultOmitted: false,
   });
   await publisher.publish([{ detailType: "ToolResultReceived", detail }]);
-  await calls.markPublished({ ...call, result: call.result ?? result }, now().toISOString());
 }
 
 /** Strictly after scheduledAt, so a run's log (ordered by time) never shows a result first. */

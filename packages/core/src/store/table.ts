@@ -7,7 +7,7 @@ import type { CreateTableCommandInput } from "@aws-sdk/client-dynamodb";
  * - tool           TOOL#<id> / SPEC             gsi1: CATALOG / TOOLSET#<toolset>#TOOL#<id>
  * - capability     CAPABILITY#<name> / STATUS
  * - call           RUN#<runId> / CALL#<callId>  gsi2 (only while running): RUNNING / <deadlineAt>
- * - run event      RUN#<runId> / EVENT#<occurredAt>#<eventKey>
+ * - run log entry  RUN#<runId> / LOG#<seq>    (EVENT#<occurredAt>#<eventKey> before)
  * - cached result  CACHE#<toolId>#<version>#<hash> / RESULT    (expiresAt)
  * - rate window    RATE#<scope>#<window start> / COUNT         (expiresAt)
  * - API key        KEY#<sha256 of key> / KEY    gsi1: KEYS / KEY#<keyId>

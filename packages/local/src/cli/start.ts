@@ -46,18 +46,10 @@ const options = z.object({
 });
 
 /**
- * Long enough for a call's publication mark and its two log entries (written by the handler
- * and the recorder within about a millisecond of each other) to share one BatchWriteItem; short
- * enough that nobody reading a run's log notices.
+ * Long enough for a call's two log entries (recorded within about a millisecond of each other)
+ * to share one transaction; short enough that nobody reading a run's log notices.
  */
 const WRITE_LINGER_MS = 3;
-
-/**
- * A run's log shows an event this long after the moment it describes, so events recorded out
- * of order (calls finishing in any order) are never passed by a reader. On this machine an
- * event reaches the log within a few hundred milliseconds even under load.
- */
-const EVENT_SETTLE_MS = 1_000;
 
 const FUNCTIONS_DIR = resolve(import.meta.dirname, "../../../../functions");
 
@@ -153,7 +145,6 @@ async function main(): Promise<void> {
   const deployment = deploymentFromEnv(process.env, {
     eventBridge: system.eventBridge,
     writeLingerMs: WRITE_LINGER_MS,
-    eventSettleMs: EVENT_SETTLE_MS,
   });
   await ensureTable(deployment.dynamodb, deployment.tableName);
 

@@ -30,8 +30,6 @@ export interface ComposeOptions {
   /** Secret values by name; the process environment unless given. */
   secret?: SecretSource;
   followIntervalMs?: number;
-  /** The run log's settle window (Deployment.eventSettleMs); none unless given. */
-  eventSettleMs?: number;
   /** Runs calls a caller waits for; default: the handlers in this process. */
   dispatcher?: Dispatcher;
 }
@@ -54,7 +52,6 @@ export async function composeLocalToolbus(
       dynamodb: options.dynamodb,
       eventBridge: options.eventBridge,
       ...(options.secret ? { secret: options.secret } : {}),
-      ...(options.eventSettleMs ? { eventSettleMs: options.eventSettleMs } : {}),
     },
     {
       tools: options.tools ?? builtinTools,

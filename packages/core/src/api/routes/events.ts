@@ -146,6 +146,12 @@ async function follow(c: Context<ApiEnv>, stream: SSEStreamingApi, options: Foll
   let lastWrite = Date.now();
   let keyCheckedAt = Date.now();
   const keyStillValid = c.get("keyStillValid");
+  /** Whether the key was revoked, asked at most once a second (it is a cached lookup). */
+  const revoked = async () => {
+    if (Date.now() - keyCheckedAt < KEY_CHECK_MS) return false;
+    keyCheckedAt = Date.now();
+    return !(await keyStillValid());
+  };
   try {
     for (;;) {
       for (const [index, event] of page.events.entries()) {
@@ -159,26 +165,23 @@ async function follow(c: Context<ApiEnv>, stream: SSEStreamingApi, options: Foll
       }
       cursor = page.cursor ?? cursor;
       if (over()) return;
-      // A full page means more backlog: read on at once. Otherwise we are live: wait.
+      // A full page means more backlog: read on at once. Otherwise we are live: wait for an
+      // append or the poll interval, asking every second meanwhile whether the key still holds.
       if (page.events.length < options.limit) {
-        if (Date.now() - lastWrite >= options.keepAliveMs) {
-          await stream.write(": keep-alive\n\n");
-          lastWrite = Date.now();
+        const pollAt = Date.now() + options.intervalMs;
+        for (;;) {
+          if (Date.now() - lastWrite >= options.keepAliveMs) {
+            await stream.write(": keep-alive\n\n");
+            lastWrite = Date.now();
+          }
+          const wait = Math.min(pollAt, keyCheckedAt + KEY_CHECK_MS, deadline) - Date.now();
+          const appended = await nextAppend(options, wait, stop.signal);
+          if (over()) return;
+          if (await revoked()) return endRevoked(stream);
+          if (appended || Date.now() >= pollAt) break;
         }
-        await nextAppend(options, Math.min(options.intervalMs, deadline - Date.now()), stop.signal);
-        if (over()) return;
-      }
-      if (Date.now() - keyCheckedAt >= KEY_CHECK_MS) {
-        keyCheckedAt = Date.now();
-        if (!(await keyStillValid())) {
-          await stream.writeSSE({
-            event: "error",
-            data: JSON.stringify({
-              error: { code: "unauthorized", message: "The API key is not valid any more." },
-            }),
-          });
-          return;
-        }
+      } else if (await revoked()) {
+        return endRevoked(stream);
       }
       page = await options.events.read(options.runId, {
         ...(cursor ? { cursor } : {}),
@@ -199,20 +202,36 @@ async function follow(c: Context<ApiEnv>, stream: SSEStreamingApi, options: Foll
   }
 }
 
+async function endRevoked(stream: SSEStreamingApi): Promise<void> {
+  await stream.writeSSE({
+    event: "error",
+    data: JSON.stringify({
+      error: { code: "unauthorized", message: "The API key is not valid any more." },
+    }),
+  });
+}
+
 /**
- * Waits for the poll interval, or less when this process appends to the run: under `npm start`
+ * Waits up to `ms`, or less when this process appends to the run (then true): under `npm start`
  * the recorder runs here, so a follower wakes as an event lands and idle streams cost little;
- * on AWS the recorder is another function and the interval is what bounds the delay.
+ * on AWS the recorder is another function and the poll interval is what bounds the delay.
  */
-async function nextAppend(options: FollowOptions, ms: number, signal: AbortSignal) {
-  if (!options.events.appended) return pause(ms, signal);
+async function nextAppend(
+  options: FollowOptions,
+  ms: number,
+  signal: AbortSignal,
+): Promise<boolean> {
+  if (!options.events.appended) {
+    await pause(ms, signal);
+    return false;
+  }
   const waiting = new AbortController();
   const stopWaiting = () => waiting.abort();
   signal.addEventListener("abort", stopWaiting, { once: true });
   try {
-    await Promise.race([
-      pause(ms, waiting.signal),
-      options.events.appended(options.runId, waiting.signal),
+    return await Promise.race([
+      pause(ms, waiting.signal).then(() => false),
+      options.events.appended(options.runId, waiting.signal).then(() => !waiting.signal.aborted),
     ]);
   } finally {
     waiting.abort();

@@ -3,7 +3,6 @@ import { unmarshall } from "@aws-sdk/util-dynamodb";
 import { ToolbusError, ValidationError } from "../../errors";
 import { type CallRecord, type CallResult, callRecord, callResult } from "../../model/call";
 import type { CallStore, CreateCallOutcome } from "../../ports";
-import { batchPut } from "./batch-put";
 import {
   type DynamoStoreOptions,
   guard,
@@ -168,27 +167,6 @@ export class DynamoCallStore implements CallStore {
       if (!isValidationException(error)) throw error;
       return update(fitResult({ ...parsed, data: null, truncated: true }, FALLBACK_RESULT_BYTES));
     }
-  }
-
-  /**
-   * The mark is the finished call put again, whole, with `resultPublishedAt` and off the index:
-   * after `complete` nothing else writes a call, so an unconditional put is safe, and the marks
-   * of calls finishing together go out in one batch with the run's log entries.
-   */
-  async markPublished(call: CallRecord, at: string): Promise<void> {
-    if (call.status !== "succeeded" && call.status !== "failed") {
-      throw new ValidationError("Only a finished call is marked published.", {
-        details: { callId: call.callId, status: call.status },
-      });
-    }
-    // A parsed record carries no index keys: put without them, the call leaves the index.
-    await guard("calls.markPublished", this.#options.tableName, () =>
-      batchPut(this.#options).submit({
-        ...callKey(call.parentRunId, call.callId),
-        ...encodeJsonFields(call, JSON_FIELDS),
-        resultPublishedAt: at,
-      }),
-    );
   }
 
   listUnannounced(before: string, limit = 100): Promise<CallRecord[]> {

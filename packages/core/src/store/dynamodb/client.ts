@@ -13,10 +13,8 @@ export interface DynamoStoreOptions {
   tableName: string;
   /** Clock for timestamps the store sets itself (startedAt, revokedAt, updatedAt). */
   now?: () => Date;
-  /** How long an unconditional put waits for others to share its BatchWriteItem (batch-put.ts). */
+  /** How long a log append waits for others to share its transaction (log-writer.ts). */
   batchLingerMs?: number;
-  /** How long after the moment it describes an event becomes readable (event-log.ts). */
-  eventSettleMs?: number;
 }
 
 const documentClients = new WeakMap<DynamoDBClient, DynamoDBDocumentClient>();

@@ -1,52 +1,44 @@
 import { EventEmitter } from "node:events";
 import { ValidationError } from "../../errors";
+import type { CallRecord } from "../../model/call";
 import { type RunEvent, runEvent } from "../../model/events";
 import type { EventLog, EventLogPage } from "../../ports";
-import { batchPut } from "./batch-put";
 import { type DynamoStoreOptions, guard, parseInput, parseStored, queryAll } from "./client";
-import { EVENT_PREFIX, eventSortKey, runPartition } from "./items";
-import { decodeJsonFields, encodeJsonFields } from "./json-text";
-
-/** An event's detail carries a call's input or result: JSON text (see json-text.ts). */
-const JSON_FIELDS = ["detail"];
+import { LEGACY_EVENT_PREFIX, LOG_PREFIX, logSeqOf, runPartition } from "./items";
+import { decodeJsonFields } from "./json-text";
+import { LOG_JSON_FIELDS, LOG_SEQ_ATTRIBUTE, logWriter } from "./log-writer";
 
 export const DEFAULT_EVENT_PAGE = 100;
-
-/** Appends made in this process, by table and run: followers here wake on them. */
-const appends = new EventEmitter();
-appends.setMaxListeners(0);
-/** The last append per topic whose wake-up is still to come. */
-const lastAppend = new Map<string, number>();
-
-/**
- * Wakes a run's followers once its latest append is readable (after the settle window). A
- * burst of appends wakes them once, not once per event: each wake costs every follower a read.
- */
-function wakeFollowers(topic: string, settleMs: number): void {
-  const scheduled = lastAppend.has(topic);
-  lastAppend.set(topic, Date.now());
-  if (scheduled) return;
-  const fire = () => {
-    const readableAt = (lastAppend.get(topic) ?? 0) + settleMs;
-    if (readableAt > Date.now()) {
-      setTimeout(fire, readableAt - Date.now()).unref();
-      return;
-    }
-    lastAppend.delete(topic);
-    appends.emit(topic);
-  };
-  setTimeout(fire, settleMs).unref();
-}
 export const MAX_EVENT_PAGE = 1_000;
 
 /** DynamoDB's limit for a sort key value, in bytes. */
 const MAX_SORT_KEY_BYTES = 1_024;
 
+/** Appends made in this process, by table and run: followers here wake on them. */
+const appends = new EventEmitter();
+appends.setMaxListeners(0);
+/** Runs whose followers are to wake at the end of this turn. */
+const toWake = new Set<string>();
+
 /**
- * A run's events: RUN#<runId> / EVENT#<occurredAt>#<eventKey>, so one Query reads them in
- * order and the key itself makes an append idempotent: the same event appended again lands on
- * the same item. Appends arriving together are written together (see batch-put.ts), which is
- * what keeps the recorder cheap when every call brings two events.
+ * Wakes a run's followers once per burst of appends, not once per event: each wake costs every
+ * follower a read.
+ */
+function wakeFollowers(topic: string): void {
+  if (toWake.has(topic)) return;
+  toWake.add(topic);
+  setImmediate(() => {
+    toWake.delete(topic);
+    appends.emit(topic);
+  });
+}
+
+/**
+ * A run's events in the order they were logged: RUN#<runId> / LOG#<seq>, written by
+ * log-writer.ts with no gaps. A reader's cursor is a place in that sequence and it never
+ * passes a place that is still empty (a write in flight), so every reader gets every event
+ * once, in the log's order, the moment it is stored: no settle window, and an event logged
+ * late (a result the sweeper announces after a crash) simply comes last.
  */
 export class DynamoEventLog implements EventLog {
   readonly #options: DynamoStoreOptions;
@@ -55,17 +47,17 @@ export class DynamoEventLog implements EventLog {
     this.#options = options;
   }
 
-  async append(parentRunId: string, event: RunEvent): Promise<void> {
-    const parsed = parseInput(runEvent, event, "event");
-    const sk = eventSortKey(normalizeTime(parsed.occurredAt), parsed.eventKey);
-    await guard("events.append", this.#options.tableName, () =>
-      batchPut(this.#options).submit({
-        pk: runPartition(parentRunId),
-        sk,
-        ...encodeJsonFields(parsed, JSON_FIELDS),
-      }),
+  async append(call: CallRecord, events: RunEvent[]): Promise<void> {
+    const parsed = events.map((event) => parseInput(runEvent, event, "event"));
+    for (const event of parsed) checkTime(event.occurredAt);
+    const unlogged = parsed.filter(
+      (event) => call[LOG_SEQ_ATTRIBUTE[event.detailType]] === undefined,
     );
-    wakeFollowers(this.#topic(parentRunId), this.#options.eventSettleMs ?? 0);
+    if (unlogged.length === 0) return;
+    await guard("events.append", this.#options.tableName, () =>
+      logWriter(this.#options).submit({ call, events: unlogged }),
+    );
+    wakeFollowers(this.#topic(call.parentRunId));
   }
 
   appended(parentRunId: string, signal: AbortSignal): Promise<void> {
@@ -80,31 +72,6 @@ export class DynamoEventLog implements EventLog {
       appends.on(topic, done);
       signal.addEventListener("abort", done, { once: true });
     });
-  }
-
-  /**
-   * The run's events, or with a settle window only those that describe a moment at least that
-   * long ago: events land out of order (calls finish and are recorded in any order), and a
-   * reader that had passed an event's place would never see it. Ordering by the time an event
-   * describes, a reader misses nothing stored within the window.
-   */
-  #keyCondition(pk: string) {
-    const settle = this.#options.eventSettleMs ?? 0;
-    if (settle <= 0) {
-      return {
-        KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-        ExpressionAttributeValues: { ":pk": pk, ":prefix": EVENT_PREFIX },
-      };
-    }
-    const horizon = new Date(Date.now() - settle).toISOString();
-    return {
-      KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
-      ExpressionAttributeValues: {
-        ":pk": pk,
-        ":from": EVENT_PREFIX,
-        ":to": `${EVENT_PREFIX}${horizon}`,
-      },
-    };
   }
 
   #topic(parentRunId: string): string {
@@ -124,7 +91,13 @@ export class DynamoEventLog implements EventLog {
         client,
         {
           TableName: tableName,
-          ...this.#keyCondition(pk),
+          // Entries of earlier versions (EVENT#…) first, then the sequence (LOG#…).
+          KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
+          ExpressionAttributeValues: {
+            ":pk": pk,
+            ":from": LEGACY_EVENT_PREFIX,
+            ":to": `${LOG_PREFIX}~`,
+          },
           ExclusiveStartKey: after === undefined ? undefined : { pk, sk: after },
           // Events are read right after the recorder wrote them.
           ConsistentRead: true,
@@ -132,16 +105,38 @@ export class DynamoEventLog implements EventLog {
         limit,
       ),
     );
-    const last = items.at(-1);
+    const readable = contiguous(items, after);
+    const last = readable.at(-1);
     return {
-      events: items.map((item) =>
-        parseStored(runEvent, decodeJsonFields(item, JSON_FIELDS), "event"),
+      events: readable.map((item) =>
+        parseStored(runEvent, decodeJsonFields(item, LOG_JSON_FIELDS), "event"),
       ),
       // The position of the last event seen, even on the last page, so a follower polls on
       // from there; with nothing new it keeps the cursor it came with.
       cursor: last === undefined ? options.cursor : encodeCursor(String(last.sk)),
     };
   }
+}
+
+/**
+ * The entries up to the first place still empty: a transaction in flight may show a later
+ * entry before an earlier one, and a reader that passed the empty place would never see it.
+ */
+function contiguous(
+  items: Record<string, unknown>[],
+  after: string | undefined,
+): Record<string, unknown>[] {
+  let expected = after?.startsWith(LOG_PREFIX) ? logSeqOf(after) + 1 : 1;
+  const readable: Record<string, unknown>[] = [];
+  for (const item of items) {
+    const sortKey = String(item.sk);
+    if (sortKey.startsWith(LOG_PREFIX)) {
+      if (logSeqOf(sortKey) !== expected) break;
+      expected += 1;
+    }
+    readable.push(item);
+  }
+  return readable;
 }
 
 /**
@@ -161,7 +156,8 @@ export function decodeCursor(cursor: string): string {
   const sortKey = Buffer.from(cursor, "base64url").toString("utf8");
   // Round-tripping rejects non-canonical padding bits and bytes that were not valid UTF-8.
   if (encodeCursor(sortKey) !== cursor) throw invalid();
-  if (!/^EVENT#[^#]+#./s.test(sortKey) || Buffer.byteLength(sortKey) > MAX_SORT_KEY_BYTES) {
+  const legacy = /^EVENT#[^#]+#./s.test(sortKey);
+  if (!(legacy || logSeqOf(sortKey) > 0) || Buffer.byteLength(sortKey) > MAX_SORT_KEY_BYTES) {
     throw invalid();
   }
   return sortKey;
@@ -177,16 +173,11 @@ function pageSize(limit: number | undefined): number {
   return Math.min(limit, MAX_EVENT_PAGE);
 }
 
-/**
- * Sort keys compare as strings, so every time in a key uses the one ISO form
- * (2026-01-02T03:04:05.678Z); "…05Z" and "…05.000Z" would otherwise sort apart.
- */
-function normalizeTime(occurredAt: string): string {
-  const time = new Date(occurredAt);
-  if (Number.isNaN(time.getTime())) {
+/** Readers show when each event happened: an entry without a real time is refused. */
+function checkTime(occurredAt: string): void {
+  if (Number.isNaN(Date.parse(occurredAt))) {
     throw new ValidationError("The event's occurredAt is not a valid timestamp.", {
       details: { occurredAt },
     });
   }
-  return time.toISOString();
 }

@@ -41,7 +41,6 @@ export function storeOptions(deployment: Deployment): DynamoStoreOptions {
     client: createDocumentClient(deployment.dynamodb),
     tableName: deployment.tableName,
     ...(deployment.writeLingerMs ? { batchLingerMs: deployment.writeLingerMs } : {}),
-    ...(deployment.eventSettleMs ? { eventSettleMs: deployment.eventSettleMs } : {}),
   };
 }
 

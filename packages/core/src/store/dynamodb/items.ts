@@ -25,9 +25,19 @@ export const PENDING_PARTITION = "PENDING";
 export const UNANNOUNCED_PARTITION = "UNANNOUNCED";
 
 export const runPartition = (runId: string) => `RUN#${runId}`;
-export const EVENT_PREFIX = "EVENT#";
-export const eventSortKey = (occurredAt: string, eventKey: string) =>
-  `${EVENT_PREFIX}${occurredAt}#${eventKey}`;
+/**
+ * A run's log: RUN#<runId> / LOG#<seq>, seq from 1 up with no gaps (see log-writer.ts), zero
+ * padded so keys sort as numbers. Earlier versions keyed entries EVENT#<occurredAt>#<eventKey>;
+ * those still on disk are read as the head of their run's log. Nothing else in a run's
+ * partition may sort between the two prefixes: one Query reads both.
+ */
+export const LEGACY_EVENT_PREFIX = "EVENT#";
+export const LOG_PREFIX = "LOG#";
+const SEQ_DIGITS = 16;
+export const logSortKey = (seq: number) => `${LOG_PREFIX}${String(seq).padStart(SEQ_DIGITS, "0")}`;
+/** The sequence number of a LOG# sort key; NaN for anything else. */
+export const logSeqOf = (sortKey: string) =>
+  /^LOG#\d{16}$/.test(sortKey) ? Number(sortKey.slice(LOG_PREFIX.length)) : Number.NaN;
 
 export const apiKeyKey = (hash: string) => ({ pk: `KEY#${hash}`, sk: "KEY" });
 export const KEYS_PARTITION = "KEYS";

@@ -1,0 +1,288 @@
+import { QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { ToolbusError, UnavailableError, ValidationError } from "../../errors";
+import type { CallRecord } from "../../model/call";
+import type { RunEvent } from "../../model/events";
+import { GroupCommit, type ItemOutcome } from "../../util/group-commit";
+import { DynamoCallStore } from "./calls";
+import type { DynamoStoreOptions } from "./client";
+import { callKey, LOG_PREFIX, logSeqOf, logSortKey, runPartition } from "./items";
+import { encodeJsonFields, jsonAttribute } from "./json-text";
+import { perTable } from "./per-table";
+import { recentCalls } from "./recent-calls";
+
+/** A call's events to log, in order, none of them logged yet as far as the caller knows. */
+export interface LogRequest {
+  call: CallRecord;
+  events: RunEvent[];
+}
+
+/** Where each detail type's place in the log is kept on the call record. */
+export const LOG_SEQ_ATTRIBUTE = {
+  ToolCallScheduled: "scheduledLogSeq",
+  ToolResultReceived: "resultLogSeq",
+} as const satisfies Record<RunEvent["detailType"], keyof CallRecord>;
+
+/** An event's detail carries a call's input or result: JSON text (see json-text.ts). */
+export const LOG_JSON_FIELDS = ["detail"];
+
+/** Requests per transaction: each is at most 3 actions (two entries, the call), under 100. */
+const MAX_REQUESTS = 25;
+/** Event bytes per transaction, well under its 4 MB with the calls' own items. */
+const MAX_BYTES = 2_000_000;
+const MAX_ATTEMPTS = 8;
+/** Runs whose last place a process keeps in mind. */
+const REMEMBERED_RUNS = 10_000;
+
+/**
+ * Appends to run logs so that every reader can follow a run by position alone: entry n+1 is
+ * written only by a writer that saw entry n, in a transaction that claims its slot only if it
+ * is free (`attribute_not_exists`). So the entries of a run are always 1..n with no gap that
+ * outlives a transaction in flight, however many processes write; a writer whose view of the
+ * run was stale loses the slot and tries again from the run's real end. The same transaction
+ * marks the call (`scheduledLogSeq`, `resultLogSeq`) on the condition that it was not marked:
+ * an event redelivered or announced again is logged once. Logging a result also takes the call
+ * off the outbox index (`resultPublishedAt`): announced means in the log.
+ *
+ * One line per table and process, one transaction in flight: a second would claim the same
+ * slots. Requests arriving meanwhile go together in the next, which is also what keeps the
+ * recorder cheap under `npm start` (DynamoDB Local charges per request far more than per item).
+ */
+export const logWriter = perTable(
+  (options): GroupCommit<LogRequest, void> =>
+    new GroupCommit((requests) => flush(options, requests), {
+      maxItems: MAX_REQUESTS,
+      maxBytes: MAX_BYTES,
+      sizeOf: (request) => JSON.stringify(request.events).length,
+      maxInFlight: 1,
+      ...(options.batchLingerMs ? { lingerMs: options.batchLingerMs } : {}),
+    }),
+);
+
+/** The last place of each run this process wrote or read, per table: no Query per append. */
+const runHeads = perTable(() => new Map<string, number>());
+
+function rememberHead(options: DynamoStoreOptions, runId: string, seq: number): void {
+  const heads = runHeads(options);
+  heads.delete(runId);
+  heads.set(runId, seq);
+  if (heads.size > REMEMBERED_RUNS) {
+    const oldest = heads.keys().next();
+    if (!oldest.done) heads.delete(oldest.value);
+  }
+}
+
+/** The run's last place: remembered, or read (strongly) from its last entry. */
+async function headOf(options: DynamoStoreOptions, runId: string): Promise<number> {
+  const known = runHeads(options).get(runId);
+  if (known !== undefined) return known;
+  const { Items } = await options.client.send(
+    new QueryCommand({
+      TableName: options.tableName,
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+      ExpressionAttributeValues: { ":pk": runPartition(runId), ":prefix": LOG_PREFIX },
+      ScanIndexForward: false,
+      Limit: 1,
+      ConsistentRead: true,
+      ProjectionExpression: "sk",
+    }),
+  );
+  const last = Items?.[0];
+  return last ? logSeqOf(String(last.sk)) : 0;
+}
+
+const callKeyOf = (call: CallRecord) => `${call.parentRunId}\n${call.callId}`;
+
+/** Requests for one call become one (a transaction names an item once), events in order. */
+function mergeByCall(requests: LogRequest[]): LogRequest[] {
+  const merged = new Map<string, LogRequest>();
+  for (const request of requests) {
+    const known = merged.get(callKeyOf(request.call));
+    const events = [...(known?.events ?? []), ...request.events];
+    merged.set(callKeyOf(request.call), {
+      call: request.call,
+      events: events.filter(
+        (event, index) =>
+          events.findIndex((other) => other.detailType === event.detailType) === index,
+      ),
+    });
+  }
+  return [...merged.values()];
+}
+
+async function flush(
+  options: DynamoStoreOptions,
+  requests: LogRequest[],
+): Promise<ItemOutcome<void>[]> {
+  const merged = mergeByCall(requests).filter((request) => request.events.length > 0);
+  if (merged.length > 1) {
+    try {
+      await transact(options, merged);
+      return requests.map(() => ({ ok: true, value: undefined }));
+    } catch (error) {
+      // One request's conflict cancels them all: each goes again on its own, below.
+      if (!isCancelled(error)) return requests.map(() => ({ ok: false, error }));
+    }
+  }
+  const outcomes = new Map<string, ItemOutcome<void>>();
+  for (const request of merged) {
+    try {
+      await appendAlone(options, request);
+      outcomes.set(callKeyOf(request.call), { ok: true, value: undefined });
+    } catch (error) {
+      outcomes.set(callKeyOf(request.call), { ok: false, error });
+    }
+  }
+  return requests.map(
+    (request) => outcomes.get(callKeyOf(request.call)) ?? { ok: false, error: missingOutcome() },
+  );
+}
+
+const missingOutcome = () => new ToolbusError("A log request was left without an outcome.");
+
+/** One call's events, retried until they are in the log or the log shows they were already. */
+async function appendAlone(options: DynamoStoreOptions, request: LogRequest): Promise<void> {
+  let { call, events } = request;
+  for (let attempt = 1; events.length > 0; attempt++) {
+    try {
+      await transact(options, [{ call, events }]);
+      return;
+    } catch (error) {
+      if (!isCancelled(error) || attempt >= MAX_ATTEMPTS) throw unavailableAfter(error, attempt);
+      const reasons = cancellationCodes(error);
+      if (reasons.at(-1) === "ConditionalCheckFailed") {
+        // The call is marked already (or gone): what is left to log is what it does not say.
+        const stored = await readCall(options, call);
+        events = events.filter(
+          (event) => stored[LOG_SEQ_ATTRIBUTE[event.detailType]] === undefined,
+        );
+        call = stored;
+        if (!stored.result && events.some((event) => event.detailType === "ToolResultReceived")) {
+          throw new ValidationError("A result is logged only for a call that has one.", {
+            details: { parentRunId: call.parentRunId, callId: call.callId },
+          });
+        }
+      }
+      // A slot was taken: this process's idea of the run's end was stale.
+      if (reasons.slice(0, -1).includes("ConditionalCheckFailed")) {
+        runHeads(options).delete(call.parentRunId);
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * 2 ** attempt));
+    }
+  }
+}
+
+function unavailableAfter(error: unknown, attempt: number): unknown {
+  if (!isCancelled(error)) return error;
+  return new UnavailableError("The run's log could not be appended to; retry later.", {
+    cause: error,
+    context: { attempts: attempt, reasons: cancellationCodes(error) },
+  });
+}
+
+async function readCall(options: DynamoStoreOptions, call: CallRecord): Promise<CallRecord> {
+  const stored = await new DynamoCallStore(options).get(call.parentRunId, call.callId);
+  if (!stored) {
+    throw new ValidationError("An event names a call that was never recorded.", {
+      details: { parentRunId: call.parentRunId, callId: call.callId },
+    });
+  }
+  return stored;
+}
+
+/** Writes each request's entries at the end of its run and marks its call, all or nothing. */
+async function transact(options: DynamoStoreOptions, requests: LogRequest[]): Promise<void> {
+  const { client, tableName } = options;
+  const at = (options.now?.() ?? new Date()).toISOString();
+  const ends = new Map<string, number>();
+  const actions: NonNullable<
+    ConstructorParameters<typeof TransactWriteCommand>[0]["TransactItems"]
+  > = [];
+  const placed: { request: LogRequest; seqs: number[] }[] = [];
+  for (const request of requests) {
+    const runId = request.call.parentRunId;
+    let end = ends.get(runId) ?? (await headOf(options, runId));
+    const seqs: number[] = [];
+    for (const event of request.events) {
+      end += 1;
+      seqs.push(end);
+      actions.push({
+        Put: {
+          TableName: tableName,
+          Item: {
+            pk: runPartition(runId),
+            sk: logSortKey(end),
+            ...encodeJsonFields(event, LOG_JSON_FIELDS),
+          },
+          ConditionExpression: "attribute_not_exists(pk)",
+        },
+      });
+    }
+    ends.set(runId, end);
+    actions.push({ Update: { TableName: tableName, ...markCall(request, seqs, at) } });
+    placed.push({ request, seqs });
+  }
+  await client.send(new TransactWriteCommand({ TransactItems: actions }));
+  for (const [runId, end] of ends) rememberHead(options, runId, end);
+  const recent = recentCalls(options);
+  for (const { request, seqs } of placed) {
+    const known = recent.get(request.call.parentRunId, request.call.callId);
+    if (known) recent.remember({ ...known, ...markedFields(request, seqs, at) });
+  }
+}
+
+/** What logging these events sets on the call record. */
+function markedFields(request: LogRequest, seqs: number[], at: string) {
+  const fields: Partial<CallRecord> = {};
+  request.events.forEach((event, index) => {
+    fields[LOG_SEQ_ATTRIBUTE[event.detailType]] = seqs[index];
+    if (event.detailType === "ToolResultReceived") {
+      fields.resultPublishedAt = at;
+    }
+  });
+  return fields;
+}
+
+/**
+ * The call's marks, each only if not set: a second logging of one event cancels the
+ * transaction instead of writing a second entry. Logging the result takes the call off the
+ * outbox index.
+ */
+function markCall(request: LogRequest, seqs: number[], at: string) {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const sets: string[] = [];
+  const conditions = ["attribute_exists(pk)"];
+  let leavesIndex = false;
+  request.events.forEach((event, index) => {
+    const attribute = LOG_SEQ_ATTRIBUTE[event.detailType];
+    names[`#${attribute}`] = attribute;
+    values[`:${attribute}`] = seqs[index];
+    sets.push(`#${attribute} = :${attribute}`);
+    conditions.push(`attribute_not_exists(#${attribute})`);
+    if (event.detailType === "ToolResultReceived") {
+      names["#result"] = jsonAttribute("result");
+      names["#published"] = "resultPublishedAt";
+      values[":published"] = at;
+      sets.push("#published = :published");
+      conditions.push("attribute_exists(#result)");
+      leavesIndex = true;
+    }
+  });
+  return {
+    Key: callKey(request.call.parentRunId, request.call.callId),
+    UpdateExpression: `SET ${sets.join(", ")}${leavesIndex ? " REMOVE gsi2pk, gsi2sk" : ""}`,
+    ConditionExpression: conditions.join(" AND "),
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+  };
+}
+
+function isCancelled(error: unknown): boolean {
+  return error instanceof Error && error.name === "TransactionCanceledException";
+}
+
+/** The reason code of each action of a cancelled transaction, in order ("None" if it was fine). */
+function cancellationCodes(error: unknown): string[] {
+  const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
+  return (reasons ?? []).map((reason) => reason.Code ?? "None");
+}

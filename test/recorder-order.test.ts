@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { scheduledDetail } from "../packages/core/src/app/calls/dispatch";
+import type { CallRecord, CallResult } from "../packages/core/src/model/call";
+import { createRecorder } from "../packages/core/src/runtime/recorder";
+import {
+  createDocumentClient,
+  DynamoCallStore,
+  DynamoEventLog,
+} from "../packages/core/src/store/dynamodb";
+import { createTableInput } from "../packages/core/src/store/table";
+import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
+
+const client = testDynamoDbClient();
+const documents = createDocumentClient(client);
+let table: TestTable;
+let calls: DynamoCallStore;
+let log: DynamoEventLog;
+
+beforeAll(async () => {
+  const { TableName: _unused, ...definition } = createTableInput("unused");
+  table = await createTestTable(client, { ...definition, namePrefix: "recorder-order" });
+  calls = new DynamoCallStore({ client: documents, tableName: table.tableName });
+  log = new DynamoEventLog({ client: documents, tableName: table.tableName });
+});
+
+afterAll(async () => {
+  await table?.drop();
+  client.destroy();
+});
+
+const result: CallResult = {
+  status: "succeeded",
+  output: "42 words",
+  data: { words: 42 },
+  citations: [],
+  cached: false,
+  stale: false,
+  durationMs: 3,
+  resultBytes: 20,
+  truncated: false,
+  completedAt: "2026-01-01T00:00:02.000Z",
+};
+
+async function finishedCall(runId: string): Promise<CallRecord> {
+  await calls.create({
+    parentRunId: runId,
+    callId: "call-1",
+    toolId: "readability_analyzer",
+    toolset: "text_analysis",
+    toolVersion: "1",
+    input: { text: "Some text." },
+    inputHash: "h",
+    status: "pending",
+    requestedBy: { id: "tester", role: "member" },
+    scheduledAt: "2026-01-01T00:00:01.000Z",
+  });
+  await calls.claim(runId, "call-1", "2099-01-01T00:00:00.000Z");
+  const done = await calls.complete(runId, "call-1", result);
+  if (!done) throw new Error("not completed");
+  return done;
+}
+
+/** The bus envelopes Toolbus publishes for a call. */
+const envelope = (detailType: string, detail: Record<string, unknown>) => ({
+  source: "toolbus",
+  "detail-type": detailType,
+  time: "2026-01-01T00:00:02Z",
+  detail,
+});
+const scheduledEvent = (call: CallRecord) => envelope("ToolCallScheduled", scheduledDetail(call));
+const resultEvent = (call: CallRecord) =>
+  envelope("ToolResultReceived", {
+    ...result,
+    eventKey: `${call.parentRunId}/${call.callId}/result`,
+    parentRunId: call.parentRunId,
+    callId: call.callId,
+    toolId: call.toolId,
+    toolset: call.toolset,
+    resultOmitted: false,
+  });
+
+describe("the recorder's order within a call", () => {
+  it("logs a result that arrives before its scheduling after the scheduling, each once", async () => {
+    const call = await finishedCall("run-result-first");
+    const record = createRecorder(() => ({ events: log, calls }));
+
+    await record(resultEvent(call));
+    // The scheduling arrives late (retried by the bus, or announced again by the sweeper).
+    await record(scheduledEvent(call));
+    await record(resultEvent(call));
+
+    const { events } = await log.read("run-result-first");
+    expect(events.map((event) => event.detailType)).toEqual([
+      "ToolCallScheduled",
+      "ToolResultReceived",
+    ]);
+    expect(events[0]?.detail).toEqual(scheduledDetail(call));
+    expect(events[1]?.detail.output).toBe(result.output);
+  });
+
+  it("logs a scheduling and its result arriving at once, in that order", async () => {
+    const call = await finishedCall("run-together");
+    const record = createRecorder(() => ({ events: log, calls }));
+    await Promise.all([record(resultEvent(call)), record(scheduledEvent(call))]);
+    const { events } = await log.read("run-together");
+    expect(events.map((event) => event.detailType)).toEqual([
+      "ToolCallScheduled",
+      "ToolResultReceived",
+    ]);
+  });
+});
