@@ -9,6 +9,7 @@ import { benchLoad } from "./load";
 import { benchMatcher } from "./matcher";
 import { benchParsers } from "./parsers";
 import type { Measurement } from "./stats";
+import { benchStreams } from "./streams";
 
 const RESULTS = join(import.meta.dirname, "results");
 
@@ -49,6 +50,7 @@ const GROUPS: Record<string, () => Measurement[] | Promise<Measurement[]>> = {
   validation: benchValidation,
   external: benchExternalCalls,
   parsers: benchParsers,
+  streams: benchStreams,
 };
 
 async function main(): Promise<void> {

@@ -22,11 +22,13 @@ export const settled = () => toolbus.settled();
 /** The HTTPS API. Built at cold start from the environment; `app` is served as-is locally. */
 export const app = createApi({
   ...toolbus.apiDeps,
-  // Behind API Gateway a response is buffered: end event streams before the integration
-  // timeout, so followers reconnect with Last-Event-ID (long polling, in effect).
+  // Behind API Gateway a response is buffered: an event stream ends once it has sent events, or
+  // before the integration timeout, and followers reconnect with Last-Event-ID (long polling).
   // Locally the recorder runs in this process and wakes followers itself: polling is only the
   // fallback for appends made elsewhere.
-  ...(process.env.AWS_LAMBDA_FUNCTION_NAME ? { followMaxMs: 25_000 } : { followIntervalMs: 5_000 }),
+  ...(process.env.AWS_LAMBDA_FUNCTION_NAME
+    ? { followMaxMs: 25_000, followBuffered: true }
+    : { followIntervalMs: 5_000 }),
 });
 
 export const handler = handle(app);

@@ -179,6 +179,28 @@ describe("following a run over text/event-stream", () => {
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 
+  it("behind a buffering gateway, ends once it has sent events and has the client come back soon", async () => {
+    const app = createApi({
+      ...system.toolbus.apiDeps,
+      followIntervalMs: 20,
+      followMaxMs: 10_000,
+      followBuffered: true,
+    });
+    const runId = system.runId();
+    const started = Date.now();
+    const body = Promise.resolve(follow(app, `/v1/runs/${runId}/events`)).then((response) =>
+      response.text(),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await callTool(runId, "buffered");
+    const text = await body;
+    // Ended with the call's events, long before its maximum duration.
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(text.match(/^event: /gm)).toHaveLength(2);
+    expect(text).toContain("event: ToolCallScheduled");
+    expect(text).toMatch(/^retry: 20$/m);
+  });
+
   it("closes a stream within seconds once its key is revoked", async () => {
     const created = await system.request("/v1/keys", {
       method: "POST",

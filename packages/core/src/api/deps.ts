@@ -24,6 +24,12 @@ export interface ApiDeps {
   followIntervalMs?: number;
   /** Longest a `text/event-stream` follower stays connected, ms (default 15 min); it then reconnects. */
   followMaxMs?: number;
+  /**
+   * The response reaches the client only once it ends (API Gateway buffers it): a stream then
+   * ends as soon as it has sent events, and tells the client to reconnect within the poll
+   * interval (`retry:`), so each batch arrives when it is logged, not when the stream ends.
+   */
+  followBuffered?: boolean;
   /** Event streams one key may hold open in this process (default 20); more answer 429. */
   maxStreamsPerKey?: number;
   /** Interval of `: keep-alive` comments on an idle event stream, ms (default 15 s). */

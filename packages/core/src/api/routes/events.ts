@@ -32,6 +32,7 @@ export function registerEventRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): vo
     intervalMs: deps.followIntervalMs ?? DEFAULT_FOLLOW_INTERVAL_MS,
     maxMs: deps.followMaxMs ?? DEFAULT_FOLLOW_MAX_MS,
     keepAliveMs: deps.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
+    buffered: deps.followBuffered ?? false,
   };
   const streamsPerKey = deps.maxStreamsPerKey ?? DEFAULT_STREAMS_PER_KEY;
   const openStreams = new Map<string, number>();
@@ -125,6 +126,7 @@ interface FollowOptions {
   intervalMs: number;
   maxMs: number;
   keepAliveMs: number;
+  buffered: boolean;
 }
 
 /**
@@ -143,6 +145,7 @@ async function follow(c: Context<ApiEnv>, stream: SSEStreamingApi, options: Foll
 
   let page = options.first;
   let cursor = options.cursor;
+  let sent = 0;
   let lastWrite = Date.now();
   let keyCheckedAt = Date.now();
   const keyStillValid = c.get("keyStillValid");
@@ -160,11 +163,15 @@ async function follow(c: Context<ApiEnv>, stream: SSEStreamingApi, options: Foll
           event: event.detailType,
           data: JSON.stringify(event),
           ...(last && page.cursor ? { id: page.cursor } : {}),
+          ...(options.buffered && sent === 0 ? { retry: options.intervalMs } : {}),
         });
+        sent += 1;
         lastWrite = Date.now();
       }
       cursor = page.cursor ?? cursor;
       if (over()) return;
+      // Buffered, nothing reaches the client before the end: end with what there is.
+      if (options.buffered && sent > 0 && page.events.length < options.limit) return;
       // A full page means more backlog: read on at once. Otherwise we are live: wait for an
       // append or the poll interval, asking every second meanwhile whether the key still holds.
       if (page.events.length < options.limit) {
