@@ -384,3 +384,90 @@ describe("appends of one deployment", () => {
     }
   });
 });
+
+describe("the log of a process that alone writes its table (npm start)", () => {
+  /** A sole writer with its own client: its own memory of runs, as a freshly started process. */
+  function soleWriter() {
+    const own = testDynamoDbClient();
+    const sent: string[] = [];
+    own.middlewareStack.add(
+      (next, context) => (args) => {
+        sent.push(String(context.commandName));
+        return next(args);
+      },
+      { step: "initialize", name: "countCommands" },
+    );
+    const options = storeOptions({
+      dynamodb: own,
+      tableName: table.tableName,
+      writeLingerMs: 20,
+      soleWriter: true,
+    } as Deployment);
+    return { own, sent, log: new DynamoEventLog(options) };
+  }
+
+  it("appends with plain puts, a call's entries and its mark in one batch, and logs each event once", async () => {
+    const writer = soleWriter();
+    try {
+      const call = await finishedCall("run-sole", "call-1");
+      const later = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+      await Promise.all([
+        writer.log.append(call, [scheduled(call)]),
+        later(5).then(() => writer.log.append(call, [scheduled(call), resulted(call)])),
+      ]);
+      // Where the run ends is read once; then one batch: two entries and the mark.
+      expect(writer.sent).toEqual(["QueryCommand", "BatchWriteItemCommand"]);
+      await writer.log.append(call, [scheduled(call), resulted(call)]);
+      expect(keys((await log.read("run-sole")).events)).toEqual([
+        "run-sole/call-1/scheduled",
+        "run-sole/call-1/result",
+      ]);
+      const later2 = "2100-01-01T00:00:00.000Z";
+      const onOutbox = (await calls.listUnannounced(later2, 1000)).some(
+        (c) => c.parentRunId === "run-sole",
+      );
+      expect(onOutbox).toBe(false);
+      expect((await calls.get("run-sole", "call-1"))?.resultPublishedAt).toBeDefined();
+    } finally {
+      writer.own.destroy();
+    }
+  });
+
+  it("after a crash cut a batch, fills the empty place for readers and logs what was lost at the end", async () => {
+    const run = "run-cut";
+    const [a, b, c] = await Promise.all(
+      ["call-a", "call-b", "call-c"].map((id) => finishedCall(run, id)),
+    );
+    if (!a || !b || !c) throw new Error("not recorded");
+    // What a batch cut short leaves: places 1 and 3 written, 2 (call-b's) not.
+    for (const [seq, event] of [
+      [1, scheduled(a)],
+      [3, scheduled(c)],
+    ] as const) {
+      await documents.send(
+        new PutCommand({
+          TableName: table.tableName,
+          Item: { pk: `RUN#${run}`, sk: `LOG#${String(seq).padStart(16, "0")}`, ...event },
+        }),
+      );
+    }
+    const reader = await log.read(run);
+    expect(keys(reader.events)).toEqual([scheduled(a).eventKey]);
+
+    const writer = soleWriter();
+    try {
+      // The bus delivers both again after the restart: c's is in the log already, b's is not.
+      await writer.log.append(c, [scheduled(c)]);
+      await writer.log.append(b, [scheduled(b)]);
+    } finally {
+      writer.own.destroy();
+    }
+    expect(await storedPlaces(run)).toEqual(places(4));
+    // The waiting reader reads on past the filled place; nothing twice, nothing missed.
+    const next = await log.read(run, { cursor: reader.cursor });
+    expect(keys(next.events)).toEqual([scheduled(c).eventKey, scheduled(b).eventKey]);
+    expect(keys((await log.read(run)).events)).toEqual(
+      [a, c, b].map((call) => scheduled(call).eventKey),
+    );
+  });
+});

@@ -22,10 +22,12 @@ export interface Deployment {
    * serves many calls at once (`npm start`); a Lambda function serves one event at a time.
    */
   writeLingerMs?: number;
+  /** Only this process writes the table (`npm start`): see DynamoStoreOptions.soleWriter. */
+  soleWriter?: boolean;
 }
 
 /** What only the local runtime sets: its own transports and batching. */
-export type LocalDeploymentOptions = Pick<Deployment, "writeLingerMs"> & {
+export type LocalDeploymentOptions = Pick<Deployment, "writeLingerMs" | "soleWriter"> & {
   /** The bus in this process, reached without a socket; the HTTP endpoint stays for others. */
   eventBridge?: EventBridgeClient;
 };
@@ -93,6 +95,7 @@ function readDeployment(env: NodeJS.ProcessEnv, local: LocalDeploymentOptions): 
     dynamodb: new DynamoDBClient(DYNAMODB_CLIENT_OPTIONS),
     eventBridge: local.eventBridge ?? new EventBridgeClient(SDK_CLIENT_OPTIONS),
     ...(local.writeLingerMs ? { writeLingerMs: local.writeLingerMs } : {}),
+    ...(local.soleWriter ? { soleWriter: true } : {}),
     secret,
   };
 }

@@ -46,8 +46,8 @@ const options = z.object({
 });
 
 /**
- * Long enough for a call's two log entries (recorded within about a millisecond of each other)
- * to share one transaction; short enough that nobody reading a run's log notices.
+ * Long enough for a call's two log entries and its publication mark (recorded within about a
+ * millisecond of each other) to share one write; short enough that no reader notices.
  */
 const WRITE_LINGER_MS = 3;
 
@@ -140,11 +140,12 @@ async function main(): Promise<void> {
   });
   process.env.TOOLBUS_CONFIG ??= JSON.stringify({ stage: system.stage });
   // Our own process reaches the bus without a socket (the SDK client is the same, its
-  // transport is not); the HTTP endpoint serves everyone else. One process writes every log
-  // entry and publication mark, so its puts wait a moment to share a batch.
+  // transport is not); the HTTP endpoint serves everyone else. This process alone writes the
+  // table, so it appends run logs with plain puts that wait a moment to share a batch.
   const deployment = deploymentFromEnv(process.env, {
     eventBridge: system.eventBridge,
     writeLingerMs: WRITE_LINGER_MS,
+    soleWriter: true,
   });
   await ensureTable(deployment.dynamodb, deployment.tableName);
 

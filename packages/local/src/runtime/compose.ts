@@ -52,6 +52,8 @@ export async function composeLocalToolbus(
       dynamodb: options.dynamodb,
       eventBridge: options.eventBridge,
       ...(options.secret ? { secret: options.secret } : {}),
+      // One process runs everything, as under npm start.
+      soleWriter: true,
     },
     {
       tools: options.tools ?? builtinTools,

@@ -29,6 +29,12 @@ const JSON_FIELDS = ["input", "result"];
 const storedCall = (item: Record<string, unknown>): CallRecord =>
   parseStored(callRecord, decodeJsonFields(item, JSON_FIELDS), "call");
 
+/** A call record as its item, without index keys: put whole, it leaves every index. */
+export const callItem = (call: CallRecord): Record<string, unknown> => ({
+  ...callKey(call.parentRunId, call.callId),
+  ...encodeJsonFields(call, JSON_FIELDS),
+});
+
 /**
  * Call records: RUN#<runId> / CALL#<callId>, the record's fields as top-level attributes
  * (input and result as JSON text).

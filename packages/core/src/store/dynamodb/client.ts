@@ -13,8 +13,13 @@ export interface DynamoStoreOptions {
   tableName: string;
   /** Clock for timestamps the store sets itself (startedAt, revokedAt, updatedAt). */
   now?: () => Date;
-  /** How long a log append waits for others to share its transaction (log-writer.ts). */
+  /** How long a log append waits for others to share its write (log-writer.ts). */
   batchLingerMs?: number;
+  /**
+   * This process is the only one writing the table (`npm start`): run logs are appended with
+   * plain batched puts instead of transactions (log-sole-writer.ts).
+   */
+  soleWriter?: boolean;
 }
 
 const documentClients = new WeakMap<DynamoDBClient, DynamoDBDocumentClient>();

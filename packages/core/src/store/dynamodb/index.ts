@@ -41,6 +41,7 @@ export function storeOptions(deployment: Deployment): DynamoStoreOptions {
     client: createDocumentClient(deployment.dynamodb),
     tableName: deployment.tableName,
     ...(deployment.writeLingerMs ? { batchLingerMs: deployment.writeLingerMs } : {}),
+    ...(deployment.soleWriter ? { soleWriter: true } : {}),
   };
 }
 

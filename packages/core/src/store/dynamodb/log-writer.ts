@@ -1,33 +1,27 @@
 import { QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { ToolbusError, UnavailableError, ValidationError } from "../../errors";
 import type { CallRecord } from "../../model/call";
-import type { RunEvent } from "../../model/events";
 import { GroupCommit, type ItemOutcome } from "../../util/group-commit";
 import { DynamoCallStore } from "./calls";
 import type { DynamoStoreOptions } from "./client";
 import { callKey, LOG_PREFIX, logSeqOf, logSortKey, runPartition } from "./items";
 import { encodeJsonFields, jsonAttribute } from "./json-text";
+import {
+  callKeyOf,
+  LOG_JSON_FIELDS,
+  LOG_SEQ_ATTRIBUTE,
+  type LogRequest,
+  mergeByCall,
+} from "./log-requests";
+import { appendAsSoleWriter } from "./log-sole-writer";
 import { perTable } from "./per-table";
 import { recentCalls } from "./recent-calls";
 
-/** A call's events to log, in order, none of them logged yet as far as the caller knows. */
-export interface LogRequest {
-  call: CallRecord;
-  events: RunEvent[];
-}
-
-/** Where each detail type's place in the log is kept on the call record. */
-export const LOG_SEQ_ATTRIBUTE = {
-  ToolCallScheduled: "scheduledLogSeq",
-  ToolResultReceived: "resultLogSeq",
-} as const satisfies Record<RunEvent["detailType"], keyof CallRecord>;
-
-/** An event's detail carries a call's input or result: JSON text (see json-text.ts). */
-export const LOG_JSON_FIELDS = ["detail"];
-
-/** Requests per transaction: each is at most 3 actions (two entries, the call), under 100. */
-const MAX_REQUESTS = 25;
-/** Event bytes per transaction, well under its 4 MB with the calls' own items. */
+/** Requests one flush takes; they go in as many transactions as their calls need. */
+const MAX_REQUESTS = 200;
+/** Calls per transaction: each is at most 3 actions (two entries, the call), under 100. */
+const CALLS_PER_TRANSACTION = 33;
+/** Event bytes per flush, well under a transaction's 4 MB with the calls' own items. */
 const MAX_BYTES = 2_000_000;
 const MAX_ATTEMPTS = 8;
 /** Runs whose last place a process keeps in mind. */
@@ -49,13 +43,17 @@ const REMEMBERED_RUNS = 10_000;
  */
 export const logWriter = perTable(
   (options): GroupCommit<LogRequest, void> =>
-    new GroupCommit((requests) => flush(options, requests), {
-      maxItems: MAX_REQUESTS,
-      maxBytes: MAX_BYTES,
-      sizeOf: (request) => JSON.stringify(request.events).length,
-      maxInFlight: 1,
-      ...(options.batchLingerMs ? { lingerMs: options.batchLingerMs } : {}),
-    }),
+    new GroupCommit(
+      (requests) =>
+        options.soleWriter ? appendAsSoleWriter(options, requests) : flush(options, requests),
+      {
+        maxItems: MAX_REQUESTS,
+        maxBytes: MAX_BYTES,
+        sizeOf: (request) => JSON.stringify(request.events).length,
+        maxInFlight: 1,
+        ...(options.batchLingerMs ? { lingerMs: options.batchLingerMs } : {}),
+      },
+    ),
 );
 
 /** The last place of each run this process wrote or read, per table: no Query per append. */
@@ -90,54 +88,60 @@ async function headOf(options: DynamoStoreOptions, runId: string): Promise<numbe
   return last ? logSeqOf(String(last.sk)) : 0;
 }
 
-const callKeyOf = (call: CallRecord) => `${call.parentRunId}\n${call.callId}`;
-
-/** Requests for one call become one (a transaction names an item once), events in order. */
-function mergeByCall(requests: LogRequest[]): LogRequest[] {
-  const merged = new Map<string, LogRequest>();
-  for (const request of requests) {
-    const known = merged.get(callKeyOf(request.call));
-    const events = [...(known?.events ?? []), ...request.events];
-    merged.set(callKeyOf(request.call), {
-      call: request.call,
-      events: events.filter(
-        (event, index) =>
-          events.findIndex((other) => other.detailType === event.detailType) === index,
-      ),
-    });
-  }
-  return [...merged.values()];
-}
-
 async function flush(
   options: DynamoStoreOptions,
   requests: LogRequest[],
 ): Promise<ItemOutcome<void>[]> {
   const merged = mergeByCall(requests).filter((request) => request.events.length > 0);
-  if (merged.length > 1) {
+  const outcomes = new Map<string, ItemOutcome<void>>();
+  for (let start = 0; start < merged.length; start += CALLS_PER_TRANSACTION) {
+    const chunk = merged.slice(start, start + CALLS_PER_TRANSACTION);
+    for (const [key, outcome] of await flushChunk(options, chunk)) outcomes.set(key, outcome);
+  }
+  return requests.map(
+    (request) =>
+      outcomes.get(callKeyOf(request.call)) ??
+      // A request with nothing left to log (all its events were marked): done.
+      (request.events.length === 0 ? { ok: true, value: undefined } : missingOutcome()),
+  );
+}
+
+/** One transaction for the chunk; if any call in it conflicts, each call on its own. */
+async function flushChunk(
+  options: DynamoStoreOptions,
+  chunk: LogRequest[],
+): Promise<Map<string, ItemOutcome<void>>> {
+  const outcomes = new Map<string, ItemOutcome<void>>();
+  if (chunk.length > 1) {
     try {
-      await transact(options, merged);
-      return requests.map(() => ({ ok: true, value: undefined }));
+      await transact(options, chunk);
+      for (const request of chunk) outcomes.set(callKeyOf(request.call), done);
+      return outcomes;
     } catch (error) {
-      // One request's conflict cancels them all: each goes again on its own, below.
-      if (!isCancelled(error)) return requests.map(() => ({ ok: false, error }));
+      if (!isCancelled(error)) {
+        for (const request of chunk) outcomes.set(callKeyOf(request.call), { ok: false, error });
+        return outcomes;
+      }
+      // One call's conflict cancels them all: each goes again on its own, below.
     }
   }
-  const outcomes = new Map<string, ItemOutcome<void>>();
-  for (const request of merged) {
+  for (const request of chunk) {
     try {
       await appendAlone(options, request);
-      outcomes.set(callKeyOf(request.call), { ok: true, value: undefined });
+      outcomes.set(callKeyOf(request.call), done);
     } catch (error) {
       outcomes.set(callKeyOf(request.call), { ok: false, error });
     }
   }
-  return requests.map(
-    (request) => outcomes.get(callKeyOf(request.call)) ?? { ok: false, error: missingOutcome() },
-  );
+  return outcomes;
 }
 
-const missingOutcome = () => new ToolbusError("A log request was left without an outcome.");
+const done: ItemOutcome<void> = { ok: true, value: undefined };
+
+const missingOutcome = (): ItemOutcome<void> => ({
+  ok: false,
+  error: new ToolbusError("A log request was left without an outcome."),
+});
 
 /** One call's events, retried until they are in the log or the log shows they were already. */
 async function appendAlone(options: DynamoStoreOptions, request: LogRequest): Promise<void> {

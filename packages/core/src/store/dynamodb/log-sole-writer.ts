@@ -1,0 +1,166 @@
+import { BatchWriteCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { UnavailableError } from "../../errors";
+import type { CallRecord } from "../../model/call";
+import type { ItemOutcome } from "../../util/group-commit";
+import { callItem } from "./calls";
+import type { DynamoStoreOptions } from "./client";
+import { LEGACY_EVENT_PREFIX, LOG_PREFIX, logSeqOf, logSortKey, runPartition } from "./items";
+import { encodeJsonFields } from "./json-text";
+import { LOG_JSON_FIELDS, type LogRequest, mergeByCall } from "./log-requests";
+import { perTable } from "./per-table";
+import { recentCalls } from "./recent-calls";
+
+type Item = Record<string, unknown>;
+
+/** BatchWriteItem takes at most 25 items; what it leaves unprocessed is sent again. */
+const BATCH = 25;
+const MAX_ATTEMPTS = 4;
+/** Runs whose log a process keeps in mind (where it ends, which events it holds). */
+const REMEMBERED_RUNS = 1_000;
+
+/** What the only writer knows of a run's log: where it ends and which events it holds. */
+interface RunLog {
+  end: number;
+  keys: Set<string>;
+}
+
+/**
+ * Appending where one process writes the whole table (`npm start`): it knows where each run's
+ * log ends and which events it holds, so entries and marks go out as plain puts in one
+ * BatchWriteItem, with no transaction. (DynamoDB Local runs a transaction while holding up
+ * every other request: transactions there cost a call more than they cost the recorder.)
+ *
+ * A crash can cut a batch short. So what the process knows of a run is read from the table the
+ * first time it appends to the run, and again after any failed write: an empty place left by a
+ * cut batch is filled with a skip entry that readers pass over, and the events it lost come
+ * back (the bus delivers again what it had not finished) and go at the end.
+ */
+export async function appendAsSoleWriter(
+  options: DynamoStoreOptions,
+  requests: LogRequest[],
+): Promise<ItemOutcome<void>[]> {
+  const known = soleWriterMemory(options);
+  const at = (options.now?.() ?? new Date()).toISOString();
+  const items: Item[] = [];
+  const marked: CallRecord[] = [];
+  const touched = new Set<string>();
+  try {
+    for (const request of mergeByCall(requests)) {
+      const runId = request.call.parentRunId;
+      touched.add(runId);
+      const log = known.get(runId) ?? (await readRunLog(options, runId));
+      known.delete(runId);
+      known.set(runId, log);
+      for (const event of request.events) {
+        if (log.keys.has(event.eventKey)) continue;
+        log.end += 1;
+        log.keys.add(event.eventKey);
+        items.push({
+          pk: runPartition(runId),
+          sk: logSortKey(log.end),
+          ...encodeJsonFields(event, LOG_JSON_FIELDS),
+        });
+      }
+      const mark = publicationMark(request, at);
+      if (mark) {
+        items.push(callItem(mark));
+        marked.push(mark);
+      }
+    }
+    while (known.size > REMEMBERED_RUNS) {
+      const oldest = known.keys().next();
+      if (oldest.done) break;
+      known.delete(oldest.value);
+    }
+    for (let start = 0; start < items.length; start += BATCH) {
+      await putAll(options, items.slice(start, start + BATCH));
+    }
+  } catch (error) {
+    // What reached the table is unknown: read the runs again before the next append.
+    for (const runId of touched) known.delete(runId);
+    return requests.map(() => ({ ok: false, error }));
+  }
+  const recent = recentCalls(options);
+  for (const call of marked) recent.remember(call);
+  return requests.map(() => ({ ok: true, value: undefined }));
+}
+
+const soleWriterMemory = perTable(() => new Map<string, RunLog>());
+
+/**
+ * The finished call marked published (`resultPublishedAt`), to be put whole, off the outbox
+ * index, when its result passes through here and it is not marked yet: logged now, or logged
+ * before a crash cut off its mark. After `complete` nothing else writes a call, so a whole put
+ * is safe.
+ */
+function publicationMark(request: LogRequest, at: string): CallRecord | undefined {
+  const { call } = request;
+  const hasResult = request.events.some((event) => event.detailType === "ToolResultReceived");
+  if (!hasResult || !call.result || call.resultPublishedAt) return undefined;
+  return { ...call, resultPublishedAt: at };
+}
+
+/**
+ * The run's log as stored: its end and its events' keys. Places a cut batch left empty are
+ * filled with skip entries, so readers waiting at them read on.
+ */
+async function readRunLog(options: DynamoStoreOptions, runId: string): Promise<RunLog> {
+  const { client, tableName } = options;
+  const pk = runPartition(runId);
+  const keys = new Set<string>();
+  const seqs: number[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await client.send(
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
+        ExpressionAttributeValues: {
+          ":pk": pk,
+          ":from": LEGACY_EVENT_PREFIX,
+          ":to": `${LOG_PREFIX}~`,
+        },
+        ProjectionExpression: "sk, eventKey",
+        ExclusiveStartKey: startKey,
+        ConsistentRead: true,
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      if (typeof item.eventKey === "string") keys.add(item.eventKey);
+      const seq = logSeqOf(String(item.sk));
+      if (seq > 0) seqs.push(seq);
+    }
+    startKey = page.LastEvaluatedKey;
+  } while (startKey !== undefined);
+  const end = seqs.at(-1) ?? 0;
+  const present = new Set(seqs);
+  const holes: Item[] = [];
+  for (let seq = 1; seq < end; seq++) {
+    if (!present.has(seq)) holes.push({ pk, sk: logSortKey(seq), skip: true });
+  }
+  for (let start = 0; start < holes.length; start += BATCH) {
+    await putAll(options, holes.slice(start, start + BATCH));
+  }
+  return { end, keys };
+}
+
+/** One BatchWriteItem (a PutItem for one item), plus retries of what it left unprocessed. */
+async function putAll(options: DynamoStoreOptions, items: Item[]): Promise<void> {
+  const { client, tableName } = options;
+  let pending = items;
+  for (let attempt = 1; pending.length > 0; attempt++) {
+    const { UnprocessedItems } = await client.send(
+      new BatchWriteCommand({
+        RequestItems: { [tableName]: pending.map((Item) => ({ PutRequest: { Item } })) },
+      }),
+    );
+    pending = (UnprocessedItems?.[tableName] ?? []).flatMap((request) =>
+      request.PutRequest?.Item ? [request.PutRequest.Item] : [],
+    );
+    if (pending.length === 0) return;
+    if (attempt >= MAX_ATTEMPTS) {
+      throw new UnavailableError("The data store is unavailable; retry later.");
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** attempt * Math.random()));
+  }
+}
