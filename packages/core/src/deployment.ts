@@ -1,6 +1,6 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
-import { z } from "zod";
+import * as z from "zod";
 import { loadStageConfig, type StageConfig } from "./config";
 import { ValidationError, zodIssues } from "./errors";
 import type { SecretSource } from "./outbound/types";
