@@ -1,4 +1,4 @@
-import type { CapabilityDetector } from "@toolbus/core";
+import type { CapabilityDetector } from "@toolbus/core/capabilities";
 import type { SecretSource } from "@toolbus/core/outbound";
 import * as z from "zod";
 import { GOOGLE_CALENDAR_CREDENTIALS, readServiceAccountKey } from "./google";
