@@ -20,7 +20,44 @@ export const BUNDLE_BUDGETS_KB = {
  * keeps it over. A ceiling, not an exemption: the stack tests fail if one grows, and fail once
  * it fits its budget so the entry is removed.
  */
-export const OVER_BUDGET: Readonly<Record<string, { ceilingKB: number; blockedBy: string }>> = {};
+export const OVER_BUDGET: Readonly<Record<string, { ceilingKB: number; blockedBy: string }>> = {
+  api: {
+    ceilingKB: 1_900,
+    blockedBy:
+      "zod's locales (~370 KB) through `import { z }` in app/calls/request.ts and " +
+      "app/calls/lambda-dispatcher.ts; then Ajv, yaml, the MCP SDK and every tool it serves",
+  },
+  recorder: {
+    ceilingKB: 750,
+    blockedBy: "zod's locales (~370 KB) through `import { z }` in runtime/recorder.ts",
+  },
+  "external/http": {
+    ceilingKB: 785,
+    blockedBy:
+      "Ajv (~120 KB), the MCP SDK (~80 KB) and SSM's client (~80 KB), all loaded statically",
+  },
+  "external/mcp": {
+    ceilingKB: 785,
+    blockedBy:
+      "Ajv (~120 KB), the MCP SDK (~80 KB) and SSM's client (~80 KB), all loaded statically",
+  },
+  "tools/calendar": {
+    ceilingKB: 665,
+    blockedBy: "ical.js (~77 KB), windows-iana (~41 KB) and SSM's client (~83 KB)",
+  },
+  "tools/github_api": {
+    ceilingKB: 535,
+    blockedBy: "SSM's client (~83 KB: every SSM error class and schema, not tree-shakable)",
+  },
+  "tools/rss_feed": {
+    ceilingKB: 565,
+    blockedBy: "fast-xml-parser, htmlparser2 and entities (~83 KB), which the tool runs",
+  },
+  "tools/web_search": {
+    ceilingKB: 585,
+    blockedBy: "SSM's client (~83 KB) and htmlparser2 with entities (~52 KB)",
+  },
+};
 
 /** The budget kind of a wiring-table handler (`tools/web_search`, `external/http`, `api`, ...). */
 export function budgetKind(handler: string): keyof typeof BUNDLE_BUDGETS_KB {
