@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { cpus } from "node:os";
 import { join } from "node:path";
+import { benchBundles } from "./bundles";
 import { benchBus } from "./bus";
 import { benchCalls } from "./calls";
 import { benchExternalCalls, benchValidation } from "./external";
@@ -51,6 +52,7 @@ const GROUPS: Record<string, () => Measurement[] | Promise<Measurement[]>> = {
   external: benchExternalCalls,
   parsers: benchParsers,
   streams: benchStreams,
+  bundles: benchBundles,
 };
 
 async function main(): Promise<void> {

@@ -1,5 +1,6 @@
 import { createToolbus, deploymentFromEnv } from "@toolbus/core";
 import { createApi } from "@toolbus/core/api";
+import { withFunctionSecrets } from "@toolbus/core/deployment";
 import { lambdaDispatcherFromEnv } from "@toolbus/core/dispatch";
 import { builtinCapabilities, builtinTools, builtinToolsets } from "@toolbus/tools";
 import { handle } from "hono/aws-lambda";
@@ -31,4 +32,5 @@ export const app = createApi({
     : { followIntervalMs: 5_000 }),
 });
 
-export const handler = handle(app);
+/** The admin key and the tools' secrets are bound: read from SSM on the first request. */
+export const handler = withFunctionSecrets(handle(app));

@@ -22,14 +22,8 @@ import type * as lambda from "aws-cdk-lib/aws-lambda";
 import * as logs from "aws-cdk-lib/aws-logs";
 import * as sqs from "aws-cdk-lib/aws-sqs";
 import { Config as SstConfig } from "sst/config.js";
-import {
-  Api,
-  Config,
-  type FunctionProps,
-  Script,
-  Function as SstFunction,
-  type StackContext,
-} from "sst/constructs";
+import { Api, Config, Script, Function as SstFunction, type StackContext } from "sst/constructs";
+import { NODEJS } from "./bundling";
 import { type StackConfig, stackConfigFor } from "./config";
 
 /** CDK context key that replaces the stage's config file (tests, one-off experiments). */
@@ -37,20 +31,6 @@ export const CONFIG_CONTEXT = "toolbus:config";
 
 /** The admin key is the API's own; every other secret belongs to a tool (its spec's setup). */
 export const ADMIN_KEY_SECRET = "TOOLBUS_ADMIN_KEY";
-
-/**
- * How every function is bundled: ESM for Node 22 on Graviton, minified, and self-contained —
- * the AWS SDK is bundled (nothing is external) rather than taken from the runtime, so a
- * function runs the SDK version it was tested with. No source maps: they would only feed the
- * SST console and cost an upload custom resource.
- */
-const NODEJS: FunctionProps["nodejs"] = {
-  format: "esm",
-  minify: true,
-  sourcemap: false,
-  install: [],
-  esbuild: { external: [] },
-};
 
 /** The secrets a tool reads, from its spec (setup fields that name a secret). */
 export function toolSecrets(tool: AnyToolDefinition): string[] {

@@ -1,8 +1,13 @@
+import { withFunctionSecrets } from "@toolbus/core/deployment";
 import { createToolHandler, deploymentFromEnv, toolRuntimeDeps } from "@toolbus/core/runtime";
-import { calendar } from "@toolbus/tools/calendar";
-import { builtinCapabilities } from "@toolbus/tools/capabilities";
+import { calendar, googleCalendarCapability } from "@toolbus/tools/calendar";
 
-/** Runs scheduled calendar calls delivered by the bus. */
-export const handler = createToolHandler(calendar, () =>
-  toolRuntimeDeps(deploymentFromEnv(), { capabilities: builtinCapabilities }),
+/**
+ * Runs scheduled calendar calls delivered by the bus.
+ * Only what this tool runs: its module, the detectors of the capabilities it requires, and SSM for the secrets its function binds, loaded on the first event.
+ */
+export const handler = withFunctionSecrets(
+  createToolHandler(calendar, () =>
+    toolRuntimeDeps(deploymentFromEnv(), { capabilities: [googleCalendarCapability] }),
+  ),
 );

@@ -1,8 +1,13 @@
+import { withFunctionSecrets } from "@toolbus/core/deployment";
 import { createToolHandler, deploymentFromEnv, toolRuntimeDeps } from "@toolbus/core/runtime";
-import { builtinCapabilities } from "@toolbus/tools/capabilities";
-import { githubApi } from "@toolbus/tools/github";
+import { githubApi, githubTokenCapability } from "@toolbus/tools/github";
 
-/** Runs scheduled github_api calls delivered by the bus. */
-export const handler = createToolHandler(githubApi, () =>
-  toolRuntimeDeps(deploymentFromEnv(), { capabilities: builtinCapabilities }),
+/**
+ * Runs scheduled github_api calls delivered by the bus.
+ * Only what this tool runs: its module, the detectors of the capabilities it requires, and SSM for the secrets its function binds, loaded on the first event.
+ */
+export const handler = withFunctionSecrets(
+  createToolHandler(githubApi, () =>
+    toolRuntimeDeps(deploymentFromEnv(), { capabilities: [githubTokenCapability] }),
+  ),
 );

@@ -1,8 +1,9 @@
 import { createToolHandler, deploymentFromEnv, toolRuntimeDeps } from "@toolbus/core/runtime";
-import { builtinCapabilities } from "@toolbus/tools/capabilities";
 import { linkValidator } from "@toolbus/tools/link-validator";
 
-/** Runs scheduled link_validator calls delivered by the bus. */
-export const handler = createToolHandler(linkValidator, () =>
-  toolRuntimeDeps(deploymentFromEnv(), { capabilities: builtinCapabilities }),
-);
+/**
+ * Runs scheduled link_validator calls delivered by the bus.
+ * Only what this tool runs: its module and the detectors of the capabilities it requires; no
+ * SSM client, as its function binds no secret.
+ */
+export const handler = createToolHandler(linkValidator, () => toolRuntimeDeps(deploymentFromEnv()));

@@ -1,8 +1,9 @@
 import { createToolHandler, deploymentFromEnv, toolRuntimeDeps } from "@toolbus/core/runtime";
-import { builtinCapabilities } from "@toolbus/tools/capabilities";
 import { staticLinks } from "@toolbus/tools/static-links";
 
-/** Runs scheduled static_links calls delivered by the bus. */
-export const handler = createToolHandler(staticLinks, () =>
-  toolRuntimeDeps(deploymentFromEnv(), { capabilities: builtinCapabilities }),
-);
+/**
+ * Runs scheduled static_links calls delivered by the bus.
+ * Only what this tool runs: its module and the detectors of the capabilities it requires; no
+ * SSM client, as its function binds no secret.
+ */
+export const handler = createToolHandler(staticLinks, () => toolRuntimeDeps(deploymentFromEnv()));

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { z } from "zod";
+import * as z from "zod";
 import { type Issue, ValidationError, zodIssues } from "./errors";
 import { nearest } from "./util/nearest";
 

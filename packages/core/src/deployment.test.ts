@@ -29,6 +29,22 @@ describe("deploymentFromEnv", () => {
   });
 });
 
+describe("the admin key", () => {
+  it("is read at use, so a key bound after start-up (loaded on the first event) is seen", () => {
+    const variables = env("toolbus-admin");
+    const deployment = deploymentFromEnv(variables);
+    expect(deployment.adminKey).toBeUndefined();
+    variables.TOOLBUS_ADMIN_KEY = "a-key-of-at-least-24-characters";
+    expect(deployment.adminKey).toBe("a-key-of-at-least-24-characters");
+  });
+
+  it("refuses a short key from the environment at once", () => {
+    expect(() =>
+      deploymentFromEnv({ ...env("toolbus-short"), TOOLBUS_ADMIN_KEY: "short" }),
+    ).toThrow(ValidationError);
+  });
+});
+
 describe("environmentSecrets", () => {
   it("reads the environment at use, so a value set later is seen", () => {
     const variables: NodeJS.ProcessEnv = {};

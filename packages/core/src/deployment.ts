@@ -1,6 +1,6 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
-import { z } from "zod";
+import * as z from "zod";
 import { loadStageConfig, type StageConfig } from "./config";
 import { ValidationError, zodIssues } from "./errors";
 import type { SecretSource } from "./outbound/types";
@@ -12,6 +12,7 @@ export interface Deployment {
   config: StageConfig;
   tableName: string;
   busName: string;
+  /** The bootstrap admin key; read at use, since a bound secret is loaded on the first event. */
   adminKey?: string;
   dynamodb: DynamoDBClient;
   eventBridge: EventBridgeClient;
@@ -35,22 +36,67 @@ export type LocalDeploymentOptions = Pick<Deployment, "writeLingerMs" | "soleWri
 const environment = z.object({
   TOOLBUS_TABLE: z.string().min(3).max(255),
   TOOLBUS_BUS: z.string().min(1).max(256),
-  TOOLBUS_ADMIN_KEY: z
-    .string()
-    .min(24, "TOOLBUS_ADMIN_KEY must be at least 24 characters")
-    .optional(),
 });
 
+const adminKeySchema = z
+  .string()
+  .min(24, "TOOLBUS_ADMIN_KEY must be at least 24 characters")
+  .optional();
+
 /**
- * This function's secrets: environment variables, or on AWS the SST-bound secrets, fetched
- * from SSM here, before any handler module's body runs (ESM finishes this await first), once
- * per cold start. Locally nothing is bound and this resolves at once without loading SSM.
+ * The secrets SST bound to this function, once `loadFunctionSecrets` has fetched them; none
+ * before. Nothing is read at import: a cold start reaches SSM on its first event, never while
+ * Lambda initializes the module (a failed read there would fail every init, not one event).
  */
-export const functionSecrets: SecretSource = await loadSecrets(boundSecretNames(process.env));
+let boundSecrets: SecretSource = () => undefined;
+let boundSecretsLoad: Promise<void> | undefined;
+
+/** This function's bound secrets: empty until `loadFunctionSecrets` resolves. */
+export const functionSecrets: SecretSource = (name) => boundSecrets(name);
+
+/**
+ * Fetches this function's bound secrets from SSM once per container (locally nothing is bound
+ * and it resolves at once). A failed read is not kept: the next event tries again. Only entry
+ * points whose function binds a secret call it (through `withFunctionSecrets`), so only their
+ * bundles carry the SSM client.
+ */
+export function loadFunctionSecrets(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  boundSecretsLoad ??= loadSecrets(boundSecretNames(env), env).then(
+    (source) => {
+      boundSecrets = source;
+    },
+    (error: unknown) => {
+      boundSecretsLoad = undefined;
+      throw error;
+    },
+  );
+  return boundSecretsLoad;
+}
+
+/** A handler that first makes sure this function's bound secrets are loaded. */
+export function withFunctionSecrets<A extends unknown[], R>(
+  handler: (...args: A) => R | Promise<R>,
+): (...args: A) => Promise<R> {
+  return async (...args) => {
+    await loadFunctionSecrets();
+    return handler(...args);
+  };
+}
 
 /** Environment variables first, read at use (a local change is seen without a restart); then the secrets SST bound to this function. */
 export function environmentSecrets(env: NodeJS.ProcessEnv = process.env): SecretSource {
   return firstSecret((name) => env[name], functionSecrets);
+}
+
+/** The bootstrap admin key, read at use: on AWS it is a bound secret, loaded on first event. */
+function adminKeyOf(secret: SecretSource): string | undefined {
+  const parsed = adminKeySchema.safeParse(secret("TOOLBUS_ADMIN_KEY"));
+  if (!parsed.success) {
+    throw new ValidationError("The function's environment is incomplete.", {
+      details: zodIssues(parsed.error.issues, "TOOLBUS_ADMIN_KEY"),
+    });
+  }
+  return parsed.data;
 }
 
 let cached: Deployment | undefined;
@@ -80,17 +126,21 @@ export function deploymentFromEnv(
 
 function readDeployment(env: NodeJS.ProcessEnv, local: LocalDeploymentOptions): Deployment {
   const secret = environmentSecrets(env);
-  const parsed = environment.safeParse({ ...env, TOOLBUS_ADMIN_KEY: secret("TOOLBUS_ADMIN_KEY") });
+  const parsed = environment.safeParse(env);
   if (!parsed.success) {
     throw new ValidationError("The function's environment is incomplete.", {
       details: zodIssues(parsed.error.issues, "(environment)"),
     });
   }
+  // A key in the environment is checked now; a bound one when it has been loaded.
+  if (env.TOOLBUS_ADMIN_KEY) adminKeyOf(secret);
   return {
     config: loadStageConfig(env),
     tableName: parsed.data.TOOLBUS_TABLE,
     busName: parsed.data.TOOLBUS_BUS,
-    ...(parsed.data.TOOLBUS_ADMIN_KEY ? { adminKey: parsed.data.TOOLBUS_ADMIN_KEY } : {}),
+    get adminKey() {
+      return adminKeyOf(secret);
+    },
     // Not for DynamoDB: its document client refuses cacheMiddleware.
     dynamodb: new DynamoDBClient(DYNAMODB_CLIENT_OPTIONS),
     eventBridge: local.eventBridge ?? new EventBridgeClient(SDK_CLIENT_OPTIONS),

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { ToolbusError } from "./errors";
 import type { Citation, Failure } from "./model/call";
 import { type ToolSpec, type ToolSpecInput, toolSpec } from "./model/tool";

@@ -171,7 +171,8 @@ export function createToolbus(
         dynamoProbe(store),
         busProbe(deployment.eventBridge, deployment.busName),
       ]),
-      ...(deployment.adminKey ? { adminKey: deployment.adminKey } : {}),
+      // Read per request: on AWS the key is a bound secret, loaded on the function's first event.
+      adminKey: () => deployment.adminKey,
     },
     settled: async () => {
       await dispatcher.idle?.();

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** The `source` of every event Toolbus publishes. */
 export const EVENT_SOURCE = "toolbus";

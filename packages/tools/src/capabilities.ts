@@ -1,33 +1,18 @@
-import { type CapabilityDetector, networkCapability, secretCapability } from "@toolbus/core";
-import { calendarCapability } from "./calendar/capability";
-import { githubSettings } from "./github";
+import { type CapabilityDetector, networkCapability } from "@toolbus/core/capabilities";
+import { googleCalendarCapability } from "./calendar/capability";
+import { githubTokenCapability } from "./github/capability";
+import { searchApiKeyCapability } from "./web-search/capability";
+
+/*
+ * Each detector lives beside its tool, so a tool's function imports only the detectors its
+ * tool requires; the API and the seed, which detect every capability, take them all here.
+ */
+export { githubTokenCapability, googleCalendarCapability, searchApiKeyCapability };
 
 /** The capabilities the built-in tools require, with how each is detected and verified. */
 export const builtinCapabilities: readonly CapabilityDetector[] = Object.freeze([
-  secretCapability(
-    "github_token",
-    "GITHUB_TOKEN",
-    "A GitHub token for the GitHub REST API.",
-    async ({ config, secret, http }) => {
-      const settings = githubSettings.parse(config.tools.github_api ?? {});
-      const response = await http.request(`${settings.baseUrl.replace(/\/$/, "")}/user`, {
-        headers: { authorization: `Bearer ${secret("GITHUB_TOKEN")}` },
-        retries: 0,
-      });
-      return response.status === 200
-        ? { available: true, source: "secret:GITHUB_TOKEN (verified)" }
-        : {
-            available: false,
-            reason: `GitHub refused GITHUB_TOKEN (${response.status}).`,
-            source: "secret:GITHUB_TOKEN",
-          };
-    },
-  ),
-  secretCapability("search_api_key", "SEARCH_API_KEY", "An API key for the Brave Search API."),
-  {
-    name: "google_calendar",
-    description: "A Google service account or public ICS feeds for the calendar tool.",
-    detect: ({ config, secret }) => calendarCapability(config.tools.calendar ?? {}, secret),
-  },
+  githubTokenCapability,
+  searchApiKeyCapability,
+  googleCalendarCapability,
   networkCapability,
 ]);

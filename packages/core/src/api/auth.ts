@@ -19,9 +19,17 @@ export const ADMIN_BOOTSTRAP_ID = "admin-bootstrap";
 export function authenticate(deps: {
   config: StageConfig;
   keys: KeyStore;
-  adminKey?: string;
+  adminKey?: string | (() => string | undefined);
 }): MiddlewareHandler<ApiEnv> {
-  const adminDigest = deps.adminKey ? digest(deps.adminKey) : undefined;
+  const adminKey = deps.adminKey;
+  // The digest of the key last seen: a key read at use is hashed once, not per request.
+  let digested: { key: string; digest: Buffer } | undefined;
+  const adminDigest = () => {
+    const key = typeof adminKey === "function" ? adminKey() : adminKey;
+    if (!key) return undefined;
+    if (digested?.key !== key) digested = { key, digest: digest(key) };
+    return digested.digest;
+  };
   const highestRole =
     deps.config.roles[deps.config.roles.length - 1] ?? deps.config.permissions.admin;
 
@@ -36,7 +44,8 @@ export function authenticate(deps: {
     }
     // Compared as digests so both sides have the same length and the comparison takes the
     // same time whatever the key.
-    if (adminDigest && timingSafeEqual(digest(key), adminDigest)) {
+    const admin = adminDigest();
+    if (admin && timingSafeEqual(digest(key), admin)) {
       c.set("principal", { id: ADMIN_BOOTSTRAP_ID, role: highestRole });
       // The configured key lives as long as the configuration.
       c.set("keyStillValid", async () => true);

@@ -18,8 +18,11 @@ export interface ApiDeps {
   registered?: RegisteredToolsets;
   /** Whether DynamoDB and the bus answer, for `/health`; without it `/health` reports the stage only. */
   health?: HealthService;
-  /** The bootstrap admin key from configuration (TOOLBUS_ADMIN_KEY), compared in constant time. */
-  adminKey?: string;
+  /**
+   * The bootstrap admin key from configuration (TOOLBUS_ADMIN_KEY), compared in constant time;
+   * a function is asked on every request (on AWS the key is a secret loaded on first use).
+   */
+  adminKey?: string | (() => string | undefined);
   /** Poll interval for `text/event-stream` followers, ms. */
   followIntervalMs?: number;
   /** Longest a `text/event-stream` follower stays connected, ms (default 15 min); it then reconnects. */

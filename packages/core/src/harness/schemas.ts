@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { AGENT_NAME, AGENT_NAME_RULE, type Agent } from "./agent";
 import {
   addMcpTools,

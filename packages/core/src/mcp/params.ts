@@ -7,7 +7,7 @@ import {
   safeParse,
 } from "@modelcontextprotocol/sdk/server/zod-compat.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { z } from "zod";
+import * as z from "zod";
 
 /** At most this many problems are named in one message; the rest are counted. */
 const MAX_NAMED_ISSUES = 5;

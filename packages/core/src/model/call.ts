@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { callId, runId, toolId, toolsetName } from "./ids";
 
 export const FAILURE_KINDS = [

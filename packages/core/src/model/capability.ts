@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { capabilityName } from "./ids";
 
 /** Whether this stage has something tools need, why not, and where that was read from. */

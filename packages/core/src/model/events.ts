@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { callResult, principal } from "./call";
 import { callId, runId, toolId, toolsetName } from "./ids";
 

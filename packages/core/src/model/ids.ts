@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** Run and call ids come from callers and end up in keys and URLs: keep them boring. */
 export const runId = z

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Secrets are read from the environment by name, where a Lambda function also holds its own

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { toolsetName } from "./ids";
 import { HTTP_METHODS, secretHeader } from "./implementation";
 import { label, prose } from "./text";

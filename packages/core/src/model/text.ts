@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Characters no name or text of ours may carry: control characters (C0, DEL, C1), the

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { capabilityName, toolId, toolsetName } from "./ids";
 import { implementation, secretHeader } from "./implementation";
 import { label, prose } from "./text";

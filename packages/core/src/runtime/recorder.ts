@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { scheduledDetail } from "../app/calls/dispatch";
 import { ValidationError, zodIssues } from "../errors";
 import type { CallRecord } from "../model/call";

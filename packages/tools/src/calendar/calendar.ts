@@ -1,6 +1,6 @@
 import { type Citation, Failures, type ToolsetSpec } from "@toolbus/core/model";
 import { defineTool, ToolFailure } from "@toolbus/core/tool-definition";
-import { z } from "zod";
+import * as z from "zod";
 import { type AgendaSource, renderAgenda } from "./agenda";
 import { calendarSettings } from "./capability";
 import { calendarEvent, type FoundEvent, mergeEvents } from "./events";

@@ -1,6 +1,6 @@
-import type { CapabilityDetector } from "@toolbus/core";
+import type { CapabilityDetector } from "@toolbus/core/capabilities";
 import type { SecretSource } from "@toolbus/core/outbound";
-import { z } from "zod";
+import * as z from "zod";
 import { GOOGLE_CALENDAR_CREDENTIALS, readServiceAccountKey } from "./google";
 
 /*

@@ -2,7 +2,7 @@ import { createPrivateKey, createSign, type KeyObject } from "node:crypto";
 import { Failures } from "@toolbus/core/model";
 import { failureFromStatus, type HttpClient, type OutboundResponse } from "@toolbus/core/outbound";
 import { ToolFailure } from "@toolbus/core/tool-definition";
-import { z } from "zod";
+import * as z from "zod";
 import { type FoundEvent, plainText } from "./events";
 import { isoUtc } from "./time";
 import { readJson, send, unreadable } from "./upstream";

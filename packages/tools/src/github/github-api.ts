@@ -1,6 +1,6 @@
 import { type Citation, Failures } from "@toolbus/core/model";
 import { defineTool, type ToolContext, ToolFailure } from "@toolbus/core/tool-definition";
-import { z } from "zod";
+import * as z from "zod";
 import { encodePath, gitRef, ownerName, repoName, repoPath } from "./names";
 import {
   type ContentEntry,

@@ -1,3 +1,4 @@
+export { githubTokenCapability } from "./capability";
 export {
   GITHUB_API_URL,
   type GitHubInput,

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Account (user or organization) names: letters, digits and hyphens, 1-39 characters, not

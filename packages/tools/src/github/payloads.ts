@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * The parts of GitHub REST payloads (API version 2022-11-28) the tool reads. Objects stay

@@ -2,7 +2,7 @@ import { STATUS_CODES } from "node:http";
 import type { ToolsetSpec } from "@toolbus/core/model";
 import { type HttpClient, OutboundError, type OutboundResponse } from "@toolbus/core/outbound";
 import { defineTool } from "@toolbus/core/tool-definition";
-import { z } from "zod";
+import * as z from "zod";
 import { mapWithConcurrency } from "./concurrency";
 
 /** Checks in flight at once: polite to a single host, quick enough for 50 links. */

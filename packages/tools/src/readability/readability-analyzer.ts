@@ -1,5 +1,5 @@
 import { defineTool } from "@toolbus/core/tool-definition";
-import { z } from "zod";
+import * as z from "zod";
 import {
   analyzeReadability,
   INTERPRETATIONS,

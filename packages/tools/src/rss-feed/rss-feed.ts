@@ -6,7 +6,7 @@ import {
   type OutboundResponse,
 } from "@toolbus/core/outbound";
 import { defineTool, ToolFailure } from "@toolbus/core/tool-definition";
-import { z } from "zod";
+import * as z from "zod";
 import { decodeDocument } from "../text/charset";
 import { FEED_FORMATS, newestFirst, parseFeed } from "./parse";
 

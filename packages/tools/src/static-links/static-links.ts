@@ -1,6 +1,6 @@
 import type { Citation } from "@toolbus/core/model";
 import { defineTool } from "@toolbus/core/tool-definition";
-import { z } from "zod";
+import * as z from "zod";
 
 const name = z.string().trim().min(1).max(40);
 

@@ -1,6 +1,6 @@
 import { Failures } from "@toolbus/core/model";
 import { ToolFailure } from "@toolbus/core/tool-definition";
-import { z } from "zod";
+import * as z from "zod";
 import { htmlToText } from "../text/html";
 import {
   jsonBody,

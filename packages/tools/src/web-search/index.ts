@@ -1,4 +1,5 @@
 export { braveProvider, parseBraveResponse, SEARCH_API_KEY } from "./brave";
+export { searchApiKeyCapability } from "./capability";
 export {
   type DuckDuckGoPage,
   duckDuckGoProvider,

@@ -1,6 +1,6 @@
 import type { Citation } from "@toolbus/core/model";
 import { defineTool } from "@toolbus/core/tool-definition";
-import { z } from "zod";
+import * as z from "zod";
 import { braveProvider, SEARCH_API_KEY } from "./brave";
 import { duckDuckGoProvider } from "./duckduckgo";
 import {

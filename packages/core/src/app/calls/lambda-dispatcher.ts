@@ -4,7 +4,7 @@ import {
   LambdaClient,
   type LambdaClientConfig,
 } from "@aws-sdk/client-lambda";
-import { z } from "zod";
+import * as z from "zod";
 import { ToolbusError, ValidationError } from "../../errors";
 import { type CallRecord, callRecord } from "../../model/call";
 import { SDK_CLIENT_OPTIONS } from "../../sdk-options";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { callId, toolId } from "../../model/ids";
 
 /** The body of `POST /v1/runs/{runId}/calls`. */

@@ -1,5 +1,5 @@
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
-import { z } from "zod";
+import * as z from "zod";
 import { citation } from "../../model/call";
 import type { CachedOutput, CacheEntry, ResultCache } from "../../ports";
 import { TABLE } from "../table";

@@ -1,0 +1,74 @@
+import type { FunctionProps } from "sst/constructs";
+
+/**
+ * The AWS SDK's credential providers for everything but environment variables. Lambda always
+ * gives a function its role's credentials as environment variables, which the default chain
+ * tries first, so on Lambda these are never loaded: the chain imports each one lazily, only
+ * when the ones before it found nothing. Bundled, they and the STS / SSO clients they carry
+ * cost ~130 KB in every function; left external, a chain that ever did reach them would load
+ * them from the runtime's own copy of the SDK.
+ */
+export const UNUSED_CREDENTIAL_PROVIDERS = [
+  "@aws-sdk/credential-provider-http",
+  "@aws-sdk/credential-provider-ini",
+  "@aws-sdk/credential-provider-process",
+  "@aws-sdk/credential-provider-sso",
+  "@aws-sdk/credential-provider-web-identity",
+] as const;
+
+/**
+ * How every function is bundled: ESM for Node 22 on Graviton, minified, and with the AWS SDK
+ * inside, not taken from the runtime. Measured (`npm run bench -- bundles`, README "Bundles"):
+ *
+ * - Size is not the reason to leave the SDK out. With it external a tool's bundle drops from
+ *   426 KB to 175 KB, but the function still loads the same SDK, from the runtime's
+ *   node_modules: dozens of unminified files read and compiled on every cold start.
+ * - Cold start is the reason to keep it in: import plus the first event took a median 113 ms
+ *   from the one minified file and 447 ms with the SDK loaded from node_modules (15 runs).
+ * - And correctness: the runtime's SDK is whatever version Lambda ships that week. Our clients
+ *   rely on options of the version we pin and test (the request handler's
+ *   `throwOnRequestTimeout`, `cacheMiddleware`); an older runtime copy ignores them silently,
+ *   and a request to a hung dependency would wait for the socket instead of failing in 2 s.
+ *
+ * What is left out is only what Lambda never runs: the credential providers above. No source
+ * maps: they would only feed the SST console and cost an upload custom resource.
+ */
+export const NODEJS: FunctionProps["nodejs"] = {
+  format: "esm",
+  minify: true,
+  sourcemap: false,
+  install: [],
+  esbuild: { external: [...UNUSED_CREDENTIAL_PROVIDERS] },
+};
+
+/**
+ * What SST v2 passes esbuild for a function built with `NODEJS` (its nodejs handler, ESM,
+ * deploy mode), for tools that bundle a function the same way outside a synthesis: the bench's
+ * bundle report. The stack tests check the bundles SST itself builds.
+ */
+export function sstEsbuildOptions(entry: string, outfile: string) {
+  return {
+    entryPoints: [entry],
+    outfile,
+    platform: "node" as const,
+    bundle: true,
+    format: "esm" as const,
+    target: "esnext",
+    mainFields: ["module", "main"],
+    keepNames: true,
+    minify: NODEJS?.minify ?? false,
+    sourcemap: false,
+    metafile: true as const,
+    logLevel: "silent" as const,
+    external: ["sharp", "pg-native", ...(NODEJS?.esbuild?.external ?? [])],
+    banner: {
+      js: [
+        `import { createRequire as topLevelCreateRequire } from 'module';`,
+        `const require = topLevelCreateRequire(import.meta.url);`,
+        `import { fileURLToPath as topLevelFileUrlToPath, URL as topLevelURL } from "url"`,
+        `const __dirname = topLevelFileUrlToPath(new topLevelURL(".", import.meta.url))`,
+        "",
+      ].join("\n"),
+    },
+  };
+}
