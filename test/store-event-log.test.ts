@@ -5,6 +5,7 @@ import { ValidationError } from "../packages/core/src/errors";
 import type { CallRecord, CallResult } from "../packages/core/src/model/call";
 import type { RunEvent } from "../packages/core/src/model/events";
 import {
+  appendAsSoleWriter,
   createDocumentClient,
   DynamoCallStore,
   DynamoEventLog,
@@ -401,7 +402,7 @@ describe("the log of a process that alone writes its table (npm start)", () => {
       dynamodb: own,
       tableName: table.tableName,
       writeLingerMs: 20,
-      soleWriter: true,
+      appendLog: appendAsSoleWriter,
     } as Deployment);
     return { own, sent, log: new DynamoEventLog(options) };
   }

@@ -6,6 +6,7 @@ import { ValidationError, zodIssues } from "./errors";
 import type { SecretSource } from "./outbound/types";
 import { DYNAMODB_CLIENT_OPTIONS, SDK_CLIENT_OPTIONS } from "./sdk-options";
 import { boundSecretNames, firstSecret, loadSecrets } from "./secrets";
+import type { LogAppend } from "./store/dynamodb/client";
 
 /** Where a stage's state lives and how to reach it: the same shape on AWS and locally. */
 export interface Deployment {
@@ -23,12 +24,12 @@ export interface Deployment {
    * serves many calls at once (`npm start`); a Lambda function serves one event at a time.
    */
   writeLingerMs?: number;
-  /** Only this process writes the table (`npm start`): see DynamoStoreOptions.soleWriter. */
-  soleWriter?: boolean;
+  /** How run logs are appended where one process writes the table: DynamoStoreOptions.appendLog. */
+  appendLog?: LogAppend;
 }
 
 /** What only the local runtime sets: its own transports and batching. */
-export type LocalDeploymentOptions = Pick<Deployment, "writeLingerMs" | "soleWriter"> & {
+export type LocalDeploymentOptions = Pick<Deployment, "writeLingerMs" | "appendLog"> & {
   /** The bus in this process, reached without a socket; the HTTP endpoint stays for others. */
   eventBridge?: EventBridgeClient;
 };
@@ -145,7 +146,7 @@ function readDeployment(env: NodeJS.ProcessEnv, local: LocalDeploymentOptions): 
     dynamodb: new DynamoDBClient(DYNAMODB_CLIENT_OPTIONS),
     eventBridge: local.eventBridge ?? new EventBridgeClient(SDK_CLIENT_OPTIONS),
     ...(local.writeLingerMs ? { writeLingerMs: local.writeLingerMs } : {}),
-    ...(local.soleWriter ? { soleWriter: true } : {}),
+    ...(local.appendLog ? { appendLog: local.appendLog } : {}),
     secret,
   };
 }

@@ -9,6 +9,7 @@ import {
   ensureTable,
   SCHEDULED_JOBS,
 } from "@toolbus/core";
+import { appendAsSoleWriter } from "@toolbus/core/store/dynamodb";
 import { builtinCapabilities, builtinTools, builtinToolsets } from "@toolbus/tools";
 import { z } from "zod";
 import type { LocalFunction } from "../bus";
@@ -145,7 +146,7 @@ async function main(): Promise<void> {
   const deployment = deploymentFromEnv(process.env, {
     eventBridge: system.eventBridge,
     writeLingerMs: WRITE_LINGER_MS,
-    soleWriter: true,
+    appendLog: appendAsSoleWriter,
   });
   await ensureTable(deployment.dynamodb, deployment.tableName);
 

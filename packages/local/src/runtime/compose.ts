@@ -12,6 +12,7 @@ import {
 import { createApi } from "@toolbus/core/api";
 import type { ToolsetSpec } from "@toolbus/core/model";
 import type { SecretSource } from "@toolbus/core/outbound";
+import { appendAsSoleWriter } from "@toolbus/core/store/dynamodb";
 import { builtinCapabilities, builtinTools, builtinToolsets } from "@toolbus/tools";
 import type { LocalEventBus } from "../bus";
 import { applyWiring } from "./wiring";
@@ -53,7 +54,7 @@ export async function composeLocalToolbus(
       eventBridge: options.eventBridge,
       ...(options.secret ? { secret: options.secret } : {}),
       // One process runs everything, as under npm start.
-      soleWriter: true,
+      appendLog: appendAsSoleWriter,
     },
     {
       tools: options.tools ?? builtinTools,

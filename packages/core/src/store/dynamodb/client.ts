@@ -6,6 +6,14 @@ import {
 } from "@aws-sdk/lib-dynamodb";
 import type { z } from "zod";
 import { ToolbusError, UnavailableError, ValidationError, zodIssues } from "../../errors";
+import type { ItemOutcome } from "../../util/group-commit";
+import type { LogRequest } from "./log-requests";
+
+/** Appends a flush's log requests: one outcome per request, in order. */
+export type LogAppend = (
+  options: DynamoStoreOptions,
+  requests: LogRequest[],
+) => Promise<ItemOutcome<void>[]>;
 
 /** What every DynamoDB adapter is built from. */
 export interface DynamoStoreOptions {
@@ -16,10 +24,11 @@ export interface DynamoStoreOptions {
   /** How long a log append waits for others to share its write (log-writer.ts). */
   batchLingerMs?: number;
   /**
-   * This process is the only one writing the table (`npm start`): run logs are appended with
-   * plain batched puts instead of transactions (log-sole-writer.ts).
+   * How run logs are appended when not with transactions (log-writer.ts): where one process
+   * writes the whole table (`npm start`), with plain batched puts (`appendAsSoleWriter`).
+   * Passed in by that runtime, so no Lambda bundle carries it.
    */
-  soleWriter?: boolean;
+  appendLog?: LogAppend;
 }
 
 const documentClients = new WeakMap<DynamoDBClient, DynamoDBDocumentClient>();

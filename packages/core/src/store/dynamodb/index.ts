@@ -23,6 +23,7 @@ export {
   MAX_EVENT_PAGE,
 } from "./event-log";
 export { DynamoKeyStore } from "./keys";
+export { appendAsSoleWriter } from "./log-sole-writer";
 export { DynamoRateLimiter } from "./rate-limiter";
 export { cachedOutput, DynamoResultCache } from "./result-cache";
 export { fitResult, MAX_STORED_RESULT_BYTES } from "./result-size";
@@ -41,7 +42,7 @@ export function storeOptions(deployment: Deployment): DynamoStoreOptions {
     client: createDocumentClient(deployment.dynamodb),
     tableName: deployment.tableName,
     ...(deployment.writeLingerMs ? { batchLingerMs: deployment.writeLingerMs } : {}),
-    ...(deployment.soleWriter ? { soleWriter: true } : {}),
+    ...(deployment.appendLog ? { appendLog: deployment.appendLog } : {}),
   };
 }
 

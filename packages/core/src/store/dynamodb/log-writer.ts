@@ -13,7 +13,6 @@ import {
   type LogRequest,
   mergeByCall,
 } from "./log-requests";
-import { appendAsSoleWriter } from "./log-sole-writer";
 import { perTable } from "./per-table";
 import { recentCalls } from "./recent-calls";
 
@@ -45,7 +44,7 @@ export const logWriter = perTable(
   (options): GroupCommit<LogRequest, void> =>
     new GroupCommit(
       (requests) =>
-        options.soleWriter ? appendAsSoleWriter(options, requests) : flush(options, requests),
+        options.appendLog ? options.appendLog(options, requests) : flush(options, requests),
       {
         maxItems: MAX_REQUESTS,
         maxBytes: MAX_BYTES,
