@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readWithCursor } from "./support/cursor-reader";
 import { type LocalEndpoints, readEndpoints, spawnToolbus } from "./support/npm-start";
 import { SseReader } from "./support/sse";
 
@@ -142,20 +143,12 @@ describe("readers of a run in npm start", { timeout: 120_000 }, () => {
   it("give readers paging with ?cursor= every 100 ms every event exactly once, in order", async () => {
     const runId = `pages-${Date.now()}`;
     let writing = true;
-    const pollers = Array.from({ length: POLLERS }, async () => {
-      const seen: string[] = [];
-      let cursor: string | undefined;
-      for (let idle = 0; writing || idle < 3; ) {
-        const query = cursor ? `?cursor=${cursor}` : "";
-        const response = await request(`/v1/runs/${runId}/events${query}`, adminKey);
-        const page = (await response.json()) as { events: Logged[]; cursor: string | null };
-        seen.push(...page.events.map((event) => event.eventKey));
-        cursor = page.cursor ?? cursor;
-        if (!writing && page.events.length === 0) idle++;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      return seen;
-    });
+    const pollers = Array.from({ length: POLLERS }, () =>
+      readWithCursor((query) => request(`/v1/runs/${runId}/events${query}`, adminKey), {
+        everyMs: 100,
+        done: () => !writing,
+      }),
+    );
     await callConcurrently(runId);
     const log = await storedLog(runId);
     writing = false;

@@ -1,5 +1,6 @@
 import { createApi } from "@toolbus/core/api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readWithCursor } from "./support/cursor-reader";
 import { SseReader } from "./support/sse";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
@@ -96,22 +97,12 @@ describe("many readers of one run under concurrent calls", () => {
   it("gives readers paging with ?cursor= every event exactly once, in the log's order", async () => {
     const runId = system.runId();
     let writing = true;
-    const pollers = Array.from({ length: 10 }, async () => {
-      const keys: string[] = [];
-      let cursor: string | undefined;
-      for (let idle = 0; writing || idle < 3; ) {
-        const query = cursor ? `?cursor=${cursor}` : "";
-        const page = (await (await system.request(`/v1/runs/${runId}/events${query}`)).json()) as {
-          events: { eventKey: string }[];
-          cursor: string | null;
-        };
-        keys.push(...page.events.map((event) => event.eventKey));
-        cursor = page.cursor ?? cursor;
-        if (!writing && page.events.length === 0) idle++;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      return keys;
-    });
+    const pollers = Array.from({ length: 10 }, () =>
+      readWithCursor((query) => system.request(`/v1/runs/${runId}/events${query}`), {
+        everyMs: 50,
+        done: () => !writing,
+      }),
+    );
     await callConcurrently(runId);
     const expected = await storedKeys(runId);
     writing = false;

@@ -4,7 +4,7 @@ import type { CallRecord } from "../../model/call";
 import { type RunEvent, runEvent } from "../../model/events";
 import type { EventLog, EventLogPage } from "../../ports";
 import { type DynamoStoreOptions, guard, parseInput, parseStored, queryAll } from "./client";
-import { LEGACY_EVENT_PREFIX, LOG_PREFIX, logSeqOf, runPartition } from "./items";
+import { LOG_PREFIX, logSeqOf, runLogKeyCondition, runPartition } from "./items";
 import { decodeJsonFields } from "./json-text";
 import { LOG_JSON_FIELDS, LOG_SEQ_ATTRIBUTE } from "./log-requests";
 import { logWriter } from "./log-writer";
@@ -92,13 +92,7 @@ export class DynamoEventLog implements EventLog {
         client,
         {
           TableName: tableName,
-          // Entries of earlier versions (EVENT#…) first, then the sequence (LOG#…).
-          KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
-          ExpressionAttributeValues: {
-            ":pk": pk,
-            ":from": LEGACY_EVENT_PREFIX,
-            ":to": `${LOG_PREFIX}~`,
-          },
+          ...runLogKeyCondition(parentRunId),
           ExclusiveStartKey: after === undefined ? undefined : { pk, sk: after },
           // Events are read right after the recorder wrote them.
           ConsistentRead: true,

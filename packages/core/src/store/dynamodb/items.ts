@@ -35,6 +35,15 @@ export const LEGACY_EVENT_PREFIX = "EVENT#";
 export const LOG_PREFIX = "LOG#";
 const SEQ_DIGITS = 16;
 export const logSortKey = (seq: number) => `${LOG_PREFIX}${String(seq).padStart(SEQ_DIGITS, "0")}`;
+/** A Query's key condition for a run's whole log: earlier versions' entries, then the sequence. */
+export const runLogKeyCondition = (runId: string) => ({
+  KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
+  ExpressionAttributeValues: {
+    ":pk": runPartition(runId),
+    ":from": LEGACY_EVENT_PREFIX,
+    ":to": `${LOG_PREFIX}~`,
+  },
+});
 /** The sequence number of a LOG# sort key; NaN for anything else. */
 export const logSeqOf = (sortKey: string) =>
   /^LOG#\d{16}$/.test(sortKey) ? Number(sortKey.slice(LOG_PREFIX.length)) : Number.NaN;

@@ -4,7 +4,7 @@ import type { CallRecord } from "../../model/call";
 import type { ItemOutcome } from "../../util/group-commit";
 import { callItem } from "./calls";
 import type { DynamoStoreOptions } from "./client";
-import { LEGACY_EVENT_PREFIX, LOG_PREFIX, logSeqOf, logSortKey, runPartition } from "./items";
+import { logSeqOf, logSortKey, runLogKeyCondition, runPartition } from "./items";
 import { encodeJsonFields } from "./json-text";
 import { LOG_JSON_FIELDS, type LogRequest, mergeByCall } from "./log-requests";
 import { perTable } from "./per-table";
@@ -114,12 +114,7 @@ async function readRunLog(options: DynamoStoreOptions, runId: string): Promise<R
     const page = await client.send(
       new QueryCommand({
         TableName: tableName,
-        KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
-        ExpressionAttributeValues: {
-          ":pk": pk,
-          ":from": LEGACY_EVENT_PREFIX,
-          ":to": `${LOG_PREFIX}~`,
-        },
+        ...runLogKeyCondition(runId),
         ProjectionExpression: "sk, eventKey",
         ExclusiveStartKey: startKey,
         ConsistentRead: true,
