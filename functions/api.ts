@@ -25,11 +25,12 @@ export const app = createApi({
   ...toolbus.apiDeps,
   // Behind API Gateway a response is buffered: an event stream ends once it has sent events, or
   // before the integration timeout, and followers reconnect with Last-Event-ID (long polling).
-  // Locally the recorder runs in this process and wakes followers itself: polling is only the
-  // fallback for appends made elsewhere.
+  // Locally this process alone writes the table: the recorder's appends and the API's key
+  // revocations wake streams themselves, so idle streams wait without polling; a slow poll
+  // stays as a safety net.
   ...(process.env.AWS_LAMBDA_FUNCTION_NAME
     ? { followMaxMs: 25_000, followBuffered: true }
-    : { followIntervalMs: 5_000 }),
+    : { followIntervalMs: 60_000, keyCheckMs: 60_000 }),
 });
 
 /** The admin key and the tools' secrets are bound: read from SSM on the first request. */

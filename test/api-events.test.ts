@@ -1,5 +1,7 @@
 import { createApi } from "@toolbus/core/api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDocumentClient, DynamoKeyStore } from "../packages/core/src/store/dynamodb";
+import { testDynamoDbClient } from "./support/dynamodb";
 import { SseReader } from "./support/sse";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
@@ -201,13 +203,18 @@ describe("following a run over text/event-stream", () => {
     expect(text).toMatch(/^retry: 20$/m);
   });
 
-  it("closes a stream within seconds once its key is revoked", async () => {
+  it("closes a stream at once when this process revokes its key, without polling for it", async () => {
     const created = await system.request("/v1/keys", {
       method: "POST",
       json: { name: "follower", role: "viewer" },
     });
     const { key, keyId } = (await created.json()) as { key: string; keyId: string };
-    const app = createApi({ ...system.toolbus.apiDeps, followIntervalMs: 20 });
+    // Neither the log nor the key is asked again for a minute: only the revocation can wake it.
+    const app = createApi({
+      ...system.toolbus.apiDeps,
+      followIntervalMs: 60_000,
+      keyCheckMs: 60_000,
+    });
     const stream = new SseReader(
       await follow(app, `/v1/runs/${system.runId()}/events`, { authorization: `Bearer ${key}` }),
     );
@@ -222,6 +229,34 @@ describe("following a run over text/event-stream", () => {
         error: { code: "unauthorized" },
       });
     } finally {
+      await stream.cancel();
+    }
+  });
+
+  it("closes a stream within seconds once its key is revoked by another process", async () => {
+    const created = await system.request("/v1/keys", {
+      method: "POST",
+      json: { name: "follower-elsewhere", role: "viewer" },
+    });
+    const { key, keyId } = (await created.json()) as { key: string; keyId: string };
+    const app = createApi({ ...system.toolbus.apiDeps, followIntervalMs: 60_000, keyCheckMs: 200 });
+    const stream = new SseReader(
+      await follow(app, `/v1/runs/${system.runId()}/events`, { authorization: `Bearer ${key}` }),
+    );
+    // Another process's key store on the same table: this process hears nothing of it.
+    const elsewhere = testDynamoDbClient();
+    try {
+      const revokedAt = Date.now();
+      await new DynamoKeyStore({
+        client: createDocumentClient(elsewhere),
+        tableName: system.tableName,
+      }).revoke(keyId);
+      // Found by the stream's own checks, once this process's 5 s key cache lets go.
+      await stream.until(() => stream.done, 10_000);
+      expect(Date.now() - revokedAt).toBeLessThan(8_000);
+      expect(stream.frames.at(-1)?.event).toBe("error");
+    } finally {
+      elsewhere.destroy();
       await stream.cancel();
     }
   });

@@ -33,6 +33,11 @@ export interface ApiDeps {
    * interval (`retry:`), so each batch arrives when it is logged, not when the stream ends.
    */
   followBuffered?: boolean;
+  /**
+   * How often an open event stream asks whether its key still holds, ms (default 1 s). A
+   * revocation made in this process ends its streams at once whatever this is.
+   */
+  keyCheckMs?: number;
   /** Event streams one key may hold open in this process (default 20); more answer 429. */
   maxStreamsPerKey?: number;
   /** Interval of `: keep-alive` comments on an idle event stream, ms (default 15 s). */

@@ -119,6 +119,11 @@ export interface KeyStore {
   list(): Promise<ApiKeyRecord[]>;
   /** NotFoundError for an unknown id; revoking twice is fine. */
   revoke(keyId: string): Promise<ApiKeyRecord>;
+  /**
+   * Resolves when this process revokes the key (or `signal` aborts): its event streams end at
+   * once instead of at their next check. Revocations made by other processes are not seen.
+   */
+  revoked?(keyId: string, signal: AbortSignal): Promise<void>;
 }
 
 /** What a cache entry holds: the tool's own output, before any envelope fields. */

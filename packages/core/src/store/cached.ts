@@ -1,4 +1,6 @@
+import { EventEmitter } from "node:events";
 import type { ApiKeyRecord, CacheEntry, CatalogStore, KeyStore, ResultCache } from "../ports";
+import { settleOn } from "../util/settle-on";
 import { TtlCache } from "../util/ttl-cache";
 
 /**
@@ -47,6 +49,8 @@ export function cachedKeys(
   ttlMs = STORE_CACHE_TTL_MS,
 ): KeyStore {
   const valid = new TtlCache<string, ApiKeyRecord | undefined>(ttlMs);
+  const revocations = new EventEmitter();
+  revocations.setMaxListeners(0);
   return {
     async verify(key) {
       const hash = digest(key);
@@ -63,8 +67,11 @@ export function cachedKeys(
         return await inner.revoke(keyId);
       } finally {
         valid.clear();
+        // After the cache is cleared: a woken stream asking about its key must hear "revoked".
+        revocations.emit(keyId);
       }
     },
+    revoked: (keyId, signal) => settleOn(revocations, keyId, signal),
   };
 }
 

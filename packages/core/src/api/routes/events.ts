@@ -3,7 +3,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { type SSEStreamingApi, streamSSE } from "hono/streaming";
 import { RateLimitedError, ToolbusError, ValidationError } from "../../errors";
-import type { EventLog, EventLogPage } from "../../ports";
+import type { EventLog, EventLogPage, KeyStore } from "../../ports";
 import { requirePermission } from "../auth";
 import type { ApiDeps } from "../deps";
 import type { ApiEnv } from "../env";
@@ -23,7 +23,7 @@ const DEFAULT_PAGE = 100;
 /** Event streams one key may hold open in one process; more answer 429. */
 const DEFAULT_STREAMS_PER_KEY = 20;
 /** How often an open stream asks whether its key is still valid (revocation closes it). */
-const KEY_CHECK_MS = 1_000;
+const DEFAULT_KEY_CHECK_MS = 1_000;
 const MAX_CURSOR_LENGTH = 2048;
 
 export function registerEventRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
@@ -33,6 +33,7 @@ export function registerEventRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): vo
     maxMs: deps.followMaxMs ?? DEFAULT_FOLLOW_MAX_MS,
     keepAliveMs: deps.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
     buffered: deps.followBuffered ?? false,
+    keyCheckMs: deps.keyCheckMs ?? DEFAULT_KEY_CHECK_MS,
   };
   const streamsPerKey = deps.maxStreamsPerKey ?? DEFAULT_STREAMS_PER_KEY;
   const openStreams = new Map<string, number>();
@@ -92,7 +93,16 @@ export function registerEventRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): vo
       c.header("X-Accel-Buffering", "no");
       return streamSSE(c, async (stream) => {
         try {
-          await follow(c, stream, { events, runId, limit, first, cursor, ...timing });
+          await follow(c, stream, {
+            events,
+            keys: deps.keys,
+            holder,
+            runId,
+            limit,
+            first,
+            cursor,
+            ...timing,
+          });
         } finally {
           release();
         }
@@ -119,6 +129,9 @@ function resumeCursor(lastEventId: string | undefined, cursor: string | undefine
 
 interface FollowOptions {
   events: EventLog;
+  keys: KeyStore;
+  /** The key holding the stream. */
+  holder: string;
   runId: string;
   limit: number;
   first: EventLogPage;
@@ -127,6 +140,7 @@ interface FollowOptions {
   maxMs: number;
   keepAliveMs: number;
   buffered: boolean;
+  keyCheckMs: number;
 }
 
 /**
@@ -149,9 +163,19 @@ async function follow(c: Context<ApiEnv>, stream: SSEStreamingApi, options: Foll
   let lastWrite = Date.now();
   let keyCheckedAt = Date.now();
   const keyStillValid = c.get("keyStillValid");
-  /** Whether the key was revoked, asked at most once a second (it is a cached lookup). */
+  // A revocation in this process wakes the stream at once; others are found by asking.
+  let revokedHere = false;
+  let revocation = options.keys.revoked?.(options.holder, stop.signal).then(() => {
+    revokedHere = true;
+  });
+  /** Whether the key was revoked: asked when due (it is a cached lookup) or when told. */
   const revoked = async () => {
-    if (Date.now() - keyCheckedAt < KEY_CHECK_MS) return false;
+    if (!revokedHere && Date.now() - keyCheckedAt < options.keyCheckMs) return false;
+    if (revokedHere) {
+      // Told once; a failed revocation leaves the key valid, and the stream on its checks.
+      revokedHere = false;
+      revocation = undefined;
+    }
     keyCheckedAt = Date.now();
     return !(await keyStillValid());
   };
@@ -181,8 +205,13 @@ async function follow(c: Context<ApiEnv>, stream: SSEStreamingApi, options: Foll
             await stream.write(": keep-alive\n\n");
             lastWrite = Date.now();
           }
-          const wait = Math.min(pollAt, keyCheckedAt + KEY_CHECK_MS, deadline) - Date.now();
-          const appended = await nextAppend(options, wait, stop.signal);
+          const wakeAt = Math.min(
+            pollAt,
+            keyCheckedAt + options.keyCheckMs,
+            lastWrite + options.keepAliveMs,
+            deadline,
+          );
+          const appended = await nextAppend(options, wakeAt - Date.now(), stop.signal, revocation);
           if (over()) return;
           if (await revoked()) return endRevoked(stream);
           if (appended || Date.now() >= pollAt) break;
@@ -227,18 +256,22 @@ async function nextAppend(
   options: FollowOptions,
   ms: number,
   signal: AbortSignal,
+  revocation: Promise<void> | undefined,
 ): Promise<boolean> {
-  if (!options.events.appended) {
-    await pause(ms, signal);
-    return false;
-  }
   const waiting = new AbortController();
   const stopWaiting = () => waiting.abort();
   signal.addEventListener("abort", stopWaiting, { once: true });
   try {
     return await Promise.race([
       pause(ms, waiting.signal).then(() => false),
-      options.events.appended(options.runId, waiting.signal).then(() => !waiting.signal.aborted),
+      ...(options.events.appended
+        ? [
+            options.events
+              .appended(options.runId, waiting.signal)
+              .then(() => !waiting.signal.aborted),
+          ]
+        : []),
+      ...(revocation ? [revocation.then(() => false)] : []),
     ]);
   } finally {
     waiting.abort();

@@ -3,6 +3,7 @@ import { ValidationError } from "../../errors";
 import type { CallRecord } from "../../model/call";
 import { type RunEvent, runEvent } from "../../model/events";
 import type { EventLog, EventLogPage } from "../../ports";
+import { settleOn } from "../../util/settle-on";
 import { type DynamoStoreOptions, guard, parseInput, parseStored, queryAll } from "./client";
 import { LOG_PREFIX, logSeqOf, runLogKeyCondition, runPartition } from "./items";
 import { decodeJsonFields } from "./json-text";
@@ -62,17 +63,7 @@ export class DynamoEventLog implements EventLog {
   }
 
   appended(parentRunId: string, signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      if (signal.aborted) return resolve();
-      const topic = this.#topic(parentRunId);
-      const done = () => {
-        appends.off(topic, done);
-        signal.removeEventListener("abort", done);
-        resolve();
-      };
-      appends.on(topic, done);
-      signal.addEventListener("abort", done, { once: true });
-    });
+    return settleOn(appends, this.#topic(parentRunId), signal);
   }
 
   #topic(parentRunId: string): string {
