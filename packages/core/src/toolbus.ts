@@ -14,7 +14,9 @@ import type { CapabilityStatus } from "./model/capability";
 import type { ToolsetSpec } from "./model/tool";
 import { systemLookup } from "./outbound/client";
 import type { CatalogStore, KeyStore } from "./ports";
-import { createRegisteredHandler } from "./registered/handler";
+import { createRegisteredHandler, type RegisteredDefinition } from "./registered/handler";
+import { httpToolDefinition } from "./registered/http-tool";
+import { mcpToolDefinition } from "./registered/mcp-tool";
 import { toolRuntimeDeps } from "./runtime/deps";
 import { createRecorder } from "./runtime/recorder";
 import { createToolHandler } from "./runtime/tool-handler";
@@ -24,6 +26,13 @@ import { type DynamoStores, dynamoStores, storeOptions } from "./store/dynamodb"
 import { hashKey } from "./store/dynamodb/keys";
 import { dynamoProbe } from "./store/dynamodb/probe";
 import { type AnyToolDefinition, toolSpecOf } from "./tool-definition";
+
+/** Each registered kind's runnable tool: this process runs every kind. */
+const DEFINE: Record<(typeof REGISTERED_KINDS)[number], RegisteredDefinition> = {
+  http: httpToolDefinition,
+  mcp: mcpToolDefinition,
+};
+
 import {
   busRules,
   RECORDER_HANDLER,
@@ -130,7 +139,7 @@ export function createToolbus(
     handlers[toolHandlerId(tool.spec.id)] = createToolHandler(tool, () => runtime);
   }
   for (const kind of REGISTERED_KINDS) {
-    handlers[registeredHandlerId(kind)] = createRegisteredHandler(kind, () => ({
+    handlers[registeredHandlerId(kind)] = createRegisteredHandler(kind, DEFINE[kind], () => ({
       ...runtime,
       catalog: stores.catalog,
       readSecrets,

@@ -2,14 +2,13 @@ import { networkCapability, withDetectors } from "../app/capabilities/detectors"
 import type { CallRecord } from "../model/call";
 import { Failures } from "../model/failure";
 import type { RegisteredKind } from "../model/implementation";
+import type { ToolSpec } from "../model/tool";
 import type { SecretSource } from "../outbound/types";
 import type { CatalogStore } from "../ports";
 import { runWithPolicies } from "../runtime/policies";
 import { parseScheduled, runScheduledCall, type ToolRuntimeDeps } from "../runtime/tool-handler";
 import { firstSecret } from "../secrets";
 import type { AnyToolDefinition } from "../tool-definition";
-import { httpToolDefinition } from "./http-tool";
-import { mcpToolDefinition } from "./mcp-tool";
 import { secretDetectors, secretsOfTool } from "./secrets";
 
 export interface RegisteredRuntimeDeps extends ToolRuntimeDeps {
@@ -18,21 +17,18 @@ export interface RegisteredRuntimeDeps extends ToolRuntimeDeps {
   readSecrets(names: readonly string[]): Promise<SecretSource>;
 }
 
-const DEFINITIONS: Record<
-  RegisteredKind,
-  (spec: Parameters<typeof httpToolDefinition>[0]) => AnyToolDefinition
-> = {
-  http: httpToolDefinition,
-  mcp: mcpToolDefinition,
-};
+/** Makes the runnable tool of a registered spec of one kind (http-tool.ts, mcp-tool.ts). */
+export type RegisteredDefinition = (spec: ToolSpec) => AnyToolDefinition;
 
 /**
  * The one handler for every registered tool of a kind. The tool is read from the catalog per
  * call (registrations change without a deploy), then runs through the same policies as a
- * built-in: capability gate, rate limits, cache, timeout, failure kinds.
+ * built-in: capability gate, rate limits, cache, timeout, failure kinds. The kind's definition
+ * is passed in, so a function carries only its own kind's client (no MCP SDK for http).
  */
 export function createRegisteredHandler(
   kind: RegisteredKind,
+  define: RegisteredDefinition,
   deps: () => RegisteredRuntimeDeps | Promise<RegisteredRuntimeDeps>,
 ) {
   return async (event: unknown, context?: unknown): Promise<CallRecord | undefined> => {
@@ -52,7 +48,7 @@ export function createRegisteredHandler(
         context,
       );
     }
-    const tool = DEFINITIONS[kind](spec);
+    const tool = define(spec);
     const names = secretsOfTool(spec);
     const loaded = names.length > 0 ? await runtime.readSecrets(names) : undefined;
     const secret = firstSecret(runtime.secret, loaded);
