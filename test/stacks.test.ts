@@ -681,10 +681,12 @@ describe.each(STAGES)("the %s stack", (stage) => {
     for (const handler of s.functions.keys()) {
       // Bound secrets are read on the first event; registered tools read the stage's by name.
       const readsSecrets = expectedSecrets(handler).length > 0 || isRegisteredHandler(handler);
-      expect(bundleCode(s, handler).includes("GetParametersCommand"), handler).toBe(readsSecrets);
+      expect(bundleCode(s, handler).includes("AmazonSSM.GetParameters"), handler).toBe(
+        readsSecrets,
+      );
     }
-    expect(bundleCode(s, "recorder")).not.toContain("GetParametersCommand");
-    expect(bundleCode(s, "tools/github_api")).toContain("GetParametersCommand");
+    expect(bundleCode(s, "recorder")).not.toContain("AmazonSSM.GetParameters");
+    expect(bundleCode(s, "tools/github_api")).toContain("AmazonSSM.GetParameters");
   });
 
   it("binds each secret only to the functions that need it", () => {

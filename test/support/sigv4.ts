@@ -1,7 +1,7 @@
 import { HttpRequest } from "@smithy/core/protocols";
 import { SignatureV4 } from "@smithy/signature-v4";
 import type { EventBridgeServer } from "../../packages/local/src/bus";
-import { Sha256 } from "../../packages/local/src/bus/sigv4";
+import { Sha256 } from "@toolbus/core";
 
 export const JSON_11 = "application/x-amz-json-1.1";
 

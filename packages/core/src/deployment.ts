@@ -59,7 +59,7 @@ export const functionSecrets: SecretSource = (name) => boundSecrets(name);
  * Fetches this function's bound secrets from SSM once per container (locally nothing is bound
  * and it resolves at once). A failed read is not kept: the next event tries again. Only entry
  * points whose function binds a secret call it (through `withFunctionSecrets`), so only their
- * bundles carry the SSM client.
+ * bundles carry the SSM reader (ssm-parameters.ts).
  */
 export function loadFunctionSecrets(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   boundSecretsLoad ??= loadSecrets(boundSecretNames(env), env).then(

@@ -59,6 +59,7 @@ export {
   toolSpecOf,
 } from "./tool-definition";
 export { createToolbus, type Toolbus, type ToolbusStores } from "./toolbus";
+export { Sha256 } from "./util/sha256";
 export {
   type BusRule,
   busRules,

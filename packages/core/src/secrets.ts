@@ -1,5 +1,5 @@
-import { GetParametersCommand, SSMClient } from "@aws-sdk/client-ssm";
 import type { SecretSource } from "./outbound/types";
+import { ssmParameterFetcher } from "./ssm-parameters";
 
 /**
  * Secrets on AWS come from SST v2's `Config.Secret`. Binding one to a function sets
@@ -73,7 +73,7 @@ export async function loadSecrets(
   const wanted = [...new Set(names)].filter((name) => !env[name] && bound.has(name));
   const values = new Map<string, string>();
   if (wanted.length > 0) {
-    const fetch = options.fetch ?? ssmFetcher();
+    const fetch = options.fetch ?? ssmParameterFetcher(env);
     const cache = options.cache ?? coldStartCache;
     const paths = wanted.map((name) => ({ name, ...secretParameterNames(name, env) }));
     try {
@@ -121,16 +121,6 @@ async function fetchAll(
   }
   const values = await Promise.all(names.map((name) => cache.get(name)));
   return new Map(names.map((name, i) => [name, values[i]]));
-}
-
-/**
- * SSM GetParameters, the client made only when a function has bound secrets to fetch. A static
- * import on purpose: bundlers keep just this command (~85 KB minified), where a dynamic
- * import would carry the whole SSM client (~190 KB) into every bundle.
- */
-function ssmFetcher(): ParameterFetcher {
-  const ssm = new SSMClient({});
-  return (names) => ssm.send(new GetParametersCommand({ Names: names, WithDecryption: true }));
 }
 
 const STAGE_SECRET_TTL_MS = 5 * 60_000;

@@ -1,7 +1,8 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import { HttpRequest } from "@smithy/core/protocols";
 import { SignatureV4 } from "@smithy/signature-v4";
+import { Sha256 } from "@toolbus/core";
 import { EventBridgeApiError } from "./errors";
 
 export interface LocalCredentials {
@@ -15,29 +16,6 @@ export function generateLocalCredentials(): LocalCredentials {
     accessKeyId: `LOCAL${randomBytes(8).toString("hex").toUpperCase()}`,
     secretAccessKey: randomBytes(30).toString("base64url"),
   };
-}
-
-type SourceData = string | ArrayBuffer | ArrayBufferView;
-
-const bytes = (data: SourceData): string | Uint8Array =>
-  typeof data === "string"
-    ? data
-    : ArrayBuffer.isView(data)
-      ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
-      : new Uint8Array(data);
-
-/** SigV4's hash and HMAC, from node:crypto. */
-export class Sha256 {
-  readonly #hash;
-  constructor(secret?: SourceData) {
-    this.#hash = secret === undefined ? createHash("sha256") : createHmac("sha256", bytes(secret));
-  }
-  update(data: SourceData): void {
-    this.#hash.update(bytes(data));
-  }
-  async digest(): Promise<Uint8Array> {
-    return this.#hash.digest();
-  }
 }
 
 /** AWS refuses a signature dated more than 15 minutes from its own clock. */
