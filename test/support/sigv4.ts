@@ -1,7 +1,7 @@
 import { HttpRequest } from "@smithy/core/protocols";
 import { SignatureV4 } from "@smithy/signature-v4";
-import type { EventBridgeServer } from "../../packages/local/src/bus";
 import { Sha256 } from "@toolbus/core";
+import type { EventBridgeServer } from "../../packages/local/src/bus";
 
 export const JSON_11 = "application/x-amz-json-1.1";
 
