@@ -3,8 +3,8 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readWithCursor } from "./support/cursor-reader";
 import { type LocalEndpoints, readEndpoints, spawnToolbus } from "./support/npm-start";
+import { callConcurrently, readWithCursor } from "./support/run-readers";
 import { SseReader } from "./support/sse";
 
 /**
@@ -65,21 +65,15 @@ const follow = (runId: string, key: string) =>
     headers: { authorization: `Bearer ${key}`, accept: "text/event-stream" },
   });
 
-async function callConcurrently(runId: string): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: WRITERS }, async () => {
-      while (next < CALLS) {
-        const callId = `c${next++}`;
-        const response = await request(`/v1/runs/${runId}/calls`, adminKey, {
-          method: "POST",
-          json: { tool: "readability_analyzer", input: { text: TEXT }, callId, wait: 10 },
-        });
-        expect(response.status).toBe(200);
-      }
-    }),
+const callInto = (runId: string) =>
+  callConcurrently(
+    (callId) =>
+      request(`/v1/runs/${runId}/calls`, adminKey, {
+        method: "POST",
+        json: { tool: "readability_analyzer", input: { text: TEXT }, callId, wait: 10 },
+      }),
+    { calls: CALLS, writers: WRITERS },
   );
-}
 
 interface Logged {
   eventKey: string;
@@ -121,7 +115,7 @@ describe("readers of a run in npm start", { timeout: 120_000 }, () => {
     expect(responses.map((response) => response.status)).toEqual(responses.map(() => 200));
     const readers = responses.map((response) => new SseReader(response));
     try {
-      await callConcurrently(runId);
+      await callInto(runId);
       const log = await storedLog(runId);
       expect(log).toHaveLength(2 * CALLS);
       expectWellOrdered(log);
@@ -149,7 +143,7 @@ describe("readers of a run in npm start", { timeout: 120_000 }, () => {
         done: () => !writing,
       }),
     );
-    await callConcurrently(runId);
+    await callInto(runId);
     const log = await storedLog(runId);
     writing = false;
     expect(log).toHaveLength(2 * CALLS);

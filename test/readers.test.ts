@@ -1,6 +1,6 @@
 import { createApi } from "@toolbus/core/api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readWithCursor } from "./support/cursor-reader";
+import { callConcurrently } from "./support/run-readers";
 import { SseReader } from "./support/sse";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
@@ -20,19 +20,14 @@ beforeAll(async () => {
 });
 afterAll(() => system.stop());
 
-async function callConcurrently(runId: string): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: WRITERS }, async () => {
-      while (next < CALLS) {
-        const callId = `c${next++}`;
-        const response = await system.request(`/v1/runs/${runId}/calls`, {
-          method: "POST",
-          json: { tool: "readability_analyzer", input: { text: TEXT }, callId, wait: 10 },
-        });
-        expect(response.status).toBe(200);
-      }
-    }),
+async function callInto(runId: string): Promise<void> {
+  await callConcurrently(
+    (callId) =>
+      system.request(`/v1/runs/${runId}/calls`, {
+        method: "POST",
+        json: { tool: "readability_analyzer", input: { text: TEXT }, callId, wait: 10 },
+      }),
+    { calls: CALLS, writers: WRITERS },
   );
   await system.settle();
 }
@@ -55,12 +50,19 @@ async function storedKeys(runId: string): Promise<string[]> {
 }
 
 describe("many readers of one run under concurrent calls", () => {
-  it("gives every event stream every event exactly once, in the log's order", {
+  it("gives 50 polling event streams every event exactly once, in the log's order", {
     timeout: 60_000,
   }, async () => {
+    // As on AWS, where the recorder is another process: no append wakes a stream, each one
+    // polls, and only reading by place keeps it from passing an entry still being written.
+    const { events } = system.toolbus.apiDeps;
     const app = createApi({
       ...system.toolbus.apiDeps,
-      followIntervalMs: 2_000,
+      events: {
+        append: (call, entries) => events.append(call, entries),
+        read: events.read.bind(events),
+      },
+      followIntervalMs: 20,
       maxStreamsPerKey: READERS,
     });
     const runId = system.runId();
@@ -74,7 +76,7 @@ describe("many readers of one run under concurrent calls", () => {
       }),
     );
     try {
-      await callConcurrently(runId);
+      await callInto(runId);
       const expected = await storedKeys(runId);
       expect(expected).toHaveLength(2 * CALLS);
       // Every reader reads at once, as separate clients would.
@@ -92,20 +94,5 @@ describe("many readers of one run under concurrent calls", () => {
     } finally {
       await Promise.all(readers.map((reader) => reader.cancel()));
     }
-  });
-
-  it("gives readers paging with ?cursor= every event exactly once, in the log's order", async () => {
-    const runId = system.runId();
-    let writing = true;
-    const pollers = Array.from({ length: 10 }, () =>
-      readWithCursor((query) => system.request(`/v1/runs/${runId}/events${query}`), {
-        everyMs: 50,
-        done: () => !writing,
-      }),
-    );
-    await callConcurrently(runId);
-    const expected = await storedKeys(runId);
-    writing = false;
-    for (const keys of await Promise.all(pollers)) expect(keys).toEqual(expected);
   });
 });

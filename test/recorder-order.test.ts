@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scheduledDetail } from "../packages/core/src/app/calls/dispatch";
-import type { CallRecord, CallResult } from "../packages/core/src/model/call";
+import type { CallRecord } from "../packages/core/src/model/call";
 import { createRecorder } from "../packages/core/src/runtime/recorder";
 import {
   createDocumentClient,
@@ -8,6 +8,7 @@ import {
   DynamoEventLog,
 } from "../packages/core/src/store/dynamodb";
 import { createTableInput } from "../packages/core/src/store/table";
+import { finishedCall as recordFinished, succeededResult } from "./support/calls";
 import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
 
 const client = testDynamoDbClient();
@@ -28,37 +29,19 @@ afterAll(async () => {
   client.destroy();
 });
 
-const result: CallResult = {
-  status: "succeeded",
-  output: "42 words",
-  data: { words: 42 },
-  citations: [],
-  cached: false,
-  stale: false,
-  durationMs: 3,
-  resultBytes: 20,
-  truncated: false,
-  completedAt: "2026-01-01T00:00:02.000Z",
-};
-
-async function finishedCall(runId: string): Promise<CallRecord> {
-  await calls.create({
-    parentRunId: runId,
-    callId: "call-1",
-    toolId: "readability_analyzer",
-    toolset: "text_analysis",
-    toolVersion: "1",
-    input: { text: "Some text." },
-    inputHash: "h",
-    status: "pending",
-    requestedBy: { id: "tester", role: "member" },
-    scheduledAt: "2026-01-01T00:00:01.000Z",
-  });
-  await calls.claim(runId, "call-1", "2099-01-01T00:00:00.000Z");
-  const done = await calls.complete(runId, "call-1", result);
-  if (!done) throw new Error("not completed");
-  return done;
-}
+const result = succeededResult({ output: "42 words", data: { words: 42 }, resultBytes: 20 });
+const finishedCall = (runId: string) =>
+  recordFinished(
+    calls,
+    {
+      parentRunId: runId,
+      callId: "call-1",
+      toolId: "readability_analyzer",
+      toolset: "text_analysis",
+      input: { text: "Some text." },
+    },
+    result,
+  );
 
 /** The bus envelopes Toolbus publishes for a call. */
 const envelope = (detailType: string, detail: Record<string, unknown>) => ({

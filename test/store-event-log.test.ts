@@ -2,7 +2,7 @@ import { PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Deployment } from "../packages/core/src/deployment";
 import { ValidationError } from "../packages/core/src/errors";
-import type { CallRecord, CallResult } from "../packages/core/src/model/call";
+import type { CallRecord } from "../packages/core/src/model/call";
 import type { RunEvent } from "../packages/core/src/model/events";
 import {
   appendAsSoleWriter,
@@ -13,6 +13,7 @@ import {
   storeOptions,
 } from "../packages/core/src/store/dynamodb";
 import { createTableInput } from "../packages/core/src/store/table";
+import { finishedCall as recordFinished, succeededResult } from "./support/calls";
 import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
 
 const client = testDynamoDbClient();
@@ -33,38 +34,9 @@ afterAll(async () => {
   client.destroy();
 });
 
-const result: CallResult = {
-  status: "succeeded",
-  output: "done",
-  data: null,
-  citations: [],
-  cached: false,
-  stale: false,
-  durationMs: 1,
-  resultBytes: 4,
-  truncated: false,
-  completedAt: "2026-01-01T00:00:02.000Z",
-};
-
-/** A call recorded, run and finished, as the recorder finds it: on the outbox index. */
-async function finishedCall(runId: string, callId: string): Promise<CallRecord> {
-  await calls.create({
-    parentRunId: runId,
-    callId,
-    toolId: "web_search",
-    toolset: "research",
-    toolVersion: "1",
-    input: { query: callId },
-    inputHash: "h",
-    status: "pending",
-    requestedBy: { id: "tester", role: "member" },
-    scheduledAt: "2026-01-01T00:00:01.000Z",
-  });
-  await calls.claim(runId, callId, "2099-01-01T00:00:00.000Z");
-  const done = await calls.complete(runId, callId, result);
-  if (!done) throw new Error("not completed");
-  return done;
-}
+const result = succeededResult();
+const finishedCall = (runId: string, callId: string) =>
+  recordFinished(calls, { parentRunId: runId, callId });
 
 const scheduled = (call: CallRecord): RunEvent => ({
   eventKey: `${call.parentRunId}/${call.callId}/scheduled`,

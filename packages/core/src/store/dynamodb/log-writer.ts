@@ -36,9 +36,9 @@ const REMEMBERED_RUNS = 10_000;
  * an event redelivered or announced again is logged once. Logging a result also takes the call
  * off the outbox index (`resultPublishedAt`): announced means in the log.
  *
- * One line per table and process, one transaction in flight: a second would claim the same
- * slots. Requests arriving meanwhile go together in the next, which is also what keeps the
- * recorder cheap under `npm start` (DynamoDB Local charges per request far more than per item).
+ * One line per table and process, one write in flight: a second would claim the same slots.
+ * Requests arriving meanwhile go together in the next. Where one process writes the whole table
+ * (`npm start`), `options.appendLog` appends instead, with plain puts (log-sole-writer.ts).
  */
 export const logWriter = perTable(
   (options): GroupCommit<LogRequest, void> =>

@@ -22,3 +22,21 @@ export async function readWithCursor(
   }
   return keys;
 }
+
+/** `calls` calls into one run from `writers` clients at once; each answer must be 200. */
+export async function callConcurrently(
+  post: (callId: string) => Promise<Response>,
+  options: { calls: number; writers: number },
+): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: options.writers }, async () => {
+      while (next < options.calls) {
+        const response = await post(`c${next++}`);
+        if (response.status !== 200) {
+          throw new Error(`a call answered ${response.status}: ${await response.text()}`);
+        }
+      }
+    }),
+  );
+}

@@ -1,0 +1,44 @@
+import type { CallRecord, CallResult } from "../../packages/core/src/model/call";
+import type { DynamoCallStore } from "../../packages/core/src/store/dynamodb";
+
+/** A succeeded result, as a handler stores it. */
+export const succeededResult = (overrides: Partial<CallResult> = {}): CallResult => ({
+  status: "succeeded",
+  output: "done",
+  data: null,
+  citations: [],
+  cached: false,
+  stale: false,
+  durationMs: 1,
+  resultBytes: 4,
+  truncated: false,
+  completedAt: "2026-01-01T00:00:02.000Z",
+  ...overrides,
+});
+
+/**
+ * A call recorded, claimed and completed through the store, as the recorder finds it after
+ * its handler stored the result: on the outbox index, nothing logged yet.
+ */
+export async function finishedCall(
+  calls: DynamoCallStore,
+  record: Pick<CallRecord, "parentRunId" | "callId"> & Partial<CallRecord>,
+  result: CallResult = succeededResult(),
+): Promise<CallRecord> {
+  const { parentRunId, callId } = record;
+  await calls.create({
+    toolId: "web_search",
+    toolset: "research",
+    toolVersion: "1",
+    input: { query: callId },
+    inputHash: "h",
+    requestedBy: { id: "tester", role: "member" },
+    scheduledAt: "2026-01-01T00:00:01.000Z",
+    ...record,
+    status: "pending",
+  });
+  await calls.claim(parentRunId, callId, "2099-01-01T00:00:00.000Z");
+  const done = await calls.complete(parentRunId, callId, result);
+  if (!done) throw new Error(`${callId} was not completed`);
+  return done;
+}
