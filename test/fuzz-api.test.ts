@@ -2,26 +2,18 @@ import { builtinTools } from "@toolbus/tools";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectSafeResponse, NASTY_SEGMENTS } from "./support/hostile";
+import { type ApiRoute, documentedRoutes } from "./support/routes";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
 // Hostile input against every HTTP route of the real composed system: whatever arrives, the
 // answer is a 2xx or a JSON 4xx, never a 5xx, a stack trace or an internal name.
 
 let system: TestToolbus;
-let routes: { method: string; path: string; hasBody: boolean }[];
+let routes: ApiRoute[];
 
 beforeAll(async () => {
   system = await startTestToolbus();
-  const doc = (await (await system.request("/openapi.json")).json()) as {
-    paths: Record<string, Record<string, { requestBody?: unknown }>>;
-  };
-  routes = Object.entries(doc.paths).flatMap(([path, ops]) =>
-    Object.entries(ops).map(([method, op]) => ({
-      method: method.toUpperCase(),
-      path,
-      hasBody: op.requestBody !== undefined,
-    })),
-  );
+  routes = await documentedRoutes(system);
 });
 afterAll(() => system?.stop(), 60_000);
 

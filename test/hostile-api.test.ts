@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { startUpstream, type Upstream } from "@toolbus/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectSafeResponse } from "./support/hostile";
+import { type ApiRoute, documentedRoutes } from "./support/routes";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
 // The hostile corpus (test/fixtures/hostile/api-*.json, plus what is generated here) replayed
@@ -29,7 +30,7 @@ const VALUES = [
 
 let upstream: Upstream;
 let system: TestToolbus;
-let routes: { method: string; path: string; hasBody: boolean }[];
+let routes: ApiRoute[];
 
 const anySchema = { type: "object", properties: { n: {} }, required: ["n"] };
 
@@ -75,16 +76,7 @@ beforeAll(async () => {
     },
   });
   expect(registered.status).toBe(201);
-  const doc = (await (await system.request("/openapi.json")).json()) as {
-    paths: Record<string, Record<string, { requestBody?: unknown }>>;
-  };
-  routes = Object.entries(doc.paths).flatMap(([path, ops]) =>
-    Object.entries(ops).map(([method, op]) => ({
-      method: method.toUpperCase(),
-      path,
-      hasBody: op.requestBody !== undefined,
-    })),
-  );
+  routes = await documentedRoutes(system);
 }, 60_000);
 
 afterAll(async () => {
