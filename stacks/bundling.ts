@@ -1,3 +1,5 @@
+import { dirname, join } from "node:path";
+import type { Plugin } from "esbuild";
 import type { FunctionProps } from "sst/constructs";
 
 /**
@@ -17,6 +19,28 @@ export const UNUSED_CREDENTIAL_PROVIDERS = [
 ] as const;
 
 /**
+ * zod's error messages in English only. zod's namespace re-exports every locale
+ * (`z.locales.*`, ~370 KB minified), and a bundle that takes `z` whole (as @hono/zod-openapi
+ * does) cannot drop them. Nothing here switches locale: zod's schemas import English
+ * themselves, and `z.locales` keeps only `en`.
+ */
+export const zodEnglishOnly: Plugin = {
+  name: "zod-english-only",
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]zod[\\/]v4[\\/]/.test(args.importer)
+        ? { path: join(args.resolveDir, "../locales/index.js"), namespace: "zod-english-only" }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: "zod-english-only" }, (args) => ({
+      contents: `export { default as en } from ${JSON.stringify(join(dirname(args.path), "en.js"))};`,
+      resolveDir: dirname(args.path),
+      loader: "js",
+    }));
+  },
+};
+
+/**
  * How every function is bundled: ESM for Node 22 on Graviton, minified, and with the AWS SDK
  * inside, not taken from the runtime. Measured (`npm run bench -- bundles`, README "Bundles"):
  *
@@ -30,7 +54,8 @@ export const UNUSED_CREDENTIAL_PROVIDERS = [
  *   `throwOnRequestTimeout`, `cacheMiddleware`); an older runtime copy ignores them silently,
  *   and a request to a hung dependency would wait for the socket instead of failing in 2 s.
  *
- * What is left out is only what Lambda never runs: the credential providers above. No source
+ * What is left out is only what Lambda never runs: the credential providers above, and zod's
+ * locales but English (`zodEnglishOnly`). No source
  * maps: they would only feed the SST console and cost an upload custom resource.
  */
 export const NODEJS: FunctionProps["nodejs"] = {
@@ -38,7 +63,7 @@ export const NODEJS: FunctionProps["nodejs"] = {
   minify: true,
   sourcemap: false,
   install: [],
-  esbuild: { external: [...UNUSED_CREDENTIAL_PROVIDERS] },
+  esbuild: { external: [...UNUSED_CREDENTIAL_PROVIDERS], plugins: [zodEnglishOnly] },
 };
 
 /**
@@ -61,6 +86,7 @@ export function sstEsbuildOptions(entry: string, outfile: string) {
     metafile: true as const,
     logLevel: "silent" as const,
     external: ["sharp", "pg-native", ...(NODEJS?.esbuild?.external ?? [])],
+    plugins: NODEJS?.esbuild?.plugins ?? [],
     banner: {
       js: [
         `import { createRequire as topLevelCreateRequire } from 'module';`,
