@@ -1,5 +1,4 @@
 import { dirname, join } from "node:path";
-import type { Plugin } from "esbuild";
 import type { FunctionProps } from "sst/constructs";
 
 /**
@@ -19,12 +18,33 @@ export const UNUSED_CREDENTIAL_PROVIDERS = [
 ] as const;
 
 /**
+ * The part of esbuild's plugin API these plugins use. SST builds with its own esbuild and the
+ * bench with SST's too; typing against either copy's `Plugin` would not fit the other.
+ */
+export interface BundlePlugin {
+  name: string;
+  setup(build: {
+    onResolve(
+      options: { filter: RegExp },
+      callback: (args: {
+        importer: string;
+        resolveDir: string;
+      }) => { path: string; namespace: string } | undefined,
+    ): void;
+    onLoad(
+      options: { filter: RegExp; namespace: string },
+      callback: (args: { path: string }) => { contents: string; resolveDir: string; loader: "js" },
+    ): void;
+  }): void;
+}
+
+/**
  * zod's error messages in English only. zod's namespace re-exports every locale
  * (`z.locales.*`, ~370 KB minified), and a bundle that takes `z` whole (as @hono/zod-openapi
  * does) cannot drop them. Nothing here switches locale: zod's schemas import English
  * themselves, and `z.locales` keeps only `en`.
  */
-export const zodEnglishOnly: Plugin = {
+export const zodEnglishOnly: BundlePlugin = {
   name: "zod-english-only",
   setup(build) {
     build.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
@@ -39,6 +59,9 @@ export const zodEnglishOnly: Plugin = {
     }));
   },
 };
+
+/** esbuild plugins every function is built with. */
+const PLUGINS = [zodEnglishOnly];
 
 /**
  * How every function is bundled: ESM for Node 22 on Graviton, minified, and with the AWS SDK
@@ -63,7 +86,7 @@ export const NODEJS: FunctionProps["nodejs"] = {
   minify: true,
   sourcemap: false,
   install: [],
-  esbuild: { external: [...UNUSED_CREDENTIAL_PROVIDERS], plugins: [zodEnglishOnly] },
+  esbuild: { external: [...UNUSED_CREDENTIAL_PROVIDERS], plugins: PLUGINS },
 };
 
 /**
@@ -86,7 +109,7 @@ export function sstEsbuildOptions(entry: string, outfile: string) {
     metafile: true as const,
     logLevel: "silent" as const,
     external: ["sharp", "pg-native", ...(NODEJS?.esbuild?.external ?? [])],
-    plugins: NODEJS?.esbuild?.plugins ?? [],
+    plugins: PLUGINS,
     banner: {
       js: [
         `import { createRequire as topLevelCreateRequire } from 'module';`,

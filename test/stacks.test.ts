@@ -689,6 +689,19 @@ describe.each(STAGES)("the %s stack", (stage) => {
     expect(bundleCode(s, "tools/github_api")).toContain("AmazonSSM.GetParameters");
   });
 
+  it("carries the outbound client (the SSRF guard) only in functions that reach the network", () => {
+    const s = stageOf(stage);
+    // Tools that compute from their input and settings; test/offline-tools.test.ts runs them
+    // with a client that refuses every request.
+    const offline = new Set(["tools/readability_analyzer", "tools/static_links"]);
+    for (const handler of s.functions.keys()) {
+      const reaches = handler.startsWith("tools/")
+        ? !offline.has(handler)
+        : isRegisteredHandler(handler) || handler === "api" || handler === "seed";
+      expect(bundleCode(s, handler).includes("cloud metadata"), handler).toBe(reaches);
+    }
+  });
+
   it("binds each secret only to the functions that need it", () => {
     const s = stageOf(stage);
     const secretIds = [...new Set(TOOL_SECRET_NAMES)];

@@ -1,11 +1,16 @@
-import { createToolHandler, deploymentFromEnv, toolRuntimeDeps } from "@toolbus/core/runtime";
+import {
+  createToolHandler,
+  deploymentFromEnv,
+  offlineToolRuntimeDeps,
+} from "@toolbus/core/runtime";
 import { readabilityAnalyzer } from "@toolbus/tools/readability";
 
 /**
  * Runs scheduled readability_analyzer calls delivered by the bus.
  * Only what this tool runs: its module and the detectors of the capabilities it requires; no
- * SSM client, as its function binds no secret.
+ * SSM client, as its function binds no secret, and no outbound client, as it never reaches the
+ * network.
  */
 export const handler = createToolHandler(readabilityAnalyzer, () =>
-  toolRuntimeDeps(deploymentFromEnv()),
+  offlineToolRuntimeDeps(deploymentFromEnv()),
 );

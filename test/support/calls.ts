@@ -1,6 +1,25 @@
 import type { CallRecord, CallResult } from "../../packages/core/src/model/call";
 import type { DynamoCallStore } from "../../packages/core/src/store/dynamodb";
 
+/** A call as the API records it before announcing it: what a handler's first event claims. */
+export const pendingCall = (
+  toolId: string,
+  input: unknown,
+  overrides: Partial<CallRecord> = {},
+): CallRecord => ({
+  parentRunId: "run-1",
+  callId: `call-${toolId}`,
+  toolId,
+  toolset: toolId,
+  toolVersion: "1",
+  input,
+  inputHash: "h",
+  requestedBy: { id: "tester", role: "member" },
+  scheduledAt: new Date().toISOString(),
+  status: "pending",
+  ...overrides,
+});
+
 /** A succeeded result, as a handler stores it. */
 export const succeededResult = (overrides: Partial<CallResult> = {}): CallResult => ({
   status: "succeeded",

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { ToolbusError } from "./errors";
 import type { Citation, Failure } from "./model/call";
+import { type ToolPolicy, toolPolicy } from "./model/policy";
 import { type ToolSpec, type ToolSpecInput, toolSpec } from "./model/tool";
 import type { HttpClient, SecretSource } from "./outbound/types";
 
@@ -59,6 +60,23 @@ export function toolSpecOf(definition: AnyToolDefinition): ToolSpec {
     inputSchema: z.toJSONSchema(definition.input, { io: "input" }),
     outputSchema: z.toJSONSchema(definition.output, { io: "output" }),
   });
+}
+
+const policies = new WeakMap<AnyToolDefinition, ToolPolicy>();
+
+/**
+ * What running a tool reads of its spec (capabilities, cache, rate limits, timeout,
+ * fallback, version), defaults applied, once per definition. Not `toolSpecOf`: a tool's
+ * function never publishes its catalog entry, so it neither converts its schemas to JSON
+ * Schema nor loads the catalog's schemas.
+ */
+export function toolPolicyOf(definition: AnyToolDefinition): ToolPolicy {
+  let policy = policies.get(definition);
+  if (!policy) {
+    policy = definition.catalogSpec ?? toolPolicy.parse(definition.spec);
+    policies.set(definition, policy);
+  }
+  return policy;
 }
 
 /**

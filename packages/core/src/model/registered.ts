@@ -1,8 +1,9 @@
 import * as z from "zod";
 import { toolsetName } from "./ids";
 import { HTTP_METHODS, secretHeader } from "./implementation";
+import { cachePolicy, rateLimit } from "./policy";
 import { label, prose } from "./text";
-import { availability, cachePolicy, category, guidelines, rateLimit, toolSpec } from "./tool";
+import { availability, category, guidelines, toolSpec } from "./tool";
 
 /** One DynamoDB transaction writes a toolset with its tools; keep a toolset inside one. */
 export const MAX_REGISTERED_TOOLS = 99;

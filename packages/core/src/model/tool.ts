@@ -1,6 +1,7 @@
 import * as z from "zod";
-import { capabilityName, toolId, toolsetName } from "./ids";
+import { toolId, toolsetName } from "./ids";
 import { implementation, secretHeader } from "./implementation";
+import { toolPolicyFields } from "./policy";
 import { label, prose } from "./text";
 
 export const CATEGORIES = ["research", "reference", "enhance", "publish", "utility"] as const;
@@ -13,25 +14,6 @@ export const jsonSchema = z.record(z.string(), z.unknown());
 export const guidelines = z.object({
   do: z.array(z.string().min(1)).default([]),
   dont: z.array(z.string().min(1)).default([]),
-});
-
-export const cachePolicy = z.object({
-  ttlSeconds: z.number().int().positive(),
-  /** Input fields that form the cache key; absent = the whole input. */
-  keyFields: z.array(z.string()).optional(),
-  /** How long past expiry a stale result may be served when the upstream fails. */
-  staleIfErrorSeconds: z.number().int().nonnegative().default(0),
-});
-
-export const rateLimit = z.object({
-  /** Calls allowed per window across all callers (the upstream's quota). */
-  perTool: z
-    .object({ limit: z.number().int().positive(), windowSeconds: z.number().int().positive() })
-    .optional(),
-  /** Calls allowed per window for one principal. */
-  perPrincipal: z
-    .object({ limit: z.number().int().positive(), windowSeconds: z.number().int().positive() })
-    .optional(),
 });
 
 export const setupField = z.object({
@@ -52,7 +34,7 @@ export const availability = z.object({
 
 /** Everything about a tool but its code: what the catalog stores and every consumer reads. */
 export const toolSpec = z.object({
-  id: toolId,
+  id: toolPolicyFields.id,
   toolset: toolsetName,
   title: label(120),
   description: prose(2000),
@@ -60,21 +42,20 @@ export const toolSpec = z.object({
   optionality: z.enum(["optional", "core"]).default("optional"),
   usageHint: prose(500),
   guidelines: guidelines.default({ do: [], dont: [] }),
-  requires: z.array(capabilityName).default([]),
+  requires: toolPolicyFields.requires,
   produces: z.array(z.string().min(1)).default([]),
   inputSchema: jsonSchema,
   outputSchema: jsonSchema,
   examples: z.array(z.object({ title: z.string().min(1), input: z.unknown() })).default([]),
-  cache: cachePolicy.optional(),
-  rateLimit: rateLimit.optional(),
-  timeoutMs: z.number().int().min(100).max(900_000).default(10_000),
+  cache: toolPolicyFields.cache,
+  rateLimit: toolPolicyFields.rateLimit,
+  timeoutMs: toolPolicyFields.timeoutMs,
   annotations: z
     .object({ readOnly: z.boolean(), openWorld: z.boolean(), idempotent: z.boolean() })
     .default({ readOnly: true, openWorld: false, idempotent: true }),
   setup: z.array(setupField).default([]),
-  /** Names the fallback tool used when this one is unavailable. */
-  fallback: toolId.optional(),
-  version: z.string().min(1).default("1"),
+  fallback: toolPolicyFields.fallback,
+  version: toolPolicyFields.version,
   availability: availability.default({ enabled: true }),
   implementation: implementation.default({ kind: "builtin" }),
 });

@@ -1,7 +1,7 @@
 import type { StageConfig } from "../config";
 import type { Citation, Failure } from "../model/call";
 import type { HttpClient, SecretSource } from "../outbound/types";
-import { type AnyToolDefinition, ToolFailure } from "../tool-definition";
+import { type AnyToolDefinition, ToolFailure, toolPolicyOf } from "../tool-definition";
 
 export type Execution =
   | { ok: true; output: string; data: unknown; citations: Citation[] }
@@ -37,7 +37,7 @@ export async function executeTool(
       "correct_call",
     );
   }
-  const timeoutMs = tool.spec.timeoutMs ?? 10_000;
+  const timeoutMs = toolPolicyOf(tool).timeoutMs;
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<"timeout">((resolve) => {

@@ -1,6 +1,6 @@
 // The slice of core a bus handler needs: no HTTP framework, no catalog service.
 export { type Deployment, deploymentFromEnv } from "../deployment";
-export { recorderDeps, sweeperDeps, toolRuntimeDeps } from "./deps";
+export { offlineToolRuntimeDeps, recorderDeps, sweeperDeps, toolRuntimeDeps } from "./deps";
 export { createRecorder } from "./recorder";
 export { createSweeper } from "./sweeper";
 export { createToolHandler, type ToolRuntimeDeps } from "./tool-handler";

@@ -1,9 +1,9 @@
 import { missingCapability } from "../app/capabilities/detectors";
 import type { Failure } from "../model/call";
 import { Failures } from "../model/failure";
-import type { ToolSpec } from "../model/tool";
+import type { ToolPolicy } from "../model/policy";
 import type { CachedOutput } from "../ports";
-import { type AnyToolDefinition, toolSpecOf } from "../tool-definition";
+import { type AnyToolDefinition, toolPolicyOf } from "../tool-definition";
 import { canonicalJson, sha256Hex } from "../util/canonical-json";
 import { type Execution, executeTool } from "./execute";
 import type { RunnableCall, ToolRuntimeDeps } from "./tool-handler";
@@ -24,16 +24,6 @@ export interface PolicyOutcome {
 /** Failures a stale cached result may paper over: the upstream, not the request, is at fault. */
 const STALE_WORTHY = new Set<Failure["kind"]>(["upstream_error", "timeout", "rate_limited"]);
 
-const specs = new WeakMap<AnyToolDefinition, ToolSpec>();
-function specOf(tool: AnyToolDefinition): ToolSpec {
-  let spec = specs.get(tool);
-  if (!spec) {
-    spec = toolSpecOf(tool);
-    specs.set(tool, spec);
-  }
-  return spec;
-}
-
 /**
  * Everything around running a tool, in the order that protects upstream quotas: capability
  * gate (or fallback), the caller's rate limit, a fresh cache hit, the tool's own rate limit,
@@ -45,7 +35,7 @@ export async function runWithPolicies(
   deps: PolicyDeps,
   allowFallback = true,
 ): Promise<PolicyOutcome> {
-  const spec = specOf(tool);
+  const spec = toolPolicyOf(tool);
   const missing = missingCapability(spec.requires, deps.capabilities, deps);
   if (missing) {
     const failure = Failures.unavailable(`${spec.id} is unavailable: ${missing.reason}`);
@@ -122,7 +112,7 @@ export async function runWithPolicies(
 }
 
 async function viaFallback(
-  spec: ToolSpec,
+  spec: ToolPolicy,
   call: RunnableCall,
   deps: PolicyDeps,
   reason: string,
@@ -137,7 +127,7 @@ async function viaFallback(
 }
 
 /** Tool id + version + hash of the canonical JSON of the key fields (all input by default). */
-export function cacheKey(spec: ToolSpec, input: unknown): string {
+export function cacheKey(spec: ToolPolicy, input: unknown): string {
   const fields = spec.cache?.keyFields;
   const keyed =
     fields && input !== null && typeof input === "object"

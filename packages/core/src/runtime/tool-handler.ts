@@ -13,7 +13,7 @@ import {
 } from "../model/events";
 import type { HttpClient, SecretSource } from "../outbound/types";
 import type { CallStore, RateLimiter, ResultCache } from "../ports";
-import type { AnyToolDefinition } from "../tool-definition";
+import { type AnyToolDefinition, toolPolicyOf } from "../tool-definition";
 import { type PolicyOutcome, runWithPolicies } from "./policies";
 import { resultSize, storeResult, unstorableResult } from "./store-result";
 
@@ -62,7 +62,7 @@ export function createToolHandler(
     return runScheduledCall(
       detail,
       runtime,
-      tool.spec.timeoutMs ?? 10_000,
+      toolPolicyOf(tool).timeoutMs,
       (claimed, now) => runWithPolicies(tool, claimed, { ...runtime, now }),
       context,
     );
