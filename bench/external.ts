@@ -5,9 +5,12 @@ import { performance } from "node:perf_hooks";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import type { ValidateFunction } from "ajv";
 import { z } from "zod";
-import { compileSchema, schemaIssues } from "../packages/core/src/registered/json-schema";
+import {
+  type CompiledSchema,
+  compileSchema,
+  schemaIssues,
+} from "../packages/core/src/registered/json-schema";
 import { composeLocalToolbus, serveApi } from "../packages/local/src";
 import {
   LocalEventBus,
@@ -18,7 +21,8 @@ import { localDynamoDbClient, startDynamoDbLocal } from "../packages/local/src/d
 import { type Measurement, measurement, percentile, runConcurrently } from "./stats";
 
 // ---------------------------------------------------------------------------------------------
-// 1. Input validation: Ajv against a registered tool's JSON Schema vs zod for a built-in.
+// 1. Input validation: a registered tool's JSON Schema (@cfworker/json-schema) vs zod for a
+//    built-in.
 // ---------------------------------------------------------------------------------------------
 
 /** A search-like tool's input, as a built-in would write it in zod. */
@@ -76,21 +80,16 @@ function zodIssues(input: unknown): number {
   })).length;
 }
 
-function ajvIssues(input: unknown): number {
+function jsonSchemaIssues(input: unknown): number {
   return schemaIssues(jsonInput, input).length;
 }
 
 /**
- * The function Ajv generated, called directly: what schemaIssues costs without finding it in
- * the cache (canonical JSON of the schema, SHA-256, map lookup) on every call.
+ * The compiled schema's own check, called directly: what schemaIssues costs without finding
+ * it in the cache (canonical JSON of the schema, SHA-256, map lookup) on every call.
  */
-function bareAjvIssues(validate: ValidateFunction): (input: unknown) => number {
-  return (input) => {
-    if (validate(input)) return 0;
-    return (validate.errors ?? [])
-      .slice(0, 20)
-      .map((error) => ({ path: error.instancePath, message: error.message })).length;
-  };
+function bareIssues(compiled: CompiledSchema): (input: unknown) => number {
+  return (input) => compiled.issues(input).length;
 }
 
 /** Microseconds per call of `op`, once per item, `rounds` times over. */
@@ -101,15 +100,15 @@ function microsEach<T>(items: readonly T[], op: (item: T) => void, rounds = 1): 
 }
 
 export function benchValidation(): Measurement[] {
-  const bareAjv = bareAjvIssues(compileSchema(jsonInput));
+  const bare = bareIssues(compileSchema(jsonInput));
   // Both must agree on every input, or the comparison is of different work.
   for (const input of VALID) {
-    if (ajvIssues(input) !== 0 || bareAjv(input) !== 0 || zodIssues(input) !== 0) {
+    if (jsonSchemaIssues(input) !== 0 || bare(input) !== 0 || zodIssues(input) !== 0) {
       throw new Error(`validation bench: a valid input was refused: ${JSON.stringify(input)}`);
     }
   }
   for (const input of INVALID) {
-    if (ajvIssues(input) < 4 || bareAjv(input) < 4 || zodIssues(input) < 4) {
+    if (jsonSchemaIssues(input) < 4 || bare(input) < 4 || zodIssues(input) < 4) {
       throw new Error(`validation bench: an invalid input passed: ${JSON.stringify(input)}`);
     }
   }
@@ -119,19 +118,19 @@ export function benchValidation(): Measurement[] {
     ["invalid", INVALID],
   ] as const) {
     const zodOps = opsPerSecond(zodIssues, inputs);
-    const ajvOps = opsPerSecond(ajvIssues, inputs);
-    const bareOps = opsPerSecond(bareAjv, inputs);
+    const schemaOps = opsPerSecond(jsonSchemaIssues, inputs);
+    const bareOps = opsPerSecond(bare, inputs);
     const baseline = { name: `zod safeParse of the same schema, ${label} input`, value: zodOps };
     results.push(
       measurement(
-        `input validation, ${label} input: Ajv schemaIssues (warm validator)`,
+        `input validation, ${label} input: schemaIssues (warm validator)`,
         "ops/s",
-        ajvOps,
+        schemaOps,
         baseline,
         "higher",
       ),
       measurement(
-        `input validation, ${label} input: Ajv's compiled function alone (no cache lookup)`,
+        `input validation, ${label} input: the compiled check alone (no cache lookup)`,
         "ops/s",
         bareOps,
         baseline,
@@ -140,11 +139,11 @@ export function benchValidation(): Measurement[] {
     );
   }
 
-  // The one-off cost: a schema never seen in this process (meta-schema check + code generation)
+  // The one-off cost: a schema never seen in this process (meta-schema check + resolving refs)
   // against the same call once it is compiled (canonical JSON + SHA-256 + map lookup).
   const fresh = (count: number) =>
     Array.from({ length: count }, () => ({ ...jsonInput, description: `bench ${randomUUID()}` }));
-  microsEach(fresh(20), compileSchema); // warm the Ajv instance and its code paths
+  microsEach(fresh(20), compileSchema); // warm the meta-schemas and the code paths
   const schemas = fresh(150);
   const first = microsEach(schemas, compileSchema);
   const hit = microsEach(schemas, compileSchema, 100);
@@ -471,7 +470,7 @@ export async function benchExternalCalls(): Promise<Measurement[]> {
       const tools: ToolName[] = ["builtin", "http", "mcp"];
       const run = () => `bench-external-${randomUUID()}`;
 
-      // Warm-up: every tool's handler, Ajv validator, outbound client and table paths.
+      // Warm-up: every tool's handler, schema check, outbound client and table paths.
       const warm = await memberKey(api.url, adminKey, "bench-warm-up");
       const warmRun = run();
       await runConcurrently(WARM_UP * tools.length, 2, async (i) => {

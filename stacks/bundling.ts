@@ -60,8 +60,41 @@ export const zodEnglishOnly: BundlePlugin = {
   },
 };
 
+/** What the MCP SDK's Ajv checker is replaced with: it says so if anything constructs it. */
+const AJV_PROVIDER_STUB = `export class AjvJsonSchemaValidator {
+  constructor() {
+    throw new Error("The MCP SDK's Ajv JSON Schema validator is not bundled: give the Client or Server a jsonSchemaValidator (CfWorkerJsonSchemaValidator).");
+  }
+}`;
+
+/**
+ * The MCP SDK without Ajv. Its Client and Server import their default JSON Schema checker,
+ * Ajv with ajv-formats and fast-uri (~150 KB minified), statically, and construct it only when
+ * given no `jsonSchemaValidator`. Ours are always given cfworker's (core's `mcp/server.ts`
+ * and `registered/mcp-client.ts`), the library our own schema checks use: Ajv would only be
+ * code to load on every cold start of the API and the MCP functions, never run.
+ */
+export const mcpSdkWithoutAjv: BundlePlugin = {
+  name: "mcp-sdk-without-ajv",
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/validation\/ajv-provider\.js$/ }, (args) =>
+      /[\\/]@modelcontextprotocol[\\/]sdk[\\/]/.test(args.importer)
+        ? {
+            path: join(args.resolveDir, "../validation/ajv-provider.js"),
+            namespace: "mcp-sdk-without-ajv",
+          }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: "mcp-sdk-without-ajv" }, (args) => ({
+      contents: AJV_PROVIDER_STUB,
+      resolveDir: dirname(args.path),
+      loader: "js",
+    }));
+  },
+};
+
 /** esbuild plugins every function is built with. */
-const PLUGINS = [zodEnglishOnly];
+const PLUGINS = [zodEnglishOnly, mcpSdkWithoutAjv];
 
 /**
  * How every function is bundled: ESM for Node 22 on Graviton, minified, and with the AWS SDK
@@ -77,9 +110,9 @@ const PLUGINS = [zodEnglishOnly];
  *   `throwOnRequestTimeout`, `cacheMiddleware`); an older runtime copy ignores them silently,
  *   and a request to a hung dependency would wait for the socket instead of failing in 2 s.
  *
- * What is left out is only what Lambda never runs: the credential providers above, and zod's
- * locales but English (`zodEnglishOnly`). No source
- * maps: they would only feed the SST console and cost an upload custom resource.
+ * What is left out is only what Lambda never runs: the credential providers above, zod's
+ * locales but English (`zodEnglishOnly`) and the MCP SDK's default Ajv (`mcpSdkWithoutAjv`).
+ * No source maps: they would only feed the SST console and cost an upload custom resource.
  */
 export const NODEJS: FunctionProps["nodejs"] = {
   format: "esm",

@@ -288,7 +288,7 @@ describe("administering the catalog", () => {
     expect((await system.request("/v1/tools/kit_unreachable")).status).toBe(404);
   });
 
-  it("refuses schemas Ajv cannot compile and examples that do not match the input schema", async () => {
+  it("refuses schemas that are not valid JSON Schema and examples that do not match the input schema", async () => {
     const response = await system.request("/v1/tools/kit_bad_schema", {
       method: "PUT",
       json: toolBody("kit_bad_schema", {

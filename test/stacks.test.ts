@@ -649,6 +649,18 @@ describe.each(STAGES)("the %s stack", (stage) => {
     }
   });
 
+  it("bundles the MCP SDK without Ajv, its default checker, which our code never uses", () => {
+    const s = stageOf(stage);
+    for (const handler of s.functions.keys()) {
+      // An option name of Ajv's, kept by minification as every property name is.
+      expect(bundleCode(s, handler).includes("strictSchema"), handler).toBe(false);
+    }
+    // The stub in its place, which says what to do should anything construct it.
+    for (const handler of ["api", "external/mcp", "seed"]) {
+      expect(bundleCode(s, handler), handler).toContain("validator is not bundled");
+    }
+  });
+
   it("keeps each bundle within its budget, and a function over budget under its ceiling", () => {
     const s = stageOf(stage);
     const sizes: Record<string, number> = {};
@@ -1101,19 +1113,31 @@ describe("the bundles the dev stack deploys, run in a fresh Node process", () =>
     return JSON.parse(String(marked).slice("RESULTS ".length));
   }
 
-  const httpEvent = (path: string, headers: Record<string, string> = {}) => ({
+  /** A GET, or a POST of `json` when there is one. */
+  const httpEvent = (path: string, headers: Record<string, string> = {}, json?: unknown) => ({
     version: "2.0",
     routeKey: "$default",
     rawPath: path,
     rawQueryString: "",
-    headers: { host: "api.example.com", ...headers },
+    headers: {
+      host: "api.example.com",
+      ...(json === undefined ? {} : { "content-type": "application/json" }),
+      ...headers,
+    },
     requestContext: {
-      http: { method: "GET", path, protocol: "HTTP/1.1", sourceIp: "127.0.0.1", userAgent: "t" },
+      http: {
+        method: json === undefined ? "GET" : "POST",
+        path,
+        protocol: "HTTP/1.1",
+        sourceIp: "127.0.0.1",
+        userAgent: "t",
+      },
       domainName: "api.example.com",
       requestId: "r-1",
       routeKey: "$default",
       stage: "$default",
     },
+    ...(json === undefined ? {} : { body: JSON.stringify(json) }),
     isBase64Encoded: false,
   });
 
@@ -1147,11 +1171,19 @@ describe("the bundles the dev stack deploys, run in a fresh Node process", () =>
       // CloudFormation would fill them in (nothing here waits for a call, so none is invoked).
       const apiVariables = stageOf("dev").fn("api").resource.Properties.Environment.Variables;
       const functions = renderRefs(apiVariables[FUNCTIONS_ENV], longestFunctionName) ?? "";
-      const [health, tools, refused] = await invoke("api", { ...env, [FUNCTIONS_ENV]: functions }, [
-        httpEvent("/health"),
-        httpEvent("/v1/tools", { authorization: `Bearer ${ADMIN_KEY}` }),
-        httpEvent("/v1/tools", { authorization: "Bearer not-the-admin-key-at-all-0000" }),
-      ]);
+      const admin = { authorization: `Bearer ${ADMIN_KEY}` };
+      const mcpList = { ...admin, accept: "application/json, text/event-stream" };
+      const [health, tools, refused, mcp] = await invoke(
+        "api",
+        { ...env, [FUNCTIONS_ENV]: functions },
+        [
+          httpEvent("/health"),
+          httpEvent("/v1/tools", admin),
+          httpEvent("/v1/tools", { authorization: "Bearer not-the-admin-key-at-all-0000" }),
+          // The MCP server, built without Ajv (see stacks/bundling.ts), lists the catalog.
+          httpEvent("/mcp", mcpList, { jsonrpc: "2.0", id: 1, method: "tools/list" }),
+        ],
+      );
       expect(health.statusCode).toBe(200);
       expect(JSON.parse(health.body)).toMatchObject({
         status: "ok",
@@ -1162,6 +1194,8 @@ describe("the bundles the dev stack deploys, run in a fresh Node process", () =>
       expect(tools.body).toContain('"web_search"');
       expect(refused.statusCode).toBe(401);
       expect(refused.body).not.toContain(ADMIN_KEY);
+      expect(mcp.statusCode).toBe(200);
+      expect(mcp.body).toContain('"name":"web_search"');
     } finally {
       ssm.close();
       await table.drop();

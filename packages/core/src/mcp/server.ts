@@ -7,6 +7,7 @@ import {
   ListToolsRequestSchema,
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import type { Permission } from "../api/auth";
 import type { ApiDeps } from "../api/deps";
 import { API_VERSION } from "../api/openapi";
@@ -40,6 +41,9 @@ export type McpDeps = Pick<ApiDeps, "config" | "catalog" | "calls"> & {
   selection: SelectionService;
 };
 
+/** The SDK's default is Ajv, which the bundles leave out (see `stacks/bundling.ts`). */
+const SCHEMA_VALIDATOR = new CfWorkerJsonSchemaValidator();
+
 /**
  * An MCP server for one request (stateless: nothing outlives the request, so it runs the same
  * on Lambda). Tools come from the catalog at request time with their stored JSON Schemas,
@@ -53,6 +57,7 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext): Serv
       instructions:
         "Optional tools: use one when it clearly helps with the task, and carry on without it " +
         "when it does not or when it fails.",
+      jsonSchemaValidator: SCHEMA_VALIDATOR,
     },
   );
 

@@ -7,6 +7,7 @@ import {
   McpError,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import type { Failure } from "../model/call";
 import { OutboundError } from "../outbound/errors";
 import { failureFromOutbound, failureFromStatus } from "../outbound/failures";
@@ -28,6 +29,12 @@ export interface McpConnection {
 }
 
 const CLIENT_INFO = { name: "toolbus", version: "1" };
+/**
+ * The SDK checks structured results against the output schemas a listing gave. Its default
+ * checker is Ajv, which the bundles leave out (see `stacks/bundling.ts`): cfworker's is the
+ * one our own schema checks use.
+ */
+const CLIENT_OPTIONS = { capabilities: {}, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() };
 const MAX_PAGES = 20;
 
 /**
@@ -44,7 +51,7 @@ async function withSession<T>(
     fetch: outboundFetch(connection, seen),
     requestInit: { headers: connection.headers },
   });
-  const client = new Client(CLIENT_INFO, { capabilities: {} });
+  const client = new Client(CLIENT_INFO, CLIENT_OPTIONS);
   const options = {
     timeout: connection.timeoutMs,
     ...(connection.signal ? { signal: connection.signal } : {}),

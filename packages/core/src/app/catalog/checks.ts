@@ -6,9 +6,9 @@ import { compileSchema, SchemaError, schemaIssues } from "../../registered/json-
 
 /**
  * What a catalog write must agree with before it is stored: a tool nobody can call (a role
- * or mode the stage does not have, a capability it never detects, a schema Ajv cannot
- * compile) is refused with a 400 naming each path, instead of being stored and then failing
- * every call.
+ * or mode the stage does not have, a capability it never detects, a schema that is not valid
+ * JSON Schema) is refused with a 400 naming each path, instead of being stored and then
+ * failing every call.
  */
 export interface CatalogFacts {
   config: StageConfig;
@@ -97,7 +97,7 @@ function schemaProblem(schema: Record<string, unknown>): string | undefined {
     return undefined;
   } catch (error) {
     if (error instanceof SchemaError) return error.message;
-    // Ajv's own limits (a schema nested past its stack): still the schema's fault.
+    // Whatever else checking it runs into: still the schema's fault.
     return "It cannot be compiled.";
   }
 }
