@@ -176,16 +176,6 @@ export type HttpToolRegistrationInput = {
   inputSchema: {
     [key: string]: unknown;
   };
-  optionality?: "optional" | "core";
-  guidelines?: {
-    do?: Array<string>;
-    dont?: Array<string>;
-  };
-  produces?: Array<string>;
-  examples?: Array<{
-    title: string;
-    input: unknown;
-  }>;
   cache?: {
     ttlSeconds: number;
     /** Input fields that form the cache key; absent = the whole input. */
@@ -206,6 +196,16 @@ export type HttpToolRegistrationInput = {
     };
   };
   timeoutMs?: number;
+  optionality?: "optional" | "core";
+  guidelines?: {
+    do?: Array<string>;
+    dont?: Array<string>;
+  };
+  produces?: Array<string>;
+  examples?: Array<{
+    title: string;
+    input: unknown;
+  }>;
   availability?: {
     enabled?: boolean;
     /** Workflow modes the tool is offered in; absent = every mode. */
@@ -250,16 +250,6 @@ export type HttpToolsetRegistrationInput = {
     inputSchema: {
       [key: string]: unknown;
     };
-    optionality?: "optional" | "core";
-    guidelines?: {
-      do?: Array<string>;
-      dont?: Array<string>;
-    };
-    produces?: Array<string>;
-    examples?: Array<{
-      title: string;
-      input: unknown;
-    }>;
     cache?: {
       ttlSeconds: number;
       /** Input fields that form the cache key; absent = the whole input. */
@@ -280,6 +270,16 @@ export type HttpToolsetRegistrationInput = {
       };
     };
     timeoutMs?: number;
+    optionality?: "optional" | "core";
+    guidelines?: {
+      do?: Array<string>;
+      dont?: Array<string>;
+    };
+    produces?: Array<string>;
+    examples?: Array<{
+      title: string;
+      input: unknown;
+    }>;
     availability?: {
       enabled?: boolean;
       /** Workflow modes the tool is offered in; absent = every mode. */
@@ -693,16 +693,6 @@ export type ToolsetRegistrationInput = {
     inputSchema: {
       [key: string]: unknown;
     };
-    optionality?: "optional" | "core";
-    guidelines?: {
-      do?: Array<string>;
-      dont?: Array<string>;
-    };
-    produces?: Array<string>;
-    examples?: Array<{
-      title: string;
-      input: unknown;
-    }>;
     cache?: {
       ttlSeconds: number;
       /** Input fields that form the cache key; absent = the whole input. */
@@ -723,6 +713,16 @@ export type ToolsetRegistrationInput = {
       };
     };
     timeoutMs?: number;
+    optionality?: "optional" | "core";
+    guidelines?: {
+      do?: Array<string>;
+      dont?: Array<string>;
+    };
+    produces?: Array<string>;
+    examples?: Array<{
+      title: string;
+      input: unknown;
+    }>;
     availability?: {
       enabled?: boolean;
       /** Workflow modes the tool is offered in; absent = every mode. */
@@ -924,7 +924,6 @@ export type ToolSpec = {
       windowSeconds: number;
     };
   };
-  /** Names the fallback tool used when this one is unavailable. */
   fallback?: string;
 };
 
