@@ -924,6 +924,7 @@ export type ToolSpec = {
       windowSeconds: number;
     };
   };
+  /** Names the fallback tool used when this one is unavailable. */
   fallback?: string;
 };
 

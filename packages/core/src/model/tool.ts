@@ -54,6 +54,7 @@ export const toolSpec = z.object({
     .object({ readOnly: z.boolean(), openWorld: z.boolean(), idempotent: z.boolean() })
     .default({ readOnly: true, openWorld: false, idempotent: true }),
   setup: z.array(setupField).default([]),
+  /** Names the fallback tool used when this one is unavailable. */
   fallback: toolPolicyFields.fallback,
   version: toolPolicyFields.version,
   availability: availability.default({ enabled: true }),
