@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createLogger, jsonLines, type LogRecord } from "./log";
+import { prettyLines } from "./pretty";
 
 const at = () => new Date("2026-11-24T10:00:00.000Z");
 
@@ -69,5 +70,29 @@ describe("structured logs", () => {
       message: "cyclic",
       logError: expect.any(String),
     });
+  });
+});
+
+describe("readable lines for npm start", () => {
+  it("puts a call's line on one line, its outcome in colour only on a terminal", () => {
+    const out: string[] = [];
+    const record = {
+      level: "INFO" as const,
+      message: "call finished",
+      timestamp: "2026-11-24T10:00:00.123Z",
+      service: "toolbus",
+      stage: "local",
+      outcome: "failed",
+      toolId: "web_search",
+      failureKind: "timeout",
+      durationMs: 12,
+      note: "two words",
+    };
+    prettyLines({ write: (c) => out.push(c) })(record);
+    expect(out).toEqual([
+      '10:00:00.123 info  call finished failed toolId=web_search failureKind=timeout durationMs=12 note="two words"\n',
+    ]);
+    prettyLines({ write: (c) => out.push(c), isTTY: true })(record);
+    expect(out[1]).toContain("\u001b[31mfailed\u001b[0m");
   });
 });
