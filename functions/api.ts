@@ -1,9 +1,16 @@
-import { createToolbus, deploymentFromEnv } from "@toolbus/core";
 import { createApi } from "@toolbus/core/api";
-import { withFunctionSecrets } from "@toolbus/core/deployment";
+import { deploymentFromEnv, withFunctionSecrets } from "@toolbus/core/deployment";
 import { lambdaDispatcherFromEnv } from "@toolbus/core/dispatch";
-import { builtinCapabilities, builtinTools, builtinToolsets } from "@toolbus/tools";
+import { createToolbus } from "@toolbus/core/toolbus";
+import { builtinTools, builtinToolsets } from "@toolbus/tools/builtin";
+import { builtinCapabilities } from "@toolbus/tools/capabilities";
 import { handle } from "hono/aws-lambda";
+
+/*
+ * Modules, not the packages' indexes: this function is split into chunks (stacks/bundling.ts),
+ * and a chunk holds every module an index re-exports, so the code the API loads only on first
+ * use (rendering, MCP, each tool's parsers) would load with the function.
+ */
 
 /**
  * On AWS, calls a caller waits for are run by invoking each tool's own function (the stack

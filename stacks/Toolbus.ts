@@ -23,7 +23,7 @@ import * as logs from "aws-cdk-lib/aws-logs";
 import * as sqs from "aws-cdk-lib/aws-sqs";
 import { Config as SstConfig } from "sst/config.js";
 import { Api, Config, Script, Function as SstFunction, type StackContext } from "sst/constructs";
-import { NODEJS } from "./bundling";
+import { nodejsFor } from "./bundling";
 import { type StackConfig, stackConfigFor } from "./config";
 
 /** CDK context key that replaces the stage's config file (tests, one-off experiments). */
@@ -256,7 +256,7 @@ export function Toolbus({ stack, app }: StackContext) {
       environment: { ...environment, ...props.environment },
       bind: secretsNamed(props.secrets),
       permissions: props.statements,
-      nodejs: NODEJS,
+      nodejs: nodejsFor(handlerId),
       ...(deadLetters
         ? {
             retryAttempts: config.events.handler.retryAttempts,

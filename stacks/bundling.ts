@@ -113,6 +113,7 @@ const PLUGINS = [zodEnglishOnly, mcpSdkWithoutAjv];
  * What is left out is only what Lambda never runs: the credential providers above, zod's
  * locales but English (`zodEnglishOnly`) and the MCP SDK's default Ajv (`mcpSdkWithoutAjv`).
  * No source maps: they would only feed the SST console and cost an upload custom resource.
+ * The API is also split into chunks (`SPLIT_HANDLERS`).
  */
 export const NODEJS: FunctionProps["nodejs"] = {
   format: "esm",
@@ -123,25 +124,42 @@ export const NODEJS: FunctionProps["nodejs"] = {
 };
 
 /**
- * What SST v2 passes esbuild for a function built with `NODEJS` (its nodejs handler, ESM,
- * deploy mode), for tools that bundle a function the same way outside a synthesis: the bench's
- * bundle report. The stack tests check the bundles SST itself builds.
+ * Functions built in chunks (ESM `.mjs` files beside the entry), by wiring-table handler id:
+ * the API, the one function with rare paths (agent files, MCP, /docs, registrations, the
+ * in-process handlers `npm start` uses). A cold start reads and compiles the entry and the
+ * chunks it imports statically; a chunk behind `await import(...)` loads on that path's first
+ * use. A function that runs one thing gains nothing from chunks and stays one file.
  */
-export function sstEsbuildOptions(entry: string, outfile: string) {
+export const SPLIT_HANDLERS: ReadonlySet<string> = new Set(["api"]);
+
+/** How the function of `handler` is bundled: `NODEJS`, in chunks for `SPLIT_HANDLERS`. */
+export function nodejsFor(handler: string): FunctionProps["nodejs"] {
+  return SPLIT_HANDLERS.has(handler) ? { ...NODEJS, splitting: true } : NODEJS;
+}
+
+/**
+ * What SST v2 passes esbuild for a function built with `nodejs` (its nodejs handler, ESM,
+ * deploy mode), for tools that bundle a function the same way outside a synthesis: the bench's
+ * bundle report. The stack tests check the bundles SST itself builds. Split, the entry is
+ * written beside its chunks in `outfile`'s folder, named after the entry as SST names it.
+ */
+export function sstEsbuildOptions(entry: string, outfile: string, nodejs = NODEJS) {
   return {
     entryPoints: [entry],
-    outfile,
+    ...(nodejs?.splitting
+      ? { splitting: true, outdir: dirname(outfile), outExtension: { ".js": ".mjs" } }
+      : { outfile }),
     platform: "node" as const,
     bundle: true,
     format: "esm" as const,
     target: "esnext",
     mainFields: ["module", "main"],
     keepNames: true,
-    minify: NODEJS?.minify ?? false,
+    minify: nodejs?.minify ?? false,
     sourcemap: false,
     metafile: true as const,
     logLevel: "silent" as const,
-    external: ["sharp", "pg-native", ...(NODEJS?.esbuild?.external ?? [])],
+    external: ["sharp", "pg-native", ...(nodejs?.esbuild?.external ?? [])],
     plugins: PLUGINS,
     banner: {
       js: [

@@ -1,5 +1,10 @@
 import type { ApiDeps } from "./api/deps";
-import { type CallHandler, type Dispatcher, inProcessDispatcher } from "./app/calls/dispatch";
+import {
+  type CallHandler,
+  type Dispatcher,
+  handlersLoadedOnUse,
+  inProcessDispatcher,
+} from "./app/calls/dispatch";
 import { CallService } from "./app/calls/service";
 import type { CapabilityDetector } from "./app/capabilities/detectors";
 import { CapabilityService } from "./app/capabilities/service";
@@ -14,32 +19,14 @@ import type { CapabilityStatus } from "./model/capability";
 import type { ToolsetSpec } from "./model/tool";
 import { systemLookup } from "./outbound/client";
 import type { CatalogStore, KeyStore } from "./ports";
-import { createRegisteredHandler, type RegisteredDefinition } from "./registered/handler";
-import { httpToolDefinition } from "./registered/http-tool";
-import { mcpToolDefinition } from "./registered/mcp-tool";
 import { toolRuntimeDeps } from "./runtime/deps";
-import { createRecorder } from "./runtime/recorder";
-import { createToolHandler } from "./runtime/tool-handler";
 import { stageSecretReader } from "./secrets";
 import { cachedCatalog, cachedKeys } from "./store/cached";
 import { type DynamoStores, dynamoStores, storeOptions } from "./store/dynamodb";
 import { hashKey } from "./store/dynamodb/keys";
 import { dynamoProbe } from "./store/dynamodb/probe";
 import { type AnyToolDefinition, toolSpecOf } from "./tool-definition";
-
-/** Each registered kind's runnable tool: this process runs every kind. */
-const DEFINE: Record<(typeof REGISTERED_KINDS)[number], RegisteredDefinition> = {
-  http: httpToolDefinition,
-  mcp: mcpToolDefinition,
-};
-
-import {
-  busRules,
-  RECORDER_HANDLER,
-  REGISTERED_KINDS,
-  registeredHandlerId,
-  toolHandlerId,
-} from "./wiring";
+import { busRules } from "./wiring";
 
 /** The stores as the application uses them: catalog and keys read through short caches. */
 export type ToolbusStores = Omit<DynamoStores, "catalog" | "keys"> & {
@@ -128,23 +115,20 @@ export function createToolbus(
     ...stores,
     recentCall: (runId: string, callId: string) => dynamo.calls.recent(runId, callId),
   };
-  const recorder = createRecorder(() => recorderDeps);
-  const handlers: Toolbus["handlers"] = {
-    [RECORDER_HANDLER]: async (event) => {
-      await recorder(event);
-      return undefined;
-    },
-  };
-  for (const tool of catalog.tools) {
-    handlers[toolHandlerId(tool.spec.id)] = createToolHandler(tool, () => runtime);
-  }
-  for (const kind of REGISTERED_KINDS) {
-    handlers[registeredHandlerId(kind)] = createRegisteredHandler(kind, DEFINE[kind], () => ({
-      ...runtime,
-      catalog: stores.catalog,
-      readSecrets,
-    }));
-  }
+  const registeredDeps = { ...runtime, catalog: stores.catalog, readSecrets };
+  const rules = busRules([...definitions.keys()]);
+  // One handler per rule. Where a dispatcher runs calls elsewhere (the API on AWS), their
+  // code (every tool's, the registered kinds' clients, the recorder) is never loaded.
+  const handlers: Toolbus["handlers"] = handlersLoadedOnUse(
+    rules.map((rule) => rule.handler),
+    async () =>
+      (await import("./runtime/in-process")).inProcessHandlers({
+        tools: catalog.tools,
+        runtime: () => runtime,
+        recorder: () => recorderDeps,
+        registered: () => registeredDeps,
+      }),
+  );
   const dispatcher = options.dispatcher ?? inProcessDispatcher(handlers);
   const calls = new CallService({
     selection: new SelectionService({
@@ -164,7 +148,7 @@ export function createToolbus(
     publisher,
     calls,
     handlers,
-    rules: busRules([...definitions.keys()]),
+    rules,
     apiDeps: {
       config: deployment.config,
       catalog: stores.catalog,

@@ -1,7 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { permissionOf } from "./auth";
 import type { ApiDeps } from "./deps";
-import { renderDocs } from "./docs";
 import type { ApiEnv } from "./env";
 
 export const API_VERSION = "0.1.0";
@@ -37,7 +36,9 @@ export function registerOpenApi(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
   };
 
   app.get("/openapi.json", (c) => c.json(getDocument()));
-  app.get("/docs", (c) => {
+  app.get("/docs", async (c) => {
+    // The page's renderer loads on its first request: a browser's, never an agent's.
+    const { renderDocs } = await import("./docs");
     docsPage ??= renderDocs(getDocument());
     // The page is self-contained: no scripts at all, only its own inline styles.
     c.header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'");

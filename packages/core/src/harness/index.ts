@@ -41,12 +41,7 @@ export {
   withHarnessSection,
 } from "./readme";
 export { envHeaderValue, harnessEnvName } from "./render/env";
-export {
-  agentFilePath,
-  formatAgentFile,
-  OUTPUT_FORMATS,
-  type OutputFormat,
-} from "./render/frontmatter";
+export { agentFilePath, formatAgentFile } from "./render/frontmatter";
 export { type McpServersFile, mcpServersFile } from "./render/mcp-config";
 export {
   OPENCODE_MODES,
@@ -55,6 +50,7 @@ export {
   type OpencodeToolFormat,
   opencodePermissionKey,
 } from "./render/opencode";
+export { OUTPUT_FORMATS, type OutputFormat } from "./render/output-format";
 export { type RenderedAgentFile, type RenderOptions, render, renderAll } from "./render/render";
 export {
   type AgentInput,

@@ -8,8 +8,8 @@ import {
   stripMcpForHarness,
 } from "./enrichers";
 import { HARNESSES } from "./harness-table";
-import { OUTPUT_FORMATS } from "./render/frontmatter";
 import { OPENCODE_MODES, OPENCODE_TOOL_FORMATS } from "./render/opencode";
+import { OUTPUT_FORMATS } from "./render/output-format";
 import { toolFromString, universalToolString } from "./vocabulary";
 
 // The wire shapes of agent rendering. Strings stay strings here (no transforms), so the

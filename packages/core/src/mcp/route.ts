@@ -1,9 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { Context } from "hono";
 import { authenticate } from "../api/auth";
-import { limitRequestBody, MAX_BODY_BYTES } from "../api/body";
+import { limitRequestBody } from "../api/body";
 import type { ApiDeps } from "../api/deps";
 import type { ApiEnv } from "../api/env";
 import { logFailure } from "../api/errors";
@@ -12,7 +11,7 @@ import { SelectionService } from "../app/selection/service";
 import { ValidationError } from "../errors";
 import { callId as callIdSchema, runId as runIdSchema } from "../model/ids";
 import { MCP_HEADERS } from "./headers";
-import { createMcpServer, type McpDeps, type McpRequestContext } from "./server";
+import type { McpDeps, McpRequestContext } from "./server";
 
 export const MCP_PATH = "/mcp";
 
@@ -47,20 +46,8 @@ export function registerMcpRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void
 
   app.post(MCP_PATH, async (c) => {
     const context = requestContext(c, deps);
-    const server = createMcpServer(mcpDeps, context);
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      enableJsonResponse: true,
-      maxRequestBodySize: MAX_BODY_BYTES,
-    });
-    await server.connect(transport);
-    try {
-      const response = await transport.handleRequest(c.req.raw);
-      // Through the context, so the headers set on the way in (request id, no-store) stay.
-      return c.newResponse(response.body, response);
-    } finally {
-      // The JSON answer is complete once handleRequest resolves.
-      await server.close();
-    }
+    const { answerMcp } = await import("./answer");
+    return answerMcp(c, mcpDeps, context);
   });
 
   // A stateless server offers no standalone SSE stream (GET) and no session to end (DELETE).

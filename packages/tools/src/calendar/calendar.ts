@@ -5,7 +5,6 @@ import { type AgendaSource, renderAgenda } from "./agenda";
 import { calendarSettings } from "./capability";
 import { calendarEvent, type FoundEvent, mergeEvents } from "./events";
 import { GOOGLE_CALENDAR_CREDENTIALS, listGoogleEvents, readServiceAccountKey } from "./google";
-import { feedLabel, fetchIcsFeed } from "./ics-feed";
 import { DAY_MS, isoUtc } from "./time";
 
 export const DEFAULT_WINDOW_DAYS = 30;
@@ -202,24 +201,29 @@ export const calendar = defineTool({
         },
       });
     }
-    settings.icsUrls.forEach((url, index) => {
-      tasks.push({
-        report: { source: "ics", name: feedLabel(url, index, settings.icsUrls.length) },
-        run: async () => {
-          const feed = await fetchIcsFeed({
-            url,
-            index,
-            count: settings.icsUrls.length,
-            timeMin: window.start,
-            timeMax: window.end,
-            limit: input.max_results,
-            http,
-            signal,
-          });
-          return { events: feed.events, hasMore: false, notes: feed.notes, name: feed.name };
-        },
+    if (settings.icsUrls.length > 0) {
+      // ICS parsing (ical.js, Windows zone names) loads with the first call that reads a
+      // feed: a process that only checks calendar calls (the API) never loads it.
+      const { feedLabel, fetchIcsFeed } = await import("./ics-feed");
+      settings.icsUrls.forEach((url, index) => {
+        tasks.push({
+          report: { source: "ics", name: feedLabel(url, index, settings.icsUrls.length) },
+          run: async () => {
+            const feed = await fetchIcsFeed({
+              url,
+              index,
+              count: settings.icsUrls.length,
+              timeMin: window.start,
+              timeMax: window.end,
+              limit: input.max_results,
+              http,
+              signal,
+            });
+            return { events: feed.events, hasMore: false, notes: feed.notes, name: feed.name };
+          },
+        });
       });
-    });
+    }
     if (tasks.length === 0) {
       throw new ToolFailure(
         Failures.unavailable(

@@ -1,8 +1,7 @@
 export { htmlToText } from "../text/html";
 export { parseFeedDate } from "./dates";
+export { FEED_FORMATS, type FeedFormat } from "./formats";
 export {
-  FEED_FORMATS,
-  type FeedFormat,
   type FeedItem,
   newestFirst,
   type ParsedFeed,

@@ -2,10 +2,8 @@ import { decodeHTMLStrict } from "entities/decode";
 import { type EntityDecoderOptions, XMLParser, XMLValidator } from "fast-xml-parser";
 import { breaksWords, collapseWhitespace, htmlToText } from "../text/html";
 import { parseFeedDate } from "./dates";
+import type { FeedFormat } from "./formats";
 import { truncate } from "./text";
-
-export const FEED_FORMATS = ["rss2", "atom", "rss1"] as const;
-export type FeedFormat = (typeof FEED_FORMATS)[number];
 
 export interface FeedItem {
   title: string;

@@ -8,7 +8,7 @@ import {
 import { defineTool, ToolFailure } from "@toolbus/core/tool-definition";
 import * as z from "zod";
 import { decodeDocument } from "../text/charset";
-import { FEED_FORMATS, newestFirst, parseFeed } from "./parse";
+import { FEED_FORMATS } from "./formats";
 
 /** Feeds past this are either not feeds or not worth an agent's context. */
 export const FEED_MAX_BYTES = 5 * 1024 * 1024;
@@ -161,6 +161,9 @@ export const rssFeed = defineTool({
     }
     const upstream = `The feed at ${displayUrl(url)}`;
     const response = await download(http, url, signal, upstream, configured);
+    // The XML and HTML parsers load on the first feed read: a process that only checks
+    // rss_feed calls (the API) never loads them.
+    const { newestFirst, parseFeed } = await import("./parse");
     const parsed = parseFeed(decodeFeed(response), response.url);
     if (parsed === undefined) {
       throw new ToolFailure(

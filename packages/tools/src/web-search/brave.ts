@@ -7,12 +7,12 @@ import {
   type RawSearchResult,
   type Recency,
   requestUpstream,
+  SEARCH_API_KEY,
   type SearchProvider,
   unreadable,
 } from "./provider";
 
 const LABEL = "Brave Search";
-export const SEARCH_API_KEY = "SEARCH_API_KEY";
 
 /** Brave's `freshness`: past day, week, month or year. */
 const FRESHNESS: Record<Recency, string | undefined> = {

@@ -1,5 +1,5 @@
 import { type CapabilityDetector, secretCapability } from "@toolbus/core/capabilities";
-import { SEARCH_API_KEY } from "./brave";
+import { SEARCH_API_KEY } from "./provider";
 
 /** `search_api_key`: a Brave Search API key is set (web_search then uses Brave). */
 export const searchApiKeyCapability: CapabilityDetector = secretCapability(

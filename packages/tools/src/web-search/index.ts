@@ -1,4 +1,4 @@
-export { braveProvider, parseBraveResponse, SEARCH_API_KEY } from "./brave";
+export { braveProvider, parseBraveResponse } from "./brave";
 export { searchApiKeyCapability } from "./capability";
 export {
   type DuckDuckGoPage,
@@ -12,17 +12,18 @@ export {
   type RawSearchResult,
   RECENCIES,
   type Recency,
+  SEARCH_API_KEY,
   type SearchContext,
   type SearchOptions,
   type SearchProvider,
 } from "./provider";
+export { searchProviderFor } from "./providers";
 export { parseSearxngResponse, searxngProvider, searxngSearchUrl } from "./searxng";
 export { webSearchToolset } from "./toolset";
 export {
   BRAVE_URL,
   cleanResults,
   DUCKDUCKGO_URL,
-  searchProviderFor,
   type WebSearchInput,
   type WebSearchOutput,
   type WebSearchResult,

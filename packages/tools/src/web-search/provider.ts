@@ -11,6 +11,12 @@ import { ToolFailure } from "@toolbus/core/tool-definition";
 export const PROVIDERS = ["duckduckgo", "brave", "searxng"] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
 
+/**
+ * The secret holding a Brave Search API key. Here rather than with Brave's provider, so the
+ * tool's definition and its capability name it without loading any provider.
+ */
+export const SEARCH_API_KEY = "SEARCH_API_KEY";
+
 export const RECENCIES = ["day", "week", "month", "year", "any"] as const;
 export type Recency = (typeof RECENCIES)[number];
 

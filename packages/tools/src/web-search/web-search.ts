@@ -1,16 +1,13 @@
 import type { Citation } from "@toolbus/core/model";
 import { defineTool } from "@toolbus/core/tool-definition";
 import * as z from "zod";
-import { braveProvider, SEARCH_API_KEY } from "./brave";
-import { duckDuckGoProvider } from "./duckduckgo";
 import {
   PROVIDERS,
   type RawSearchResult,
   RECENCIES,
   type Recency,
-  type SearchProvider,
+  SEARCH_API_KEY,
 } from "./provider";
-import { searxngProvider } from "./searxng";
 
 export const DUCKDUCKGO_URL = "https://html.duckduckgo.com/html/";
 export const BRAVE_URL = "https://api.search.brave.com/res/v1/web/search";
@@ -70,19 +67,6 @@ export const webSearchOutput = z.object({
   results: z.array(webSearchResult),
 });
 export type WebSearchOutput = z.infer<typeof webSearchOutput>;
-
-/** The provider the stage's settings select. */
-export function searchProviderFor(settings: WebSearchSettings): SearchProvider {
-  switch (settings.provider) {
-    case "brave":
-      return braveProvider(settings.braveUrl);
-    case "searxng":
-      // The settings schema refuses searxng without a URL; this keeps the types honest.
-      return searxngProvider(settings.searxngUrl ?? "");
-    case "duckduckgo":
-      return duckDuckGoProvider(settings.duckduckgoUrl);
-  }
-}
 
 const TITLE_MAX = 300;
 const SNIPPET_MAX = 1_000;
@@ -229,6 +213,9 @@ export const webSearch = defineTool({
   output: webSearchOutput,
   settings: webSearchSettings,
   async execute(input, context) {
+    // The providers, with the HTML parser they read answers with, load on the first search:
+    // a process that only checks web_search calls (the API) never loads them.
+    const { searchProviderFor } = await import("./providers");
     const provider = searchProviderFor(context.settings);
     const raw = await provider.search(
       input.query,

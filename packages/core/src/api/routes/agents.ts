@@ -1,17 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { SelectionService } from "../../app/selection/service";
-import {
-  type Agent,
-  agentFromInput,
-  type CatalogContext,
-  enricherFromSpec,
-  type RenderRequest,
-  render,
-  renderAll,
-  renderedFile,
-  renderRequest,
-} from "../../harness";
-import type { Principal } from "../../model/call";
+import { renderedFile, renderRequest } from "../../harness/schemas";
 import { requirePermission } from "../auth";
 import type { ApiDeps } from "../deps";
 import type { ApiEnv } from "../env";
@@ -44,48 +33,14 @@ export function registerAgentRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): vo
       },
     }),
     async (c) => {
-      const body = c.req.valid("json");
-      const agent = agentFromInput(body.agent);
-      const usesCatalog = body.enrichers?.some((spec) => spec.type === "addToolbusCatalog");
-      const catalogContext: CatalogContext | undefined = usesCatalog
-        ? {
-            tools: await availableCatalogTools(selector, c.get("principal"), agent),
-            defaultUrl: new URL("/mcp", c.req.url).href,
-          }
-        : undefined;
-      const options = renderOptions(body, catalogContext);
-      if (body.harness === "all") return c.json({ files: renderAll(agent, options) }, 200);
-      return c.json(render(body.harness, agent, options), 200);
+      // Rendering, with its YAML serializer, loads on this route's first request.
+      const { renderAgentFiles } = await import("../../app/agents/render");
+      const files = await renderAgentFiles(c.req.valid("json"), {
+        selector,
+        principal: c.get("principal"),
+        mcpUrl: new URL("/mcp", c.req.url).href,
+      });
+      return c.json(files, 200);
     },
   );
-}
-
-function renderOptions(body: RenderRequest, catalogContext: CatalogContext | undefined) {
-  return {
-    enrichers: (body.enrichers ?? []).map((spec) => enricherFromSpec(spec, catalogContext)),
-    ...(body.format ? { format: body.format } : {}),
-    ...(body.opencodeTools ? { opencodeTools: body.opencodeTools } : {}),
-    ...(body.opencodeMode ? { opencodeMode: body.opencodeMode } : {}),
-  };
-}
-
-/**
- * The catalog's optional tools this agent may use, by the same selection as everywhere else:
- * its mode (default: the stage's) and its role (default: the caller's, never above it).
- */
-async function availableCatalogTools(
-  selector: SelectionService,
-  principal: Principal,
-  agent: Agent,
-): Promise<string[]> {
-  const { tools, selection } = await selector.select(principal, {
-    role: agent.role,
-    rolePath: "agent.role",
-    mode: agent.mode ?? null,
-  });
-  const available = new Set(selection.available.map((tool) => tool.id));
-  // Catalog order (toolset, then id), so the file lists tools the way the catalog does.
-  return tools
-    .filter((tool) => tool.optionality === "optional" && available.has(tool.id))
-    .map((tool) => tool.id);
 }

@@ -109,6 +109,28 @@ export function inProcessDispatcher(
   };
 }
 
+/**
+ * Handlers under these ids whose code is loaded, all at once, when one is first called. The
+ * ids are known up front, so a dispatcher and the bus wiring see every handler without
+ * loading any; a process whose calls run elsewhere never loads them.
+ */
+export function handlersLoadedOnUse(
+  ids: readonly string[],
+  load: () => Promise<Readonly<Record<string, CallHandler>>>,
+): Record<string, CallHandler> {
+  let loaded: Promise<Readonly<Record<string, CallHandler>>> | undefined;
+  const handlers: Record<string, CallHandler> = {};
+  for (const id of ids) {
+    handlers[id] = async (event, context) => {
+      loaded ??= load();
+      const handler = (await loaded)[id];
+      if (!handler) throw new Error(`The loaded handlers have no ${id}.`);
+      return handler(event, context);
+    };
+  }
+  return handlers;
+}
+
 /** A direct dispatch that failed after it may have started: worth a line, not the caller's 500. */
 export function logDispatchFailure(error: unknown): void {
   console.error(

@@ -13,14 +13,7 @@ import { OutboundError } from "../../outbound/errors";
 import { checkUrl, type Resolver } from "../../outbound/ssrf";
 import type { HttpClient, SecretSource } from "../../outbound/types";
 import type { CatalogStore, Versioned } from "../../ports";
-import { listRemoteTools } from "../../registered/mcp-client";
-import {
-  checkIdsFree,
-  diffTools,
-  httpToolsetPlan,
-  mcpToolsetPlan,
-  secretsOf,
-} from "../../registered/plan";
+import type { RemoteTool } from "../../registered/mcp-client";
 import { authHeaders, referencedSecrets, secretDetectors } from "../../registered/secrets";
 import { ToolFailure } from "../../tool-definition";
 import {
@@ -65,6 +58,11 @@ export class RegisteredToolsets {
   constructor(private readonly deps: RegisteredToolsetsDeps) {}
 
   async register(registration: ToolsetRegistration): Promise<RegistrationOutcome> {
+    // Planning (with the JSON Schema checks) loads on the first registration, not with
+    // the API: registering is an administrator's rare write.
+    const { checkIdsFree, diffTools, httpToolsetPlan, mcpToolsetPlan, secretsOf } = await import(
+      "../../registered/plan"
+    );
     refuseIssues(
       `Toolset ${registration.name}`,
       registrationIssues(registration, this.deps.config),
@@ -187,7 +185,9 @@ export class RegisteredToolsets {
   }
 
   private async discover(registration: McpToolsetRegistration, secret: SecretSource) {
-    let tools: Awaited<ReturnType<typeof listRemoteTools>>;
+    // The MCP SDK's client loads on the first MCP registration or refresh.
+    const { listRemoteTools } = await import("../../registered/mcp-client");
+    let tools: RemoteTool[];
     try {
       tools = await listRemoteTools(
         {

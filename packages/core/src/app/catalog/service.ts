@@ -2,7 +2,7 @@ import type { StageConfig } from "../../config";
 import type { CapabilityStatus } from "../../model/capability";
 import type { ToolSpec, ToolsetSpec } from "../../model/tool";
 import type { CatalogStore, Versioned } from "../../ports";
-import { refuseIssues, toolIssues } from "./checks";
+import { refuseIssues } from "./checks";
 import { checkToolsetClaim, registeredElsewhere } from "./ownership";
 import { checkToolRegistration } from "./registration";
 
@@ -42,6 +42,8 @@ export class CatalogService {
       toolsets: toolset ? [toolset] : [],
       tools: existing ? [existing] : [],
     });
+    // The JSON Schema checks load on the first tool an administrator writes.
+    const { toolIssues } = await import("./tool-checks");
     refuseIssues(
       `Tool ${spec.id}`,
       toolIssues(spec, {

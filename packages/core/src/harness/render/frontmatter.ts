@@ -1,8 +1,6 @@
 import { stringify } from "yaml";
 import { HARNESS_TABLE, type Harness } from "../harness-table";
-
-export const OUTPUT_FORMATS = ["markdown", "json", "yaml"] as const;
-export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+import type { OutputFormat } from "./output-format";
 
 const EXTENSIONS: Record<OutputFormat, string> = { markdown: ".md", json: ".json", yaml: ".yaml" };
 

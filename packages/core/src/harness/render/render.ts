@@ -5,9 +5,10 @@ import { disallowedNames, mapTools } from "../mapping";
 import { claudeCodeFrontmatter } from "./claude-code";
 import type { HarnessFrontmatter, RenderInput } from "./context";
 import { copilotFrontmatter } from "./copilot";
-import { agentFilePath, formatAgentFile, type OutputFormat } from "./frontmatter";
+import { agentFilePath, formatAgentFile } from "./frontmatter";
 import { type McpServersFile, mcpServersFile } from "./mcp-config";
 import { type OpencodeMode, type OpencodeToolFormat, opencodeFrontmatter } from "./opencode";
+import type { OutputFormat } from "./output-format";
 
 export interface RenderOptions {
   /** Markdown with YAML frontmatter (default), or the same fields as JSON or YAML. */
