@@ -101,10 +101,11 @@ const PLUGINS = [zodEnglishOnly, mcpSdkWithoutAjv];
  * inside, not taken from the runtime. Measured (`npm run bench -- bundles`, README "Bundles"):
  *
  * - Size is not the reason to leave the SDK out. With it external a tool's bundle drops from
- *   426 KB to 175 KB, but the function still loads the same SDK, from the runtime's
+ *   391 KB to 141 KB, but the function still loads the same SDK, from the runtime's
  *   node_modules: dozens of unminified files read and compiled on every cold start.
- * - Cold start is the reason to keep it in: import plus the first event took a median 113 ms
- *   from the one minified file and 447 ms with the SDK loaded from node_modules (15 runs).
+ * - Cold start is the reason to keep it in: import plus the first event took a median 144 ms
+ *   from the one minified file and 226 ms with the SDK loaded from node_modules (15 runs;
+ *   earlier runs measured up to 3.9x).
  * - And correctness: the runtime's SDK is whatever version Lambda ships that week. Our clients
  *   rely on options of the version we pin and test (the request handler's
  *   `throwOnRequestTimeout`, `cacheMiddleware`); an older runtime copy ignores them silently,
