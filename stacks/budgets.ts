@@ -25,7 +25,7 @@ export const BUNDLE_BUDGETS_KB = {
  */
 export const OVER_BUDGET: Readonly<Record<string, { ceilingKB: number; blockedBy: string }>> = {
   "tools/calendar": {
-    ceilingKB: 565,
+    ceilingKB: 568,
     blockedBy: "ical.js (~77 KB) and windows-iana (~41 KB), which the tool runs",
   },
   "tools/rss_feed": {

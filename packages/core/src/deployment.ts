@@ -3,6 +3,8 @@ import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import * as z from "zod";
 import { loadStageConfig, type StageConfig } from "./config";
 import { ValidationError, zodIssues } from "./errors";
+import { createLogger, LOG_LEVELS, type Logger } from "./observability/log";
+import { emfMetrics, type MetricsSink } from "./observability/metrics";
 import type { SecretSource } from "./outbound/types";
 import { DYNAMODB_CLIENT_OPTIONS, SDK_CLIENT_OPTIONS } from "./sdk-options";
 import { boundSecretNames, firstSecret, loadSecrets } from "./secrets";
@@ -26,10 +28,19 @@ export interface Deployment {
   writeLingerMs?: number;
   /** How run logs are appended where one process writes the table: DynamoStoreOptions.appendLog. */
   appendLog?: LogAppend;
+  /**
+   * Structured log lines: JSON on stdout in Lambda, readable under `npm start`. Set by
+   * `deploymentFromEnv`; a deployment built by hand (tests) reports nothing.
+   */
+  log?: Logger;
+  /** Call metrics: EMF lines in Lambda, counters in the process under `npm start`. */
+  metrics?: MetricsSink;
 }
 
-/** What only the local runtime sets: its own transports and batching. */
-export type LocalDeploymentOptions = Pick<Deployment, "writeLingerMs" | "appendLog"> & {
+/** What only the local runtime sets: its own transports, batching and log output. */
+export type LocalDeploymentOptions = Partial<
+  Pick<Deployment, "writeLingerMs" | "appendLog" | "log" | "metrics">
+> & {
   /** The bus in this process, reached without a socket; the HTTP endpoint stays for others. */
   eventBridge?: EventBridgeClient;
 };
@@ -37,6 +48,7 @@ export type LocalDeploymentOptions = Pick<Deployment, "writeLingerMs" | "appendL
 const environment = z.object({
   TOOLBUS_TABLE: z.string().min(3).max(255),
   TOOLBUS_BUS: z.string().min(1).max(256),
+  TOOLBUS_LOG_LEVEL: z.enum(LOG_LEVELS).optional(),
 });
 
 const adminKeySchema = z
@@ -135,8 +147,9 @@ function readDeployment(env: NodeJS.ProcessEnv, local: LocalDeploymentOptions): 
   }
   // A key in the environment is checked now; a bound one when it has been loaded.
   if (env.TOOLBUS_ADMIN_KEY) adminKeyOf(secret);
+  const config = loadStageConfig(env);
   return {
-    config: loadStageConfig(env),
+    config,
     tableName: parsed.data.TOOLBUS_TABLE,
     busName: parsed.data.TOOLBUS_BUS,
     get adminKey() {
@@ -147,6 +160,17 @@ function readDeployment(env: NodeJS.ProcessEnv, local: LocalDeploymentOptions): 
     eventBridge: local.eventBridge ?? new EventBridgeClient(SDK_CLIENT_OPTIONS),
     ...(local.writeLingerMs ? { writeLingerMs: local.writeLingerMs } : {}),
     ...(local.appendLog ? { appendLog: local.appendLog } : {}),
+    log:
+      local.log ??
+      createLogger({
+        service: "toolbus",
+        level: parsed.data.TOOLBUS_LOG_LEVEL,
+        fields: {
+          stage: config.stage,
+          ...(env.AWS_LAMBDA_FUNCTION_NAME ? { function: env.AWS_LAMBDA_FUNCTION_NAME } : {}),
+        },
+      }),
+    metrics: local.metrics ?? emfMetrics((line) => process.stdout.write(`${line}\n`), config.stage),
     secret,
   };
 }

@@ -1,4 +1,4 @@
-import type { CallRecord } from "../model/call";
+import type { CallRecord, CallResult } from "../model/call";
 
 /**
  * Call metrics. On AWS each function writes them in CloudWatch's embedded metric format
@@ -169,12 +169,23 @@ export function callMetricPoints(
   ];
   if (result.failure) points.push(count("failures", { failureKind: result.failure.kind }));
   if (result.failure?.kind === "rate_limited") points.push(count("rateLimited"));
-  // Only a tool with a cache policy has a hit ratio; a stale answer is a hit that saved a
-  // failure, counted apart.
-  if (result.cached) points.push(count(result.stale ? "cacheStale" : "cacheHits"));
-  else if (tool.cacheable) points.push(count("cacheMisses"));
+  const cache = cacheStatus(result, tool.cacheable);
+  if (cache !== "none") points.push(count(CACHE_METRIC[cache]));
   if (result.fallback) points.push(count("fallbacks"));
   return points;
+}
+
+export type CacheStatus = "hit" | "stale" | "miss" | "none";
+
+const CACHE_METRIC = { hit: "cacheHits", stale: "cacheStale", miss: "cacheMisses" } as const;
+
+/**
+ * How the cache answered a call. Only a tool with a cache policy has a hit ratio; a stale
+ * answer is a hit that saved a failure, counted apart.
+ */
+export function cacheStatus(result: CallResult, cacheable: boolean): CacheStatus {
+  if (result.cached) return result.stale ? "stale" : "hit";
+  return cacheable ? "miss" : "none";
 }
 
 /** Every sink gets every point. */

@@ -43,7 +43,7 @@ export function createRegisteredHandler(
       return runScheduledCall(
         detail,
         runtime,
-        0,
+        { timeoutMs: 0 },
         async () => ({ execution: { ok: false, failure }, cached: false, stale: false }),
         context,
       );
@@ -59,7 +59,7 @@ export function createRegisteredHandler(
     return runScheduledCall(
       detail,
       runtime,
-      spec.timeoutMs,
+      spec,
       (claimed, now) => runWithPolicies(tool, claimed, { ...runtime, secret, capabilities, now }),
       context,
     );

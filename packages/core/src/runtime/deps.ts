@@ -61,6 +61,8 @@ function depsWith(
     publisher: new EventPublisher({ client: deployment.eventBridge, busName: deployment.busName }),
     config: deployment.config,
     http,
+    log: deployment.log,
+    metrics: deployment.metrics,
     secret: deployment.secret ?? environmentSecrets(),
     capabilities: extras.capabilities ?? [],
     cache: memoResultCache(new DynamoResultCache(options)),

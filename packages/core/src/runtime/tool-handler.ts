@@ -11,13 +11,15 @@ import {
   type ToolResultReceived,
   toolCallScheduled,
 } from "../model/events";
+import type { ToolPolicy } from "../model/policy";
+import { type CallObservers, reportFinished } from "../observability/calls";
 import type { HttpClient, SecretSource } from "../outbound/types";
 import type { CallStore, RateLimiter, ResultCache } from "../ports";
 import { type AnyToolDefinition, toolPolicyOf } from "../tool-definition";
 import { type PolicyOutcome, runWithPolicies } from "./policies";
 import { resultSize, storeResult, unstorableResult } from "./store-result";
 
-export interface ToolRuntimeDeps {
+export interface ToolRuntimeDeps extends CallObservers {
   calls: CallStore;
   publisher: EventPublisher;
   config: StageConfig;
@@ -62,7 +64,7 @@ export function createToolHandler(
     return runScheduledCall(
       detail,
       runtime,
-      toolPolicyOf(tool).timeoutMs,
+      toolPolicyOf(tool),
       (claimed, now) => runWithPolicies(tool, claimed, { ...runtime, now }),
       context,
     );
@@ -76,7 +78,7 @@ export function createToolHandler(
 export async function runScheduledCall(
   detail: ToolCallScheduled,
   runtime: ToolRuntimeDeps,
-  timeoutMs: number,
+  policy: Pick<ToolPolicy, "timeoutMs" | "cache">,
   run: (call: RunnableCall, now: () => Date) => Promise<PolicyOutcome>,
   context?: unknown,
 ): Promise<CallRecord | undefined> {
@@ -84,7 +86,11 @@ export async function runScheduledCall(
   const claimed =
     detail.dispatch === "direct"
       ? detail
-      : await calls.claim(detail.parentRunId, detail.callId, claimDeadline(now(), timeoutMs));
+      : await calls.claim(
+          detail.parentRunId,
+          detail.callId,
+          claimDeadline(now(), policy.timeoutMs),
+        );
   if (!claimed) {
     const existing = await calls.get(detail.parentRunId, detail.callId);
     if (existing?.result && !existing.resultPublishedAt) {
@@ -117,6 +123,7 @@ export async function runScheduledCall(
   if (!completed) return undefined;
   onCompletedHook(context)?.(completed);
   await publishResult(completed, completed.result ?? result, publisher);
+  reportFinished(runtime, completed, { cacheable: policy.cache !== undefined });
   return completed;
 }
 

@@ -1,0 +1,45 @@
+import type { CallRecord } from "../model/call";
+import type { LogFields, Logger } from "./log";
+import { cacheStatus, callMetricPoints, type MetricsSink } from "./metrics";
+
+/**
+ * Which call a line is about, the same on every line of every step: the run, the call, the
+ * tool and who asked (a key id, never the key).
+ */
+export function callFields(call: CallRecord): LogFields {
+  return {
+    parentRunId: call.parentRunId,
+    callId: call.callId,
+    toolId: call.toolId,
+    principal: call.requestedBy.id,
+  };
+}
+
+/** Where a call's steps are reported; absent in code that reports nothing (unit tests). */
+export interface CallObservers {
+  log?: Logger;
+  metrics?: MetricsSink;
+}
+
+/**
+ * A call's handler finished it: one line (outcome, failure kind, duration, cache, fallback,
+ * dispatch) and its metric points, wherever the handler ran.
+ */
+export function reportFinished(
+  observers: CallObservers,
+  call: CallRecord,
+  tool: { cacheable: boolean },
+): void {
+  const result = call.result;
+  if (!result) return;
+  observers.log?.info("call finished", {
+    ...callFields(call),
+    outcome: result.status,
+    failureKind: result.failure?.kind,
+    durationMs: result.durationMs,
+    cache: cacheStatus(result, tool.cacheable),
+    fallback: result.fallback?.to,
+    dispatch: call.dispatch ?? "bus",
+  });
+  observers.metrics?.record(callMetricPoints(call, tool));
+}
