@@ -98,6 +98,7 @@ describe("the API's public surface", () => {
         "DELETE /v1/keys/{keyId}",
         "GET /v1/capabilities",
         "POST /v1/capabilities/refresh",
+        "GET /v1/metrics",
         "POST /v1/select",
         "POST /v1/prompt",
         "POST /v1/agents/render",

@@ -3,6 +3,7 @@ import { DeleteTableCommand } from "@aws-sdk/client-dynamodb";
 import type { AnyToolDefinition, CapabilityDetector, Dispatcher, Toolbus } from "@toolbus/core";
 import type { createApi } from "@toolbus/core/api";
 import type { ToolsetSpec } from "@toolbus/core/model";
+import type { MetricsSink } from "@toolbus/core/observability";
 import { composeLocalToolbus } from "@toolbus/local";
 import {
   LocalEventBus,
@@ -43,6 +44,8 @@ export interface TestToolbusOptions {
   secrets?: Record<string, string>;
   bus?: LocalEventBusOptions;
   dispatcher?: Dispatcher;
+  /** Count finished calls here, as `npm start` does (GET /v1/metrics). */
+  metrics?: MetricsSink;
 }
 
 /**
@@ -75,6 +78,7 @@ export async function startTestToolbus(options: TestToolbusOptions = {}): Promis
     secret: (name) => options.secrets?.[name],
     followIntervalMs: 20,
     ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   });
 
   return {

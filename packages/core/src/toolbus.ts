@@ -17,6 +17,7 @@ import type { Deployment } from "./deployment";
 import { busProbe, EventPublisher } from "./events/publisher";
 import type { CapabilityStatus } from "./model/capability";
 import type { ToolsetSpec } from "./model/tool";
+import { InProcessMetrics } from "./observability/metrics";
 import { systemLookup } from "./outbound/client";
 import type { CatalogStore, KeyStore } from "./ports";
 import { toolRuntimeDeps } from "./runtime/deps";
@@ -160,6 +161,7 @@ export function createToolbus(
         refresh: () => capabilities.refresh({ verify: true }),
       },
       registered,
+      ...(deployment.metrics instanceof InProcessMetrics ? { metrics: deployment.metrics } : {}),
       health: new HealthService([
         dynamoProbe(store),
         busProbe(deployment.eventBridge, deployment.busName),

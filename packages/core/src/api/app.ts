@@ -15,6 +15,7 @@ import { registerCatalogRoutes } from "./routes/catalog";
 import { registerEventRoutes } from "./routes/events";
 import { registerHealthRoutes } from "./routes/health";
 import { registerKeyRoutes } from "./routes/keys";
+import { registerMetricsRoutes } from "./routes/metrics";
 import { registerRegisteredToolsetRoutes } from "./routes/registered";
 import { registerSelectionRoutes } from "./routes/selection";
 
@@ -43,6 +44,7 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
   registerEventRoutes(app, deps);
   registerKeyRoutes(app, deps);
   registerCapabilityRoutes(app, deps);
+  registerMetricsRoutes(app, deps);
   registerSelectionRoutes(app, deps);
   registerAgentRoutes(app, deps);
   registerMcpRoutes(app, deps);

@@ -3,6 +3,7 @@ import type { RegisteredToolsets } from "../app/catalog/registered";
 import type { HealthService } from "../app/health/service";
 import type { StageConfig } from "../config";
 import type { CapabilityStatus } from "../model/capability";
+import type { MetricsSnapshot } from "../observability/metrics";
 import type { CatalogStore, EventLog, KeyStore } from "../ports";
 
 /** Everything the HTTP API needs; the composition root builds it for AWS and for local. */
@@ -16,6 +17,8 @@ export interface ApiDeps {
   capabilities: { list(): Promise<CapabilityStatus[]>; refresh(): Promise<CapabilityStatus[]> };
   /** Registered http / mcp toolsets; without it the external-toolsets routes are absent. */
   registered?: RegisteredToolsets;
+  /** Call metrics counted in this process (`npm start`); absent on AWS, where CloudWatch has them. */
+  metrics?: { snapshot(): MetricsSnapshot };
   /** Whether DynamoDB and the bus answer, for `/health`; without it `/health` reports the stage only. */
   health?: HealthService;
   /**

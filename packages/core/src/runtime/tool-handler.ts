@@ -121,9 +121,10 @@ export async function runScheduledCall(
   const completed = await storeResult(calls, claimed, result);
   // Not running any more: a sweeper already failed it as stuck, and published that.
   if (!completed) return undefined;
+  // Finished once stored: counted before the caller is answered, whatever the announcing does.
+  reportFinished(runtime, completed, { cacheable: policy.cache !== undefined });
   onCompletedHook(context)?.(completed);
   await publishResult(completed, completed.result ?? result, publisher);
-  reportFinished(runtime, completed, { cacheable: policy.cache !== undefined });
   return completed;
 }
 

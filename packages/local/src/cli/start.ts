@@ -9,6 +9,13 @@ import {
   ensureTable,
   SCHEDULED_JOBS,
 } from "@toolbus/core";
+import {
+  createLogger,
+  InProcessMetrics,
+  jsonLines,
+  LOG_LEVELS,
+  prettyLines,
+} from "@toolbus/core/observability";
 import { appendAsSoleWriter } from "@toolbus/core/store/dynamodb";
 import { builtinCapabilities, builtinTools, builtinToolsets } from "@toolbus/tools";
 import { z } from "zod";
@@ -28,6 +35,8 @@ tool's handler and the HTTPS API.
   --port <port>       API port (default: TOOLBUS_PORT or 8787; 0 picks a free one)
   --bus-port <port>   port for the local bus (default: a free port)
   --stage <name>      stage name; the bus and table are toolbus-<stage> (default: local)
+  --log-format <f>    pretty (one readable line per call step, default) or json (the JSON lines
+                      Lambda writes); also TOOLBUS_LOG_FORMAT
   --help              show this help
 
 Configuration: TOOLBUS_CONFIG (JSON) or TOOLBUS_CONFIG_FILE; TOOLBUS_ADMIN_KEY, else a key is
@@ -44,7 +53,10 @@ const options = z.object({
     .string()
     .regex(/^[a-z][a-z0-9-]{0,31}$/, "stage names are lowercase letters, digits and dashes")
     .default("local"),
+  logFormat: z.enum(["pretty", "json"]).default("pretty"),
 });
+
+const logLevel = z.enum(LOG_LEVELS).optional();
 
 /**
  * Long enough for a call's two log entries and its publication mark (recorded within about a
@@ -81,6 +93,7 @@ function readOptions() {
       port: { type: "string" },
       "bus-port": { type: "string" },
       stage: { type: "string" },
+      "log-format": { type: "string" },
       help: { type: "boolean" },
     },
   });
@@ -94,6 +107,7 @@ function readOptions() {
     port: values.port ?? process.env.TOOLBUS_PORT,
     busPort: values["bus-port"],
     stage: values.stage,
+    logFormat: values["log-format"] ?? process.env.TOOLBUS_LOG_FORMAT,
   });
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `  --${i.path.join(".")}: ${i.message}`);
@@ -143,10 +157,18 @@ async function main(): Promise<void> {
   // Our own process reaches the bus without a socket (the SDK client is the same, its
   // transport is not); the HTTP endpoint serves everyone else. This process alone writes the
   // table, so it appends run logs with plain puts that wait a moment to share a batch.
+  // Logs as Lambda writes them, or readable; metrics kept here for GET /v1/metrics.
   const deployment = deploymentFromEnv(process.env, {
     eventBridge: system.eventBridge,
     writeLingerMs: WRITE_LINGER_MS,
     appendLog: appendAsSoleWriter,
+    log: createLogger({
+      service: "toolbus",
+      level: logLevel.parse(process.env.TOOLBUS_LOG_LEVEL),
+      fields: { stage: system.stage },
+      sink: config.logFormat === "json" ? jsonLines(process.stdout) : prettyLines(process.stdout),
+    }),
+    metrics: new InProcessMetrics(),
   });
   await ensureTable(deployment.dynamodb, deployment.tableName);
 

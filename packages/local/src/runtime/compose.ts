@@ -11,6 +11,7 @@ import {
 } from "@toolbus/core";
 import { createApi } from "@toolbus/core/api";
 import type { ToolsetSpec } from "@toolbus/core/model";
+import type { MetricsSink } from "@toolbus/core/observability";
 import type { SecretSource } from "@toolbus/core/outbound";
 import { appendAsSoleWriter } from "@toolbus/core/store/dynamodb";
 import { builtinCapabilities, builtinTools, builtinToolsets } from "@toolbus/tools";
@@ -30,6 +31,8 @@ export interface ComposeOptions {
   capabilities?: readonly CapabilityDetector[];
   /** Secret values by name; the process environment unless given. */
   secret?: SecretSource;
+  /** Where finished calls are counted (GET /v1/metrics); none unless given. */
+  metrics?: MetricsSink;
   followIntervalMs?: number;
   /** Runs calls a caller waits for; default: the handlers in this process. */
   dispatcher?: Dispatcher;
@@ -53,6 +56,7 @@ export async function composeLocalToolbus(
       dynamodb: options.dynamodb,
       eventBridge: options.eventBridge,
       ...(options.secret ? { secret: options.secret } : {}),
+      ...(options.metrics ? { metrics: options.metrics } : {}),
       // One process runs everything, as under npm start.
       appendLog: appendAsSoleWriter,
     },

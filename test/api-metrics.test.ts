@@ -1,0 +1,73 @@
+import { InProcessMetrics } from "@toolbus/core/observability";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestToolbus, type TestToolbus } from "./support/toolbus";
+
+/**
+ * GET /v1/metrics, admin only: under `npm start` (where one process runs every handler) the
+ * counters and latency percentiles of the calls it ran; on AWS, where each tool's function
+ * writes its own, where CloudWatch keeps them.
+ */
+let local: TestToolbus;
+let aws: TestToolbus;
+
+beforeAll(async () => {
+  [local, aws] = await Promise.all([
+    startTestToolbus({ metrics: new InProcessMetrics() }),
+    startTestToolbus({ config: { stage: "metrics-aws" } }),
+  ]);
+});
+afterAll(async () => {
+  await Promise.all([local?.stop(), aws?.stop()]);
+});
+
+async function memberKey(system: TestToolbus): Promise<string> {
+  const response = await system.request("/v1/keys", {
+    method: "POST",
+    json: { name: "member", role: "member" },
+  });
+  return ((await response.json()) as { key: string }).key;
+}
+
+describe("GET /v1/metrics", () => {
+  it("counts the calls this process ran, by tool and outcome, with latency percentiles", async () => {
+    const runId = local.runId();
+    for (const [callId, input] of [
+      ["ok", { text: "The cat sat on the mat." }],
+      ["bad", { text: 42 }],
+    ] as const) {
+      await local.request(`/v1/runs/${runId}/calls`, {
+        method: "POST",
+        json: { tool: "readability_analyzer", input, callId, wait: 10 },
+      });
+    }
+    const response = await local.request("/v1/metrics");
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as {
+      source: string;
+      counters: Array<{ name: string; dimensions: Record<string, string>; value: number }>;
+      latencies: Array<{ name: string; count: number; p50: number; p99: number }>;
+    };
+    expect(body.source).toBe("process");
+    const byTool = { toolId: "readability_analyzer" };
+    // The invalid input is refused before it is recorded: only the valid call ran.
+    expect(body.counters).toContainEqual({ name: "calls", dimensions: byTool, value: 1 });
+    expect(body.counters).toContainEqual({ name: "succeeded", dimensions: byTool, value: 1 });
+    expect(body.latencies).toEqual([
+      expect.objectContaining({ name: "duration", dimensions: byTool, count: 1 }),
+    ]);
+  });
+
+  it("is for admins only", async () => {
+    const response = await local.request("/v1/metrics", { key: await memberKey(local) });
+    expect(response.status).toBe(403);
+  });
+
+  it("says where the metrics are when no process holds them all", async () => {
+    const response = await aws.request("/v1/metrics");
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({
+      source: "cloudwatch",
+      cloudwatch: { namespace: "Toolbus", dimensions: { stage: "metrics-aws" } },
+    });
+  });
+});
