@@ -1,6 +1,7 @@
 import type { CapabilityDetector } from "../app/capabilities/detectors";
 import { type Deployment, environmentSecrets } from "../deployment";
 import { EventPublisher } from "../events/publisher";
+import type { Logger } from "../observability/log";
 import { createHttpClient } from "../outbound/client";
 import { OutboundError } from "../outbound/errors";
 import type { HttpClient } from "../outbound/types";
@@ -71,6 +72,12 @@ function depsWith(
   };
 }
 
+/** The recorder's warning lines through the stage's logger. */
+const warnThrough =
+  (log: Logger) =>
+  ({ level: _level, message, ...fields }: Record<string, unknown>) =>
+    log.warn(String(message), fields);
+
 export function sweeperDeps(deployment: Deployment) {
   return {
     calls: new DynamoCallStore(storeOptions(deployment)),
@@ -86,5 +93,6 @@ export function recorderDeps(deployment: Deployment): RecorderDeps {
     calls,
     // Where this process also ran the call (npm start), it knows the call without a read.
     recentCall: (runId, callId) => calls.recent(runId, callId),
+    ...(deployment.log ? { warn: warnThrough(deployment.log) } : {}),
   };
 }

@@ -11,7 +11,7 @@ import type { RunnableCall, ToolRuntimeDeps } from "./tool-handler";
 /** What the policies use of a tool's runtime, with the clock made explicit. */
 export type PolicyDeps = Pick<
   ToolRuntimeDeps,
-  "config" | "http" | "secret" | "capabilities" | "cache" | "rateLimiter" | "fallbacks"
+  "config" | "http" | "secret" | "capabilities" | "cache" | "rateLimiter" | "fallbacks" | "log"
 > & { now: () => Date };
 
 export interface PolicyOutcome {
@@ -91,14 +91,12 @@ export async function runWithPolicies(
       await deps.cache
         .put(key, value, freshUntil, freshUntil + staleIfErrorSeconds * 1000)
         .catch((error: unknown) => {
-          console.error(
-            JSON.stringify({
-              level: "warn",
-              message: "A result could not be cached",
-              toolId: spec.id,
-              error: String(error),
-            }),
-          );
+          const fields = { toolId: spec.id, error: String(error) };
+          if (deps.log) deps.log.warn("A result could not be cached", fields);
+          else
+            console.error(
+              JSON.stringify({ level: "warn", message: "A result could not be cached", ...fields }),
+            );
         });
     }
     return { execution, cached: false, stale: false };
