@@ -635,6 +635,11 @@ export type ToolCallScheduled = {
   parentCallId?: string;
   /** "direct": the API handed the call straight to its handler (a caller is waiting), so the tool's bus rule skips it. Absent when the bus runs the call. */
   dispatch?: "direct";
+  trace?: {
+    traceId: string;
+    parentId: string;
+    sampled: boolean;
+  };
 };
 
 export type ToolResultReceived = {
@@ -674,6 +679,11 @@ export type ToolResultReceived = {
     from: string;
     to: string;
     reason: string;
+  };
+  trace?: {
+    traceId: string;
+    parentId: string;
+    sampled: boolean;
   };
 };
 

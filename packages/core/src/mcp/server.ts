@@ -82,15 +82,21 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext): Serv
       if (!spec) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}.`);
       let outcome: CallOutcome;
       try {
-        outcome = await deps.calls.call(context.principal, context.runId, {
-          tool: spec.id,
-          input: toolInput(spec, args),
-          callId,
-          mode: context.mode,
-          // An MCP client holds the request open for the result: the longest wait the stage
-          // allows; one still running comes back with its id to call again.
-          wait: deps.config.calls.maxWaitSeconds,
-        });
+        outcome = await deps.calls.call(
+          context.principal,
+          context.runId,
+          {
+            tool: spec.id,
+            input: toolInput(spec, args),
+            callId,
+            mode: context.mode,
+            // An MCP client holds the request open for the result: the longest wait the stage
+            // allows; one still running comes back with its id to call again.
+            wait: deps.config.calls.maxWaitSeconds,
+          },
+          // W3C trace context in `_meta`, as MCP clients that trace send it.
+          typeof _meta?.traceparent === "string" ? _meta.traceparent : undefined,
+        );
       } catch (error) {
         if (!(error instanceof ValidationError)) throw error;
         return invalidInputResult(

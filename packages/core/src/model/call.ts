@@ -28,6 +28,16 @@ export const citation = z.object({
 });
 export type Citation = z.infer<typeof citation>;
 
+/**
+ * The W3C trace a call belongs to (observability/trace-context.ts): the caller's trace id and
+ * span, or a trace started when the call came without one. Carried by both events.
+ */
+export const traceContext = z.object({
+  traceId: z.string().regex(/^[0-9a-f]{32}$/),
+  parentId: z.string().regex(/^[0-9a-f]{16}$/),
+  sampled: z.boolean(),
+});
+
 export const CALL_STATUSES = ["pending", "running", "succeeded", "failed"] as const;
 export const callStatus = z.enum(CALL_STATUSES);
 export type CallStatus = z.infer<typeof callStatus>;
@@ -77,6 +87,7 @@ export const callRecord = z.object({
   /** "direct" while the dispatcher holds the claim for a call handed straight to its handler. */
   dispatch: z.literal("direct").optional(),
   result: callResult.optional(),
+  trace: traceContext.optional(),
   /**
    * Set once the run's log holds ToolResultReceived (the recorder sets it): until then the call
    * is on the outbox index, and a redelivery or the sweeper announces its result again.

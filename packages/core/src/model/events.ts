@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { callResult, principal } from "./call";
+import { callResult, principal, traceContext } from "./call";
 import { callId, runId, toolId, toolsetName } from "./ids";
 
 export const toolCallScheduled = z.object({
@@ -20,6 +20,7 @@ export const toolCallScheduled = z.object({
    * tool's bus rule skips it. Absent when the bus runs the call.
    */
   dispatch: z.literal("direct").optional(),
+  trace: traceContext.optional(),
 });
 export type ToolCallScheduled = z.infer<typeof toolCallScheduled>;
 
@@ -31,6 +32,7 @@ export const toolResultReceived = callResult.extend({
   toolset: toolsetName,
   /** The result was too large for an event: `output` is a preview, the rest is on the call. */
   resultOmitted: z.boolean().default(false),
+  trace: traceContext.optional(),
 });
 export type ToolResultReceived = z.infer<typeof toolResultReceived>;
 

@@ -12,6 +12,7 @@ export function callFields(call: CallRecord): LogFields {
     callId: call.callId,
     toolId: call.toolId,
     principal: call.requestedBy.id,
+    ...(call.trace ? { traceId: call.trace.traceId } : {}),
   };
 }
 

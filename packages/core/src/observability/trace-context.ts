@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { HttpClient } from "../outbound/types";
 
 /**
  * W3C Trace Context (https://www.w3.org/TR/trace-context/): `traceparent` is
@@ -47,6 +48,20 @@ export function newSpanId(): string {
 /** The header for the next hop: the same trace, `spanId` as its parent. */
 export function formatTraceparent(trace: TraceContext, spanId = trace.parentId): string {
   return `00-${trace.traceId}-${spanId}-${trace.sampled ? "01" : "00"}`;
+}
+
+/**
+ * The outbound client of one call: every request carries the call's trace, as a new span of
+ * it, so the upstream's own traces join the caller's.
+ */
+export function withTraceparent(http: HttpClient, trace: TraceContext): HttpClient {
+  return {
+    request: (url, request = {}) =>
+      http.request(url, {
+        ...request,
+        headers: { ...request.headers, traceparent: formatTraceparent(trace, newSpanId()) },
+      }),
+  };
 }
 
 function randomHex(bytes: number, zero: string): string {

@@ -2,6 +2,7 @@ import { missingCapability } from "../app/capabilities/detectors";
 import type { Failure } from "../model/call";
 import { Failures } from "../model/failure";
 import type { ToolPolicy } from "../model/policy";
+import { withTraceparent } from "../observability/trace-context";
 import type { CachedOutput } from "../ports";
 import { type AnyToolDefinition, toolPolicyOf } from "../tool-definition";
 import { canonicalJson, sha256Hex } from "../util/canonical-json";
@@ -75,7 +76,7 @@ export async function runWithPolicies(
     parentRunId: call.parentRunId,
     config: deps.config,
     now: deps.now,
-    http: deps.http,
+    http: call.trace ? withTraceparent(deps.http, call.trace) : deps.http,
     secret: deps.secret,
   });
   if (execution.ok) {

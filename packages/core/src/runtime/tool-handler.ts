@@ -44,7 +44,14 @@ export function claimDeadline(now: Date, timeoutMs: number): string {
 /** What running a call needs of it; a directly dispatched call has it all in its event. */
 export type RunnableCall = Pick<
   CallRecord,
-  "parentRunId" | "callId" | "toolId" | "toolset" | "input" | "requestedBy" | "scheduledAt"
+  | "parentRunId"
+  | "callId"
+  | "toolId"
+  | "toolset"
+  | "input"
+  | "requestedBy"
+  | "scheduledAt"
+  | "trace"
 >;
 
 /**
@@ -151,6 +158,7 @@ export async function publishResult(
     toolId: call.toolId,
     toolset: call.toolset,
     resultOmitted: false,
+    ...(call.trace ? { trace: call.trace } : {}),
   });
   await publisher.publish([{ detailType: "ToolResultReceived", detail }]);
 }

@@ -49,7 +49,12 @@ export function registerCallRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): voi
     }),
     async (c) => {
       const { runId } = c.req.valid("param");
-      const outcome = await calls.call(c.get("principal"), runId, c.req.valid("json"));
+      const outcome = await calls.call(
+        c.get("principal"),
+        runId,
+        c.req.valid("json"),
+        c.req.header("traceparent"),
+      );
       if (outcome.finished) return c.json(callView(outcome.call), 200);
       const { call, statusUrl } = outcome;
       c.header("Location", statusUrl);

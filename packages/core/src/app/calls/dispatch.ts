@@ -157,6 +157,7 @@ export function scheduledDetail(call: CallRecord): ToolCallScheduled & { [key: s
     ...(call.mode ? { mode: call.mode } : {}),
     ...(call.parentCallId ? { parentCallId: call.parentCallId } : {}),
     ...(call.dispatch ? { dispatch: call.dispatch } : {}),
+    ...(call.trace ? { trace: call.trace } : {}),
   };
 }
 

@@ -5,6 +5,7 @@ import type { EventPublisher } from "../../events/publisher";
 import type { CallRecord, Principal } from "../../model/call";
 import { runId as runIdSchema } from "../../model/ids";
 import type { ToolSpec } from "../../model/tool";
+import { newTrace, parseTraceparent } from "../../observability/trace-context";
 import type { CallStore, CatalogStore } from "../../ports";
 import { schemaIssues } from "../../registered/json-schema";
 import { expandUrlTemplate } from "../../registered/url-template";
@@ -71,6 +72,8 @@ export class CallService {
     principal: Principal,
     parentRunId: string,
     request: CallRequest,
+    /** The caller's W3C `traceparent`; a malformed or absent one starts a new trace. */
+    traceparent?: string,
   ): Promise<CallOutcome> {
     const { config, dispatcher } = this.deps;
     if (!runIdSchema.safeParse(parentRunId).success) {
@@ -114,6 +117,7 @@ export class CallService {
       requestedBy: principal,
       scheduledAt: now.toISOString(),
       ...(request.parentCallId ? { parentCallId: request.parentCallId } : {}),
+      trace: parseTraceparent(traceparent) ?? newTrace(),
     };
     const outcome = await this.deps.calls.create(record);
     if (!outcome.created) {
