@@ -99,6 +99,7 @@ describe("the API's public surface", () => {
         "GET /v1/capabilities",
         "POST /v1/capabilities/refresh",
         "GET /v1/metrics",
+        "GET /v1/audit",
         "POST /v1/select",
         "POST /v1/prompt",
         "POST /v1/agents/render",

@@ -98,6 +98,7 @@ const TABLE: Record<string, { need: Need; path?: string; json?: unknown }> = {
   "GET /v1/capabilities": { need: "read" },
   "POST /v1/capabilities/refresh": { need: "admin" },
   "GET /v1/metrics": { need: "admin" },
+  "GET /v1/audit": { need: "admin" },
   "POST /v1/select": { need: "read", json: {} },
   "POST /v1/prompt": { need: "read", json: {} },
   "POST /v1/agents/render": {

@@ -23,7 +23,7 @@ import type { CatalogStore, KeyStore } from "./ports";
 import { toolRuntimeDeps } from "./runtime/deps";
 import { stageSecretReader } from "./secrets";
 import { cachedCatalog, cachedKeys } from "./store/cached";
-import { type DynamoStores, dynamoStores, storeOptions } from "./store/dynamodb";
+import { DynamoAuditLog, type DynamoStores, dynamoStores, storeOptions } from "./store/dynamodb";
 import { hashKey } from "./store/dynamodb/keys";
 import { dynamoProbe } from "./store/dynamodb/probe";
 import { type AnyToolDefinition, toolSpecOf } from "./tool-definition";
@@ -162,6 +162,7 @@ export function createToolbus(
       },
       registered,
       ...(deployment.metrics instanceof InProcessMetrics ? { metrics: deployment.metrics } : {}),
+      audit: new DynamoAuditLog(store),
       health: new HealthService([
         dynamoProbe(store),
         busProbe(deployment.eventBridge, deployment.busName),

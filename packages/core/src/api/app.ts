@@ -1,6 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { secureHeaders } from "hono/secure-headers";
 import { registerMcpRoutes } from "../mcp/route";
+import { auditAdminWrites } from "./audit";
 import { authenticate } from "./auth";
 import { limitRequestBody, settleRequestBody } from "./body";
 import type { ApiDeps } from "./deps";
@@ -9,6 +10,7 @@ import { errorHandler, notFoundHandler, validationHook } from "./errors";
 import { registerOpenApi } from "./openapi";
 import { requestId } from "./request-id";
 import { registerAgentRoutes } from "./routes/agents";
+import { registerAuditRoutes } from "./routes/audit";
 import { registerCallRoutes } from "./routes/calls";
 import { registerCapabilityRoutes } from "./routes/capabilities";
 import { registerCatalogRoutes } from "./routes/catalog";
@@ -36,6 +38,7 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
   app.use("*", secureHeaders());
   app.use("/v1/*", authenticate(deps));
   app.use("/v1/*", limitRequestBody());
+  app.use("/v1/*", auditAdminWrites(deps.audit));
 
   registerHealthRoutes(app, deps);
   registerCatalogRoutes(app, deps);
@@ -45,6 +48,7 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
   registerKeyRoutes(app, deps);
   registerCapabilityRoutes(app, deps);
   registerMetricsRoutes(app, deps);
+  registerAuditRoutes(app, deps);
   registerSelectionRoutes(app, deps);
   registerAgentRoutes(app, deps);
   registerMcpRoutes(app, deps);

@@ -87,6 +87,7 @@ export function requirePermission(
         details: { requiredRole: required },
       });
     }
+    c.set("permission", permission);
     await next();
   };
   permissions.set(middleware, permission);

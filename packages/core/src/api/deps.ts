@@ -4,7 +4,7 @@ import type { HealthService } from "../app/health/service";
 import type { StageConfig } from "../config";
 import type { CapabilityStatus } from "../model/capability";
 import type { MetricsSnapshot } from "../observability/metrics";
-import type { CatalogStore, EventLog, KeyStore } from "../ports";
+import type { AuditLog, CatalogStore, EventLog, KeyStore } from "../ports";
 
 /** Everything the HTTP API needs; the composition root builds it for AWS and for local. */
 export interface ApiDeps {
@@ -17,6 +17,8 @@ export interface ApiDeps {
   capabilities: { list(): Promise<CapabilityStatus[]>; refresh(): Promise<CapabilityStatus[]> };
   /** Registered http / mcp toolsets; without it the external-toolsets routes are absent. */
   registered?: RegisteredToolsets;
+  /** Where admin writes are recorded (GET /v1/audit); without it nothing is recorded. */
+  audit?: AuditLog;
   /** Call metrics counted in this process (`npm start`); absent on AWS, where CloudWatch has them. */
   metrics?: { snapshot(): MetricsSnapshot };
   /** Whether DynamoDB and the bus answer, for `/health`; without it `/health` reports the stage only. */

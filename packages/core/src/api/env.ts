@@ -11,5 +11,7 @@ export interface ApiEnv {
      * streams), so a revoked key loses them too. Within the key cache's bound.
      */
     keyStillValid: () => Promise<boolean>;
+    /** Set by `requirePermission`: what the matched route needs (admin writes are audited). */
+    permission?: "read" | "call" | "admin";
   };
 }

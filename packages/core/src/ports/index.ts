@@ -1,3 +1,4 @@
+import type { AuditEntry } from "../model/audit";
 import type { CallRecord, CallResult } from "../model/call";
 import type { CapabilityStatus } from "../model/capability";
 import type { RunEvent } from "../model/events";
@@ -156,6 +157,15 @@ export interface RateLimiter {
 export type RateDecision = { allowed: true } | { allowed: false; retryAfterMs: number };
 
 /** The stage's capability statuses, one per capability, replaced on every check. */
+/** Who changed the catalog, keys and registrations: one entry per admin write, newest first. */
+export interface AuditLog {
+  record(entry: Omit<AuditEntry, "id">): Promise<AuditEntry>;
+  list(options: { limit: number; cursor?: string }): Promise<{
+    entries: AuditEntry[];
+    cursor: string | null;
+  }>;
+}
+
 export interface CapabilityStore {
   put(status: CapabilityStatus): Promise<CapabilityStatus>;
   get(name: string): Promise<CapabilityStatus | undefined>;

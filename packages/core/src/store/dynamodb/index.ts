@@ -6,6 +6,7 @@ import { createDocumentClient, type DynamoStoreOptions } from "./client";
 import { DynamoEventLog } from "./event-log";
 import { DynamoKeyStore } from "./keys";
 
+export { DynamoAuditLog } from "./audit";
 export { DynamoCallStore } from "./calls";
 export { DynamoCapabilityStore } from "./capabilities";
 export { DynamoCatalogStore } from "./catalog";

@@ -1,0 +1,49 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { requirePermission } from "../auth";
+import type { ApiDeps } from "../deps";
+import type { ApiEnv } from "../env";
+import { bearerSecurity, errorResponses, jsonContent } from "../schemas";
+
+const entrySchema = z.object({
+  id: z.string(),
+  at: z.string(),
+  actor: z.object({ keyId: z.string(), role: z.string() }),
+  action: z.string(),
+  target: z.string(),
+  status: z.number(),
+  before: z.string().optional(),
+  after: z.string().optional(),
+  requestId: z.string().optional(),
+});
+const pageSchema = z
+  .object({ entries: z.array(entrySchema), cursor: z.string().nullable() })
+  .openapi("AuditPage");
+const query = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  cursor: z.string().min(1).max(2048).optional(),
+});
+
+/** Who changed the catalog, keys and registered toolsets, newest first. */
+export function registerAuditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+  const { audit, config } = deps;
+  if (!audit) return;
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/audit",
+      tags: ["Observability"],
+      summary: "Admin writes, newest first: who, what, on which target, from and to which version",
+      security: bearerSecurity,
+      middleware: [requirePermission(config, "admin")] as const,
+      request: { query },
+      responses: {
+        200: jsonContent(pageSchema, "A page of audit entries; `cursor` reads the next"),
+        ...errorResponses(400, 401, 403),
+      },
+    }),
+    async (c) => {
+      const { limit, cursor } = c.req.valid("query");
+      return c.json(await audit.list({ limit, ...(cursor ? { cursor } : {}) }), 200);
+    },
+  );
+}
