@@ -1,4 +1,4 @@
-import { InProcessMetrics } from "@toolbus/core/observability";
+import { createLogger, InProcessMetrics, type LogRecord } from "@toolbus/core/observability";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
@@ -7,12 +7,16 @@ import { startTestToolbus, type TestToolbus } from "./support/toolbus";
  * counters and latency percentiles of the calls it ran; on AWS, where each tool's function
  * writes its own, where CloudWatch keeps them.
  */
+const lines: LogRecord[] = [];
 let local: TestToolbus;
 let aws: TestToolbus;
 
 beforeAll(async () => {
   [local, aws] = await Promise.all([
-    startTestToolbus({ metrics: new InProcessMetrics() }),
+    startTestToolbus({
+      metrics: new InProcessMetrics(),
+      log: createLogger({ service: "toolbus", sink: (line) => lines.push(line) }),
+    }),
     startTestToolbus({ config: { stage: "metrics-aws" } }),
   ]);
 });
@@ -55,6 +59,34 @@ describe("GET /v1/metrics", () => {
     expect(body.latencies).toEqual([
       expect.objectContaining({ name: "duration", dimensions: byTool, count: 1 }),
     ]);
+  });
+
+  it("logs each call's steps: accepted, dispatched, finished, under one trace", async () => {
+    const runId = local.runId();
+    await local.request(`/v1/runs/${runId}/calls`, {
+      method: "POST",
+      json: {
+        tool: "readability_analyzer",
+        input: { text: "Hi there." },
+        callId: "steps",
+        wait: 10,
+      },
+      headers: { traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" },
+    });
+    const steps = lines.filter((line) => line.parentRunId === runId);
+    expect(steps.map((line) => [line.message, line.step, line.dispatch])).toEqual([
+      ["call accepted", "accepted", "direct"],
+      ["call dispatched", "dispatched", "direct"],
+      ["call finished", "finished", "direct"],
+    ]);
+    for (const line of steps) {
+      expect(line).toMatchObject({
+        callId: "steps",
+        toolId: "readability_analyzer",
+        principal: "admin-bootstrap",
+        traceId: "4bf92f3577b34da6a3ce929d0e0e4736",
+      });
+    }
   });
 
   it("is for admins only", async () => {

@@ -3,7 +3,7 @@ import { DeleteTableCommand } from "@aws-sdk/client-dynamodb";
 import type { AnyToolDefinition, CapabilityDetector, Dispatcher, Toolbus } from "@toolbus/core";
 import type { createApi } from "@toolbus/core/api";
 import type { ToolsetSpec } from "@toolbus/core/model";
-import type { MetricsSink } from "@toolbus/core/observability";
+import type { Logger, MetricsSink } from "@toolbus/core/observability";
 import { composeLocalToolbus } from "@toolbus/local";
 import {
   LocalEventBus,
@@ -46,6 +46,8 @@ export interface TestToolbusOptions {
   dispatcher?: Dispatcher;
   /** Count finished calls here, as `npm start` does (GET /v1/metrics). */
   metrics?: MetricsSink;
+  /** Log every call's steps here. */
+  log?: Logger;
 }
 
 /**
@@ -79,6 +81,7 @@ export async function startTestToolbus(options: TestToolbusOptions = {}): Promis
     followIntervalMs: 20,
     ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),
+    ...(options.log ? { log: options.log } : {}),
   });
 
   return {

@@ -143,6 +143,7 @@ export function createToolbus(
     config: deployment.config,
     definitions,
     dispatcher,
+    ...(deployment.log ? { log: deployment.log } : {}),
   });
   return {
     stores,

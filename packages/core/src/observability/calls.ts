@@ -35,6 +35,7 @@ export function reportFinished(
   if (!result) return;
   observers.log?.info("call finished", {
     ...callFields(call),
+    step: "finished",
     outcome: result.status,
     failureKind: result.failure?.kind,
     durationMs: result.durationMs,

@@ -94,5 +94,12 @@ describe("readable lines for npm start", () => {
     ]);
     prettyLines({ write: (c) => out.push(c), isTTY: true })(record);
     expect(out[1]).toContain("\u001b[31mfailed\u001b[0m");
+    // A call's earlier steps are for the JSON lines: one line per call here.
+    prettyLines({ write: (c) => out.push(c) })({
+      ...record,
+      message: "call accepted",
+      step: "accepted",
+    });
+    expect(out).toHaveLength(2);
   });
 });

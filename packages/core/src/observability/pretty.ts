@@ -18,12 +18,15 @@ export function prettyLines(
     ERROR: paint(31, "error"),
   };
   return (record) => {
+    // One line per call: its earlier steps (accepted, dispatched) are in the JSON lines.
+    if (record.step !== undefined && record.step !== "finished") return;
     const {
       level,
       message,
       timestamp,
       service: _service,
       stage: _stage,
+      step: _step,
       error,
       ...fields
     } = record;

@@ -11,7 +11,7 @@ import {
 } from "@toolbus/core";
 import { createApi } from "@toolbus/core/api";
 import type { ToolsetSpec } from "@toolbus/core/model";
-import type { MetricsSink } from "@toolbus/core/observability";
+import type { Logger, MetricsSink } from "@toolbus/core/observability";
 import type { SecretSource } from "@toolbus/core/outbound";
 import { appendAsSoleWriter } from "@toolbus/core/store/dynamodb";
 import { builtinCapabilities, builtinTools, builtinToolsets } from "@toolbus/tools";
@@ -33,6 +33,8 @@ export interface ComposeOptions {
   secret?: SecretSource;
   /** Where finished calls are counted (GET /v1/metrics); none unless given. */
   metrics?: MetricsSink;
+  /** Where the steps of every call are logged; nothing unless given. */
+  log?: Logger;
   followIntervalMs?: number;
   /** Runs calls a caller waits for; default: the handlers in this process. */
   dispatcher?: Dispatcher;
@@ -57,6 +59,7 @@ export async function composeLocalToolbus(
       eventBridge: options.eventBridge,
       ...(options.secret ? { secret: options.secret } : {}),
       ...(options.metrics ? { metrics: options.metrics } : {}),
+      ...(options.log ? { log: options.log } : {}),
       // One process runs everything, as under npm start.
       appendLog: appendAsSoleWriter,
     },

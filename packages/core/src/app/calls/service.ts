@@ -5,6 +5,8 @@ import type { EventPublisher } from "../../events/publisher";
 import type { CallRecord, Principal } from "../../model/call";
 import { runId as runIdSchema } from "../../model/ids";
 import type { ToolSpec } from "../../model/tool";
+import { callFields } from "../../observability/calls";
+import type { Logger } from "../../observability/log";
 import { newTrace, parseTraceparent } from "../../observability/trace-context";
 import type { CallStore, CatalogStore } from "../../ports";
 import { schemaIssues } from "../../registered/json-schema";
@@ -39,6 +41,8 @@ export interface CallServiceDeps {
   selection: Pick<SelectionService, "authorizeCall">;
   /** Runs calls a caller waits for straight away; without it every call goes by the bus. */
   dispatcher?: Dispatcher;
+  /** Where a call's first steps (accepted, dispatched) are logged; its handler logs the last. */
+  log?: Logger;
   now?: () => Date;
 }
 
@@ -129,10 +133,13 @@ export class CallService {
       if (outcome.call.status === "pending") await this.announce(outcome.call);
       return this.waitFor(outcome.call, deadline);
     }
+    this.logStep(record, "accepted", direct && dispatcher ? "direct" : "bus");
     if (!direct || !dispatcher) {
       await this.announce(record);
+      this.logStep(record, "dispatched", "bus");
       return this.waitFor(record, deadline);
     }
+    this.logStep(record, "dispatched", "direct");
     return this.dispatchDirectly(dispatcher, record, deadline);
   }
 
@@ -202,6 +209,11 @@ export class CallService {
     return finished && isFinished(finished)
       ? { finished: true, call: finished }
       : this.waitFor(record, deadline);
+  }
+
+  /** A call's first steps, on the lines its handler's "call finished" line completes. */
+  private logStep(call: CallRecord, step: "accepted" | "dispatched", dispatch: "direct" | "bus") {
+    this.deps.log?.info(`call ${step}`, { ...callFields(call), step, dispatch });
   }
 
   private announce(call: CallRecord): Promise<void> {
