@@ -25,6 +25,7 @@ import { Config as SstConfig } from "sst/config.js";
 import { Api, Config, Script, Function as SstFunction, type StackContext } from "sst/constructs";
 import { nodejsFor } from "./bundling";
 import { type StackConfig, stackConfigFor } from "./config";
+import { addObservability } from "./observability";
 
 /** CDK context key that replaces the stage's config file (tests, one-off experiments). */
 export const CONFIG_CONTEXT = "toolbus:config";
@@ -270,6 +271,7 @@ export function Toolbus({ stack, app }: StackContext) {
   // ---- Bus handlers: one rule, one function and one dead-letter queue per wiring-table row.
   const rules = busRules(tools.map((tool) => tool.spec.id));
   const handlers = new Map<string, SstFunction>();
+  const deadLetterQueues = new Map<string, sqs.Queue>();
   for (const rule of rules) {
     const id = handlerConstructId(rule.handler);
     const deadLetters = new sqs.Queue(stack, `${id}DeadLetters`, {
@@ -284,6 +286,7 @@ export function Toolbus({ stack, app }: StackContext) {
       deadLetters,
     });
     handlers.set(rule.handler, fn);
+    deadLetterQueues.set(rule.handler, deadLetters);
     const eventRule = new events.Rule(stack, `${id}Rule`, {
       eventBus: bus,
       ruleName: rule.name,
@@ -440,8 +443,17 @@ export function Toolbus({ stack, app }: StackContext) {
   });
   new Script(stack, "SeedScript", { onCreate: seed, onUpdate: seed });
 
+  // ---- What needs a person: the stage's dashboard and alarms (stacks/observability.ts).
+  const observability = addObservability(stack, {
+    stage: app.stage,
+    api,
+    handlers: new Map([...handlers, ["api", apiFunction]]),
+    deadLetters: deadLetterQueues,
+  });
+
   stack.addOutputs({
     ApiUrl: api.url,
+    Dashboard: observability.dashboard.dashboardName,
     BusName: bus.eventBusName,
     BusArn: bus.eventBusArn,
     TableName: table.tableName,

@@ -749,6 +749,29 @@ describe.each(STAGES)("the %s stack", (stage) => {
     }
   });
 
+  it("has a dashboard and alarms on dead letters, handler error rates and API 5xx", () => {
+    const s = stageOf(stage);
+    const [, dashboard] = s.only("AWS::CloudWatch::Dashboard");
+    expect(dashboard.Properties.DashboardName).toBe(`toolbus-${stage}`);
+    const body = JSON.stringify(dashboard.Properties.DashboardBody);
+    for (const shown of ["calls", "duration", "cacheHits", "Dead letters", "API 5xx"]) {
+      expect(body, shown).toContain(shown);
+    }
+    const alarms = s.ofType("AWS::CloudWatch::Alarm").map(([, alarm]) => alarm.Properties);
+    const queues = s.ofType("AWS::SQS::Queue");
+    const onQueues = alarms.filter((a) => a.MetricName === "ApproximateNumberOfMessagesVisible");
+    expect(onQueues).toHaveLength(queues.length);
+    for (const alarm of onQueues) {
+      expect(alarm).toMatchObject({ Threshold: 0, ComparisonOperator: "GreaterThanThreshold" });
+    }
+    // Every function but the deploy-time seed: an error-rate alarm each.
+    const errorRates = alarms.filter((a) => JSON.stringify(a.Metrics ?? "").includes("errors"));
+    expect(new Set(errorRates.map((a) => String(a.AlarmDescription).split(" ")[2]))).toEqual(
+      new Set([...s.functions.keys()].filter((handler) => handler !== "seed")),
+    );
+    expect(alarms.some((a) => a.MetricName === "5xx" || a.MetricName === "5XXError")).toBe(true);
+  });
+
   it("binds each secret only to the functions that need it", () => {
     const s = stageOf(stage);
     const secretIds = [...new Set(TOOL_SECRET_NAMES)];

@@ -1,0 +1,132 @@
+import { Duration, type Stack } from "aws-cdk-lib";
+import * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
+import type * as sqs from "aws-cdk-lib/aws-sqs";
+import type { Api, Function as SstFunction } from "sst/constructs";
+
+const FIVE_MINUTES = Duration.minutes(5);
+/** A handler failing this share of its invocations in five minutes needs a person. */
+export const HANDLER_ERROR_RATE_PERCENT = 5;
+
+/** The call metrics every tool's function writes (EMF, namespace Toolbus), summed over tools. */
+function callMetric(stage: string, name: string, stat: string, label: string) {
+  return new cloudwatch.MathExpression({
+    expression: `SUM(SEARCH('{Toolbus,stage,toolId} MetricName="${name}" stage="${stage}"', '${stat}', 300))`,
+    label,
+    period: FIVE_MINUTES,
+  });
+}
+
+function durationPercentile(stage: string, stat: "p50" | "p99") {
+  return new cloudwatch.MathExpression({
+    expression: `SEARCH('{Toolbus,stage,toolId} MetricName="duration" stage="${stage}"', '${stat}', 300)`,
+    label: `duration ${stat}`,
+    period: FIVE_MINUTES,
+  });
+}
+
+/**
+ * The stage's dashboard (calls, failures, p50 / p99 duration by tool, cache hit ratio, dead
+ * letters, API 5xx) and the alarms that need a person: a dead letter, a handler failing more
+ * than HANDLER_ERROR_RATE_PERCENT of its invocations, an API answering 5xx.
+ */
+export function addObservability(
+  stack: Stack,
+  props: {
+    stage: string;
+    api: Api;
+    handlers: ReadonlyMap<string, SstFunction>;
+    deadLetters: ReadonlyMap<string, sqs.Queue>;
+  },
+): { dashboard: cloudwatch.Dashboard; alarms: cloudwatch.Alarm[] } {
+  const { stage, api, handlers, deadLetters } = props;
+  const alarms: cloudwatch.Alarm[] = [];
+  for (const [handler, queue] of deadLetters) {
+    alarms.push(
+      new cloudwatch.Alarm(stack, `DeadLetters${alarms.length}Alarm`, {
+        alarmDescription: `Toolbus ${stage}: ${handler} has dead letters (GET the failures, redrive)`,
+        metric: queue.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES }),
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+    );
+  }
+  for (const [handler, fn] of handlers) {
+    const rate = new cloudwatch.MathExpression({
+      expression: "100 * errors / MAX([invocations, 1])",
+      usingMetrics: {
+        errors: fn.metricErrors({ period: FIVE_MINUTES }),
+        invocations: fn.metricInvocations({ period: FIVE_MINUTES }),
+      },
+      label: `${handler} error rate (%)`,
+      period: FIVE_MINUTES,
+    });
+    alarms.push(
+      new cloudwatch.Alarm(stack, `HandlerErrors${alarms.length}Alarm`, {
+        alarmDescription: `Toolbus ${stage}: ${handler} fails over ${HANDLER_ERROR_RATE_PERCENT}% of its invocations`,
+        metric: rate,
+        threshold: HANDLER_ERROR_RATE_PERCENT,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+    );
+  }
+  const serverErrors = api.cdk.httpApi.metricServerError({ period: FIVE_MINUTES });
+  alarms.push(
+    new cloudwatch.Alarm(stack, "Api5xxAlarm", {
+      alarmDescription: `Toolbus ${stage}: the API answered 5xx`,
+      metric: serverErrors,
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    }),
+  );
+
+  const dashboard = new cloudwatch.Dashboard(stack, "Dashboard", {
+    dashboardName: `toolbus-${stage}`,
+    widgets: [
+      [
+        new cloudwatch.GraphWidget({
+          title: "Calls and failures",
+          left: [
+            callMetric(stage, "calls", "Sum", "calls"),
+            callMetric(stage, "failed", "Sum", "failed"),
+            callMetric(stage, "rateLimited", "Sum", "rate limited"),
+          ],
+        }),
+        new cloudwatch.GraphWidget({
+          title: "Duration by tool (ms)",
+          left: [durationPercentile(stage, "p50"), durationPercentile(stage, "p99")],
+        }),
+        new cloudwatch.GraphWidget({
+          title: "Cache hit ratio (%)",
+          left: [
+            new cloudwatch.MathExpression({
+              expression: "100 * hits / MAX([hits + misses, 1])",
+              usingMetrics: {
+                hits: callMetric(stage, "cacheHits", "Sum", "hits"),
+                misses: callMetric(stage, "cacheMisses", "Sum", "misses"),
+              },
+              label: "cache hit ratio",
+              period: FIVE_MINUTES,
+            }),
+          ],
+        }),
+      ],
+      [
+        new cloudwatch.GraphWidget({
+          title: "Dead letters",
+          left: [...deadLetters.values()].map((queue) =>
+            queue.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES }),
+          ),
+        }),
+        new cloudwatch.GraphWidget({ title: "API 5xx", left: [serverErrors] }),
+        new cloudwatch.AlarmStatusWidget({ title: "Alarms", alarms }),
+      ],
+    ],
+  });
+  return { dashboard, alarms };
+}
