@@ -8,6 +8,7 @@ import { startTestToolbus, type TestToolbus } from "./support/toolbus";
  * writes its own, where CloudWatch keeps them.
  */
 const lines: LogRecord[] = [];
+const awsLines: LogRecord[] = [];
 let local: TestToolbus;
 let aws: TestToolbus;
 
@@ -17,7 +18,10 @@ beforeAll(async () => {
       metrics: new InProcessMetrics(),
       log: createLogger({ service: "toolbus", sink: (line) => lines.push(line) }),
     }),
-    startTestToolbus({ config: { stage: "metrics-aws" } }),
+    startTestToolbus({
+      config: { stage: "metrics-aws", observability: { logInputs: true } },
+      log: createLogger({ service: "toolbus", sink: (line) => awsLines.push(line) }),
+    }),
   ]);
 });
 afterAll(async () => {
@@ -87,6 +91,44 @@ describe("GET /v1/metrics", () => {
         traceId: "4bf92f3577b34da6a3ce929d0e0e4736",
       });
     }
+  });
+
+  it("logs a call nobody waits for as dispatched by the bus, and its handler's line says so", async () => {
+    const runId = local.runId();
+    const response = await local.request(`/v1/runs/${runId}/calls`, {
+      method: "POST",
+      json: { tool: "readability_analyzer", input: { text: "Later." }, callId: "bus", wait: 0 },
+    });
+    expect(response.status).toBe(202);
+    await expect
+      .poll(() => lines.filter((line) => line.parentRunId === runId).map((line) => line.step), {
+        timeout: 10_000,
+      })
+      .toEqual(["accepted", "dispatched", "finished"]);
+    const steps = lines.filter((line) => line.parentRunId === runId);
+    expect(steps.map((line) => line.dispatch)).toEqual(["bus", "bus", "bus"]);
+    expect(steps[2]).toMatchObject({ outcome: "succeeded", callId: "bus" });
+  });
+
+  it("never logs a call's input unless the stage opts in, and then only on the accepted line", async () => {
+    const text = "Secret-ish words. ".repeat(400);
+    for (const system of [local, aws]) {
+      await system.request(`/v1/runs/${system.runId()}/calls`, {
+        method: "POST",
+        json: { tool: "readability_analyzer", input: { text }, callId: "input", wait: 10 },
+      });
+    }
+    const withInput = (all: LogRecord[]) =>
+      all.filter((line) => line.callId === "input" && line.input !== undefined);
+    expect(withInput(lines)).toEqual([]);
+    expect(JSON.stringify(lines)).not.toContain("Secret-ish");
+    const logged = withInput(awsLines);
+    expect(logged.map((line) => line.step)).toEqual(["accepted"]);
+    const input = String(logged[0]?.input);
+    // Cut to a bounded length, and says how long the whole input was.
+    expect(input.startsWith(`{"text":"Secret-ish words.`)).toBe(true);
+    expect(input.length).toBeLessThan(4200);
+    expect(input).toContain(`(${JSON.stringify({ text }).length} chars)`);
   });
 
   it("is for admins only", async () => {

@@ -1,6 +1,7 @@
 import { defineTool, parseStageConfig, toolSpecOf } from "@toolbus/core";
+import { createLogger, type LogRecord } from "@toolbus/core/observability";
 import { createHttpClient } from "@toolbus/core/outbound";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { cacheKey, runWithPolicies } from "../packages/core/src/runtime/policies";
 import { createDocumentClient, DynamoResultCache } from "../packages/core/src/store/dynamodb";
@@ -54,37 +55,41 @@ const answer = defineTool({
 describe("a cache write DynamoDB refuses", () => {
   it("is logged, and the call keeps its result", async () => {
     const config = parseStageConfig({});
-    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
-    try {
-      const outcome = await runWithPolicies(
-        answer,
-        {
-          parentRunId: "run-cache-write",
-          callId: "call-1",
-          toolId: answer.spec.id,
-          toolset: answer.spec.toolset,
-          input: { question: "life" },
-          requestedBy: { id: "key-1", role: "member" },
-          scheduledAt: new Date().toISOString(),
-        },
-        {
-          config,
-          http: createHttpClient(config.outbound),
-          secret: () => undefined,
-          capabilities: [],
-          cache,
-          now: () => new Date(),
-        },
-      );
-      expect(outcome).toMatchObject({
-        execution: { ok: true, output: "Forty-two.", data: { n: 42 } },
-        cached: false,
-      });
-      const warnings = logged.mock.calls.map(([line]) => String(line));
-      expect(warnings.some((line) => line.includes("A result could not be cached"))).toBe(true);
-    } finally {
-      logged.mockRestore();
-    }
+    const lines: LogRecord[] = [];
+    const log = createLogger({ service: "toolbus", sink: (line) => lines.push(line) });
+    const outcome = await runWithPolicies(
+      answer,
+      {
+        parentRunId: "run-cache-write",
+        callId: "call-1",
+        toolId: answer.spec.id,
+        toolset: answer.spec.toolset,
+        input: { question: "life" },
+        requestedBy: { id: "key-1", role: "member" },
+        scheduledAt: new Date().toISOString(),
+      },
+      {
+        config,
+        http: createHttpClient(config.outbound),
+        secret: () => undefined,
+        capabilities: [],
+        cache,
+        log,
+        now: () => new Date(),
+      },
+    );
+    expect(outcome).toMatchObject({
+      execution: { ok: true, output: "Forty-two.", data: { n: 42 } },
+      cached: false,
+    });
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        level: "WARN",
+        message: "A result could not be cached",
+        toolId: answer.spec.id,
+        error: expect.objectContaining({ message: expect.any(String) }),
+      }),
+    );
     // The refusal was DynamoDB's: nothing was stored.
     const key = cacheKey(toolSpecOf(answer), { question: "life" });
     expect(await cache.get(key, Date.now())).toBeUndefined();

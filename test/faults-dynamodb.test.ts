@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { createSweeper, type Toolbus } from "@toolbus/core";
+import { createLogger } from "@toolbus/core/observability";
 import { type ApiServer, composeLocalToolbus, serveApi } from "@toolbus/local";
 import { LocalEventBus, localEventBridgeClient } from "@toolbus/local/bus";
 import {
@@ -10,7 +11,7 @@ import {
   localDynamoDbClient,
   startDynamoDbLocal,
 } from "@toolbus/local/dynamodb";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type HttpTarget, inParallel, requestJson } from "./support/http-calls";
 
 const TEXT = "The data store went away. Then it came back.";
@@ -41,8 +42,6 @@ describe("DynamoDB Local stopped mid-run", () => {
   let app: Parameters<typeof serveApi>[0];
 
   beforeAll(async () => {
-    // The API logs every 503 it answers; the outage makes dozens on purpose.
-    vi.spyOn(console, "error").mockImplementation(() => undefined);
     dbPath = await mkdtemp(join(tmpdir(), "toolbus-faults-"));
     db = await startDynamoDbLocal({ dbPath });
     // Short SDK timeouts and one attempt: an outage must surface quickly, never as a hang.
@@ -68,13 +67,14 @@ describe("DynamoDB Local stopped mid-run", () => {
       tableName: "toolbus-faults",
       busName: "toolbus-faults",
       adminKey,
+      // The API logs every 503 it answers; the outage makes dozens on purpose.
+      log: createLogger({ service: "toolbus", sink: () => undefined }),
     }));
     server = await serveApi(app, { port: 0 });
     target = { url: server.url, key: adminKey };
   }, 60_000);
 
   afterAll(async () => {
-    vi.restoreAllMocks();
     await server?.close();
     bus?.close();
     eventBridge?.destroy();

@@ -1,6 +1,7 @@
 import { PutEventsCommand } from "@aws-sdk/client-eventbridge";
+import { createLogger } from "@toolbus/core/observability";
 import { localEventBridgeClient } from "@toolbus/local/bus";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
 const TEXT = "Only Toolbus speaks for Toolbus. Everyone else is refused.";
@@ -21,14 +22,17 @@ describe("the recorder, given events Toolbus did not announce", () => {
   const warnings: string[] = [];
 
   beforeAll(async () => {
-    system = await startTestToolbus();
-    vi.spyOn(console, "error").mockImplementation((line: unknown) => {
-      warnings.push(String(line));
+    system = await startTestToolbus({
+      log: createLogger({
+        service: "toolbus",
+        sink: (line) => {
+          if (line.level === "WARN") warnings.push(JSON.stringify(line));
+        },
+      }),
     });
   }, 60_000);
 
   afterAll(async () => {
-    vi.restoreAllMocks();
     await system?.stop();
   });
 

@@ -64,6 +64,16 @@ export const stageConfig = z.strictObject({
       networkEnabled: true,
       networkProbe: { host: "aws.amazon.com", port: 443 },
     }),
+  observability: z
+    .strictObject({
+      /**
+       * Put each call's input on its "call accepted" log line (truncated to
+       * MAX_LOGGED_INPUT_CHARS). Off by default: inputs may hold what callers would not want in
+       * a log group; turn it on for a stage where debugging is worth that.
+       */
+      logInputs: z.boolean().default(false),
+    })
+    .default({ logInputs: false }),
   /** Each tool's own settings, validated by the tool's settings schema. */
   tools: z.record(z.string(), z.unknown()).default({}),
 });

@@ -1,12 +1,12 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
+import type { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import * as z from "zod";
 import { loadStageConfig, type StageConfig } from "./config";
 import { ValidationError, zodIssues } from "./errors";
 import { createLogger, LOG_LEVELS, type Logger } from "./observability/log";
 import { emfMetrics, type MetricsSink } from "./observability/metrics";
 import type { SecretSource } from "./outbound/types";
-import { DYNAMODB_CLIENT_OPTIONS, SDK_CLIENT_OPTIONS } from "./sdk-options";
+import { DYNAMODB_CLIENT_OPTIONS } from "./sdk-options";
 import { boundSecretNames, firstSecret, loadSecrets } from "./secrets";
 import type { LogAppend } from "./store/dynamodb/client";
 
@@ -18,7 +18,12 @@ export interface Deployment {
   /** The bootstrap admin key; read at use, since a bound secret is loaded on the first event. */
   adminKey?: string;
   dynamodb: DynamoDBClient;
-  eventBridge: EventBridgeClient;
+  /**
+   * The bus's client where it is not the default one (`npm start` and tests pass theirs);
+   * otherwise `busClient` makes it on first use, so a function that never publishes (the
+   * recorder) carries no EventBridge client.
+   */
+  eventBridge?: EventBridgeClient;
   /** Secret values by name; environment variables unless given. */
   secret?: SecretSource;
   /**
@@ -157,7 +162,7 @@ function readDeployment(env: NodeJS.ProcessEnv, local: LocalDeploymentOptions): 
     },
     // Not for DynamoDB: its document client refuses cacheMiddleware.
     dynamodb: new DynamoDBClient(DYNAMODB_CLIENT_OPTIONS),
-    eventBridge: local.eventBridge ?? new EventBridgeClient(SDK_CLIENT_OPTIONS),
+    ...(local.eventBridge ? { eventBridge: local.eventBridge } : {}),
     ...(local.writeLingerMs ? { writeLingerMs: local.writeLingerMs } : {}),
     ...(local.appendLog ? { appendLog: local.appendLog } : {}),
     log:

@@ -2,6 +2,7 @@ import type { ApiDeps } from "./api/deps";
 import {
   type CallHandler,
   type Dispatcher,
+  dispatchFailureReporter,
   handlersLoadedOnUse,
   inProcessDispatcher,
 } from "./app/calls/dispatch";
@@ -12,6 +13,7 @@ import { RegisteredToolsets } from "./app/catalog/registered";
 import { seedCatalog } from "./app/catalog/seed";
 import { HealthService } from "./app/health/service";
 import { SelectionService } from "./app/selection/service";
+import { busClient } from "./bus-client";
 import { checkToolSettings } from "./config";
 import type { Deployment } from "./deployment";
 import { busProbe, EventPublisher } from "./events/publisher";
@@ -78,7 +80,7 @@ export function createToolbus(
     keys: cachedKeys(dynamo.keys, hashKey),
   };
   const publisher = new EventPublisher({
-    client: deployment.eventBridge,
+    client: busClient(deployment),
     busName: deployment.busName,
   });
   const definitions = new Map(catalog.tools.map((tool) => [tool.spec.id, tool]));
@@ -115,6 +117,7 @@ export function createToolbus(
   const recorderDeps = {
     ...stores,
     recentCall: (runId: string, callId: string) => dynamo.calls.recent(runId, callId),
+    ...(deployment.log ? { log: deployment.log } : {}),
   };
   const registeredDeps = { ...runtime, catalog: stores.catalog, readSecrets };
   const rules = busRules([...definitions.keys()]);
@@ -130,7 +133,8 @@ export function createToolbus(
         registered: () => registeredDeps,
       }),
   );
-  const dispatcher = options.dispatcher ?? inProcessDispatcher(handlers);
+  const dispatcher =
+    options.dispatcher ?? inProcessDispatcher(handlers, dispatchFailureReporter(deployment.log));
   const calls = new CallService({
     selection: new SelectionService({
       config: deployment.config,
@@ -164,9 +168,10 @@ export function createToolbus(
       registered,
       ...(deployment.metrics instanceof InProcessMetrics ? { metrics: deployment.metrics } : {}),
       audit: new DynamoAuditLog(store),
+      ...(deployment.log ? { log: deployment.log } : {}),
       health: new HealthService([
         dynamoProbe(store),
-        busProbe(deployment.eventBridge, deployment.busName),
+        busProbe(busClient(deployment), deployment.busName),
       ]),
       // Read per request: on AWS the key is a bound secret, loaded on the function's first event.
       adminKey: () => deployment.adminKey,

@@ -34,7 +34,7 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
 
   // First in, last out: whatever answered early, the connection is left ready for the next.
   app.use("*", settleRequestBody());
-  app.use("*", requestId());
+  app.use("*", requestId(deps.log));
   app.use("*", secureHeaders());
   app.use("/v1/*", authenticate(deps));
   app.use("/v1/*", limitRequestBody());

@@ -12,11 +12,7 @@ const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
  * The write already happened when the entry is made: a failed entry is logged, not answered
  * as an error that would tell the caller its change did not happen.
  */
-export function auditAdminWrites(
-  audit: AuditLog | undefined,
-  warn: (message: string, fields: Record<string, unknown>) => void = (message, fields) =>
-    console.error(JSON.stringify({ level: "error", message, ...fields })),
-): MiddlewareHandler<ApiEnv> {
+export function auditAdminWrites(audit: AuditLog | undefined): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
     await next();
     if (!audit || c.get("permission") !== "admin" || !WRITES.has(c.req.method)) return;
@@ -35,7 +31,7 @@ export function auditAdminWrites(
       requestId: c.get("requestId"),
     };
     await audit.record(entry).catch((error: unknown) => {
-      warn("An admin write could not be audited", { ...entry, error: String(error) });
+      c.get("log").error("An admin write could not be audited", { ...entry, error });
     });
   };
 }

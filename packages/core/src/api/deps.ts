@@ -3,6 +3,7 @@ import type { RegisteredToolsets } from "../app/catalog/registered";
 import type { HealthService } from "../app/health/service";
 import type { StageConfig } from "../config";
 import type { CapabilityStatus } from "../model/capability";
+import type { Logger } from "../observability/log";
 import type { MetricsSnapshot } from "../observability/metrics";
 import type { AuditLog, CatalogStore, EventLog, KeyStore } from "../ports";
 
@@ -17,6 +18,8 @@ export interface ApiDeps {
   capabilities: { list(): Promise<CapabilityStatus[]>; refresh(): Promise<CapabilityStatus[]> };
   /** Registered http / mcp toolsets; without it the external-toolsets routes are absent. */
   registered?: RegisteredToolsets;
+  /** Where failures and unaudited writes are logged (default: JSON lines on stderr). */
+  log?: Logger;
   /** Where admin writes are recorded (GET /v1/audit); without it nothing is recorded. */
   audit?: AuditLog;
   /** Call metrics counted in this process (`npm start`); absent on AWS, where CloudWatch has them. */

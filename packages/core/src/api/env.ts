@@ -1,9 +1,12 @@
 import type { Principal } from "../model/call";
+import type { Logger } from "../observability/log";
 
 /** What middleware hands to route handlers through the context. */
 export interface ApiEnv {
   Variables: {
     requestId: string;
+    /** The stage's logger (JSON lines on stderr where none was given). */
+    log: Logger;
     /** Set by the auth middleware on every /v1 route. */
     principal: Principal;
     /**

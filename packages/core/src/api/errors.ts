@@ -3,6 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ZodError } from "zod";
 import { callerMessage, ToolbusError, ValidationError, zodIssues } from "../errors";
+import { fallbackLogger } from "../observability/log";
 import type { ApiEnv } from "./env";
 
 interface ErrorBody {
@@ -146,14 +147,10 @@ export function logFailure(c: Context<ApiEnv>, error: unknown): void {
           ...(error instanceof ToolbusError ? { context: error.context } : {}),
         }
       : { value: String(error) };
-  console.error(
-    JSON.stringify({
-      level: "error",
-      message: "request failed",
-      requestId: c.get("requestId"),
-      method: c.req.method,
-      path: c.req.path,
-      error: detail,
-    }),
-  );
+  (c.get("log") ?? fallbackLogger()).error("request failed", {
+    requestId: c.get("requestId"),
+    method: c.req.method,
+    path: c.req.path,
+    error: detail,
+  });
 }

@@ -16,6 +16,17 @@ export function callFields(call: CallRecord): LogFields {
   };
 }
 
+/** A logged input is cut here: a line must stay readable and within CloudWatch's 256 KB. */
+export const MAX_LOGGED_INPUT_CHARS = 4096;
+
+/** The input as it goes on a log line: canonical JSON text, cut at MAX_LOGGED_INPUT_CHARS. */
+export function loggedInput(input: unknown): string {
+  const text = JSON.stringify(input) ?? "null";
+  return text.length <= MAX_LOGGED_INPUT_CHARS
+    ? text
+    : `${text.slice(0, MAX_LOGGED_INPUT_CHARS)}… (${text.length} chars)`;
+}
+
 /** Where a call's steps are reported; absent in code that reports nothing (unit tests). */
 export interface CallObservers {
   log?: Logger;

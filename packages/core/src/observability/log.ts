@@ -73,6 +73,17 @@ export function createLogger(options: LoggerOptions): Logger {
   return make(loggable(options.fields ?? {}));
 }
 
+let fallback: Logger | undefined;
+
+/**
+ * Where code run without a stage's logger (a library caller, a unit under test) writes its
+ * warnings and errors: the same JSON lines, on stderr.
+ */
+export function fallbackLogger(): Logger {
+  fallback ??= createLogger({ service: "toolbus", sink: jsonLines(process.stderr) });
+  return fallback;
+}
+
 /** One JSON object per line: what CloudWatch Logs indexes field by field. */
 export function jsonLines(stream: { write(chunk: string): unknown }): LogSink {
   return (record) => {

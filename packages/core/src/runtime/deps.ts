@@ -1,7 +1,7 @@
 import type { CapabilityDetector } from "../app/capabilities/detectors";
+import { busClient } from "../bus-client";
 import { type Deployment, environmentSecrets } from "../deployment";
 import { EventPublisher } from "../events/publisher";
-import type { Logger } from "../observability/log";
 import { createHttpClient } from "../outbound/client";
 import { OutboundError } from "../outbound/errors";
 import type { HttpClient } from "../outbound/types";
@@ -59,7 +59,7 @@ function depsWith(
   const options = storeOptions(deployment);
   return {
     calls: new DynamoCallStore(options),
-    publisher: new EventPublisher({ client: deployment.eventBridge, busName: deployment.busName }),
+    publisher: new EventPublisher({ client: busClient(deployment), busName: deployment.busName }),
     config: deployment.config,
     http,
     log: deployment.log,
@@ -72,16 +72,10 @@ function depsWith(
   };
 }
 
-/** The recorder's warning lines through the stage's logger. */
-const warnThrough =
-  (log: Logger) =>
-  ({ level: _level, message, ...fields }: Record<string, unknown>) =>
-    log.warn(String(message), fields);
-
 export function sweeperDeps(deployment: Deployment) {
   return {
     calls: new DynamoCallStore(storeOptions(deployment)),
-    publisher: new EventPublisher({ client: deployment.eventBridge, busName: deployment.busName }),
+    publisher: new EventPublisher({ client: busClient(deployment), busName: deployment.busName }),
   };
 }
 
@@ -93,6 +87,6 @@ export function recorderDeps(deployment: Deployment): RecorderDeps {
     calls,
     // Where this process also ran the call (npm start), it knows the call without a read.
     recentCall: (runId, callId) => calls.recent(runId, callId),
-    ...(deployment.log ? { warn: warnThrough(deployment.log) } : {}),
+    ...(deployment.log ? { log: deployment.log } : {}),
   };
 }

@@ -2,6 +2,7 @@ import { missingCapability } from "../app/capabilities/detectors";
 import type { Failure } from "../model/call";
 import { Failures } from "../model/failure";
 import type { ToolPolicy } from "../model/policy";
+import { fallbackLogger } from "../observability/log";
 import { withTraceparent } from "../observability/trace-context";
 import type { CachedOutput } from "../ports";
 import { type AnyToolDefinition, toolPolicyOf } from "../tool-definition";
@@ -92,12 +93,10 @@ export async function runWithPolicies(
       await deps.cache
         .put(key, value, freshUntil, freshUntil + staleIfErrorSeconds * 1000)
         .catch((error: unknown) => {
-          const fields = { toolId: spec.id, error: String(error) };
-          if (deps.log) deps.log.warn("A result could not be cached", fields);
-          else
-            console.error(
-              JSON.stringify({ level: "warn", message: "A result could not be cached", ...fields }),
-            );
+          (deps.log ?? fallbackLogger()).warn("A result could not be cached", {
+            toolId: spec.id,
+            error,
+          });
         });
     }
     return { execution, cached: false, stale: false };

@@ -3,6 +3,7 @@ import { scheduledDetail } from "../app/calls/dispatch";
 import { ValidationError, zodIssues } from "../errors";
 import type { CallRecord } from "../model/call";
 import { type RunEvent, resultEventKey, scheduledEventKey } from "../model/events";
+import { fallbackLogger, type Logger } from "../observability/log";
 import type { CallStore, EventLog } from "../ports";
 import { canonicalJson } from "../util/canonical-json";
 import { DETAIL_TYPES, EVENT_SOURCE } from "../wiring";
@@ -34,8 +35,8 @@ export interface RecorderDeps {
   calls: Pick<CallStore, "get">;
   /** The call as this process last wrote it, if it did: checked first, to spare a read. */
   recentCall?: (parentRunId: string, callId: string) => CallRecord | undefined;
-  /** Where refused events are reported (default: a JSON line on stderr). */
-  warn?: (line: Record<string, unknown>) => void;
+  /** Where refused events are reported (default: JSON lines on stderr). */
+  log?: Logger;
 }
 
 /**
@@ -60,7 +61,7 @@ export function createRecorder(deps: () => RecorderDeps | Promise<RecorderDeps>)
       });
     }
     const { detail, time } = parsed.data;
-    const { events, calls, recentCall, warn = warnOnStderr } = await deps();
+    const { events, calls, recentCall, log = fallbackLogger() } = await deps();
     const recent = recentCall?.(detail.parentRunId, detail.callId);
     const call =
       recent && mismatch(parsed.data, recent) === undefined
@@ -68,9 +69,7 @@ export function createRecorder(deps: () => RecorderDeps | Promise<RecorderDeps>)
         : await calls.get(detail.parentRunId, detail.callId);
     const refusal = mismatch(parsed.data, call);
     if (refusal || !call) {
-      warn({
-        level: "warn",
-        message: "event refused: it does not match its call record",
+      log.warn("event refused: it does not match its call record", {
         reason: refusal,
         detailType: parsed.data["detail-type"],
         eventKey: detail.eventKey,
@@ -128,8 +127,4 @@ function mismatch(event: Recordable, call: CallRecord | undefined): string | und
     return "its failure differs";
   }
   return undefined;
-}
-
-function warnOnStderr(line: Record<string, unknown>): void {
-  console.error(JSON.stringify(line));
 }

@@ -1,6 +1,7 @@
 import { ToolbusError } from "../errors";
 import type { CallRecord, CallResult } from "../model/call";
 import { Failures } from "../model/failure";
+import { fallbackLogger, type Logger } from "../observability/log";
 import type { CallStore } from "../ports";
 
 /** The result's size as UTF-8 JSON, or undefined when it cannot be written as JSON at all. */
@@ -40,20 +41,17 @@ export async function storeResult(
   calls: CallStore,
   call: Pick<CallRecord, "parentRunId" | "callId">,
   result: CallResult,
+  log: Logger = fallbackLogger(),
 ): Promise<CallRecord | undefined> {
   try {
     return await calls.complete(call.parentRunId, call.callId, result);
   } catch (error) {
     if (error instanceof ToolbusError && error.status >= 500) throw error;
     if (result.failure?.kind === "invalid_output" && result.data === null) throw error;
-    console.error(
-      JSON.stringify({
-        level: "warn",
-        message: "A tool's result could not be stored; the call fails as invalid_output",
-        callId: call.callId,
-        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-      }),
-    );
+    log.warn("A tool's result could not be stored; the call fails as invalid_output", {
+      callId: call.callId,
+      error,
+    });
     const why = error instanceof RangeError ? "it is nested too deeply" : "the store refused it";
     return calls.complete(call.parentRunId, call.callId, unstorableResult(result, why));
   }

@@ -125,7 +125,7 @@ export async function runScheduledCall(
   };
   const result =
     bytes === undefined ? unstorableResult(produced, "it is nested too deeply") : produced;
-  const completed = await storeResult(calls, claimed, result);
+  const completed = await storeResult(calls, claimed, result, runtime.log);
   // Not running any more: a sweeper already failed it as stuck, and published that.
   if (!completed) return undefined;
   // Finished once stored: counted before the caller is answered, whatever the announcing does.

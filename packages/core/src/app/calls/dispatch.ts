@@ -2,6 +2,7 @@ import { ToolbusError } from "../../errors";
 import type { EventPublisher } from "../../events/publisher";
 import type { CallRecord } from "../../model/call";
 import { scheduledEventKey, type ToolCallScheduled } from "../../model/events";
+import { fallbackLogger, type Logger } from "../../observability/log";
 import { EVENT_SOURCE } from "../../wiring";
 
 /** ToolCallScheduled as a handler receives it, from the bus or from a direct dispatch. */
@@ -71,7 +72,7 @@ export interface Dispatcher {
  */
 export function inProcessDispatcher(
   handlers: Readonly<Record<string, CallHandler>>,
-  reportLateFailure: (error: unknown) => void = logDispatchFailure,
+  reportLateFailure: (error: unknown) => void = dispatchFailureReporter(),
 ): Dispatcher {
   const running = new Set<Promise<unknown>>();
   return {
@@ -132,14 +133,8 @@ export function handlersLoadedOnUse(
 }
 
 /** A direct dispatch that failed after it may have started: worth a line, not the caller's 500. */
-export function logDispatchFailure(error: unknown): void {
-  console.error(
-    JSON.stringify({
-      level: "error",
-      message: "A directly dispatched call failed in its handler",
-      error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-    }),
-  );
+export function dispatchFailureReporter(log: Logger = fallbackLogger()): (error: unknown) => void {
+  return (error) => log.error("A directly dispatched call failed in its handler", { error });
 }
 
 /** The ToolCallScheduled detail of a recorded call: the same fields whoever announces it. */

@@ -5,7 +5,7 @@ import type { EventPublisher } from "../../events/publisher";
 import type { CallRecord, Principal } from "../../model/call";
 import { runId as runIdSchema } from "../../model/ids";
 import type { ToolSpec } from "../../model/tool";
-import { callFields } from "../../observability/calls";
+import { callFields, loggedInput } from "../../observability/calls";
 import type { Logger } from "../../observability/log";
 import { newTrace, parseTraceparent } from "../../observability/trace-context";
 import type { CallStore, CatalogStore } from "../../ports";
@@ -20,7 +20,7 @@ import {
   announceScheduled,
   type Dispatcher,
   DispatchNotStartedError,
-  logDispatchFailure,
+  dispatchFailureReporter,
   scheduledDetail,
   scheduledEnvelope,
 } from "./dispatch";
@@ -57,9 +57,11 @@ export type CallOutcome =
  */
 export class CallService {
   private readonly now: () => Date;
+  private readonly reportFailure: (error: unknown) => void;
 
   constructor(private readonly deps: CallServiceDeps) {
     this.now = deps.now ?? (() => new Date());
+    this.reportFailure = dispatchFailureReporter(deps.log);
   }
 
   /**
@@ -188,7 +190,7 @@ export class CallService {
       if (!(error instanceof DispatchNotStartedError)) {
         // It may have run, and may still finish: the stored call says, within the wait. If
         // its handler died, the sweeper fails it at its deadline.
-        logDispatchFailure(error);
+        this.reportFailure(error);
         await announce();
         return this.waitFor(record, deadline);
       }
@@ -204,7 +206,7 @@ export class CallService {
       clearTimeout(timer);
       waiting.abort();
     }
-    announce().catch(logDispatchFailure);
+    announce().catch(this.reportFailure);
     // The wait ran out (undefined), or another runner completed the call: read where it is.
     return finished && isFinished(finished)
       ? { finished: true, call: finished }
@@ -213,7 +215,11 @@ export class CallService {
 
   /** A call's first steps, on the lines its handler's "call finished" line completes. */
   private logStep(call: CallRecord, step: "accepted" | "dispatched", dispatch: "direct" | "bus") {
-    this.deps.log?.info(`call ${step}`, { ...callFields(call), step, dispatch });
+    const input =
+      step === "accepted" && this.deps.config.observability.logInputs
+        ? { input: loggedInput(call.input) }
+        : {};
+    this.deps.log?.info(`call ${step}`, { ...callFields(call), step, dispatch, ...input });
   }
 
   private announce(call: CallRecord): Promise<void> {
