@@ -132,7 +132,7 @@ export function Toolbus({ stack, app }: StackContext) {
       indexName: index.name,
       partitionKey: key(index.partitionKey),
       sortKey: key(index.sortKey),
-      projectionType: dynamodb.ProjectionType.ALL,
+      projectionType: dynamodb.ProjectionType[index.projection],
     });
   }
   const indexArns = TABLE.indexes.map((index) => `${table.tableArn}/index/${index.name}`);

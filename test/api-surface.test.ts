@@ -92,6 +92,7 @@ describe("the API's public surface", () => {
         "DELETE /v1/external-toolsets/{name}",
         "POST /v1/runs/{runId}/calls",
         "GET /v1/runs/{runId}/calls/{callId}",
+        "GET /v1/traces/{traceId}",
         "GET /v1/runs/{runId}/events",
         "POST /v1/keys",
         "GET /v1/keys",

@@ -1,3 +1,4 @@
+import { DescribeTableCommand } from "@aws-sdk/client-dynamodb";
 import { PutCommand } from "@aws-sdk/lib-dynamodb";
 import { localDynamoDbClient } from "@toolbus/local/dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,6 +10,7 @@ import {
   dynamoStores,
   MAX_STORED_RESULT_BYTES,
 } from "../packages/core/src/store/dynamodb";
+import { ensureTable } from "../packages/core/src/store/ensure-table";
 import { createTableInput } from "../packages/core/src/store/table";
 import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
 
@@ -263,6 +265,63 @@ describe("DynamoCallStore", () => {
       expect(await store.listStuck("2026-01-01T00:00:00.000Z")).toEqual([]);
     } finally {
       await own.drop();
+    }
+  });
+});
+
+describe("calls by trace", () => {
+  it("finds a trace's calls across runs, oldest first, and keeps them there through claim and completion", async () => {
+    const trace = { traceId: "1".repeat(32), parentId: "2".repeat(16), sampled: true };
+    const first = pendingCall({ parentRunId: "run-trace-a", trace });
+    const second = pendingCall({
+      parentRunId: "run-trace-b",
+      trace,
+      scheduledAt: "2026-01-01T00:00:01.000Z",
+    });
+    await calls.create(second);
+    await calls.create(first);
+    await calls.create(pendingCall({ trace: { ...trace, traceId: "3".repeat(32) } }));
+    await calls.claim(first.parentRunId, first.callId, "2026-01-01T00:05:00.000Z");
+    await calls.complete(first.parentRunId, first.callId, succeeded());
+    const found = await calls.listByTrace(trace.traceId);
+    expect(found.map((call) => [call.parentRunId, call.callId, call.status])).toEqual([
+      [first.parentRunId, first.callId, "succeeded"],
+      [second.parentRunId, second.callId, "pending"],
+    ]);
+    expect(await calls.listByTrace(trace.traceId, 1)).toHaveLength(1);
+    expect(await calls.listByTrace("4".repeat(32))).toEqual([]);
+  });
+
+  it("gives a table made before the trace index that index, and finds calls stored after", async () => {
+    const { TableName: _unused, ...definition } = createTableInput("unused");
+    const old = await createTestTable(client, {
+      ...definition,
+      GlobalSecondaryIndexes: definition.GlobalSecondaryIndexes?.filter(
+        (index) => index.IndexName !== "gsi3",
+      ),
+      AttributeDefinitions: definition.AttributeDefinitions?.filter(
+        (attribute) => !attribute.AttributeName?.startsWith("gsi3"),
+      ),
+      namePrefix: "store-calls-old",
+    });
+    try {
+      await ensureTable(client, old.tableName);
+      await ensureTable(client, old.tableName);
+      const { Table } = await client.send(new DescribeTableCommand({ TableName: old.tableName }));
+      expect(Table?.GlobalSecondaryIndexes?.map((index) => index.IndexName).sort()).toEqual([
+        "gsi1",
+        "gsi2",
+        "gsi3",
+      ]);
+      const store = new DynamoCallStore({ client: documents, tableName: old.tableName });
+      const trace = { traceId: "5".repeat(32), parentId: "6".repeat(16), sampled: false };
+      const call = pendingCall({ trace });
+      await store.create(call);
+      expect((await store.listByTrace(trace.traceId)).map((found) => found.callId)).toEqual([
+        call.callId,
+      ]);
+    } finally {
+      await old.drop();
     }
   });
 });

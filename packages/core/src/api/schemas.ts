@@ -96,6 +96,8 @@ export const callViewSchema = z
     requestedBy: principal,
     scheduledAt: z.string(),
     startedAt: z.string().optional(),
+    /** The W3C trace the call was made under: GET /v1/traces/{traceId} lists its calls. */
+    traceId: z.string().optional(),
     result: callResult.omit({ status: true }).optional(),
   })
   .openapi("Call");

@@ -19,6 +19,7 @@ export function callView(call: CallRecord) {
     requestedBy: { id: call.requestedBy.id, role: call.requestedBy.role },
     scheduledAt: call.scheduledAt,
     ...(call.startedAt ? { startedAt: call.startedAt } : {}),
+    ...(call.trace ? { traceId: call.trace.traceId } : {}),
     ...(result
       ? {
           result: {

@@ -76,6 +76,8 @@ export interface CallStore {
    * has not had it (the outbox; the recorder's append takes a call off it).
    */
   listUnannounced(before: string, limit?: number): Promise<CallRecord[]>;
+  /** The calls of one W3C trace, oldest first, at most `limit` (default 100). */
+  listByTrace(traceId: string, limit?: number): Promise<CallRecord[]>;
 }
 
 export interface EventLogPage {

@@ -1,21 +1,25 @@
 import {
   CreateTableCommand,
+  DescribeTableCommand,
   type DynamoDBClient,
   ResourceInUseException,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
   waitUntilTableExists,
 } from "@aws-sdk/client-dynamodb";
-import { createTableInput, TABLE } from "./table";
+import { createTableInput, indexInput, TABLE } from "./table";
 
 /**
- * Creates the table if it is missing and turns TTL on. For the local runtime and tests; on
- * AWS the stack owns the table, built from the same definition.
+ * Creates the table if it is missing and turns TTL on; a table made by an earlier version gets
+ * the indexes it lacks. For the local runtime and tests; on AWS the stack owns the table, built
+ * from the same definition.
  */
 export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
   try {
     await client.send(new CreateTableCommand(createTableInput(tableName)));
   } catch (error) {
     if (!(error instanceof ResourceInUseException)) throw error;
+    await addMissingIndexes(client, tableName);
     return;
   }
   await waitUntilTableExists({ client, maxWaitTime: 60, minDelay: 1 }, { TableName: tableName });
@@ -25,4 +29,34 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
       TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true },
     }),
   );
+}
+
+/** One index per UpdateTable, as DynamoDB allows; items written before are not in it. */
+async function addMissingIndexes(client: DynamoDBClient, tableName: string): Promise<void> {
+  const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+  const present = new Set((Table?.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName));
+  for (const index of TABLE.indexes) {
+    if (present.has(index.name)) continue;
+    await client.send(
+      new UpdateTableCommand({
+        TableName: tableName,
+        AttributeDefinitions: [index.partitionKey, index.sortKey].map((name) => ({
+          AttributeName: name,
+          AttributeType: "S",
+        })),
+        GlobalSecondaryIndexUpdates: [{ Create: indexInput(index) }],
+      }),
+    );
+    await untilIndexActive(client, tableName, index.name);
+  }
+}
+
+async function untilIndexActive(client: DynamoDBClient, tableName: string, name: string) {
+  for (let waited = 0; waited < 60_000; waited += 250) {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    const index = Table?.GlobalSecondaryIndexes?.find((each) => each.IndexName === name);
+    if (index?.IndexStatus === "ACTIVE") return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`Index ${name} of ${tableName} did not become active within 60 s.`);
 }

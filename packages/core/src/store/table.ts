@@ -7,20 +7,23 @@ import type { CreateTableCommandInput } from "@aws-sdk/client-dynamodb";
  * - tool           TOOL#<id> / SPEC             gsi1: CATALOG / TOOLSET#<toolset>#TOOL#<id>
  * - capability     CAPABILITY#<name> / STATUS
  * - call           RUN#<runId> / CALL#<callId>  gsi2 (only while running): RUNNING / <deadlineAt>
+ *                                               gsi3: TRACE#<traceId> / <scheduledAt>
  * - run log entry  RUN#<runId> / LOG#<seq>    (EVENT#<occurredAt>#<eventKey> before)
  * - cached result  CACHE#<toolId>#<version>#<hash> / RESULT    (expiresAt)
  * - rate window    RATE#<scope>#<window start> / COUNT         (expiresAt)
  * - API key        KEY#<sha256 of key> / KEY    gsi1: KEYS / KEY#<keyId>
  * gsi1 lists the catalog in toolset order with one query; gsi2 is sparse and finds calls
- * stuck past their deadline without scanning.
+ * stuck past their deadline without scanning. gsi3 finds a trace's calls; it holds keys only,
+ * so the writes that move a call along (claim, complete) never touch it.
  */
 export const TABLE = {
   partitionKey: "pk",
   sortKey: "sk",
   ttlAttribute: "expiresAt",
   indexes: [
-    { name: "gsi1", partitionKey: "gsi1pk", sortKey: "gsi1sk" },
-    { name: "gsi2", partitionKey: "gsi2pk", sortKey: "gsi2sk" },
+    { name: "gsi1", partitionKey: "gsi1pk", sortKey: "gsi1sk", projection: "ALL" },
+    { name: "gsi2", partitionKey: "gsi2pk", sortKey: "gsi2sk", projection: "ALL" },
+    { name: "gsi3", partitionKey: "gsi3pk", sortKey: "gsi3sk", projection: "KEYS_ONLY" },
   ],
 } as const;
 
@@ -38,13 +41,20 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
       { AttributeName: TABLE.partitionKey, KeyType: "HASH" },
       { AttributeName: TABLE.sortKey, KeyType: "RANGE" },
     ],
-    GlobalSecondaryIndexes: TABLE.indexes.map((index) => ({
-      IndexName: index.name,
-      KeySchema: [
-        { AttributeName: index.partitionKey, KeyType: "HASH" },
-        { AttributeName: index.sortKey, KeyType: "RANGE" },
-      ],
-      Projection: { ProjectionType: "ALL" },
-    })),
+    GlobalSecondaryIndexes: TABLE.indexes.map(indexInput),
+  };
+}
+
+type TableIndex = (typeof TABLE.indexes)[number];
+
+/** One index as CreateTable and UpdateTable take it. */
+export function indexInput(index: TableIndex) {
+  return {
+    IndexName: index.name,
+    KeySchema: [
+      { AttributeName: index.partitionKey, KeyType: "HASH" as const },
+      { AttributeName: index.sortKey, KeyType: "RANGE" as const },
+    ],
+    Projection: { ProjectionType: index.projection },
   };
 }

@@ -17,6 +17,18 @@ import { callView } from "../views";
 
 const runParams = z.object({ runId: runIdParam });
 const callParams = z.object({ runId: runIdParam, callId: callIdParam });
+const traceParams = z.object({
+  traceId: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/, "a W3C trace id: 32 lowercase hex digits")
+    .meta({ example: "4bf92f3577b34da6a3ce929d0e0e4736" }),
+});
+const traceQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(100).meta({ example: 20 }),
+});
+const traceSchema = z
+  .object({ traceId: z.string(), calls: z.array(callViewSchema) })
+  .openapi("TraceCalls");
 
 export function registerCallRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
   const { calls, config } = deps;
@@ -81,6 +93,29 @@ export function registerCallRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): voi
       const call = await calls.get(runId, callId);
       if (!call) throw new NotFoundError(`Call ${callId} does not exist in run ${runId}.`);
       return c.json(callView(call), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/traces/{traceId}",
+      tags: ["Calls"],
+      summary: "Find the calls made under a W3C trace",
+      description:
+        "Every call carries the trace it was made under: the caller's `traceparent` (REST header or MCP `_meta.traceparent`), or one Toolbus started. The calls of one trace, across runs, oldest first.",
+      security: bearerSecurity,
+      middleware: [requirePermission(config, "read")] as const,
+      request: { params: traceParams, query: traceQuery },
+      responses: {
+        200: jsonContent(traceSchema, "The trace's calls (none when the trace is unknown)"),
+        ...errorResponses(400, 401, 403),
+      },
+    }),
+    async (c) => {
+      const { traceId } = c.req.valid("param");
+      const found = await calls.byTrace(traceId, c.req.valid("query").limit);
+      return c.json({ traceId, calls: found.map(callView) }, 200);
     },
   );
 }

@@ -149,6 +149,11 @@ export class CallService {
     return this.deps.calls.get(parentRunId, callId);
   }
 
+  /** The calls made under one trace, whichever runs they belong to, oldest first. */
+  byTrace(traceId: string, limit: number): Promise<CallRecord[]> {
+    return this.deps.calls.listByTrace(traceId, limit);
+  }
+
   /**
    * Runs the call in its handler and announces it. When the handler runs in this process, the
    * announcement waits for the result (at most ANNOUNCE_WITHIN_MS), so ToolCallScheduled and

@@ -12,7 +12,14 @@ import {
   parseStored,
   queryAll,
 } from "./client";
-import { callKey, PENDING_PARTITION, RUNNING_PARTITION, UNANNOUNCED_PARTITION } from "./items";
+import {
+  callKey,
+  callOfKey,
+  PENDING_PARTITION,
+  RUNNING_PARTITION,
+  traceIndexKey,
+  UNANNOUNCED_PARTITION,
+} from "./items";
 import { decodeJsonFields, encodeJsonFields, jsonAttribute } from "./json-text";
 import { type RecentCalls, recentCalls } from "./recent-calls";
 import { fitResult } from "./result-size";
@@ -29,10 +36,11 @@ const JSON_FIELDS = ["input", "result"];
 const storedCall = (item: Record<string, unknown>): CallRecord =>
   parseStored(callRecord, decodeJsonFields(item, JSON_FIELDS), "call");
 
-/** A call record as its item, without index keys: put whole, it leaves every index. */
+/** A call record as its item, without gsi2's keys: put whole, it leaves the sweeper's index. */
 export const callItem = (call: CallRecord): Record<string, unknown> => ({
   ...callKey(call.parentRunId, call.callId),
   ...encodeJsonFields(call, JSON_FIELDS),
+  ...traceIndexKey(call),
 });
 
 /**
@@ -74,6 +82,7 @@ export class DynamoCallStore implements CallStore {
               ...callKey(record.parentRunId, record.callId),
               ...encodeJsonFields(record, JSON_FIELDS),
               ...index,
+              ...traceIndexKey(record),
             },
             ConditionExpression: "attribute_not_exists(pk)",
             // The existing call comes back with the failure: no second read, no race window.
@@ -185,6 +194,30 @@ export class DynamoCallStore implements CallStore {
 
   listWaiting(before: string, limit = 100): Promise<CallRecord[]> {
     return this.#listIndexed("calls.listWaiting", PENDING_PARTITION, before, limit);
+  }
+
+  /** The calls of one trace, oldest first, at most `limit` (gsi3, then each call's item). */
+  async listByTrace(traceId: string, limit = 100): Promise<CallRecord[]> {
+    const { client, tableName } = this.#options;
+    const keys = await guard("calls.listByTrace", tableName, () =>
+      queryAll(
+        client,
+        {
+          TableName: tableName,
+          IndexName: "gsi3",
+          KeyConditionExpression: "gsi3pk = :trace",
+          ExpressionAttributeValues: { ":trace": `TRACE#${traceId}` },
+        },
+        limit,
+      ),
+    );
+    const calls = await Promise.all(
+      keys.map((key) => {
+        const { runId, callId } = callOfKey(key);
+        return this.get(runId, callId);
+      }),
+    );
+    return calls.filter((call) => call !== undefined);
   }
 
   /** Calls on one gsi2 partition whose sort key (a time) is before `before`, oldest first. */

@@ -156,7 +156,17 @@ export async function queryAll(
 }
 
 /** Key attributes and bookkeeping that are never part of a model object. */
-const STORAGE_ATTRIBUTES = ["pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk", "expiresAt"];
+const STORAGE_ATTRIBUTES = [
+  "pk",
+  "sk",
+  "gsi1pk",
+  "gsi1sk",
+  "gsi2pk",
+  "gsi2sk",
+  "gsi3pk",
+  "gsi3sk",
+  "expiresAt",
+];
 
 export function withoutKeys(item: Record<string, unknown>): Record<string, unknown> {
   const rest = { ...item };

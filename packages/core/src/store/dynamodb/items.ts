@@ -15,6 +15,18 @@ export const callKey = (runId: string, callId: string) => ({
   pk: `RUN#${runId}`,
   sk: `CALL#${callId}`,
 });
+/** gsi3: a call under the trace it belongs to (TRACE#<traceId> / <scheduledAt>). */
+export const traceIndexKey = (call: {
+  scheduledAt: string;
+  trace?: { traceId: string } | undefined;
+}) => (call.trace ? { gsi3pk: `TRACE#${call.trace.traceId}`, gsi3sk: call.scheduledAt } : {});
+
+/** The run and call an item's key names (callKey reversed). */
+export const callOfKey = (item: Record<string, unknown>) => ({
+  runId: String(item.pk).slice("RUN#".length),
+  callId: String(item.sk).slice("CALL#".length),
+});
+
 /**
  * gsi2 holds a call only while it waits or runs (PENDING / <scheduledAt or release time>,
  * RUNNING / <deadlineAt>), so the index stays as small as the work in flight and the sweeper
