@@ -23,6 +23,7 @@ import * as logs from "aws-cdk-lib/aws-logs";
 import * as sqs from "aws-cdk-lib/aws-sqs";
 import { Config as SstConfig } from "sst/config.js";
 import { Api, Config, Script, Function as SstFunction, type StackContext } from "sst/constructs";
+import { notifyAlarms } from "./alarm-topic";
 import { nodejsFor } from "./bundling";
 import { type StackConfig, stackConfigFor } from "./config";
 import { addObservability } from "./observability";
@@ -450,6 +451,7 @@ export function Toolbus({ stack, app }: StackContext) {
     handlers: new Map([...handlers, ["api", apiFunction]]),
     deadLetters: deadLetterQueues,
   });
+  notifyAlarms(stack, app.stage, observability.alarms, config.alarms);
 
   stack.addOutputs({
     ApiUrl: api.url,

@@ -47,6 +47,22 @@ export const stackConfig = z
       .strict(),
     logs: z.object({ retentionDays: logRetentionDays }).strict(),
     tracing: z.enum(["active", "pass_through", "disabled"]),
+    /** Who hears of an alarm (stacks/alarm-topic.ts); without it alarms only show on the dashboard. */
+    alarms: z
+      .union([
+        z.object({ emails: z.array(z.email()).min(1).max(10) }).strict(),
+        z
+          .object({
+            topicArn: z
+              .string()
+              .regex(
+                /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/,
+                "must be an SNS topic ARN",
+              ),
+          })
+          .strict(),
+      ])
+      .optional(),
     functions: z
       .object({ api: functionSize, tool: functionSize, recorder: functionSize, seed: functionSize })
       .strict(),

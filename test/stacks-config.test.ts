@@ -2,10 +2,15 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { parseStageConfig, toolSpecOf } from "@toolbus/core";
 import { builtinTools } from "@toolbus/tools";
+import { App, Stack } from "aws-cdk-lib";
+import { Template } from "aws-cdk-lib/assertions";
+import * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import { describe, expect, it } from "vitest";
+import { notifyAlarms } from "../stacks/alarm-topic";
 import {
   DEFAULT_STAGE_FILE,
   STAGE_FILES,
+  type StackConfig,
   StackConfigError,
   stackConfigFor,
   type ToolLimits,
@@ -22,6 +27,18 @@ const tools: ToolLimits[] = builtinTools.map((tool) => ({
 // biome-ignore lint/suspicious/noExplicitAny: configs under test are deliberately malformed.
 type Raw = Record<string, any>;
 const valid = () => structuredClone(STAGE_FILES.dev) as Raw;
+
+/** One alarm on a plain stack, notified as the stage's config says. */
+function alarmTemplate(alarms: NonNullable<StackConfig["alarms"]>): Template {
+  const stack = new Stack(new App(), "Alarms");
+  const alarm = new cloudwatch.Alarm(stack, "Alarm", {
+    metric: new cloudwatch.Metric({ namespace: "Toolbus", metricName: "failed" }),
+    threshold: 0,
+    evaluationPeriods: 1,
+  });
+  notifyAlarms(stack, "dev", [alarm], alarms);
+  return Template.fromStack(stack);
+}
 
 describe("per-stage stack configuration", () => {
   it("has a dev, a staging and a prod file, each valid for its stage", () => {
@@ -75,6 +92,54 @@ describe("per-stage stack configuration", () => {
     expect(error.message).toContain("logs.retentionDays: must be one of CloudWatch's");
     expect(error.message).toContain("tracing");
     expect(error.message).toMatch(/surprise/);
+  });
+
+  it("sends alarms to a person only where the stage names whom: e-mails, or a topic it has", () => {
+    const alarmsOf = (alarms: unknown) => {
+      const raw = valid();
+      raw.alarms = alarms;
+      return stackConfigFor("dev", { raw }).alarms;
+    };
+    expect(stackConfigFor("dev").alarms).toBeUndefined();
+    expect(alarmsOf({ emails: ["oncall@example.com"] })).toEqual({
+      emails: ["oncall@example.com"],
+    });
+    const arn = "arn:aws:sns:eu-west-1:123456789012:pager";
+    expect(alarmsOf({ topicArn: arn })).toEqual({ topicArn: arn });
+    for (const bad of [
+      { emails: ["not an address"] },
+      { emails: [] },
+      { topicArn: "arn:aws:sqs:eu-west-1:123456789012:queue" },
+      { emails: ["oncall@example.com"], topicArn: arn },
+      { slack: "#oncall" },
+    ]) {
+      expect(() => alarmsOf(bad), JSON.stringify(bad)).toThrow(/alarms/);
+    }
+  });
+
+  it("subscribes the e-mails to a topic of the stage's own, and sends alarm and recovery there", () => {
+    const template = alarmTemplate({ emails: ["a@example.com", "b@example.com"] });
+    template.resourceCountIs("AWS::SNS::Topic", 1);
+    template.hasResourceProperties("AWS::SNS::Topic", { TopicName: "toolbus-dev-alarms" });
+    const subscriptions = template.findResources("AWS::SNS::Subscription");
+    expect(Object.values(subscriptions).map((r) => r.Properties.Endpoint)).toEqual([
+      "a@example.com",
+      "b@example.com",
+    ]);
+    const [alarm] = Object.values(template.findResources("AWS::CloudWatch::Alarm"));
+    const topicRef = { Ref: Object.keys(template.findResources("AWS::SNS::Topic"))[0] };
+    expect(alarm?.Properties.AlarmActions).toEqual([topicRef]);
+    expect(alarm?.Properties.OKActions).toEqual([topicRef]);
+  });
+
+  it("uses a topic the team already has as it is, subscribing nobody to it", () => {
+    const arn = "arn:aws:sns:eu-west-1:123456789012:pager";
+    const template = alarmTemplate({ topicArn: arn });
+    template.resourceCountIs("AWS::SNS::Topic", 0);
+    template.resourceCountIs("AWS::SNS::Subscription", 0);
+    const [alarm] = Object.values(template.findResources("AWS::CloudWatch::Alarm"));
+    expect(alarm?.Properties.AlarmActions).toEqual([arn]);
+    expect(alarm?.Properties.OKActions).toEqual([arn]);
   });
 
   it("checks the runtime's own config, tool settings and the limits AWS imposes", () => {
