@@ -1,4 +1,6 @@
+import { runCli } from "@toolbus/client/cli";
 import { createLogger, InProcessMetrics, type LogRecord } from "@toolbus/core/observability";
+import { type ApiServer, serveApi } from "@toolbus/local";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
@@ -143,5 +145,59 @@ describe("GET /v1/metrics", () => {
       source: "cloudwatch",
       cloudwatch: { namespace: "Toolbus", dimensions: { stage: "metrics-aws" } },
     });
+  });
+});
+
+describe("toolbus stats", () => {
+  async function stats(system: TestToolbus, ...flags: string[]) {
+    const server: ApiServer = await serveApi(system.app, { port: 0 });
+    let stdout = "";
+    try {
+      const code = await runCli(["stats", ...flags, "--endpoint", server.url], {
+        stdout: { write: (text: string) => (stdout += text) },
+        stderr: { write: () => undefined },
+        stdin: (async function* () {})(),
+        env: { TOOLBUS_API_KEY: system.adminKey },
+        cwd: process.cwd(),
+      });
+      expect(code).toBe(0);
+      return stdout;
+    } finally {
+      await server.close();
+    }
+  }
+
+  it("shows each tool's counters and latency as the server counted them", async () => {
+    await local.request(`/v1/runs/${local.runId()}/calls`, {
+      method: "POST",
+      json: { tool: "readability_analyzer", input: { text: "Count me." }, wait: 10 },
+    });
+    const counted = (await (await local.request("/v1/metrics")).json()) as {
+      counters: Array<{ name: string; dimensions: Record<string, string>; value: number }>;
+    };
+    const calls = counted.counters.find(
+      (c) => c.name === "calls" && c.dimensions.toolId === "readability_analyzer",
+    )?.value;
+    expect(calls).toBeGreaterThan(0);
+    const text = await stats(local);
+    const lines = text.split("\n");
+    expect(lines[0]).toMatch(/^Calls this server ran since \d{4}-/);
+    expect(lines).toContainEqual(expect.stringMatching(/^TOOL\s+CALLS\s+OK\s+FAILED\s+CACHE HIT/));
+    const row = lines.find((line) => line.startsWith("readability_analyzer "))?.split(/\s+/);
+    // calls, ok, failed, then cache and the rest; p50 and p99 last.
+    expect(row?.slice(1, 4)).toEqual([String(calls), String(calls), "0"]);
+    expect(Number(row?.at(-1))).toBeGreaterThanOrEqual(Number(row?.at(-2)));
+    expect(JSON.parse(await stats(local, "--json"))).toMatchObject({ source: "process" });
+  });
+
+  it("says where the metrics are when the server does not count them", async () => {
+    expect(await stats(aws)).toBe(
+      [
+        "Each tool's function counts its own calls: the metrics are in CloudWatch,",
+        "namespace Toolbus (stage=metrics-aws).",
+        "The stage's dashboard is toolbus-metrics-aws.",
+        "",
+      ].join("\n"),
+    );
   });
 });

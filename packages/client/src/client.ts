@@ -25,6 +25,8 @@ import {
   healthSchema,
   keyListSchema,
   keyRecordSchema,
+  type Metrics,
+  metricsSchema,
   promptSchema,
   type RegistrationOutcome,
   type RenderedAgentFile,
@@ -189,6 +191,11 @@ export class ToolbusClient {
         schema: keyRecordSchema,
       }),
   };
+
+  /** Call counters and latency percentiles (admin): see GET /v1/metrics. */
+  metrics(): Promise<Metrics> {
+    return this.#http.json("GET", "/v1/metrics", { schema: metricsSchema });
+  }
 
   readonly capabilities = {
     list: async (): Promise<CapabilityStatus[]> =>

@@ -104,6 +104,36 @@ export const createdKeySchema = z
   .loose();
 export const keyListSchema = z.object({ keys: z.array(keyRecordSchema) });
 
+const metricDimensions = z.record(z.string(), z.string());
+
+/** GET /v1/metrics: this process's counters (`npm start`), or where CloudWatch keeps them. */
+export const metricsSchema = z
+  .object({
+    source: z.enum(["process", "cloudwatch"]),
+    since: z.string().optional(),
+    counters: z
+      .array(z.object({ name: z.string(), dimensions: metricDimensions, value: z.number() }))
+      .optional(),
+    latencies: z
+      .array(
+        z
+          .object({
+            name: z.string(),
+            dimensions: metricDimensions,
+            count: z.number(),
+            p50: z.number(),
+            p90: z.number(),
+            p99: z.number(),
+            max: z.number(),
+          })
+          .loose(),
+      )
+      .optional(),
+    cloudwatch: z.object({ namespace: z.string(), dimensions: metricDimensions }).optional(),
+  })
+  .loose();
+export type Metrics = z.infer<typeof metricsSchema>;
+
 export const capabilitiesSchema = z.object({
   capabilities: z.array(capabilityStatus.loose()),
 });

@@ -122,6 +122,17 @@ export const COMMANDS = {
       "--wait <seconds>      how long to wait for the result, 0-60 (default: the stage's)",
     ],
   },
+  stats: {
+    usage: "stats",
+    summary:
+      "Calls by tool since start: outcomes, cache, rate limits, fallbacks, p50 / p99 (admin).",
+    args: [],
+    options: [],
+    help: [
+      "Under npm start the server counts every call it ran; on AWS the counters are in",
+      "CloudWatch (each tool's function writes its own), and stats says where to look.",
+    ],
+  },
   "calls show": {
     usage: "calls show <runId> <callId>",
     summary: "Show a call and, once finished, its result.",
@@ -306,6 +317,7 @@ const SCHEMAS = {
       message: "give --input or --input-file, not both",
       path: ["input"],
     }),
+  stats: z.object({}),
   "calls show": z.object({ runId, callId }),
   events: z.object({
     runId,

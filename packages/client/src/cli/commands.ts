@@ -17,6 +17,7 @@ import {
   list,
   table,
 } from "./format.js";
+import { statsReport } from "./stats.js";
 
 export interface CommandIo {
   stdout: { write(text: string): unknown };
@@ -186,6 +187,12 @@ export const HANDLERS: { [N in CommandName]: Handler<N> } = {
       io.stderr.write(`toolbus: ${call.toolId} failed: ${failure.kind}: ${failure.message}\n`);
     }
     return 1;
+  },
+
+  async stats(_args, { client, io, json: asJson }) {
+    const metrics = await client.metrics();
+    io.stdout.write(asJson ? json(metrics) : statsReport(metrics));
+    return 0;
   },
 
   async "calls show"(args, { client, io, json: asJson }) {
