@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import { type CompiledPattern, compilePattern } from "../packages/local/src/pattern";
+import { type CompiledPattern, compilePattern } from "../packages/core/src/pattern";
 import { type Measurement, measurement } from "./stats";
 
 const PATTERNS = 1_000;

@@ -1,4 +1,8 @@
-import { type CompiledPattern, compilePattern, InvalidEventPatternError } from "../pattern";
+import {
+  type CompiledPattern,
+  compilePattern,
+  InvalidEventPatternError,
+} from "@toolbus/core/pattern";
 import { alreadyExists, EventBridgeApiError, limitExceeded, notFound, validation } from "./errors";
 import { schedulePeriodMs } from "./schedule";
 import {
