@@ -145,11 +145,14 @@ export function createFieldIndex<T>(): FieldIndex<T> {
       }
     },
     collect(value, visit) {
-      const same = exact.get(value);
-      if (same !== undefined) for (const item of same) visit(item);
-      for (const item of anyValue) visit(item);
+      // The size checks skip creating iterators over empty sets, on every value of every event.
+      if (exact.size > 0) {
+        const same = exact.get(value);
+        if (same !== undefined) for (const item of same) visit(item);
+      }
+      if (anyValue.size > 0) for (const item of anyValue) visit(item);
       if (typeof value === "string") {
-        for (const item of anyString) visit(item);
+        if (anyString.size > 0) for (const item of anyString) visit(item);
         prefixes?.collect(value, visit);
         suffixes?.collect(value, visit);
         prefixesIgnoreCase?.collect(value, visit);
