@@ -214,6 +214,76 @@ describe.each<Transport>(["http", "in-process"])("the local event bus (%s)", (tr
     expect(rule.State).toBe("ENABLED");
   });
 
+  it("routes by a rule's new pattern once PutRule replaces it, and by none once it is only a schedule", async () => {
+    const target = collector();
+    await ruleTo(target, { detail: { toolId: ["old"] } });
+    await ruleTo(target, { detail: { toolId: ["new"] } });
+    await client.send(
+      new PutEventsCommand({ Entries: [entry({ toolId: "old" }), entry({ toolId: "new" })] }),
+    );
+    await bus.drain();
+    expect(received).toMatchObject([{ detail: { toolId: "new" } }]);
+
+    await client.send(
+      new PutRuleCommand({ Name: "r1", EventBusName: BUS, ScheduleExpression: "rate(1 day)" }),
+    );
+    await client.send(new PutEventsCommand({ Entries: [entry({ toolId: "new" })] }));
+    await bus.drain();
+    expect(received).toHaveLength(1);
+  });
+
+  it("stops routing through a deleted rule, and routes through a new rule of the same name", async () => {
+    const target = collector();
+    await ruleTo(target, { detail: { n: [{ numeric: ["<", 10] }] } });
+    await client.send(new RemoveTargetsCommand({ Rule: "r1", EventBusName: BUS, Ids: ["t1"] }));
+    await client.send(new DeleteRuleCommand({ Name: "r1", EventBusName: BUS }));
+    await client.send(new PutEventsCommand({ Entries: [entry({ n: 1 })] }));
+    await bus.drain();
+    expect(received).toHaveLength(0);
+
+    await ruleTo(target, { detail: { n: [{ numeric: [">=", 10] }] } });
+    await client.send(new PutEventsCommand({ Entries: [entry({ n: 1 }), entry({ n: 10 })] }));
+    await bus.drain();
+    expect(received).toMatchObject([{ detail: { n: 10 } }]);
+  });
+
+  it("delivers to exactly the rules that match among the bus's 300", async () => {
+    const target = collector();
+    for (let i = 0; i < 300; i++) {
+      const pattern =
+        i % 3 === 0
+          ? { detail: { toolId: [`tool_${i}`] } }
+          : i % 3 === 1
+            ? { detail: { runId: [{ prefix: `run-${i}-` }] } }
+            : { detail: { ms: [{ numeric: [">=", i, "<", i + 1] }] } };
+      await client.send(
+        new PutRuleCommand({
+          Name: `r${i}`,
+          EventBusName: BUS,
+          EventPattern: JSON.stringify(pattern),
+        }),
+      );
+      await client.send(
+        new PutTargetsCommand({
+          Rule: `r${i}`,
+          EventBusName: BUS,
+          Targets: [{ Id: "t", Arn: target, Input: JSON.stringify({ rule: i }) }],
+        }),
+      );
+    }
+    await client.send(
+      new PutEventsCommand({
+        Entries: [
+          entry({ toolId: "tool_3", runId: "run-4-x", ms: 5.5 }),
+          entry({ toolId: "none" }),
+        ],
+      }),
+    );
+    await bus.drain();
+    expect(received).toHaveLength(3);
+    expect(received).toEqual(expect.arrayContaining([{ rule: 3 }, { rule: 4 }, { rule: 5 }]));
+  });
+
   it("retries a failing target and delivers once it recovers", async () => {
     let calls = 0;
     const flaky = bus.registerFunction("flaky", (event) => {

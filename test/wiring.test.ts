@@ -5,8 +5,8 @@ import {
 } from "@aws-sdk/client-eventbridge";
 import { busRules, EVENT_SOURCE } from "@toolbus/core";
 import { describe, expect, it } from "vitest";
+import { compilePattern } from "../packages/core/src/pattern";
 import { LocalEventBus, localEventBridgeClient } from "../packages/local/src/bus";
-import { compilePattern } from "../packages/local/src/pattern";
 import { applyWiring, localFunctionName } from "../packages/local/src/runtime/wiring";
 
 const envelope = (detailType: string, toolId: string) => ({

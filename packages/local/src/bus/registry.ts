@@ -1,4 +1,10 @@
-import { type CompiledPattern, compilePattern, InvalidEventPatternError } from "../pattern";
+import {
+  type CompiledPattern,
+  compilePattern,
+  createPatternIndex,
+  InvalidEventPatternError,
+  type PatternIndex,
+} from "@toolbus/core/pattern";
 import { alreadyExists, EventBridgeApiError, limitExceeded, notFound, validation } from "./errors";
 import { schedulePeriodMs } from "./schedule";
 import {
@@ -22,13 +28,14 @@ export interface Rule {
   arn: string;
   busName: string;
   eventPattern?: string;
-  matcher?: CompiledPattern;
   scheduleExpression?: string;
   state: "ENABLED" | "DISABLED";
   description?: string;
   roleArn?: string;
   targets: Map<string, Target>;
   timer?: NodeJS.Timeout;
+  /** When the rule's name first came to its bus: it keeps the bus's order of rules. */
+  order: number;
 }
 
 export interface Bus {
@@ -38,6 +45,8 @@ export interface Bus {
   creationTime: Date;
   lastModifiedTime: Date;
   rules: Map<string, Rule>;
+  /** The event patterns of the bus's rules, by rule name: which rules an event matches. */
+  patterns: PatternIndex<string>;
 }
 
 export interface RegistryOptions {
@@ -76,6 +85,7 @@ const DEFAULT_BUS = "default";
  */
 export class BusRegistry {
   private readonly buses = new Map<string, Bus>();
+  private nextRuleOrder = 0;
 
   constructor(private readonly options: RegistryOptions) {
     this.addBus(DEFAULT_BUS);
@@ -138,6 +148,23 @@ export class BusRegistry {
     }
   }
 
+  /**
+   * The enabled rules with targets whose pattern matches the event, in the bus's order of
+   * rules. The bus's pattern index finds them at a cost that depends on the event, not on how
+   * many rules the bus has; disabled rules and rules without targets are dropped after.
+   */
+  matchingRules(bus: Bus, event: unknown): Rule[] {
+    const rules: Rule[] = [];
+    for (const name of bus.patterns.match(event)) {
+      const rule = bus.rules.get(name);
+      if (rule !== undefined && rule.state === "ENABLED" && rule.targets.size > 0) rules.push(rule);
+    }
+    // The index orders by when a pattern came; a rule that gained its pattern in an update
+    // keeps its older place among the bus's rules.
+    if (rules.length > 1) rules.sort((a, b) => a.order - b.order);
+    return rules;
+  }
+
   /** Every rule, with the bus it is on: for pruning what a restart restored but nobody serves. */
   rules(): Rule[] {
     return [...this.buses.values()].flatMap((bus) => [...bus.rules.values()]);
@@ -155,7 +182,8 @@ export class BusRegistry {
     if (!input.EventPattern && !input.ScheduleExpression) {
       throw validation("Parameter(s) EventPattern or ScheduleExpression must be specified.");
     }
-    const matcher = input.EventPattern ? compileOrReject(input.EventPattern) : undefined;
+    // Validated before the limit is checked, so a bad pattern is reported as such, as on AWS.
+    if (input.EventPattern) compileOrReject(input.EventPattern);
     const periodMs = input.ScheduleExpression
       ? schedulePeriodMs(input.ScheduleExpression)
       : undefined;
@@ -169,12 +197,15 @@ export class BusRegistry {
       busName: bus.name,
       state: input.State ?? "ENABLED",
       targets: existing?.targets ?? new Map(),
-      ...(input.EventPattern ? { eventPattern: input.EventPattern, matcher } : {}),
+      order: existing?.order ?? this.nextRuleOrder++,
+      ...(input.EventPattern ? { eventPattern: input.EventPattern } : {}),
       ...(input.ScheduleExpression ? { scheduleExpression: input.ScheduleExpression } : {}),
       ...(input.Description !== undefined ? { description: input.Description } : {}),
       ...(input.RoleArn ? { roleArn: input.RoleArn } : {}),
     };
     if (existing) stopTimer(existing);
+    if (input.EventPattern) bus.patterns.add(rule.name, input.EventPattern);
+    else bus.patterns.remove(rule.name);
     bus.rules.set(rule.name, rule);
     if (periodMs !== undefined) rule.timer = this.options.schedule(rule, periodMs);
     this.changed();
@@ -203,6 +234,7 @@ export class BusRegistry {
     if (!rule) return {};
     if (rule.targets.size > 0) throw validation("Rule can't be deleted since it has targets.");
     stopTimer(rule);
+    bus.patterns.remove(rule.name);
     bus.rules.delete(rule.name);
     this.changed();
     return {};
@@ -325,6 +357,7 @@ export class BusRegistry {
       creationTime: now,
       lastModifiedTime: now,
       rules: new Map(),
+      patterns: createPatternIndex(),
       ...(description ? { description } : {}),
     };
     this.buses.set(name, bus);

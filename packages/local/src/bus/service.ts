@@ -334,10 +334,7 @@ export class LocalEventBus {
   }
 
   private route(bus: Bus, envelope: EventEnvelope): void {
-    const rules = [...bus.rules.values()].filter(
-      (rule) =>
-        rule.state === "ENABLED" && rule.matcher?.matches(envelope) && rule.targets.size > 0,
-    );
+    const rules = this.registry.matchingRules(bus, envelope);
     // Kept before any target runs (and before PutEvents answers), so a kill cannot lose it.
     if (rules.length > 0) this.journal?.accepted({ busName: bus.name, envelope });
     for (const rule of rules) this.fanOut(rule, envelope);

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { LocalRuntimeError } from "../errors";
 import {
   compilePattern,
   InvalidEventPatternError,
@@ -33,7 +32,7 @@ describe("invalid patterns", () => {
       'Event pattern is not valid. Reason: "prefix" match pattern must be a string or {"equals-ignore-case": string}, got a number at detail.name',
     );
     expect(error.name).toBe("InvalidEventPatternError");
-    expect(error).toBeInstanceOf(LocalRuntimeError);
+    expect(error).toBeInstanceOf(Error);
     expect(error.context).toEqual({
       reason:
         '"prefix" match pattern must be a string or {"equals-ignore-case": string}, got a number',

@@ -6,8 +6,11 @@
 
 export type StringTest = (value: string) => boolean;
 
-/** Splits the pattern at its unescaped stars into literal segments (escapes resolved). */
-function parseSegments(pattern: string): string[] | string {
+/**
+ * Splits the pattern at its unescaped stars into literal segments (escapes resolved), or
+ * returns why it is invalid. The pattern index anchors on the first and last segments.
+ */
+export function wildcardSegments(pattern: string): string[] | string {
   const segments: string[] = [];
   let current = "";
   let previousWasStar = false;
@@ -40,7 +43,7 @@ function parseSegments(pattern: string): string[] | string {
 
 /** Compiles the pattern, calling `fail` (which throws) with the reason it is invalid. */
 export function compileWildcard(pattern: string, fail: (reason: string) => never): StringTest {
-  const segments = parseSegments(pattern);
+  const segments = wildcardSegments(pattern);
   if (typeof segments === "string") return fail(segments);
   const first = segments[0] ?? "";
   if (segments.length === 1) return (value) => value === first;

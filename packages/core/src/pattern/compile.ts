@@ -206,7 +206,8 @@ export interface CompiledPattern {
   matches(event: unknown): boolean;
 }
 
-function readPattern(pattern: unknown): JsonObject {
+/** The pattern as a parsed object; throws InvalidEventPatternError for bad JSON or a non-object. */
+export function readPattern(pattern: unknown): JsonObject {
   let value = pattern;
   if (typeof pattern === "string") {
     try {

@@ -1,12 +1,22 @@
-import { LocalRuntimeError } from "../errors";
-
 /**
  * An event pattern EventBridge would refuse. The bus answers PutRule and TestEventPattern with
  * AWS's InvalidEventPatternException built from this message, so it reads like AWS's own:
  * `Event pattern is not valid. Reason: <what is wrong> at <path of the field>`.
+ *
+ * It extends Error directly: the matcher lives in core so a Lambda can use it, and core cannot
+ * depend on the local runtime's error classes.
  */
-export class InvalidEventPatternError extends LocalRuntimeError {
+export class InvalidEventPatternError extends Error {
   override name = "InvalidEventPatternError";
+  readonly context: { reason: string; path: string };
+
+  constructor(
+    message: string,
+    options: { cause?: unknown; context: { reason: string; path: string } },
+  ) {
+    super(message, { cause: options.cause });
+    this.context = options.context;
+  }
 }
 
 /**

@@ -7,3 +7,4 @@ export {
   validatePattern,
 } from "./compile";
 export { InvalidEventPatternError } from "./errors";
+export { createPatternIndex, type PatternIndex } from "./pattern-index";
