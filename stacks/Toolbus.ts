@@ -3,11 +3,13 @@ import {
   type AnyToolDefinition,
   type BusRule,
   busRules,
+  DELIVERIES_HANDLER,
   EVENT_SOURCE,
   RECORDER_HANDLER,
   REGISTERED_KINDS,
   registeredHandlerId,
   SCHEDULED_JOBS,
+  SUBSCRIPTIONS_HANDLER,
   TABLE,
   toolHandlerId,
   toolSpecOf,
@@ -311,6 +313,7 @@ export function Toolbus({ stack, app }: StackContext) {
    * in one transaction that puts the entries and marks the call (Put, Update).
    */
   function busHandlerAccess(rule: BusRule) {
+    if (rule.handler === SUBSCRIPTIONS_HANDLER) return subscriptionsAccess();
     if (rule.handler === RECORDER_HANDLER) {
       return {
         size: config.functions.recorder,
@@ -347,16 +350,53 @@ export function Toolbus({ stack, app }: StackContext) {
     };
   }
 
-  // ---- Timed jobs (the sweeper): schedules live on the default bus, as AWS requires.
+  /**
+   * The subscriptions dispatcher (and its retry driver): reads subscriptions (Get, Query on
+   * gsi1) and what is due (Query on gsi2), writes deliveries (Put) and failure streaks
+   * (Update); posts to the buses and queues the stage allows as targets, and nowhere else.
+   * Webhooks go out over HTTPS through the SSRF guard, with no IAM.
+   */
+  function subscriptionsAccess() {
+    const allowed = config.toolbus.subscriptions.allowTargets;
+    const buses = allowed.filter((target) => target.startsWith("arn:"));
+    const queues = allowed.filter((target) => target.startsWith("https://sqs."));
+    return {
+      // A webhook may take its whole timeout to answer: sized like a tool, not the recorder.
+      size: config.functions.tool,
+      statements: [
+        onTable("GetItem", "PutItem", "UpdateItem"),
+        queryTableAndIndexes,
+        ...(buses.length > 0
+          ? [new iam.PolicyStatement({ actions: ["events:PutEvents"], resources: buses })]
+          : []),
+        ...(queues.length > 0
+          ? [
+              new iam.PolicyStatement({
+                actions: ["sqs:SendMessage"],
+                resources: queues.map(queueArnOf),
+              }),
+            ]
+          : []),
+      ],
+      secrets: [],
+    };
+  }
+
+  // ---- Timed jobs (the sweeper, the deliveries' retry driver): schedules live on the
+  // default bus, as AWS requires.
   for (const job of SCHEDULED_JOBS) {
     const id = handlerConstructId(job.handler);
     const fn = handlerFunction(id, {
       handler: job.handler,
       description: job.description,
-      size: config.functions.recorder,
-      // Finds stuck calls (Query on gsi2), fails them (Update) and announces each result.
-      statements: [onTable("UpdateItem"), queryTableAndIndexes, publish],
-      secrets: [],
+      ...(job.handler === DELIVERIES_HANDLER
+        ? subscriptionsAccess()
+        : {
+            size: config.functions.recorder,
+            // Finds stuck calls (Query on gsi2), fails them (Update) and announces each result.
+            statements: [onTable("UpdateItem"), queryTableAndIndexes, publish],
+            secrets: [],
+          }),
     });
     handlers.set(job.handler, fn);
     new events.Rule(stack, `${id}Schedule`, {
@@ -462,4 +502,13 @@ export function Toolbus({ stack, app }: StackContext) {
   });
 
   return { table, bus, api, apiFunction, seed, handlers, rules, secrets, config };
+}
+
+/** An SQS queue's ARN from its URL (https://sqs.<region>.amazonaws.com/<account>/<name>). */
+export function queueArnOf(queueUrl: string): string {
+  const url = new URL(queueUrl);
+  const region = url.hostname.split(".")[1];
+  const [, account, name] = url.pathname.split("/");
+  const partition = url.hostname.endsWith(".cn") ? "aws-cn" : "aws";
+  return `arn:${partition}:sqs:${region}:${account}:${name}`;
 }

@@ -12,6 +12,9 @@ export const BUNDLE_BUDGETS_KB = {
   tool: 450,
   recorder: 380,
   sweeper: 380,
+  /** The subscriptions dispatcher and its retry driver: matcher, signer, bus and queue clients. */
+  subscriptions: 500,
+  deliveries: 500,
   external: 600,
   api: 900,
   /** Runs once per deploy, never on a request's path: bounded only so it cannot balloon. */

@@ -1,5 +1,6 @@
 import { PutEventsCommand } from "@aws-sdk/client-eventbridge";
 import { defineTool, inProcessDispatcher } from "@toolbus/core";
+import { createLogger, type LogRecord } from "@toolbus/core/observability";
 import { localEventBridgeClient } from "@toolbus/local/bus";
 import { builtinTools, builtinToolsets } from "@toolbus/tools";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -190,19 +191,23 @@ describe("a direct dispatch that cannot start", () => {
 
 describe("a direct dispatch while the bus refuses every event", () => {
   let system: TestToolbus;
+  const errors: LogRecord[] = [];
   beforeAll(async () => {
     system = await startTestToolbus({
       ...fixtures,
       bus: { refuseEntry: () => ({ code: "InternalFailure", message: "down" }) },
+      log: createLogger({
+        service: "toolbus",
+        sink: (line) => {
+          if (line.level === "ERROR") errors.push(line);
+        },
+      }),
     });
   });
   afterAll(() => system.stop());
 
   it("still answers with the stored result, and leaves it marked unannounced for a redelivery", async () => {
-    const errors: unknown[] = [];
-    const original = console.error;
-    console.error = (...args: unknown[]) => errors.push(args);
-    try {
+    {
       const runId = system.runId();
       // Slower than the announcement's grace and than the publisher's retries: the scheduled
       // event is sent on its own and fails while nobody awaits it yet.
@@ -221,8 +226,6 @@ describe("a direct dispatch while the bus refuses every event", () => {
       while (errors.length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
       expect(errors).toHaveLength(2);
       expect(JSON.stringify(errors)).toContain("PublishError");
-    } finally {
-      console.error = original;
     }
   });
 });

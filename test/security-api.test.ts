@@ -6,7 +6,7 @@ import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
 type Who = "none" | "revoked" | "viewer" | "member" | "admin";
 /** What a caller may do on a route: public, or the permission it needs (stage defaults). */
-type Need = "public" | "read" | "call" | "admin";
+type Need = "public" | "read" | "call" | "subscribe" | "admin";
 
 let system: TestToolbus;
 const keys: Record<Exclude<Who, "none">, string> = {
@@ -59,7 +59,12 @@ let documented: Record<
 afterAll(() => system?.stop(), 60_000);
 
 const RANK: Record<Who, number> = { none: -1, revoked: -1, viewer: 0, member: 1, admin: 2 };
-const NEEDS: Record<Exclude<Need, "public">, number> = { read: 0, call: 1, admin: 2 };
+const NEEDS: Record<Exclude<Need, "public">, number> = {
+  read: 0,
+  call: 1,
+  subscribe: 1,
+  admin: 2,
+};
 
 /** Route x role: every route of the API with what it needs and a request that exercises it. */
 const TABLE: Record<string, { need: Need; path?: string; json?: unknown }> = {
@@ -100,6 +105,40 @@ const TABLE: Record<string, { need: Need; path?: string; json?: unknown }> = {
   "POST /v1/capabilities/refresh": { need: "admin" },
   "GET /v1/metrics": { need: "admin" },
   "GET /v1/audit": { need: "admin" },
+  "POST /v1/subscriptions": {
+    need: "subscribe",
+    json: { name: "probe", pattern: { source: ["toolbus"] }, target: { kind: "ftp" } },
+  },
+  "GET /v1/subscriptions": { need: "subscribe" },
+  "GET /v1/subscriptions/{id}": {
+    need: "subscribe",
+    path: `/v1/subscriptions/sub_${"0".repeat(24)}`,
+  },
+  "POST /v1/subscriptions/{id}/pause": {
+    need: "subscribe",
+    path: `/v1/subscriptions/sub_${"0".repeat(24)}/pause`,
+  },
+  "POST /v1/subscriptions/{id}/resume": {
+    need: "subscribe",
+    path: `/v1/subscriptions/sub_${"0".repeat(24)}/resume`,
+  },
+  "POST /v1/subscriptions/{id}/rotate-secret": {
+    need: "subscribe",
+    path: `/v1/subscriptions/sub_${"0".repeat(24)}/rotate-secret`,
+  },
+  "DELETE /v1/subscriptions/{id}": {
+    need: "subscribe",
+    path: `/v1/subscriptions/sub_${"0".repeat(24)}`,
+  },
+  "GET /v1/subscriptions/{id}/failures": {
+    need: "subscribe",
+    path: `/v1/subscriptions/sub_${"0".repeat(24)}/failures`,
+  },
+  "POST /v1/subscriptions/{id}/redrive": {
+    need: "subscribe",
+    path: `/v1/subscriptions/sub_${"0".repeat(24)}/redrive`,
+    json: {},
+  },
   "POST /v1/select": { need: "read", json: {} },
   "POST /v1/prompt": { need: "read", json: {} },
   "POST /v1/agents/render": {
@@ -148,7 +187,7 @@ describe("roles on every route", () => {
   });
 
   it("says in OpenAPI which permission and role each route needs, as the routes enforce it", () => {
-    const roles = { read: "viewer", call: "member", admin: "admin" } as const;
+    const roles = { read: "viewer", call: "member", subscribe: "member", admin: "admin" } as const;
     for (const route of openApiRoutes) {
       const need = TABLE[route]?.need;
       const operation = documented[route];

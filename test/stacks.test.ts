@@ -12,8 +12,10 @@ import {
 import {
   busRules,
   createTableInput,
+  DELIVERIES_HANDLER,
   parseStageConfig,
   SCHEDULED_JOBS,
+  SUBSCRIPTIONS_HANDLER,
   SWEEPER_HANDLER,
   TABLE,
 } from "@toolbus/core";
@@ -258,6 +260,14 @@ function expectedAccess(handler: string, tracing: boolean): string[] {
     );
   } else if (handler === "seed") {
     lines.push(...table("GetItem", "PutItem", "UpdateItem"), "dynamodb:Query index/gsi1");
+  } else if (handler === SUBSCRIPTIONS_HANDLER || handler === DELIVERIES_HANDLER) {
+    // Reads subscriptions and what is due, writes deliveries and failure streaks. No bus and
+    // no queue: the stages allow no subscription targets of those kinds.
+    lines.push(
+      ...(handler === SUBSCRIPTIONS_HANDLER ? ["sqs:SendMessage own-dead-letters"] : []),
+      ...table("GetItem", "PutItem", "UpdateItem", "Query"),
+      ...TABLE.indexes.map((index) => `dynamodb:Query index/${index.name}`),
+    );
   } else if (handler === SWEEPER_HANDLER) {
     lines.push(
       ...table("UpdateItem", "Query"),
@@ -352,15 +362,18 @@ describe.each(STAGES)("the %s stack", (stage) => {
 
   it("leaves calls dispatched directly out of every tool and registered-tool rule", () => {
     const s = stageOf(stage);
-    const runners = wiring.filter((r) => r.handler !== RECORDER_HANDLER);
+    const everyEvent = new Set([RECORDER_HANDLER, SUBSCRIPTIONS_HANDLER]);
+    const runners = wiring.filter((r) => !everyEvent.has(r.handler));
     expect(runners.map((r) => r.handler).sort()).toEqual(DISPATCHABLE);
     for (const wired of runners) {
       const [, rule] = s.rule(wired.name) ?? [];
       expect(rule?.Properties.EventPattern.detail.dispatch, wired.name).toEqual(BUS_DISPATCHED);
     }
-    // The recorder logs every event, direct or not.
-    const [, recorder] = s.rule("recorder") ?? [];
-    expect(recorder?.Properties.EventPattern).toEqual({ source: ["toolbus"] });
+    // The recorder logs every event, direct or not, and the subscriptions dispatcher sees each.
+    for (const name of ["recorder", "subscriptions"]) {
+      const [, rule] = s.rule(name) ?? [];
+      expect(rule?.Properties.EventPattern, name).toEqual({ source: ["toolbus"] });
+    }
   });
 
   it("lets the API invoke exactly the tool and registered-tool functions, and nothing else invoke anything", () => {
@@ -606,7 +619,7 @@ describe.each(STAGES)("the %s stack", (stage) => {
             ? sizes.recorder
             : sizes.tool;
     expect([...s.functions.keys()].sort()).toEqual(
-      ["api", "seed", SWEEPER_HANDLER, ...wiring.map((r) => r.handler)].sort(),
+      ["api", "seed", SWEEPER_HANDLER, DELIVERIES_HANDLER, ...wiring.map((r) => r.handler)].sort(),
     );
     for (const [handler, id] of s.functions) {
       const p = s.json.Resources[id].Properties;
@@ -744,7 +757,8 @@ describe.each(STAGES)("the %s stack", (stage) => {
     for (const handler of s.functions.keys()) {
       const reaches = handler.startsWith("tools/")
         ? !offline.has(handler)
-        : isRegisteredHandler(handler) || handler === "api" || handler === "seed";
+        : isRegisteredHandler(handler) ||
+          ["api", "seed", SUBSCRIPTIONS_HANDLER, DELIVERIES_HANDLER].includes(handler);
       expect(bundleCode(s, handler).includes("cloud metadata"), handler).toBe(reaches);
     }
   });

@@ -22,7 +22,7 @@ const envelope = (detailType: string, toolId: string) => ({
 });
 
 describe("the wiring table", () => {
-  it("has one rule per built-in tool, one per registered kind and the recorder", () => {
+  it("has one rule per built-in tool, one per registered kind, the recorder and the subscriptions", () => {
     const rules = busRules(["web_search", "static_links"]);
     expect(rules.map((r) => [r.name, r.handler])).toEqual([
       ["tool-static_links", "tools/static_links"],
@@ -30,6 +30,7 @@ describe("the wiring table", () => {
       ["external-http", "external/http"],
       ["external-mcp", "external/mcp"],
       ["recorder", "recorder"],
+      ["subscriptions", "subscriptions"],
     ]);
   });
 
@@ -41,20 +42,24 @@ describe("the wiring table", () => {
     });
     const matching = (event: object) =>
       rules.filter((rule) => compilePattern(rule.pattern).matches(event)).map((r) => r.name);
-    expect(matching(scheduled("http"))).toEqual(["external-http", "recorder"]);
-    expect(matching(scheduled("mcp"))).toEqual(["external-mcp", "recorder"]);
-    expect(matching(scheduled("builtin"))).toEqual(["recorder"]);
+    expect(matching(scheduled("http"))).toEqual(["external-http", "recorder", "subscriptions"]);
+    expect(matching(scheduled("mcp"))).toEqual(["external-mcp", "recorder", "subscriptions"]);
+    expect(matching(scheduled("builtin"))).toEqual(["recorder", "subscriptions"]);
   });
 
-  it("routes a scheduled call only to its tool's rule and the recorder", () => {
+  it("routes a scheduled call only to its tool's rule, the recorder and the subscriptions", () => {
     const rules = busRules(["web_search", "static_links"]);
     const matching = (event: object) =>
       rules.filter((rule) => compilePattern(rule.pattern).matches(event)).map((r) => r.name);
     expect(matching(envelope("ToolCallScheduled", "web_search"))).toEqual([
       "tool-web_search",
       "recorder",
+      "subscriptions",
     ]);
-    expect(matching(envelope("ToolResultReceived", "web_search"))).toEqual(["recorder"]);
+    expect(matching(envelope("ToolResultReceived", "web_search"))).toEqual([
+      "recorder",
+      "subscriptions",
+    ]);
     expect(matching({ ...envelope("ToolCallScheduled", "web_search"), source: "other" })).toEqual(
       [],
     );
@@ -111,7 +116,11 @@ describe("the local runtime's wiring", () => {
     );
     await bus.drain();
     bus.close();
-    expect(seen.map(([handler]) => handler).sort()).toEqual(["recorder", "tools/static_links"]);
+    expect(seen.map(([handler]) => handler).sort()).toEqual([
+      "recorder",
+      "subscriptions",
+      "tools/static_links",
+    ]);
   });
 
   it("refuses to wire a rule whose handler is missing", async () => {

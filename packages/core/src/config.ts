@@ -17,7 +17,13 @@ export const stageConfig = z.strictObject({
   roles: z.array(z.string().min(1)).min(1).default(["viewer", "member", "admin"]),
   /** Which role may do what: read the catalog, call tools, administer. */
   permissions: z
-    .strictObject({ read: z.string(), call: z.string(), admin: z.string() })
+    .strictObject({
+      read: z.string(),
+      call: z.string(),
+      admin: z.string(),
+      /** Who may create subscriptions; the `call` role when absent. */
+      subscribe: z.string().optional(),
+    })
     .default({ read: "viewer", call: "member", admin: "admin" }),
   modes: z
     .strictObject({ default: z.string().min(1), available: z.array(z.string().min(1)).min(1) })
@@ -74,10 +80,34 @@ export const stageConfig = z.strictObject({
       logInputs: z.boolean().default(false),
     })
     .default({ logInputs: false }),
+  subscriptions: z
+    .strictObject({
+      /** How long a webhook delivery is retried before it becomes a dead letter, hours. */
+      retryWindowHours: z
+        .number()
+        .min(0.01)
+        .max(24 * 7)
+        .default(24),
+      /** Failed attempts in a row after which a subscription is paused as failing. */
+      pauseAfterFailures: z.number().int().min(1).max(10_000).default(100),
+      /** Most subscriptions one key may own. */
+      maxPerOwner: z.number().int().min(1).max(10_000).default(100),
+      /** EventBridge buses and SQS queues a subscription may name (ARNs / URLs); none by default. */
+      allowTargets: z.array(z.string().min(1).max(2048)).max(100).default([]),
+    })
+    .default({ retryWindowHours: 24, pauseAfterFailures: 100, maxPerOwner: 100, allowTargets: [] }),
   /** Each tool's own settings, validated by the tool's settings schema. */
   tools: z.record(z.string(), z.unknown()).default({}),
 });
 export type StageConfig = z.infer<typeof stageConfig>;
+
+/** The lowest role a permission needs; `subscribe` falls back to `call`'s. */
+export function roleFor(
+  config: Pick<StageConfig, "permissions">,
+  permission: "read" | "call" | "admin" | "subscribe",
+): string {
+  return config.permissions[permission] ?? config.permissions.call;
+}
 
 /**
  * The stage configuration, or a ValidationError whose message lists every problem by path
@@ -92,7 +122,7 @@ export function parseStageConfig(value: unknown): StageConfig {
   const config = result.data;
   const problems: Issue[] = [];
   for (const [action, role] of Object.entries(config.permissions)) {
-    if (!config.roles.includes(role)) {
+    if (role !== undefined && !config.roles.includes(role)) {
       problems.push({
         path: `permissions.${action}`,
         message: `"${role}" is not one of roles (${config.roles.join(", ")})`,

@@ -63,6 +63,7 @@ export { Sha256 } from "./util/sha256";
 export {
   type BusRule,
   busRules,
+  DELIVERIES_HANDLER,
   DETAIL_TYPES,
   type DetailType,
   EVENT_SOURCE,
@@ -71,6 +72,7 @@ export {
   registeredHandlerId,
   SCHEDULED_JOBS,
   type ScheduledJob,
+  SUBSCRIPTIONS_HANDLER,
   SWEEPER_HANDLER,
   toolHandlerId,
 } from "./wiring";

@@ -13,6 +13,7 @@ import { RegisteredToolsets } from "./app/catalog/registered";
 import { seedCatalog } from "./app/catalog/seed";
 import { HealthService } from "./app/health/service";
 import { SelectionService } from "./app/selection/service";
+import type { SubscriptionService } from "./app/subscriptions/service";
 import { busClient } from "./bus-client";
 import { checkToolSettings } from "./config";
 import type { Deployment } from "./deployment";
@@ -23,6 +24,7 @@ import { InProcessMetrics } from "./observability/metrics";
 import { systemLookup } from "./outbound/client";
 import type { CatalogStore, KeyStore } from "./ports";
 import { toolRuntimeDeps } from "./runtime/deps";
+import { type SubscriptionHandlers, subscriptionHandlers } from "./runtime/subscriptions";
 import { stageSecretReader } from "./secrets";
 import { cachedCatalog, cachedKeys } from "./store/cached";
 import { DynamoAuditLog, type DynamoStores, dynamoStores, storeOptions } from "./store/dynamodb";
@@ -45,6 +47,8 @@ export interface Toolbus {
   handlers: Record<string, CallHandler>;
   rules: ReturnType<typeof busRules>;
   apiDeps: ApiDeps;
+  /** The subscriptions dispatcher's entry points in this process (tests drive retries with it). */
+  subscriptions: SubscriptionHandlers;
   /** Resolves once every call dispatched directly in this process has been announced. */
   settled(): Promise<void>;
   /** Writes the built-in catalog, keeping an administrator's enable / disable choices. */
@@ -120,6 +124,11 @@ export function createToolbus(
     ...(deployment.log ? { log: deployment.log } : {}),
   };
   const registeredDeps = { ...runtime, catalog: stores.catalog, readSecrets };
+  // Subscriptions load on first use: most processes never deliver or manage one.
+  const subscriptions = subscriptionHandlers(async () =>
+    (await import("./runtime/subscription-deps")).subscriptionDeps(deployment),
+  );
+  let subscriptionService: Promise<SubscriptionService> | undefined;
   const rules = busRules([...definitions.keys()]);
   // One handler per rule. Where a dispatcher runs calls elsewhere (the API on AWS), their
   // code (every tool's, the registered kinds' clients, the recorder) is never loaded.
@@ -131,6 +140,7 @@ export function createToolbus(
         runtime: () => runtime,
         recorder: () => recorderDeps,
         registered: () => registeredDeps,
+        subscriptions,
       }),
   );
   const dispatcher =
@@ -168,6 +178,21 @@ export function createToolbus(
       registered,
       ...(deployment.metrics instanceof InProcessMetrics ? { metrics: deployment.metrics } : {}),
       audit: new DynamoAuditLog(store),
+      subscriptions: () => {
+        subscriptionService ??= (async () => {
+          const [{ SubscriptionService }, dynamoSubscriptions] = await Promise.all([
+            import("./app/subscriptions/service"),
+            import("./store/dynamodb/subscriptions"),
+          ]);
+          return new SubscriptionService({
+            subscriptions: new dynamoSubscriptions.DynamoSubscriptionStore(store),
+            deliveries: new dynamoSubscriptions.DynamoDeliveryStore(store),
+            config: deployment.config,
+            onChange: subscriptions.invalidate,
+          });
+        })();
+        return subscriptionService;
+      },
       ...(deployment.log ? { log: deployment.log } : {}),
       health: new HealthService([
         dynamoProbe(store),
@@ -176,6 +201,7 @@ export function createToolbus(
       // Read per request: on AWS the key is a bound secret, loaded on the function's first event.
       adminKey: () => deployment.adminKey,
     },
+    subscriptions,
     settled: async () => {
       await dispatcher.idle?.();
     },

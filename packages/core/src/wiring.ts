@@ -9,6 +9,12 @@ export type DetailType = (typeof DETAIL_TYPES)[number];
 /** The recorder's handler id: it appends every Toolbus event to its run's event log. */
 export const RECORDER_HANDLER = "recorder";
 
+/** The subscriptions dispatcher's handler id: it delivers every Toolbus event that a subscription matches. */
+export const SUBSCRIPTIONS_HANDLER = "subscriptions";
+
+/** The retry driver's handler id: it attempts the webhook deliveries that are due again. */
+export const DELIVERIES_HANDLER = "deliveries";
+
 const toolId = z.string().regex(/^[a-z][a-z0-9_]{0,47}$/, "tool ids are snake_case, 1-48 chars");
 
 /**
@@ -84,6 +90,12 @@ export function busRules(toolIds: readonly string[]): BusRule[] {
       pattern: { source: [EVENT_SOURCE] },
       handler: RECORDER_HANDLER,
     },
+    {
+      name: "subscriptions",
+      description: "Delivers every Toolbus event to the subscriptions that match it",
+      pattern: { source: [EVENT_SOURCE] },
+      handler: SUBSCRIPTIONS_HANDLER,
+    },
   ];
 }
 
@@ -109,5 +121,11 @@ export const SCHEDULED_JOBS: readonly ScheduledJob[] = [
     description: "Fails calls stuck in RUNNING past their deadline",
     schedule: "rate(1 minute)",
     handler: SWEEPER_HANDLER,
+  },
+  {
+    name: "deliveries",
+    description: "Attempts again the subscription deliveries that are due",
+    schedule: "rate(1 minute)",
+    handler: DELIVERIES_HANDLER,
   },
 ];

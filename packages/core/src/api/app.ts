@@ -20,6 +20,7 @@ import { registerKeyRoutes } from "./routes/keys";
 import { registerMetricsRoutes } from "./routes/metrics";
 import { registerRegisteredToolsetRoutes } from "./routes/registered";
 import { registerSelectionRoutes } from "./routes/selection";
+import { registerSubscriptionRoutes } from "./routes/subscriptions";
 
 export { MAX_BODY_BYTES } from "./body";
 
@@ -49,6 +50,7 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
   registerCapabilityRoutes(app, deps);
   registerMetricsRoutes(app, deps);
   registerAuditRoutes(app, deps);
+  registerSubscriptionRoutes(app, deps);
   registerSelectionRoutes(app, deps);
   registerAgentRoutes(app, deps);
   registerMcpRoutes(app, deps);

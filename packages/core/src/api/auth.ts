@@ -1,11 +1,11 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
-import { roleAtLeast, type StageConfig } from "../config";
+import { roleAtLeast, roleFor, type StageConfig } from "../config";
 import { ForbiddenError, UnauthorizedError } from "../errors";
 import type { KeyStore } from "../ports";
 import type { ApiEnv } from "./env";
 
-export type Permission = "read" | "call" | "admin";
+export type Permission = "read" | "call" | "admin" | "subscribe";
 
 const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
 /** The bootstrap admin's principal id, as it appears in call records and events. */
@@ -79,7 +79,7 @@ export function requirePermission(
   config: StageConfig,
   permission: Permission,
 ): MiddlewareHandler<ApiEnv> {
-  const required = config.permissions[permission];
+  const required = roleFor(config, permission);
   const middleware: MiddlewareHandler<ApiEnv> = async (c, next) => {
     const principal = c.get("principal");
     if (!principal || !roleAtLeast(config, principal.role, required)) {

@@ -1,6 +1,7 @@
 import type { CallService } from "../app/calls/service";
 import type { RegisteredToolsets } from "../app/catalog/registered";
 import type { HealthService } from "../app/health/service";
+import type { SubscriptionService } from "../app/subscriptions/service";
 import type { StageConfig } from "../config";
 import type { CapabilityStatus } from "../model/capability";
 import type { Logger } from "../observability/log";
@@ -20,6 +21,8 @@ export interface ApiDeps {
   registered?: RegisteredToolsets;
   /** Where failures and unaudited writes are logged (default: JSON lines on stderr). */
   log?: Logger;
+  /** Subscriptions (`/v1/subscriptions`), loaded on first use; without it the routes are absent. */
+  subscriptions?: () => Promise<SubscriptionService>;
   /** Where admin writes are recorded (GET /v1/audit); without it nothing is recorded. */
   audit?: AuditLog;
   /** Call metrics counted in this process (`npm start`); absent on AWS, where CloudWatch has them. */

@@ -1,5 +1,6 @@
 import type { Principal } from "../model/call";
 import type { Logger } from "../observability/log";
+import type { Permission } from "./auth";
 
 /** What middleware hands to route handlers through the context. */
 export interface ApiEnv {
@@ -15,6 +16,6 @@ export interface ApiEnv {
      */
     keyStillValid: () => Promise<boolean>;
     /** Set by `requirePermission`: what the matched route needs (admin writes are audited). */
-    permission?: "read" | "call" | "admin";
+    permission?: Permission;
   };
 }

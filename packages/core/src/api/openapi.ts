@@ -1,4 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { roleFor } from "../config";
 import { permissionOf } from "./auth";
 import type { ApiDeps } from "./deps";
 import type { ApiEnv } from "./env";
@@ -73,7 +74,7 @@ function describePermissions(
         operation["x-toolbus-permission"] = "public";
         continue;
       }
-      const role = deps.config.permissions[permission];
+      const role = roleFor(deps.config, permission);
       operation["x-toolbus-permission"] = permission;
       operation["x-toolbus-role"] = role;
       const rule = `Needs the \`${role}\` role or higher (the stage's \`${permission}\` permission).`;

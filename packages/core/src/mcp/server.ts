@@ -13,7 +13,7 @@ import type { ApiDeps } from "../api/deps";
 import { API_VERSION } from "../api/openapi";
 import type { CallOutcome } from "../app/calls/service";
 import type { SelectionService } from "../app/selection/service";
-import { roleAtLeast } from "../config";
+import { roleAtLeast, roleFor } from "../config";
 import { callerMessage, type Issue, ToolbusError, ValidationError } from "../errors";
 import type { Principal } from "../model/call";
 import { callId as callIdSchema } from "../model/ids";
@@ -116,7 +116,7 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext): Serv
 }
 
 function requirePermission(deps: McpDeps, principal: Principal, permission: Permission): void {
-  const required = deps.config.permissions[permission];
+  const required = roleFor(deps.config, permission);
   if (!roleAtLeast(deps.config, principal.role, required)) {
     const what = permission === "call" ? "Calling tools" : "Listing tools";
     throw new McpError(ErrorCode.InvalidRequest, `${what} needs the ${required} role or higher.`, {

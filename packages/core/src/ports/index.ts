@@ -2,6 +2,7 @@ import type { AuditEntry } from "../model/audit";
 import type { CallRecord, CallResult } from "../model/call";
 import type { CapabilityStatus } from "../model/capability";
 import type { RunEvent } from "../model/events";
+import type { Delivery, Subscription, SubscriptionSecrets } from "../model/subscription";
 import type { ToolSpec, ToolsetSpec } from "../model/tool";
 
 /** A stored spec with its optimistic-concurrency version (incremented on every write). */
@@ -173,4 +174,37 @@ export interface CapabilityStore {
   get(name: string): Promise<CapabilityStatus | undefined>;
   /** Every stored status, by name. */
   list(): Promise<CapabilityStatus[]>;
+}
+
+/** A subscription with its signing secrets, as stored. */
+export interface StoredSubscription {
+  subscription: Subscription;
+  secrets: SubscriptionSecrets;
+}
+
+export interface SubscriptionStore {
+  create(subscription: Subscription, secrets: SubscriptionSecrets): Promise<void>;
+  get(id: string): Promise<StoredSubscription | undefined>;
+  /** Every subscription, or one owner's. */
+  list(ownerId?: string): Promise<StoredSubscription[]>;
+  /** Writes the next state if the stored revision is still `next.revision` (ConflictError if not). */
+  replace(next: Subscription, secrets: SubscriptionSecrets): Promise<StoredSubscription>;
+  /** One attempt's outcome: the failure streak after it (undefined if the subscription is gone). */
+  countAttempt(id: string, ok: boolean): Promise<number | undefined>;
+  remove(id: string): Promise<boolean>;
+  /** Changes with every write: a dispatcher's index is rebuilt only when it moved. */
+  version(): Promise<number>;
+}
+
+export interface DeliveryStore {
+  /** False when the event already has a delivery for the subscription (a redelivery). */
+  create(delivery: Delivery): Promise<boolean>;
+  get(subscriptionId: string, eventKey: string): Promise<Delivery | undefined>;
+  /** Stores an attempt's outcome unless another attempt was recorded since (false then). */
+  save(next: Delivery, previousAttempts: number): Promise<boolean>;
+  listDue(before: string, limit?: number): Promise<Delivery[]>;
+  listDead(
+    subscriptionId: string,
+    options: { limit: number; cursor?: string },
+  ): Promise<{ deliveries: Delivery[]; cursor: string | null }>;
 }

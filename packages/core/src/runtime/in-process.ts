@@ -7,8 +7,15 @@ import {
 import { httpToolDefinition } from "../registered/http-tool";
 import { mcpToolDefinition } from "../registered/mcp-tool";
 import type { AnyToolDefinition } from "../tool-definition";
-import { RECORDER_HANDLER, REGISTERED_KINDS, registeredHandlerId, toolHandlerId } from "../wiring";
+import {
+  RECORDER_HANDLER,
+  REGISTERED_KINDS,
+  registeredHandlerId,
+  SUBSCRIPTIONS_HANDLER,
+  toolHandlerId,
+} from "../wiring";
 import { createRecorder, type RecorderDeps } from "./recorder";
+import type { SubscriptionHandlers } from "./subscriptions";
 import { createToolHandler, type ToolRuntimeDeps } from "./tool-handler";
 
 /** Each registered kind's runnable tool: this process runs every kind. */
@@ -22,6 +29,7 @@ export interface InProcessDeps {
   runtime: () => ToolRuntimeDeps;
   recorder: () => RecorderDeps;
   registered: () => RegisteredRuntimeDeps;
+  subscriptions: SubscriptionHandlers;
 }
 
 /**
@@ -35,6 +43,10 @@ export function inProcessHandlers(deps: InProcessDeps): Record<string, CallHandl
   const handlers: Record<string, CallHandler> = {
     [RECORDER_HANDLER]: async (event) => {
       await recorder(event);
+      return undefined;
+    },
+    [SUBSCRIPTIONS_HANDLER]: async (event) => {
+      await deps.subscriptions.dispatch(event);
       return undefined;
     },
   };

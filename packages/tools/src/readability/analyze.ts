@@ -1,32 +1,7 @@
+import type { Interpretation, ReadabilityMetrics } from "./metrics";
+import { WORDS_PER_MINUTE } from "./metrics";
 import { countSyllables } from "./syllables";
 import { splitSentences, tokenizeWords } from "./text";
-
-export const INTERPRETATIONS = [
-  "very_easy",
-  "easy",
-  "fairly_easy",
-  "standard",
-  "fairly_difficult",
-  "difficult",
-  "very_difficult",
-] as const;
-export type Interpretation = (typeof INTERPRETATIONS)[number];
-
-/** Adult silent reading speed for non-fiction (Brysbaert, 2019). */
-export const WORDS_PER_MINUTE = 238;
-
-export interface ReadabilityMetrics {
-  sentences: number;
-  words: number;
-  syllables: number;
-  characters: number;
-  avgWordsPerSentence: number;
-  avgSyllablesPerWord: number;
-  fleschReadingEase: number;
-  fleschKincaidGrade: number;
-  readingTimeSeconds: number;
-  interpretation: Interpretation;
-}
 
 /** Counts and Flesch scores of English prose. Callers guarantee at least one word. */
 export function analyzeReadability(text: string): ReadabilityMetrics {

@@ -1,11 +1,10 @@
+export { analyzeReadability, interpret } from "./analyze";
 export {
-  analyzeReadability,
   INTERPRETATIONS,
   type Interpretation,
-  interpret,
   type ReadabilityMetrics,
   WORDS_PER_MINUTE,
-} from "./analyze";
+} from "./metrics";
 export {
   type ReadabilityInput,
   readabilityAnalyzer,

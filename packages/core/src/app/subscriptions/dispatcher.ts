@@ -1,0 +1,265 @@
+import * as z from "zod";
+import type { StageConfig } from "../../config";
+import type { Delivery, SubscriptionSecrets, SubscriptionTarget } from "../../model/subscription";
+import { fallbackLogger, type Logger } from "../../observability/log";
+import { createPatternIndex, type PatternIndex } from "../../pattern";
+import type { DeliveryStore, SubscriptionStore } from "../../ports";
+import { retryDelayMs } from "../../subscriptions/backoff";
+import { EVENT_SOURCE } from "../../wiring";
+
+/** What one attempt at a target came to. */
+export type AttemptOutcome =
+  | { ok: true; status?: number }
+  | {
+      ok: false;
+      retryable: boolean;
+      /** The receiver says the endpoint is gone for good (410): its subscription is paused. */
+      gone?: boolean;
+      status?: number;
+      retryAfterMs?: number;
+      message: string;
+    };
+
+/** Sends one delivery's body to a target, signed with the subscription's secrets. */
+export type DeliverySender = (
+  target: SubscriptionTarget,
+  delivery: Delivery,
+  secrets: SubscriptionSecrets,
+) => Promise<AttemptOutcome>;
+
+export interface SubscriptionDispatcherDeps {
+  subscriptions: SubscriptionStore;
+  deliveries: DeliveryStore;
+  send: DeliverySender;
+  config: StageConfig;
+  log?: Logger;
+  now?: () => Date;
+}
+
+/** A Toolbus event as the bus hands it over: what the dispatcher needs of it. */
+const toolbusEvent = z.object({
+  source: z.literal(EVENT_SOURCE),
+  "detail-type": z.string().min(1).max(128),
+  time: z.string().optional(),
+  detail: z.looseObject({ eventKey: z.string().min(1).max(512) }),
+});
+
+/** How long a dispatcher trusts its index without asking whether subscriptions changed. */
+const VERSION_CHECK_MS = 1_000;
+/** Deliveries attempted at once by one dispatcher. */
+const CONCURRENT_ATTEMPTS = 16;
+/** How long one retry run starts new attempts (a webhook may then take its 15 s timeout). */
+const RETRY_BUDGET_MS = 25_000;
+/** A paused subscription's due deliveries are looked at again this much later. */
+const PAUSED_RECHECK_MS = 60_000;
+
+/**
+ * One dispatcher for every subscription. Each event is matched against all active ones at once
+ * through a pattern index (cost by the event, not by how many subscriptions there are); each
+ * match becomes a delivery item (one per event and subscription, so a redelivered event is
+ * sent once) that is attempted at once. A failed attempt is scheduled again in the item itself
+ * (`retryDue` picks up what is due) until the stage's retry window closes: then it is a dead
+ * letter, listed under the subscription's failures and redrivable. A subscription whose
+ * attempts fail `pauseAfterFailures` times in a row is paused as failing.
+ */
+export class SubscriptionDispatcher {
+  private readonly now: () => Date;
+  private readonly log: Logger;
+  private index: PatternIndex<string> = createPatternIndex();
+  private version = -1;
+  private checkedAt = 0;
+
+  constructor(private readonly deps: SubscriptionDispatcherDeps) {
+    this.now = deps.now ?? (() => new Date());
+    this.log = deps.log ?? fallbackLogger();
+  }
+
+  /** Matches one event and delivers it to every matching active subscription; how many matched. */
+  async dispatch(event: unknown): Promise<number> {
+    const parsed = toolbusEvent.safeParse(event);
+    if (!parsed.success) {
+      this.log.warn("not a Toolbus event: nothing to deliver", {
+        issues: parsed.error.issues.slice(0, 5).map((issue) => issue.message),
+      });
+      return 0;
+    }
+    await this.refresh();
+    const matched = this.index.match(parsed.data);
+    const at = this.now().toISOString();
+    const body = JSON.stringify({
+      type: parsed.data["detail-type"],
+      timestamp: parsed.data.time ?? at,
+      data: parsed.data.detail,
+    });
+    await inBatches(matched, async (id) => {
+      const created: Delivery = {
+        subscriptionId: id,
+        eventKey: parsed.data.detail.eventKey,
+        detailType: parsed.data["detail-type"],
+        status: "pending",
+        body,
+        attempts: 0,
+        firstAttemptAt: at,
+        nextAttemptAt: at,
+      };
+      if (await this.deps.deliveries.create(created)) await this.attempt(created);
+    });
+    return matched.length;
+  }
+
+  /**
+   * Attempts the deliveries that are due, soonest first; how many were attempted. No batch
+   * starts after `budgetMs`, so a run ends within its function's timeout (the rest stay due
+   * for the next run, a minute later).
+   */
+  async retryDue(limit = 500, budgetMs = RETRY_BUDGET_MS): Promise<number> {
+    const started = Date.now();
+    const due = await this.deps.deliveries.listDue(this.now().toISOString(), limit);
+    let attempted = 0;
+    for (let start = 0; start < due.length; start += CONCURRENT_ATTEMPTS) {
+      if (Date.now() - started > budgetMs) break;
+      const batch = due.slice(start, start + CONCURRENT_ATTEMPTS);
+      await Promise.all(batch.map((delivery) => this.attempt(delivery)));
+      attempted += batch.length;
+    }
+    return attempted;
+  }
+
+  /** Forgets the index, so the next event reads the subscriptions again (after a local write). */
+  invalidate(): void {
+    this.checkedAt = 0;
+  }
+
+  private async attempt(delivery: Delivery): Promise<void> {
+    const { deliveries, subscriptions, send, config } = this.deps;
+    const stored = await subscriptions.get(delivery.subscriptionId);
+    const now = this.now();
+    if (!stored) {
+      await deliveries.save(dead(delivery, now, "the subscription was deleted"), delivery.attempts);
+      return;
+    }
+    if (stored.subscription.status === "paused") {
+      const later = new Date(now.getTime() + PAUSED_RECHECK_MS).toISOString();
+      await deliveries.save({ ...delivery, nextAttemptAt: later }, delivery.attempts);
+      return;
+    }
+    const outcome = await send(stored.subscription.target, delivery, stored.secrets).catch(
+      (error: unknown): AttemptOutcome => ({
+        ok: false,
+        retryable: true,
+        message: error instanceof Error ? error.message : String(error),
+      }),
+    );
+    const attempts = delivery.attempts + 1;
+    const at = this.now();
+    if (outcome.ok) {
+      const { nextAttemptAt: _, lastError: __, ...rest } = delivery;
+      await deliveries.save(
+        { ...rest, status: "delivered", attempts, deliveredAt: at.toISOString() },
+        delivery.attempts,
+      );
+      await subscriptions.countAttempt(delivery.subscriptionId, true);
+      return;
+    }
+    const lastError = {
+      at: at.toISOString(),
+      message: outcome.message.slice(0, 500),
+      ...(outcome.status === undefined ? {} : { status: outcome.status }),
+    };
+    const delay = retryDelayMs(attempts, outcome.retryAfterMs);
+    const windowEnds =
+      Date.parse(delivery.firstAttemptAt) + config.subscriptions.retryWindowHours * 3600 * 1000;
+    const next =
+      outcome.retryable && at.getTime() + delay <= windowEnds
+        ? {
+            ...delivery,
+            attempts,
+            lastError,
+            nextAttemptAt: new Date(at.getTime() + delay).toISOString(),
+          }
+        : dead({ ...delivery, attempts, lastError }, at, lastError.message);
+    await deliveries.save(next, delivery.attempts);
+    this.log.warn("a delivery failed", {
+      subscriptionId: delivery.subscriptionId,
+      eventKey: delivery.eventKey,
+      attempts,
+      status: outcome.status,
+      retrying: next.status === "pending",
+    });
+    const streak = await subscriptions.countAttempt(delivery.subscriptionId, false);
+    if (
+      streak !== undefined &&
+      (outcome.gone || streak >= config.subscriptions.pauseAfterFailures)
+    ) {
+      await this.pauseFailing(delivery.subscriptionId, streak);
+    }
+  }
+
+  private async pauseFailing(id: string, streak: number): Promise<void> {
+    const stored = await this.deps.subscriptions.get(id);
+    if (!stored || stored.subscription.status === "paused") return;
+    try {
+      await this.deps.subscriptions.replace(
+        {
+          ...stored.subscription,
+          status: "paused",
+          pausedBecause: "failing",
+          failureStreak: streak,
+          updatedAt: this.now().toISOString(),
+        },
+        stored.secrets,
+      );
+      this.log.warn("a subscription was paused: its deliveries keep failing", {
+        subscriptionId: id,
+        failureStreak: streak,
+      });
+    } catch (error) {
+      // Someone changed it meanwhile (paused, resumed, deleted it): theirs is the last word.
+      this.log.info("a failing subscription changed before it could be paused", {
+        subscriptionId: id,
+        error,
+      });
+    }
+  }
+
+  /** Rebuilds the index when the subscriptions' version moved (asked at most once a second). */
+  private async refresh(): Promise<void> {
+    const nowMs = Date.now();
+    if (nowMs - this.checkedAt < VERSION_CHECK_MS) return;
+    const version = await this.deps.subscriptions.version();
+    this.checkedAt = nowMs;
+    if (version === this.version) return;
+    const all = await this.deps.subscriptions.list();
+    const index = createPatternIndex<string>();
+    for (const stored of all) {
+      if (stored.subscription.status !== "active") continue;
+      try {
+        index.add(stored.subscription.id, stored.subscription.pattern);
+      } catch (error) {
+        // Validated when created: a pattern refused now was stored by a newer matcher.
+        this.log.error("a stored subscription's pattern is refused", {
+          subscriptionId: stored.subscription.id,
+          error,
+        });
+      }
+    }
+    this.index = index;
+    this.version = version;
+  }
+}
+
+function dead(delivery: Delivery, at: Date, reason: string): Delivery {
+  const { nextAttemptAt: _, ...rest } = delivery;
+  return {
+    ...rest,
+    status: "dead",
+    deadAt: at.toISOString(),
+    lastError: delivery.lastError ?? { at: at.toISOString(), message: reason },
+  };
+}
+
+async function inBatches<T>(items: readonly T[], run: (item: T) => Promise<void>): Promise<void> {
+  for (let start = 0; start < items.length; start += CONCURRENT_ATTEMPTS) {
+    await Promise.all(items.slice(start, start + CONCURRENT_ATTEMPTS).map(run));
+  }
+}

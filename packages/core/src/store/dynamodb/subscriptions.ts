@@ -1,0 +1,388 @@
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
+import { ConflictError, NotFoundError, ValidationError } from "../../errors";
+import {
+  type Delivery,
+  delivery,
+  type Subscription,
+  type SubscriptionSecrets,
+  subscription,
+  subscriptionSecrets,
+} from "../../model/subscription";
+import type { DeliveryStore, StoredSubscription, SubscriptionStore } from "../../ports";
+import {
+  type DynamoStoreOptions,
+  guard,
+  isConditionFailure,
+  parseStored,
+  queryAll,
+  withoutKeys,
+} from "./client";
+
+const SPEC = "SPEC";
+const LIST_PARTITION = "SUBSCRIPTIONS";
+const VERSION_KEY = { pk: "SUBSCRIPTIONS", sk: "VERSION" };
+/** gsi2 partition of deliveries waiting for their next attempt (the retry driver's queue). */
+export const DELIVERY_DUE_PARTITION = "DELIVERY_DUE";
+/** A delivered one is kept this long, so a redelivered event is not sent twice. */
+const DELIVERED_KEPT_SECONDS = 7 * 24 * 3600;
+
+const subscriptionKey = (id: string) => ({ pk: `SUBSCRIPTION#${id}`, sk: SPEC });
+const deliveryKey = (subscriptionId: string, eventKey: string) => ({
+  pk: `SUBSCRIPTION#${subscriptionId}`,
+  sk: `DELIVERY#${eventKey}`,
+});
+/** gsi1 lists subscriptions by owner: SUBSCRIPTIONS / <owner id>#<subscription id>. */
+const listSortKey = (ownerId: string, id: string) => `${ownerId}#${id}`;
+
+function storedSubscription(item: Record<string, unknown>): StoredSubscription {
+  const { secrets, ...rest } = withoutKeys(item);
+  return {
+    subscription: parseStored(subscription, rest, "subscription"),
+    secrets: parseStored(subscriptionSecrets, JSON.parse(String(secrets)), "subscription secrets"),
+  };
+}
+
+/**
+ * Subscriptions: SUBSCRIPTION#<id> / SPEC, listed through gsi1 by owner, with their signing
+ * secrets in the item (a webhook signature is an HMAC: the sender needs the secret itself).
+ * Every write bumps SUBSCRIPTIONS / VERSION, so a dispatcher rebuilds its index only when
+ * something changed.
+ */
+export class DynamoSubscriptionStore implements SubscriptionStore {
+  readonly #options: DynamoStoreOptions;
+
+  constructor(options: DynamoStoreOptions) {
+    this.#options = options;
+  }
+
+  async create(created: Subscription, secrets: SubscriptionSecrets): Promise<void> {
+    const { client, tableName } = this.#options;
+    await guard("subscriptions.create", tableName, () =>
+      client.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: this.#item(created, secrets),
+          ConditionExpression: "attribute_not_exists(pk)",
+        }),
+      ),
+    );
+    await this.#bump();
+  }
+
+  async get(id: string): Promise<StoredSubscription | undefined> {
+    const { client, tableName } = this.#options;
+    const { Item } = await guard("subscriptions.get", tableName, () =>
+      client.send(
+        new GetCommand({ TableName: tableName, Key: subscriptionKey(id), ConsistentRead: true }),
+      ),
+    );
+    return Item && storedSubscription(Item);
+  }
+
+  async list(ownerId?: string): Promise<StoredSubscription[]> {
+    const { client, tableName } = this.#options;
+    const items = await guard("subscriptions.list", tableName, () =>
+      queryAll(client, {
+        TableName: tableName,
+        IndexName: "gsi1",
+        KeyConditionExpression:
+          ownerId === undefined
+            ? "gsi1pk = :list"
+            : "gsi1pk = :list AND begins_with(gsi1sk, :owner)",
+        ExpressionAttributeValues: {
+          ":list": LIST_PARTITION,
+          ...(ownerId === undefined ? {} : { ":owner": `${ownerId}#` }),
+        },
+      }),
+    );
+    return items.map(storedSubscription);
+  }
+
+  /**
+   * Replaces a subscription's state (status, streak, secrets) if its revision is still
+   * `expected.revision`; ConflictError when it moved on, NotFoundError when it is gone.
+   */
+  async replace(next: Subscription, secrets: SubscriptionSecrets): Promise<StoredSubscription> {
+    const { client, tableName } = this.#options;
+    const stored = { ...next, revision: next.revision + 1 };
+    try {
+      await guard("subscriptions.replace", tableName, () =>
+        client.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: this.#item(stored, secrets),
+            ConditionExpression: "revision = :revision",
+            ExpressionAttributeValues: { ":revision": next.revision },
+          }),
+        ),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      const now = await this.get(next.id);
+      if (!now) throw new NotFoundError(`Subscription ${next.id} does not exist.`);
+      throw new ConflictError(`Subscription ${next.id} changed meanwhile; read it and retry.`, {
+        details: { revision: now.subscription.revision },
+      });
+    }
+    await this.#bump();
+    return { subscription: stored, secrets };
+  }
+
+  /**
+   * Counts one delivery attempt's outcome without a read: a success resets the streak, a
+   * failure adds one. The new streak comes back, so the caller can pause a failing one.
+   */
+  async countAttempt(id: string, ok: boolean): Promise<number | undefined> {
+    const { client, tableName } = this.#options;
+    try {
+      const { Attributes } = await guard("subscriptions.countAttempt", tableName, () =>
+        client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: subscriptionKey(id),
+            UpdateExpression: ok ? "SET failureStreak = :zero" : "ADD failureStreak :one",
+            ConditionExpression: "attribute_exists(pk)",
+            ExpressionAttributeValues: ok ? { ":zero": 0 } : { ":one": 1 },
+            ReturnValues: "UPDATED_NEW",
+          }),
+        ),
+      );
+      return Number(Attributes?.failureStreak ?? 0);
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async remove(id: string): Promise<boolean> {
+    const { client, tableName } = this.#options;
+    const { Attributes } = await guard("subscriptions.remove", tableName, () =>
+      client.send(
+        new DeleteCommand({
+          TableName: tableName,
+          Key: subscriptionKey(id),
+          ReturnValues: "ALL_OLD",
+        }),
+      ),
+    );
+    if (Attributes) await this.#bump();
+    return Attributes !== undefined;
+  }
+
+  /** Moves on with every write; 0 before the first. */
+  async version(): Promise<number> {
+    const { client, tableName } = this.#options;
+    const { Item } = await guard("subscriptions.version", tableName, () =>
+      client.send(new GetCommand({ TableName: tableName, Key: VERSION_KEY, ConsistentRead: true })),
+    );
+    return Number(Item?.version ?? 0);
+  }
+
+  #item(stored: Subscription, secrets: SubscriptionSecrets): Record<string, unknown> {
+    return {
+      ...subscriptionKey(stored.id),
+      ...stored,
+      secrets: JSON.stringify(secrets),
+      gsi1pk: LIST_PARTITION,
+      gsi1sk: listSortKey(stored.owner.id, stored.id),
+    };
+  }
+
+  async #bump(): Promise<void> {
+    const { client, tableName } = this.#options;
+    await guard("subscriptions.bump", tableName, () =>
+      client.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: VERSION_KEY,
+          UpdateExpression: "ADD version :one",
+          ExpressionAttributeValues: { ":one": 1 },
+        }),
+      ),
+    );
+  }
+}
+
+const storedDelivery = (item: Record<string, unknown>): Delivery =>
+  parseStored(delivery, withoutKeys(item), "delivery");
+
+/** Where a delivery is indexed: due (gsi2, by time), dead (gsi1, by subscription), or nowhere. */
+function deliveryIndexKeys(stored: Delivery): Record<string, unknown> {
+  if (stored.status === "pending" && stored.nextAttemptAt) {
+    return {
+      gsi2pk: DELIVERY_DUE_PARTITION,
+      gsi2sk: `${stored.nextAttemptAt}#${stored.subscriptionId}#${stored.eventKey}`,
+    };
+  }
+  if (stored.status === "dead" && stored.deadAt) {
+    return {
+      gsi1pk: `DEAD#${stored.subscriptionId}`,
+      gsi1sk: `${stored.deadAt}#${stored.eventKey}`,
+    };
+  }
+  return {};
+}
+
+/**
+ * Deliveries: SUBSCRIPTION#<id> / DELIVERY#<event key>, one per event and subscription, so an
+ * event the bus delivers twice is sent once. The retry schedule is the item itself: a pending
+ * delivery sits on gsi2 under DELIVERY_DUE by its next attempt time, so the retry driver finds
+ * what is due with one query, however long the wait (SQS delays stop at 15 minutes).
+ */
+export class DynamoDeliveryStore implements DeliveryStore {
+  readonly #options: DynamoStoreOptions;
+
+  constructor(options: DynamoStoreOptions) {
+    this.#options = options;
+  }
+
+  /** False when this event already has a delivery for this subscription. */
+  async create(created: Delivery): Promise<boolean> {
+    const { client, tableName } = this.#options;
+    try {
+      await guard("deliveries.create", tableName, () =>
+        client.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: this.#item(created),
+            ConditionExpression: "attribute_not_exists(pk)",
+          }),
+        ),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async get(subscriptionId: string, eventKey: string): Promise<Delivery | undefined> {
+    const { client, tableName } = this.#options;
+    const { Item } = await guard("deliveries.get", tableName, () =>
+      client.send(
+        new GetCommand({
+          TableName: tableName,
+          Key: deliveryKey(subscriptionId, eventKey),
+          ConsistentRead: true,
+        }),
+      ),
+    );
+    return Item && storedDelivery(Item);
+  }
+
+  /**
+   * Stores the outcome of an attempt if the delivery is still as `previous` left it (same
+   * attempts count): two drivers racing over one due delivery record one attempt.
+   */
+  async save(next: Delivery, previousAttempts: number): Promise<boolean> {
+    const { client, tableName } = this.#options;
+    try {
+      await guard("deliveries.save", tableName, () =>
+        client.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: this.#item(next),
+            ConditionExpression: "attempts = :attempts",
+            ExpressionAttributeValues: { ":attempts": previousAttempts },
+          }),
+        ),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  /** Pending deliveries whose next attempt is before `before`, soonest first. */
+  async listDue(before: string, limit = 100): Promise<Delivery[]> {
+    const { client, tableName } = this.#options;
+    const items = await guard("deliveries.listDue", tableName, () =>
+      queryAll(
+        client,
+        {
+          TableName: tableName,
+          IndexName: "gsi2",
+          KeyConditionExpression: "gsi2pk = :due AND gsi2sk < :before",
+          ExpressionAttributeValues: { ":due": DELIVERY_DUE_PARTITION, ":before": before },
+        },
+        limit,
+      ),
+    );
+    return items.map(storedDelivery);
+  }
+
+  /** A subscription's dead letters, newest first, paged. */
+  async listDead(
+    subscriptionId: string,
+    options: { limit: number; cursor?: string },
+  ): Promise<{ deliveries: Delivery[]; cursor: string | null }> {
+    const { client, tableName } = this.#options;
+    const partition = `DEAD#${subscriptionId}`;
+    const after = options.cursor === undefined ? undefined : decodeDeadCursor(options.cursor);
+    const page = await guard("deliveries.listDead", tableName, () =>
+      client.send(
+        new QueryCommand({
+          TableName: tableName,
+          IndexName: "gsi1",
+          KeyConditionExpression: "gsi1pk = :dead",
+          ExpressionAttributeValues: { ":dead": partition },
+          ScanIndexForward: false,
+          Limit: options.limit,
+          ...(after ? { ExclusiveStartKey: { ...after, gsi1pk: partition } } : {}),
+        }),
+      ),
+    );
+    const items = page.Items ?? [];
+    const last = items.at(-1);
+    return {
+      deliveries: items.map(storedDelivery),
+      cursor:
+        page.LastEvaluatedKey && last
+          ? Buffer.from(
+              JSON.stringify([String(last.pk), String(last.sk), String(last.gsi1sk)]),
+            ).toString("base64url")
+          : null,
+    };
+  }
+
+  #item(stored: Delivery): Record<string, unknown> {
+    return {
+      ...deliveryKey(stored.subscriptionId, stored.eventKey),
+      ...stored,
+      ...deliveryIndexKeys(stored),
+      ...(stored.status === "delivered"
+        ? { expiresAt: Math.floor(Date.now() / 1000) + DELIVERED_KEPT_SECONDS }
+        : {}),
+    };
+  }
+}
+
+/** A dead-letter page cursor: the last item's keys, checked for shape before use. */
+function decodeDeadCursor(cursor: string): { pk: string; sk: string; gsi1sk: string } {
+  const invalid = () =>
+    new ValidationError("The cursor is not valid; use one returned by a previous read.");
+  if (!/^[A-Za-z0-9_-]{1,2048}$/.test(cursor)) throw invalid();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    throw invalid();
+  }
+  if (
+    !Array.isArray(parsed) ||
+    parsed.length !== 3 ||
+    !parsed.every((part) => typeof part === "string" && part.length <= 1024)
+  ) {
+    throw invalid();
+  }
+  const [pk, sk, gsi1sk] = parsed as [string, string, string];
+  if (!pk.startsWith("SUBSCRIPTION#") || !sk.startsWith("DELIVERY#")) throw invalid();
+  return { pk, sk, gsi1sk };
+}

@@ -1,0 +1,230 @@
+import { parseStageConfig, type StageConfig } from "@toolbus/core";
+import { createHttpClient } from "@toolbus/core/outbound";
+import { startUpstream, type Upstream } from "@toolbus/core/testing";
+import { Webhook } from "standardwebhooks";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SubscriptionDispatcher } from "../packages/core/src/app/subscriptions/dispatcher";
+import { SubscriptionService } from "../packages/core/src/app/subscriptions/service";
+import type { Principal } from "../packages/core/src/model/call";
+import { createDocumentClient } from "../packages/core/src/store/dynamodb";
+import {
+  DynamoDeliveryStore,
+  DynamoSubscriptionStore,
+} from "../packages/core/src/store/dynamodb/subscriptions";
+import { createTableInput } from "../packages/core/src/store/table";
+import { targetSender, webhookIdOf } from "../packages/core/src/subscriptions/targets";
+import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
+
+/**
+ * The retry schedule, dead letters, redrive and auto-pause, driven by a clock the test moves:
+ * real DynamoDB Local, real receivers on loopback, the real signer and outbound client.
+ */
+const client = testDynamoDbClient();
+let table: TestTable;
+let receiver: Upstream;
+/** What the receiver answers next: a status, or [status, headers]. */
+let answers: Array<number | [number, Record<string, string>]> = [];
+let clock = Date.parse("2026-11-24T12:00:00.000Z");
+const now = () => new Date(clock);
+const owner: Principal = { id: "key-owner", role: "member" };
+
+function system(config: StageConfig) {
+  const options = { client: createDocumentClient(client), tableName: table.tableName };
+  const subscriptions = new DynamoSubscriptionStore(options);
+  const deliveries = new DynamoDeliveryStore(options);
+  const service = new SubscriptionService({ subscriptions, deliveries, config, now });
+  const dispatcher = new SubscriptionDispatcher({
+    subscriptions,
+    deliveries,
+    config,
+    now,
+    send: targetSender({
+      http: createHttpClient(config.outbound),
+      eventBridge: () => {
+        throw new Error("no bus targets here");
+      },
+      sqs: () => {
+        throw new Error("no queue targets here");
+      },
+      now,
+    }),
+  });
+  return { service, dispatcher, deliveries };
+}
+
+const stage = (subscriptions: Record<string, unknown> = {}) =>
+  parseStageConfig({ outbound: { allowHosts: ["127.0.0.1"] }, subscriptions });
+
+let events = 0;
+function event(runId: string) {
+  events++;
+  return {
+    version: "0",
+    id: `e-${events}`,
+    source: "toolbus",
+    "detail-type": "ToolResultReceived",
+    time: now().toISOString(),
+    detail: { eventKey: `${runId}:call-${events}:result`, parentRunId: runId, status: "succeeded" },
+  };
+}
+
+beforeAll(async () => {
+  const { TableName: _unused, ...definition } = createTableInput("unused");
+  table = await createTestTable(client, { ...definition, namePrefix: "deliveries" });
+  receiver = await startUpstream((_request, response) => {
+    const next = answers.shift() ?? 204;
+    const [status, headers] = Array.isArray(next) ? next : [next, {}];
+    response.writeHead(status, headers).end(status >= 400 ? "nope" : "");
+  });
+});
+
+afterAll(async () => {
+  await receiver?.close();
+  await table?.drop();
+});
+
+async function subscribed(service: SubscriptionService, runId: string) {
+  return service.create(owner, {
+    name: runId,
+    pattern: { detail: { parentRunId: [runId] } },
+    target: { kind: "webhook", url: `${receiver.origin}/${runId}` },
+  });
+}
+
+const received = (runId: string) =>
+  receiver.requests.filter((request) => request.url.pathname === `/${runId}`);
+
+/** Moves the clock past the next attempt and runs the retry driver once. */
+async function later(dispatcher: SubscriptionDispatcher, ms: number) {
+  clock += ms;
+  await dispatcher.retryDue();
+}
+
+describe("webhook deliveries", () => {
+  it("retries a receiver that is down until it is back, then delivers every event once", async () => {
+    const { service, dispatcher } = system(stage());
+    const { subscription } = await subscribed(service, "run-down");
+    answers = [500, 500, 502, 500, 500, 500];
+    for (let i = 0; i < 3; i++) await dispatcher.dispatch(event("run-down"));
+    // Each event's first attempt failed; so does the next round for all three.
+    await later(dispatcher, 10_000);
+    expect(received("run-down")).toHaveLength(6);
+    // Back up: every event arrives, each under its own webhook-id, none twice.
+    for (let round = 0; round < 6; round++) await later(dispatcher, 3600_000);
+    const ids = received("run-down").map((request) => request.headers["webhook-id"]);
+    const delivered = received("run-down").slice(6);
+    expect(delivered).toHaveLength(3);
+    expect(new Set(delivered.map((request) => request.headers["webhook-id"])).size).toBe(3);
+    expect(new Set(ids).size).toBe(3);
+    const failures = await service.failures(owner, subscription.id, { limit: 10 });
+    expect(failures.deliveries).toEqual([]);
+    expect((await service.get(owner, subscription.id)).failureStreak).toBe(0);
+  });
+
+  it("gives up when the retry window closes, lists the dead letter, and redrives it", async () => {
+    const { service, dispatcher } = system(stage({ retryWindowHours: 1 }));
+    const { subscription } = await subscribed(service, "run-dead");
+    answers = Array(50).fill(503);
+    await dispatcher.dispatch(event("run-dead"));
+    for (let round = 0; round < 12; round++) await later(dispatcher, 10 * 60_000);
+    const attempts = received("run-dead").length;
+    expect(attempts).toBeGreaterThan(1);
+    const { deliveries } = await service.failures(owner, subscription.id, { limit: 10 });
+    expect(deliveries).toHaveLength(1);
+    expect(deliveries[0]).toMatchObject({
+      status: "dead",
+      attempts,
+      lastError: { status: 503, message: expect.stringContaining("nope") },
+    });
+    // Dead means no more attempts, however long we wait.
+    await later(dispatcher, 24 * 3600_000);
+    expect(received("run-dead")).toHaveLength(attempts);
+
+    answers = [];
+    expect(await service.redrive(owner, subscription.id)).toBe(1);
+    await later(dispatcher, 1);
+    expect(received("run-dead")).toHaveLength(attempts + 1);
+    expect(received("run-dead").at(-1)?.headers["webhook-id"]).toBe(
+      webhookIdOf(deliveries[0]?.eventKey ?? ""),
+    );
+    expect((await service.failures(owner, subscription.id, { limit: 10 })).deliveries).toEqual([]);
+  });
+
+  it("pauses a subscription whose attempts keep failing, and says so", async () => {
+    const { service, dispatcher } = system(stage({ pauseAfterFailures: 3 }));
+    const { subscription } = await subscribed(service, "run-pause");
+    answers = Array(10).fill(500);
+    await dispatcher.dispatch(event("run-pause"));
+    await later(dispatcher, 3600_000);
+    await later(dispatcher, 3600_000);
+    const paused = await service.get(owner, subscription.id);
+    expect(paused).toMatchObject({ status: "paused", pausedBecause: "failing", failureStreak: 3 });
+    // Paused: its pending delivery waits, and new events are not queued.
+    const before = received("run-pause").length;
+    dispatcher.invalidate();
+    await dispatcher.dispatch(event("run-pause"));
+    await later(dispatcher, 3600_000);
+    expect(received("run-pause")).toHaveLength(before);
+    // Resumed: the pending delivery goes out.
+    answers = [];
+    await service.resume(owner, subscription.id);
+    await later(dispatcher, 3600_000);
+    expect(received("run-pause")).toHaveLength(before + 1);
+  });
+
+  it("stops at once for a receiver that says it is gone (410)", async () => {
+    const { service, dispatcher } = system(stage());
+    const { subscription } = await subscribed(service, "run-gone");
+    answers = [410];
+    await dispatcher.dispatch(event("run-gone"));
+    expect(await service.get(owner, subscription.id)).toMatchObject({
+      status: "paused",
+      pausedBecause: "failing",
+    });
+    const { deliveries } = await service.failures(owner, subscription.id, { limit: 10 });
+    expect(deliveries.map((delivery) => delivery.lastError?.status)).toEqual([410]);
+  });
+
+  it("sends an event the bus delivers twice only once", async () => {
+    const { service, dispatcher } = system(stage());
+    await subscribed(service, "run-twice");
+    answers = [];
+    const twice = event("run-twice");
+    await dispatcher.dispatch(twice);
+    await dispatcher.dispatch(twice);
+    expect(received("run-twice")).toHaveLength(1);
+  });
+
+  it("signs with both secrets while a rotated one is kept, then with the new one alone", async () => {
+    clock = Date.now();
+    const { service, dispatcher } = system(stage());
+    const { subscription, secret: old } = await subscribed(service, "run-rotate");
+    const { secret: fresh } = await service.rotateSecret(owner, subscription.id);
+    expect(fresh).not.toBe(old);
+    answers = [];
+    const verifies = (secret: string) => {
+      const request = received("run-rotate").at(-1);
+      const headers = Object.fromEntries(
+        Object.entries(request?.headers ?? {}).map(([name, value]) => [name, String(value)]),
+      );
+      try {
+        // The library checks the timestamp against the real clock; ours is the test's.
+        new Webhook(secret).verify(request?.body ?? "", {
+          ...headers,
+          "webhook-timestamp": headers["webhook-timestamp"] ?? "",
+        });
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await dispatcher.dispatch(event("run-rotate"));
+    expect([verifies(old), verifies(fresh)]).toEqual([true, true]);
+    clock = Date.now() + 25 * 3600_000;
+    dispatcher.invalidate();
+    await dispatcher.dispatch(event("run-rotate"));
+    // Now only the fresh secret signs (the library would refuse the timestamp: check the header).
+    const signatures = String(received("run-rotate").at(-1)?.headers["webhook-signature"]);
+    expect(signatures.split(" ")).toHaveLength(1);
+  });
+});
