@@ -110,6 +110,7 @@ describe("the API's public surface", () => {
         "DELETE /v1/subscriptions/{id}",
         "GET /v1/subscriptions/{id}/failures",
         "POST /v1/subscriptions/{id}/redrive",
+        "POST /v1/subscriptions/{id}/replay",
         "POST /v1/select",
         "POST /v1/prompt",
         "POST /v1/agents/render",

@@ -134,6 +134,11 @@ const TABLE: Record<string, { need: Need; path?: string; json?: unknown }> = {
     need: "subscribe",
     path: `/v1/subscriptions/sub_${"0".repeat(24)}/failures`,
   },
+  "POST /v1/subscriptions/{id}/replay": {
+    need: "subscribe",
+    path: `/v1/subscriptions/sub_${"0".repeat(24)}/replay`,
+    json: { runId: "run-sec" },
+  },
   "POST /v1/subscriptions/{id}/redrive": {
     need: "subscribe",
     path: `/v1/subscriptions/sub_${"0".repeat(24)}/redrive`,

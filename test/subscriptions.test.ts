@@ -295,4 +295,46 @@ describe("subscriptions", () => {
     expect(mine?.lastError?.message).toContain("down for maintenance");
     expect(Date.parse(mine?.nextAttemptAt ?? "")).toBeGreaterThanOrEqual(sent + 120_000);
   });
+
+  it("replays a run's logged events that the pattern matches, marked as replays, as often as asked", async () => {
+    const runId = system.runId();
+    await call(runId);
+    const { subscription, secret } = await created({
+      name: "replayed",
+      pattern: { "detail-type": ["ToolResultReceived"], detail: { parentRunId: [runId] } },
+      target: { kind: "webhook", url: `${receiver.origin}/replay` },
+    });
+    for (const round of [1, 2]) {
+      const response = await system.request(`/v1/subscriptions/${subscription.id}/replay`, {
+        method: "POST",
+        json: { runId },
+      });
+      expect(response.status).toBe(202);
+      // The run logged two events; the pattern takes the result only.
+      expect(await response.json()).toMatchObject({ queued: 1, events: 2 });
+      await system.toolbus.subscriptions.retryDue();
+      expect(forRun(receiver, runId)).toHaveLength(round);
+    }
+    for (const request of forRun(receiver, runId)) {
+      const headers = Object.fromEntries(
+        Object.entries(request.headers).map(([name, value]) => [name, String(value)]),
+      );
+      const body = new Webhook(secret).verify(request.body, headers) as {
+        replay: boolean;
+        data: { eventKey: string };
+      };
+      expect(body.replay).toBe(true);
+      expect(headers["webhook-id"]).toBe(webhookIdOf(body.data.eventKey));
+    }
+    const none = await system.request(`/v1/subscriptions/${subscription.id}/replay`, {
+      method: "POST",
+      json: { runId: `${runId}-never` },
+    });
+    expect(await none.json()).toMatchObject({ queued: 0, events: 0 });
+    const bad = await system.request(`/v1/subscriptions/${subscription.id}/replay`, {
+      method: "POST",
+      json: { runId: "../etc" },
+    });
+    expect(bad.status).toBe(400);
+  });
 });

@@ -187,6 +187,7 @@ export function createToolbus(
           return new SubscriptionService({
             subscriptions: new dynamoSubscriptions.DynamoSubscriptionStore(store),
             deliveries: new dynamoSubscriptions.DynamoDeliveryStore(store),
+            events: stores.events,
             config: deployment.config,
             onChange: subscriptions.invalidate,
           });

@@ -84,6 +84,7 @@ export const delivery = z.object({
     .optional(),
   deliveredAt: z.string().optional(),
   deadAt: z.string().optional(),
-  replay: z.boolean().optional(),
+  /** Set on a delivery made by a replay: one replay's deliveries never collide with another's. */
+  replayId: z.string().optional(),
 });
 export type Delivery = z.infer<typeof delivery>;

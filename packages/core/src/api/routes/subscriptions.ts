@@ -1,4 +1,5 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { runId } from "../../model/ids";
 import {
   delivery,
   subscription,
@@ -23,6 +24,7 @@ const failuresQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),
   cursor: z.string().max(2048).optional(),
 });
+const replayBody = z.strictObject({ runId }).meta({ id: "Replay" });
 const redriveBody = z
   .strictObject({ eventKeys: z.array(z.string().min(1).max(512)).min(1).max(100).optional() })
   .meta({ id: "Redrive" });
@@ -199,5 +201,38 @@ export function registerSubscriptionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDe
       );
       return c.json({ redriven }, 200);
     },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/v1/subscriptions/{id}/replay",
+      tags: ["Subscriptions"],
+      summary: "Send a run's logged events that the pattern matches again, marked as a replay",
+      description:
+        "The events go out with the next retry run (within a minute), each with `replay: true` in its body and the same `webhook-id` as the first time.",
+      security: bearerSecurity,
+      middleware: [requirePermission(config, "subscribe")] as const,
+      request: {
+        params: idParams,
+        body: { required: true, content: { "application/json": { schema: replayBody } } },
+      },
+      responses: {
+        202: jsonContent(
+          z.object({ replayId: z.string(), queued: z.number().int(), events: z.number().int() }),
+          "Queued: how many of the run's events matched",
+        ),
+        ...errorResponses(400, 401, 403, 404, 415),
+      },
+    }),
+    async (c) =>
+      c.json(
+        await (await load()).replay(
+          c.get("principal"),
+          c.req.valid("param").id,
+          c.req.valid("json"),
+        ),
+        202,
+      ),
   );
 }

@@ -68,6 +68,7 @@ export class SubscriptionDispatcher {
   private index: PatternIndex<string> = createPatternIndex();
   private version = -1;
   private checkedAt = 0;
+  private refreshing: Promise<void> | undefined;
 
   constructor(private readonly deps: SubscriptionDispatcherDeps) {
     this.now = deps.now ?? (() => new Date());
@@ -222,13 +223,25 @@ export class SubscriptionDispatcher {
     }
   }
 
-  /** Rebuilds the index when the subscriptions' version moved (asked at most once a second). */
+  /**
+   * Rebuilds the index when the subscriptions' version moved (asked at most once a second).
+   * Events arriving meanwhile wait for the same rebuild rather than match the old index.
+   */
   private async refresh(): Promise<void> {
-    const nowMs = Date.now();
-    if (nowMs - this.checkedAt < VERSION_CHECK_MS) return;
+    if (Date.now() - this.checkedAt < VERSION_CHECK_MS) return;
+    this.refreshing ??= this.reload().finally(() => {
+      this.refreshing = undefined;
+    });
+    await this.refreshing;
+  }
+
+  private async reload(): Promise<void> {
+    const askedAt = Date.now();
     const version = await this.deps.subscriptions.version();
-    this.checkedAt = nowMs;
-    if (version === this.version) return;
+    if (version === this.version) {
+      this.checkedAt = askedAt;
+      return;
+    }
     const all = await this.deps.subscriptions.list();
     const index = createPatternIndex<string>();
     for (const stored of all) {
@@ -245,6 +258,7 @@ export class SubscriptionDispatcher {
     }
     this.index = index;
     this.version = version;
+    this.checkedAt = askedAt;
   }
 }
 

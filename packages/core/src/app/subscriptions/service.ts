@@ -9,9 +9,13 @@ import type {
   SubscriptionTarget,
 } from "../../model/subscription";
 import { compilePattern, InvalidEventPatternError } from "../../pattern";
-import type { DeliveryStore, StoredSubscription, SubscriptionStore } from "../../ports";
+import type { DeliveryStore, EventLog, StoredSubscription, SubscriptionStore } from "../../ports";
 import { newWebhookSecret } from "../../subscriptions/webhook-signature";
 import { canonicalJson } from "../../util/canonical-json";
+import { EVENT_SOURCE } from "../../wiring";
+
+/** Most events one replay reads from a run's log. */
+export const MAX_REPLAYED_EVENTS = 10_000;
 
 /** A rotated secret still signs (beside the new one) this long, so receivers can switch over. */
 export const PREVIOUS_SECRET_KEPT_MS = 24 * 3600 * 1000;
@@ -19,6 +23,8 @@ export const PREVIOUS_SECRET_KEPT_MS = 24 * 3600 * 1000;
 export interface SubscriptionServiceDeps {
   subscriptions: SubscriptionStore;
   deliveries: DeliveryStore;
+  /** The run event logs a replay reads. */
+  events?: Pick<EventLog, "read">;
   config: StageConfig;
   /** Told after every write, so a dispatcher in this process sees it on the next event. */
   onChange?: () => void;
@@ -166,6 +172,63 @@ export class SubscriptionService {
       if (saved) redriven++;
     }
     return redriven;
+  }
+
+  /**
+   * Sends a run's logged events that the subscription's pattern matches again, marked as a
+   * replay (`replay: true` in the body; the same `webhook-id` as the first time, so a receiver
+   * that has them can drop them). They are queued due now: the next retry run sends them.
+   */
+  async replay(
+    principal: Principal,
+    id: string,
+    request: { runId: string },
+  ): Promise<{ replayId: string; queued: number; events: number }> {
+    const stored = await this.owned(principal, id);
+    const { events } = this.deps;
+    if (!events) throw new ValidationError("Replay needs the run event logs, which are not here.");
+    const pattern = compilePattern(stored.subscription.pattern);
+    const replayId = randomBytes(8).toString("hex");
+    const at = this.now().toISOString();
+    let cursor: string | undefined;
+    let seen = 0;
+    let queued = 0;
+    do {
+      const page = await events.read(request.runId, { limit: 100, ...(cursor ? { cursor } : {}) });
+      for (const logged of page.events) {
+        seen++;
+        const envelope = {
+          version: "0",
+          id: logged.eventKey,
+          source: EVENT_SOURCE,
+          "detail-type": logged.detailType,
+          time: logged.occurredAt,
+          resources: [],
+          detail: logged.detail,
+        };
+        if (!pattern.matches(envelope)) continue;
+        const made = await this.deps.deliveries.create({
+          subscriptionId: id,
+          eventKey: logged.eventKey,
+          replayId,
+          detailType: logged.detailType,
+          status: "pending",
+          body: JSON.stringify({
+            type: logged.detailType,
+            timestamp: logged.occurredAt,
+            data: logged.detail,
+            replay: true,
+          }),
+          attempts: 0,
+          firstAttemptAt: at,
+          nextAttemptAt: at,
+        });
+        if (made) queued++;
+      }
+      const more = page.events.length > 0 && seen < MAX_REPLAYED_EVENTS;
+      cursor = more ? page.cursor : undefined;
+    } while (cursor);
+    return { replayId, queued, events: seen };
   }
 
   private isAdmin(principal: Principal): boolean {

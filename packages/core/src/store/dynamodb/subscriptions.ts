@@ -24,21 +24,23 @@ import {
   withoutKeys,
 } from "./client";
 
-const SPEC = "SPEC";
-const LIST_PARTITION = "SUBSCRIPTIONS";
-const VERSION_KEY = { pk: "SUBSCRIPTIONS", sk: "VERSION" };
+/**
+ * Every subscription in one partition, read with a consistent query: a dispatcher that sees the
+ * version move must also see the write that moved it (an index would lag behind it). The
+ * partition is read whole only when the version moves.
+ */
+const PARTITION = "SUBSCRIPTIONS";
+const VERSION_KEY = { pk: PARTITION, sk: "VERSION" };
 /** gsi2 partition of deliveries waiting for their next attempt (the retry driver's queue). */
 export const DELIVERY_DUE_PARTITION = "DELIVERY_DUE";
 /** A delivered one is kept this long, so a redelivered event is not sent twice. */
 const DELIVERED_KEPT_SECONDS = 7 * 24 * 3600;
 
-const subscriptionKey = (id: string) => ({ pk: `SUBSCRIPTION#${id}`, sk: SPEC });
-const deliveryKey = (subscriptionId: string, eventKey: string) => ({
+const subscriptionKey = (id: string) => ({ pk: PARTITION, sk: `SUB#${id}` });
+const deliveryKey = (subscriptionId: string, eventKey: string, replayId?: string) => ({
   pk: `SUBSCRIPTION#${subscriptionId}`,
-  sk: `DELIVERY#${eventKey}`,
+  sk: replayId ? `DELIVERY#${eventKey}#REPLAY#${replayId}` : `DELIVERY#${eventKey}`,
 });
-/** gsi1 lists subscriptions by owner: SUBSCRIPTIONS / <owner id>#<subscription id>. */
-const listSortKey = (ownerId: string, id: string) => `${ownerId}#${id}`;
 
 function storedSubscription(item: Record<string, unknown>): StoredSubscription {
   const { secrets, ...rest } = withoutKeys(item);
@@ -49,8 +51,8 @@ function storedSubscription(item: Record<string, unknown>): StoredSubscription {
 }
 
 /**
- * Subscriptions: SUBSCRIPTION#<id> / SPEC, listed through gsi1 by owner, with their signing
- * secrets in the item (a webhook signature is an HMAC: the sender needs the secret itself).
+ * Subscriptions: SUBSCRIPTIONS / SUB#<id>, with their signing secrets in the item (a webhook
+ * signature is an HMAC: the sender needs the secret itself).
  * Every write bumps SUBSCRIPTIONS / VERSION, so a dispatcher rebuilds its index only when
  * something changed.
  */
@@ -90,15 +92,19 @@ export class DynamoSubscriptionStore implements SubscriptionStore {
     const items = await guard("subscriptions.list", tableName, () =>
       queryAll(client, {
         TableName: tableName,
-        IndexName: "gsi1",
-        KeyConditionExpression:
-          ownerId === undefined
-            ? "gsi1pk = :list"
-            : "gsi1pk = :list AND begins_with(gsi1sk, :owner)",
+        KeyConditionExpression: "pk = :partition AND begins_with(sk, :sub)",
+        ...(ownerId === undefined
+          ? {}
+          : {
+              FilterExpression: "#owner.#id = :owner",
+              ExpressionAttributeNames: { "#owner": "owner", "#id": "id" },
+            }),
         ExpressionAttributeValues: {
-          ":list": LIST_PARTITION,
-          ...(ownerId === undefined ? {} : { ":owner": `${ownerId}#` }),
+          ":partition": PARTITION,
+          ":sub": "SUB#",
+          ...(ownerId === undefined ? {} : { ":owner": ownerId }),
         },
+        ConsistentRead: true,
       }),
     );
     return items.map(storedSubscription);
@@ -189,8 +195,6 @@ export class DynamoSubscriptionStore implements SubscriptionStore {
       ...subscriptionKey(stored.id),
       ...stored,
       secrets: JSON.stringify(secrets),
-      gsi1pk: LIST_PARTITION,
-      gsi1sk: listSortKey(stored.owner.id, stored.id),
     };
   }
 
@@ -217,7 +221,7 @@ function deliveryIndexKeys(stored: Delivery): Record<string, unknown> {
   if (stored.status === "pending" && stored.nextAttemptAt) {
     return {
       gsi2pk: DELIVERY_DUE_PARTITION,
-      gsi2sk: `${stored.nextAttemptAt}#${stored.subscriptionId}#${stored.eventKey}`,
+      gsi2sk: `${stored.nextAttemptAt}#${stored.subscriptionId}#${stored.eventKey}${stored.replayId ? `#${stored.replayId}` : ""}`,
     };
   }
   if (stored.status === "dead" && stored.deadAt) {
@@ -354,7 +358,7 @@ export class DynamoDeliveryStore implements DeliveryStore {
 
   #item(stored: Delivery): Record<string, unknown> {
     return {
-      ...deliveryKey(stored.subscriptionId, stored.eventKey),
+      ...deliveryKey(stored.subscriptionId, stored.eventKey, stored.replayId),
       ...stored,
       ...deliveryIndexKeys(stored),
       ...(stored.status === "delivered"
