@@ -233,7 +233,9 @@ export function createPatternIndex<Id>(): PatternIndex<Id> {
         for (const candidate of candidates) {
           if (candidate.compiled.matches(event)) matched.push(candidate);
         }
-        if (matched.length > 1) matched.sort((a, b) => a.order - b.order);
+        if (matched.length === 0) return [];
+        if (matched.length === 1) return [(matched[0] as Entry<Id>).id];
+        matched.sort((a, b) => a.order - b.order);
         return matched.map((entry) => entry.id);
       } finally {
         values.length = 0;
