@@ -249,6 +249,22 @@ describe("a pattern index on hostile events", () => {
     expect(index.match({ tags })).toEqual([7]);
   });
 
+  it("reads the patterns a repeated value meets once, not once per array element", () => {
+    const index = createPatternIndex<number>();
+    // Anchored on "any value at v" and on ranges at n (w is absent-only, so no anchor there),
+    // and each verified in constant time: what is left to measure is gathering candidates.
+    for (let i = 0; i < 2_000; i++) {
+      const anchor = i % 2 ? { n: [{ numeric: [">", -i] }] } : { v: [{ exists: true }] };
+      index.add(i, { ...anchor, w: [{ exists: false }] });
+    }
+    index.add(-1, { w: [1] });
+    const event = { v: Array(100_000).fill("same"), n: Array(100_000).fill(1), w: 1 };
+    const started = performance.now();
+    expect(index.match(event)).toEqual([-1]);
+    // Two thousand patterns read for each of two hundred thousand elements would take seconds.
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+
   it("walks a long string no deeper than the longest prefix stored", () => {
     const index = createPatternIndex<number>();
     const shared = "p".repeat(1_000);

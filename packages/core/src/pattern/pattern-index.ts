@@ -175,7 +175,7 @@ export function createPatternIndex<Id>(): PatternIndex<Id> {
       const value = values.pop();
       const node = nodes.pop() as PathNode<Id>;
       if (typeof value !== "object" || value === null) {
-        if (value !== undefined) node.field?.collect(value as Scalar, visit);
+        if (value !== undefined) node.field?.collect(value as Scalar, round, visit);
       } else if (Array.isArray(value)) {
         // Elements stay at the same path: arrays of values and of objects are both flattened.
         for (let i = 0; i < value.length; i++) {
