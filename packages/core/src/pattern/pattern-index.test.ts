@@ -220,6 +220,16 @@ describe("a pattern index", () => {
     expect(index.alwaysChecked).toBe(1);
   });
 
+  it("reads the event's own keys where patterns name many fields at one level", () => {
+    const index = createPatternIndex<string>();
+    for (let i = 0; i < 100; i++) index.add(`f${i}`, { detail: { [`f${i}`]: [{ exists: true }] } });
+    index.add("constructor", JSON.parse('{"detail": {"constructor": [{"exists": true}]}}'));
+    const event = JSON.parse('{"detail": {"f3": 0, "f42": [null], "other": 1, "constructor": ""}}');
+    expect(index.match(event)).toEqual(["f3", "f42", "constructor"]);
+    // An inherited "constructor" is not a field of the event, for the index as for the matcher.
+    expect(index.match({ detail: { f5: "x" } })).toEqual(["f5"]);
+  });
+
   it("matches nothing for events that are not JSON objects", () => {
     const index = createPatternIndex<string>();
     index.add("absent", { a: [{ exists: false }] });
