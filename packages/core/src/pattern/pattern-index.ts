@@ -16,9 +16,10 @@ import type { Scalar } from "./types";
  * value found there yields the patterns anchored on it, and each of those candidates is then
  * verified with its compiled pattern, so answers are exactly those of `compilePattern`.
  *
- * Patterns with no anchor, those an event can match through absent fields alone (only
- * `exists: false` on some field or `$or` branch), are verified against every event. They
- * are rare in practice and counted by `alwaysChecked`.
+ * Patterns with no anchor, those an event can match through absent fields alone (each field
+ * lists `exists: false` or is an object of such fields, and an `$or`, if any, has a branch
+ * like that), are verified against every event. They are rare in practice and counted by
+ * `alwaysChecked`.
  */
 export interface PatternIndex<Id> {
   /**
