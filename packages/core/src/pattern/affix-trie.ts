@@ -1,3 +1,5 @@
+import { type Bucket, bucket, drain } from "./bucket";
+
 /**
  * A trie over UTF-16 code units, for the index's prefix and suffix conditions: walking an event
  * string visits one node per code unit, at most as deep as the longest text stored, so the work
@@ -7,7 +9,7 @@
 
 interface TrieNode<T> {
   children: Map<number, TrieNode<T>> | undefined;
-  items: Set<T> | undefined;
+  items: Bucket<T> | undefined;
 }
 
 function node<T>(): TrieNode<T> {
@@ -20,7 +22,7 @@ export interface AffixTrie<T> {
   /** How many items are stored under exactly `text`. */
   count(text: string): number;
   /** Calls `visit` with every item whose text is a prefix (suffix) of `value`. */
-  collect(value: string, visit: (item: T) => void): void;
+  collect(value: string, round: number, visit: (item: T) => void): void;
 }
 
 export function createAffixTrie<T>(direction: "prefix" | "suffix"): AffixTrie<T> {
@@ -54,25 +56,25 @@ export function createAffixTrie<T>(direction: "prefix" | "suffix"): AffixTrie<T>
         current = next;
         path.push(current);
       }
-      current.items ??= new Set();
-      current.items.add(item);
+      current.items ??= bucket();
+      current.items.items.add(item);
       return () => {
         const target = path[path.length - 1] as TrieNode<T>;
-        target.items?.delete(item);
+        target.items?.items.delete(item);
         for (let depth = path.length - 1; depth > 0; depth--) {
           const child = path[depth] as TrieNode<T>;
-          if ((child.items?.size ?? 0) > 0 || (child.children?.size ?? 0) > 0) return;
+          if ((child.items?.items.size ?? 0) > 0 || (child.children?.size ?? 0) > 0) return;
           (path[depth - 1] as TrieNode<T>).children?.delete(codeAt(text, depth - 1));
         }
       };
     },
     count(text) {
-      return find(text)?.items?.size ?? 0;
+      return find(text)?.items?.items.size ?? 0;
     },
-    collect(value, visit) {
+    collect(value, round, visit) {
       let current: TrieNode<T> | undefined = root;
       for (let i = 0; current !== undefined; i++) {
-        if (current.items !== undefined) for (const item of current.items) visit(item);
+        if (current.items !== undefined) drain(current.items, round, visit);
         if (i === value.length || current.children === undefined) return;
         current = current.children.get(codeAt(value, i));
       }

@@ -1,5 +1,6 @@
 import { type AffixTrie, createAffixTrie } from "./affix-trie";
 import type { AnchorCondition } from "./anchors";
+import { type Bucket, bucket, drain } from "./bucket";
 import { createNumericRanges, type NumericRanges } from "./numeric-ranges";
 import type { Scalar } from "./types";
 
@@ -12,8 +13,11 @@ export interface FieldIndex<T> {
   add(condition: AnchorCondition, item: T): () => void;
   /** How many items the condition's own slot holds: the index's measure of its selectivity. */
   count(condition: AnchorCondition): number;
-  /** Calls `visit` with every item whose condition holds for `value` (repeats possible). */
-  collect(value: Scalar, visit: (item: T) => void): void;
+  /**
+   * Calls `visit` with every item whose condition holds for `value` (repeats possible). A
+   * slot already read in the same `round` (one per event) is not read again.
+   */
+  collect(value: Scalar, round: number, visit: (item: T) => void): void;
 }
 
 /**
@@ -23,7 +27,7 @@ export interface FieldIndex<T> {
  * one slice per distinct length no longer than the value.
  */
 class IgnoreCaseAffixes<T> {
-  private readonly byLength = new Map<number, Map<string, Set<T>>>();
+  private readonly byLength = new Map<number, Map<string, Bucket<T>>>();
   private lengths: number[] = [];
 
   constructor(private readonly fromEnd: boolean) {}
@@ -37,8 +41,8 @@ class IgnoreCaseAffixes<T> {
     }
     const items = addTo(texts, lowered, item);
     return () => {
-      items.delete(item);
-      if (items.size > 0) return;
+      items.items.delete(item);
+      if (items.items.size > 0) return;
       texts.delete(lowered);
       if (texts.size > 0) return;
       this.byLength.delete(length);
@@ -47,49 +51,49 @@ class IgnoreCaseAffixes<T> {
   }
 
   count(length: number, lowered: string): number {
-    return this.byLength.get(length)?.get(lowered)?.size ?? 0;
+    return this.byLength.get(length)?.get(lowered)?.items.size ?? 0;
   }
 
-  collect(value: string, visit: (item: T) => void): void {
+  collect(value: string, round: number, visit: (item: T) => void): void {
     for (const length of this.lengths) {
       if (length > value.length) return;
       const slice = this.fromEnd ? value.slice(value.length - length) : value.slice(0, length);
       const items = this.byLength.get(length)?.get(slice.toLowerCase());
-      if (items !== undefined) for (const item of items) visit(item);
+      if (items !== undefined) drain(items, round, visit);
     }
   }
 }
 
-function addTo<K, T>(map: Map<K, Set<T>>, key: K, item: T): Set<T> {
+function addTo<K, T>(map: Map<K, Bucket<T>>, key: K, item: T): Bucket<T> {
   let items = map.get(key);
   if (items === undefined) {
-    items = new Set();
+    items = bucket();
     map.set(key, items);
   }
-  items.add(item);
+  items.items.add(item);
   return items;
 }
 
-function removerFrom<K, T>(map: Map<K, Set<T>>, key: K, item: T): () => void {
+function removerFrom<K, T>(map: Map<K, Bucket<T>>, key: K, item: T): () => void {
   const items = addTo(map, key, item);
   return () => {
-    items.delete(item);
-    if (items.size === 0 && map.get(key) === items) map.delete(key);
+    items.items.delete(item);
+    if (items.items.size === 0 && map.get(key) === items) map.delete(key);
   };
 }
 
 export function createFieldIndex<T>(): FieldIndex<T> {
   // Strings, numbers, booleans and null share one map: Map keys compare by type and value
   // (SameValueZero), as the matcher does, so "5" and 5 stay apart and 0 meets -0.
-  const exact = new Map<Scalar, Set<T>>();
-  const ignoreCase = new Map<string, Set<T>>();
+  const exact = new Map<Scalar, Bucket<T>>();
+  const ignoreCase = new Map<string, Bucket<T>>();
   let prefixes: AffixTrie<T> | undefined;
   let suffixes: AffixTrie<T> | undefined;
   let prefixesIgnoreCase: IgnoreCaseAffixes<T> | undefined;
   let suffixesIgnoreCase: IgnoreCaseAffixes<T> | undefined;
   let ranges: NumericRanges<T> | undefined;
-  const anyString = new Set<T>();
-  const anyValue = new Set<T>();
+  const anyString = bucket<T>();
+  const anyValue = bucket<T>();
 
   return {
     add(condition, item) {
@@ -114,19 +118,19 @@ export function createFieldIndex<T>(): FieldIndex<T> {
           ranges ??= createNumericRanges();
           return ranges.add(condition, item);
         case "any-string":
-          anyString.add(item);
-          return () => anyString.delete(item);
+          anyString.items.add(item);
+          return () => anyString.items.delete(item);
         case "any-value":
-          anyValue.add(item);
-          return () => anyValue.delete(item);
+          anyValue.items.add(item);
+          return () => anyValue.items.delete(item);
       }
     },
     count(condition) {
       switch (condition.kind) {
         case "exact":
-          return exact.get(condition.value)?.size ?? 0;
+          return exact.get(condition.value)?.items.size ?? 0;
         case "ignore-case":
-          return ignoreCase.get(condition.lowered)?.size ?? 0;
+          return ignoreCase.get(condition.lowered)?.items.size ?? 0;
         case "prefix":
           return prefixes?.count(condition.text) ?? 0;
         case "suffix":
@@ -139,30 +143,29 @@ export function createFieldIndex<T>(): FieldIndex<T> {
         case "range":
           return ranges?.size ?? 0;
         case "any-string":
-          return anyString.size;
+          return anyString.items.size;
         case "any-value":
-          return anyValue.size;
+          return anyValue.items.size;
       }
     },
-    collect(value, visit) {
-      // The size checks skip creating iterators over empty sets, on every value of every event.
+    collect(value, round, visit) {
       if (exact.size > 0) {
         const same = exact.get(value);
-        if (same !== undefined) for (const item of same) visit(item);
+        if (same !== undefined) drain(same, round, visit);
       }
-      if (anyValue.size > 0) for (const item of anyValue) visit(item);
+      drain(anyValue, round, visit);
       if (typeof value === "string") {
-        if (anyString.size > 0) for (const item of anyString) visit(item);
-        prefixes?.collect(value, visit);
-        suffixes?.collect(value, visit);
-        prefixesIgnoreCase?.collect(value, visit);
-        suffixesIgnoreCase?.collect(value, visit);
+        drain(anyString, round, visit);
+        prefixes?.collect(value, round, visit);
+        suffixes?.collect(value, round, visit);
+        prefixesIgnoreCase?.collect(value, round, visit);
+        suffixesIgnoreCase?.collect(value, round, visit);
         if (ignoreCase.size > 0) {
           const lowered = ignoreCase.get(value.toLowerCase());
-          if (lowered !== undefined) for (const item of lowered) visit(item);
+          if (lowered !== undefined) drain(lowered, round, visit);
         }
       } else if (typeof value === "number") {
-        ranges?.collect(value, visit);
+        ranges?.collect(value, round, visit);
       }
     },
   };

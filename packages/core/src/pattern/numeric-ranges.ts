@@ -21,7 +21,8 @@ export interface NumericRanges<T> {
   /** Stores `item` under `range`; the returned function takes it out again. */
   add(range: NumericRange, item: T): () => void;
   readonly size: number;
-  collect(value: number, visit: (item: T) => void): void;
+  /** Visits the ranges holding `value`; the same value again in one `round` is skipped. */
+  collect(value: number, round: number, visit: (item: T) => void): void;
 }
 
 export function createNumericRanges<T>(): NumericRanges<T> {
@@ -29,6 +30,8 @@ export function createNumericRanges<T>(): NumericRanges<T> {
   let sorted: Stored<T>[] = [];
   let maxHigh: number[] = [];
   let stale = false;
+  let lastRound = 0;
+  let lastValue = 0;
 
   function build(from: number, to: number): number {
     if (from >= to) return Number.NEGATIVE_INFINITY;
@@ -70,8 +73,10 @@ export function createNumericRanges<T>(): NumericRanges<T> {
     get size() {
       return stored.size;
     },
-    collect(value, visit) {
-      if (stored.size === 0) return;
+    collect(value, round, visit) {
+      if (stored.size === 0 || (round === lastRound && value === lastValue)) return;
+      lastRound = round;
+      lastValue = value;
       if (stale) rebuild();
       query(0, sorted.length, value, visit);
     },

@@ -220,6 +220,16 @@ describe("a pattern index", () => {
     expect(index.alwaysChecked).toBe(1);
   });
 
+  it("reads the event's own keys where patterns name many fields at one level", () => {
+    const index = createPatternIndex<string>();
+    for (let i = 0; i < 100; i++) index.add(`f${i}`, { detail: { [`f${i}`]: [{ exists: true }] } });
+    index.add("constructor", JSON.parse('{"detail": {"constructor": [{"exists": true}]}}'));
+    const event = JSON.parse('{"detail": {"f3": 0, "f42": [null], "other": 1, "constructor": ""}}');
+    expect(index.match(event)).toEqual(["f3", "f42", "constructor"]);
+    // An inherited "constructor" is not a field of the event, for the index as for the matcher.
+    expect(index.match({ detail: { f5: "x" } })).toEqual(["f5"]);
+  });
+
   it("matches nothing for events that are not JSON objects", () => {
     const index = createPatternIndex<string>();
     index.add("absent", { a: [{ exists: false }] });
@@ -247,6 +257,22 @@ describe("a pattern index on hostile events", () => {
     const tags = Array.from({ length: 100_000 }, (_, i) => `other-${i}`);
     tags.push("tag-7");
     expect(index.match({ tags })).toEqual([7]);
+  });
+
+  it("reads the patterns a repeated value meets once, not once per array element", () => {
+    const index = createPatternIndex<number>();
+    // Anchored on "any value at v" and on ranges at n (w is absent-only, so no anchor there),
+    // and each verified in constant time: what is left to measure is gathering candidates.
+    for (let i = 0; i < 2_000; i++) {
+      const anchor = i % 2 ? { n: [{ numeric: [">", -i] }] } : { v: [{ exists: true }] };
+      index.add(i, { ...anchor, w: [{ exists: false }] });
+    }
+    index.add(-1, { w: [1] });
+    const event = { v: Array(100_000).fill("same"), n: Array(100_000).fill(1), w: 1 };
+    const started = performance.now();
+    expect(index.match(event)).toEqual([-1]);
+    // Two thousand patterns read for each of two hundred thousand elements would take seconds.
+    expect(performance.now() - started).toBeLessThan(1_000);
   });
 
   it("walks a long string no deeper than the longest prefix stored", () => {

@@ -16,9 +16,10 @@ import type { Scalar } from "./types";
  * value found there yields the patterns anchored on it, and each of those candidates is then
  * verified with its compiled pattern, so answers are exactly those of `compilePattern`.
  *
- * Patterns with no anchor, those an event can match through absent fields alone (only
- * `exists: false` on some field or `$or` branch), are verified against every event. They
- * are rare in practice and counted by `alwaysChecked`.
+ * Patterns with no anchor, those an event can match through absent fields alone (each field
+ * lists `exists: false` or is an object of such fields, and an `$or`, if any, has a branch
+ * like that), are verified against every event. They are rare in practice and counted by
+ * `alwaysChecked`.
  */
 export interface PatternIndex<Id> {
   /**
@@ -175,7 +176,7 @@ export function createPatternIndex<Id>(): PatternIndex<Id> {
       const value = values.pop();
       const node = nodes.pop() as PathNode<Id>;
       if (typeof value !== "object" || value === null) {
-        if (value !== undefined) node.field?.collect(value as Scalar, visit);
+        if (value !== undefined) node.field?.collect(value as Scalar, round, visit);
       } else if (Array.isArray(value)) {
         // Elements stay at the same path: arrays of values and of objects are both flattened.
         for (let i = 0; i < value.length; i++) {
@@ -233,7 +234,9 @@ export function createPatternIndex<Id>(): PatternIndex<Id> {
         for (const candidate of candidates) {
           if (candidate.compiled.matches(event)) matched.push(candidate);
         }
-        if (matched.length > 1) matched.sort((a, b) => a.order - b.order);
+        if (matched.length === 0) return [];
+        if (matched.length === 1) return [(matched[0] as Entry<Id>).id];
+        matched.sort((a, b) => a.order - b.order);
         return matched.map((entry) => entry.id);
       } finally {
         values.length = 0;
