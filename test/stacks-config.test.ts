@@ -16,7 +16,7 @@ import {
   type ToolLimits,
 } from "../stacks/config";
 import { synthesizeStage } from "../stacks/synth";
-import { CONFIG_CONTEXT } from "../stacks/Toolbus";
+import { CONFIG_CONTEXT, queueArnOf } from "../stacks/Toolbus";
 
 const tools: ToolLimits[] = builtinTools.map((tool) => ({
   id: tool.spec.id,
@@ -130,6 +130,15 @@ describe("per-stage stack configuration", () => {
     const topicRef = { Ref: Object.keys(template.findResources("AWS::SNS::Topic"))[0] };
     expect(alarm?.Properties.AlarmActions).toEqual([topicRef]);
     expect(alarm?.Properties.OKActions).toEqual([topicRef]);
+  });
+
+  it("names an allow-listed queue by the ARN its URL stands for", () => {
+    expect(queueArnOf("https://sqs.eu-west-1.amazonaws.com/123456789012/jobs.fifo")).toBe(
+      "arn:aws:sqs:eu-west-1:123456789012:jobs.fifo",
+    );
+    expect(queueArnOf("https://sqs.cn-north-1.amazonaws.com.cn/123456789012/q")).toBe(
+      "arn:aws-cn:sqs:cn-north-1:123456789012:q",
+    );
   });
 
   it("uses a topic the team already has as it is, subscribing nobody to it", () => {

@@ -227,4 +227,22 @@ describe("webhook deliveries", () => {
     const signatures = String(received("run-rotate").at(-1)?.headers["webhook-signature"]);
     expect(signatures.split(" ")).toHaveLength(1);
   });
+
+  it("refuses a key more subscriptions than the stage allows it", async () => {
+    const { service } = system(stage({ maxPerOwner: 2 }));
+    const capped: Principal = { id: "key-capped", role: "member" };
+    const request = (name: string) => ({
+      name,
+      pattern: { source: ["toolbus"] },
+      target: { kind: "webhook" as const, url: `${receiver.origin}/capped` },
+    });
+    await service.create(capped, request("one"));
+    await service.create(capped, request("two"));
+    await expect(service.create(capped, request("three"))).rejects.toThrow(/at most 2/);
+    // Another key is not held to this one's count.
+    const other: Principal = { id: "key-other", role: "member" };
+    await expect(service.create(other, request("other"))).resolves.toMatchObject({
+      subscription: { name: "other" },
+    });
+  });
 });

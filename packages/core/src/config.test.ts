@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { checkToolSettings, loadStageConfig, parseStageConfig, roleAtLeast } from "./config";
+import {
+  checkToolSettings,
+  loadStageConfig,
+  parseStageConfig,
+  roleAtLeast,
+  roleFor,
+} from "./config";
 import { ValidationError } from "./errors";
 
 describe("stage configuration", () => {
@@ -27,6 +33,28 @@ describe("stage configuration", () => {
     ).toThrow(/permissions\.read: "x" is not one of roles \(viewer, member, admin\)/);
     expect(() => parseStageConfig({ modes: { default: "plan", available: ["build"] } })).toThrow(
       ValidationError,
+    );
+  });
+
+  it("lets subscribing take the call role unless the stage names another, which must be a role", () => {
+    expect(roleFor(parseStageConfig({}), "subscribe")).toBe("member");
+    const adminsOnly = parseStageConfig({
+      permissions: { read: "viewer", call: "member", admin: "admin", subscribe: "admin" },
+    });
+    expect(roleFor(adminsOnly, "subscribe")).toBe("admin");
+    expect(() =>
+      parseStageConfig({
+        permissions: { read: "viewer", call: "member", admin: "admin", subscribe: "root" },
+      }),
+    ).toThrow(/permissions\.subscribe: "root" is not one of roles/);
+    expect(parseStageConfig({}).subscriptions).toEqual({
+      retryWindowHours: 24,
+      pauseAfterFailures: 100,
+      maxPerOwner: 100,
+      allowTargets: [],
+    });
+    expect(() => parseStageConfig({ subscriptions: { retryWindowHour: 1 } })).toThrow(
+      /retryWindowHour/,
     );
   });
 
