@@ -21,6 +21,8 @@ import {
   callViewSchema,
   capabilitiesSchema,
   createdKeySchema,
+  type FailuresPage,
+  failuresPageSchema,
   type Health,
   healthSchema,
   keyListSchema,
@@ -30,11 +32,20 @@ import {
   promptSchema,
   type RegistrationOutcome,
   type RenderedAgentFile,
+  type ReplayResult,
+  redriveResultSchema,
   registrationOutcomeSchema,
   removedToolsetSchema,
   renderedSchema,
+  replayResultSchema,
   type Selection,
+  type Subscription,
+  type SubscriptionRequest,
+  type SubscriptionWithSecret,
   selectionSchema,
+  subscriptionListSchema,
+  subscriptionSchema,
+  subscriptionWithSecretSchema,
   type Tool,
   type ToolListItem,
   type Toolset,
@@ -79,6 +90,13 @@ export interface CallOptions {
   wait?: number;
   parentCallId?: string;
   signal?: AbortSignal;
+}
+
+export interface FailuresOptions {
+  /** Page size, 1-100 (default: the API's, 50). */
+  limit?: number;
+  /** The `cursor` of the page before. */
+  cursor?: string;
 }
 
 export interface SelectRequest {
@@ -192,6 +210,62 @@ export class ToolbusClient {
       }),
   };
 
+  /**
+   * Subscriptions: an event pattern over Toolbus's events and a webhook, bus or queue that
+   * gets each matching event. A key manages its own (an admin any); another key's answers 404.
+   */
+  readonly subscriptions = {
+    /** The signing secret is in this answer and nowhere else. */
+    create: (request: SubscriptionRequest): Promise<SubscriptionWithSecret> =>
+      this.#http.json("POST", "/v1/subscriptions", {
+        json: request,
+        schema: subscriptionWithSecretSchema,
+      }),
+    list: async (): Promise<Subscription[]> =>
+      (await this.#http.json("GET", "/v1/subscriptions", { schema: subscriptionListSchema }))
+        .subscriptions,
+    get: (id: string): Promise<Subscription> =>
+      this.#http.json("GET", subscriptionPath(id), { schema: subscriptionSchema }),
+    /** Events matched while paused are not queued. */
+    pause: (id: string): Promise<Subscription> =>
+      this.#http.json("POST", subscriptionPath(id, "pause"), { schema: subscriptionSchema }),
+    /** Active again, with a clean failure streak. */
+    resume: (id: string): Promise<Subscription> =>
+      this.#http.json("POST", subscriptionPath(id, "resume"), { schema: subscriptionSchema }),
+    /** A new signing secret, shown once; the old one keeps signing beside it for a while. */
+    rotateSecret: (id: string): Promise<SubscriptionWithSecret> =>
+      this.#http.json("POST", subscriptionPath(id, "rotate-secret"), {
+        schema: subscriptionWithSecretSchema,
+      }),
+    remove: async (id: string): Promise<void> => {
+      // 204: nothing to read.
+      await this.#http.send("DELETE", subscriptionPath(id));
+    },
+    /** Dead letters (deliveries that failed until the retry window closed), newest first. */
+    failures: (id: string, options: FailuresOptions = {}): Promise<FailuresPage> =>
+      this.#http.json("GET", subscriptionPath(id, "failures"), {
+        query: { limit: options.limit, cursor: options.cursor },
+        schema: failuresPageSchema,
+      }),
+    /**
+     * Sends dead letters again (all of them, or those with the given event keys) with a fresh
+     * retry window; resolves to how many went back.
+     */
+    redrive: async (id: string, eventKeys?: readonly string[]): Promise<number> =>
+      (
+        await this.#http.json("POST", subscriptionPath(id, "redrive"), {
+          json: eventKeys ? { eventKeys } : {},
+          schema: redriveResultSchema,
+        })
+      ).redriven,
+    /** Queues a run's logged events that the pattern matches again, marked as a replay. */
+    replay: (id: string, runId: string): Promise<ReplayResult> =>
+      this.#http.json("POST", subscriptionPath(id, "replay"), {
+        json: { runId },
+        schema: replayResultSchema,
+      }),
+  };
+
   /** Call counters and latency percentiles (admin): see GET /v1/metrics. */
   metrics(): Promise<Metrics> {
     return this.#http.json("GET", "/v1/metrics", { schema: metricsSchema });
@@ -299,6 +373,10 @@ export class ToolbusClient {
 
 export function createToolbusClient(options: ToolbusClientOptions): ToolbusClient {
   return new ToolbusClient(options);
+}
+
+function subscriptionPath(id: string, action?: string): string {
+  return `/v1/subscriptions/${encodeURIComponent(id)}${action ? `/${action}` : ""}`;
 }
 
 /** A revision number becomes the ETag the API gives (`"3"`); a string is sent as it is. */

@@ -168,6 +168,67 @@ export const registrationOutcomeSchema = z
   .loose();
 export const removedToolsetSchema = z.object({ removed: z.array(z.string()) }).loose();
 
+// Subscriptions. Core's model does not export its subscription schemas, so the shapes the
+// client checks are written out here; the API's OpenAPI document has the same ones.
+
+export const subscriptionTargetSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("webhook"), url: z.string() }).loose(),
+  z.object({ kind: z.literal("eventbridge"), busArn: z.string() }).loose(),
+  z.object({ kind: z.literal("sqs"), queueUrl: z.string() }).loose(),
+]);
+
+export const subscriptionSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    owner: principal.loose(),
+    /** The pattern as canonical JSON text: what was validated is what is matched. */
+    pattern: z.string(),
+    target: subscriptionTargetSchema,
+    status: z.enum(["active", "paused"]),
+    /** Why it is paused: asked to, or its deliveries kept failing (see `failureStreak`). */
+    pausedBecause: z.enum(["requested", "failing"]).optional(),
+    /** Failed delivery attempts in a row; any success resets it. */
+    failureStreak: z.number().int(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    revision: z.number().int(),
+  })
+  .loose();
+export const subscriptionListSchema = z.object({ subscriptions: z.array(subscriptionSchema) });
+export const subscriptionWithSecretSchema = z
+  .object({ subscription: subscriptionSchema, secret: z.string() })
+  .loose();
+
+export const deliverySchema = z
+  .object({
+    subscriptionId: z.string(),
+    /** The event's key, sent as the webhook-id: a receiver dedupes retries and redrives by it. */
+    eventKey: z.string(),
+    detailType: z.string(),
+    status: z.enum(["pending", "delivered", "dead"]),
+    /** The body sent, as JSON text: the same bytes on every attempt. */
+    body: z.string(),
+    attempts: z.number().int(),
+    firstAttemptAt: z.string(),
+    nextAttemptAt: z.string().optional(),
+    lastError: z
+      .object({ at: z.string(), status: z.number().int().optional(), message: z.string() })
+      .loose()
+      .optional(),
+    deliveredAt: z.string().optional(),
+    deadAt: z.string().optional(),
+    replayId: z.string().optional(),
+  })
+  .loose();
+export const failuresPageSchema = z
+  .object({ failures: z.array(deliverySchema), cursor: z.string().nullable() })
+  .loose();
+export const redriveResultSchema = z.object({ redriven: z.number().int() }).loose();
+export const replayResultSchema = z
+  .object({ replayId: z.string(), queued: z.number().int(), events: z.number().int() })
+  .loose();
+
 export const healthSchema = z.object({ status: z.literal("ok"), stage: z.string() }).loose();
 
 export const selectionSchema = z
@@ -306,6 +367,29 @@ export type RunEvent =
       occurredAt: string;
       detail: ToolResultReceived;
     };
+
+/** Where a subscription's deliveries go: a webhook, an EventBridge bus or an SQS queue. */
+export type SubscriptionTarget = z.infer<typeof subscriptionTargetSchema>;
+export type Subscription = z.infer<typeof subscriptionSchema>;
+/** A new subscription, or one whose secret was rotated, with the signing secret shown once. */
+export type SubscriptionWithSecret = z.infer<typeof subscriptionWithSecretSchema>;
+/** One event on its way to one subscription; a dead letter has `status: "dead"`. */
+export type Delivery = z.infer<typeof deliverySchema>;
+/** A page of dead letters, newest first; `cursor` reads the next page, null at the end. */
+export type FailuresPage = z.infer<typeof failuresPageSchema>;
+/** A replay's id, how many of the run's logged events it queued, and how many it looked at. */
+export type ReplayResult = z.infer<typeof replayResultSchema>;
+
+/** What `POST /v1/subscriptions` takes. */
+export interface SubscriptionRequest {
+  name: string;
+  /** An EventBridge event pattern over Toolbus's events: an object or its JSON text. */
+  pattern: Record<string, unknown> | string;
+  target:
+    | { kind: "webhook"; url: string }
+    | { kind: "eventbridge"; busArn: string }
+    | { kind: "sqs"; queueUrl: string };
+}
 
 export type ApiKeyRecord = z.infer<typeof keyRecordSchema>;
 export type CreatedApiKey = z.infer<typeof createdKeySchema>;
