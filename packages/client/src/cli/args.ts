@@ -28,6 +28,12 @@ const OPTIONS = {
   name: { type: "string" },
   role: { type: "string" },
   rename: { type: "string", multiple: true },
+  pattern: { type: "string" },
+  "pattern-file": { type: "string" },
+  webhook: { type: "string" },
+  "bus-arn": { type: "string" },
+  "queue-url": { type: "string" },
+  "event-key": { type: "string", multiple: true },
 } as const satisfies NonNullable<ParseArgsConfig["options"]>;
 
 type OptionName = keyof typeof OPTIONS;
@@ -211,10 +217,90 @@ export const COMMANDS = {
     args: ["name"],
     options: [],
   },
+  "subscriptions create": {
+    usage:
+      "subscriptions create --name <name> (--pattern '<json>' | --pattern-file <file>) (--webhook <url> | --bus-arn <arn> | --queue-url <url>)",
+    summary:
+      "Subscribe a webhook, bus or queue to the events a pattern matches; the secret is shown once.",
+    args: [],
+    options: ["name", "pattern", "pattern-file", "webhook", "bus-arn", "queue-url"],
+    help: [
+      "--name <name>            what the subscription is for, 1-128 characters",
+      "--pattern '<json>'       an EventBridge event pattern over Toolbus's events, e.g.",
+      '                         \'{"detail-type":["ToolResultReceived"],"detail":{"status":["failed"]}}\'',
+      "--pattern-file <file>    read the pattern from a JSON file; - reads standard input",
+      "--webhook <url>          POST each event here, signed the Standard Webhooks way",
+      "--bus-arn <arn>          put each event on this EventBridge bus (the stage must allow it)",
+      "--queue-url <url>        send each event to this SQS queue (the stage must allow it)",
+    ],
+  },
+  "subscriptions list": {
+    usage: "subscriptions list",
+    summary: "List your subscriptions (an admin: all) with status, target and failure streak.",
+    args: [],
+    options: [],
+  },
+  "subscriptions show": {
+    usage: "subscriptions show <id>",
+    summary: "Show a subscription: its pattern, target, status and failure streak.",
+    args: ["id"],
+    options: [],
+  },
+  "subscriptions pause": {
+    usage: "subscriptions pause <id>",
+    summary: "Pause a subscription: events matched meanwhile are not queued.",
+    args: ["id"],
+    options: [],
+  },
+  "subscriptions resume": {
+    usage: "subscriptions resume <id>",
+    summary: "Resume a subscription, with a clean failure streak.",
+    args: ["id"],
+    options: [],
+  },
+  "subscriptions delete": {
+    usage: "subscriptions delete <id>",
+    summary: "Delete a subscription.",
+    args: ["id"],
+    options: [],
+  },
+  "subscriptions rotate-secret": {
+    usage: "subscriptions rotate-secret <id>",
+    summary: "Make a new signing secret, shown once; the old one signs beside it for 24 hours.",
+    args: ["id"],
+    options: [],
+  },
+  "subscriptions failures": {
+    usage: "subscriptions failures <id> [--limit <n>] [--cursor <c>]",
+    summary: "List a subscription's dead letters: deliveries that failed until given up on.",
+    args: ["id"],
+    options: ["limit", "cursor"],
+    help: [
+      "--limit <n>      page size, 1-100 (default 50)",
+      "--cursor <c>     the next page, as the previous one said",
+    ],
+  },
+  "subscriptions redrive": {
+    usage: "subscriptions redrive <id> [--event-key <key> ...]",
+    summary: "Send dead letters again, with a fresh retry window (all, or the keys given).",
+    args: ["id"],
+    options: ["event-key"],
+    help: ["--event-key <key>   only this dead letter (see subscriptions failures); repeatable"],
+  },
+  "subscriptions replay": {
+    usage: "subscriptions replay <id> --run <runId>",
+    summary: "Send a run's logged events that the pattern matches again, marked as a replay.",
+    args: ["id"],
+    options: ["run"],
+    help: [
+      "--run <runId>    the run whose events go out again (with the next retry run, within a",
+      "                 minute; each with replay: true and the webhook-id it had the first time)",
+    ],
+  },
 } as const satisfies Record<string, CommandSpec>;
 
 export type CommandName = keyof typeof COMMANDS;
-const GROUPS = new Set(["tools", "toolsets", "calls", "keys", "capabilities"]);
+const GROUPS = new Set(["tools", "toolsets", "calls", "keys", "capabilities", "subscriptions"]);
 
 /** The commands of a group (`tools` -> `tools list`, `tools show`, ...). */
 function groupCommands(group: string): CommandName[] {
@@ -279,6 +365,34 @@ const rename = text
     return [pair.slice(0, at), pair.slice(at + 1)] as const;
   })
   .pipe(z.tuple([z.string().min(1).max(128, "a remote name is at most 128 characters"), toolId]));
+
+/** Made by Toolbus (`sub_` and 24 hex digits), never chosen: anything else is a typo. */
+const subscriptionId = text.regex(
+  /^sub_[0-9a-f]{24}$/,
+  "a subscription id: sub_ and 24 hex digits",
+);
+
+/**
+ * One target of three. The API judges the rest (https, the stage's allow-list, the exact ARN
+ * and queue URL shapes) and names what is wrong; these catch what is plainly not one.
+ */
+const targets = {
+  webhook: z
+    .url({ protocol: /^https?$/, error: "an http(s) URL" })
+    .max(2048)
+    .optional(),
+  "bus-arn": text
+    .regex(/^arn:aws[a-z-]*:events:/, "an EventBridge bus ARN (arn:aws:events:...:event-bus/...)")
+    .optional(),
+  "queue-url": z
+    .url({
+      protocol: /^https$/,
+      error: "an SQS queue URL (https://sqs.<region>.amazonaws.com/...)",
+    })
+    .optional(),
+};
+type TargetOption = keyof typeof targets;
+const TARGET_OPTIONS = Object.keys(targets) as TargetOption[];
 
 const SCHEMAS = {
   "tools list": z
@@ -364,6 +478,42 @@ const SCHEMAS = {
       }),
   }),
   "toolsets remove": z.object({ name: toolsetName }),
+  "subscriptions create": z
+    .object({
+      name: z.string().min(1).max(128, "at most 128 characters").optional(),
+      pattern: z.string().optional(),
+      "pattern-file": z.string().min(1).optional(),
+      ...targets,
+    })
+    .refine((v) => v.name !== undefined, { message: "--name is required", path: ["name"] })
+    .refine((v) => (v.pattern === undefined) !== (v["pattern-file"] === undefined), {
+      // No path: the message names both options, and a label in front would repeat one.
+      message: "give --pattern or --pattern-file (one of them)",
+    })
+    .refine((v) => TARGET_OPTIONS.filter((option) => v[option] !== undefined).length === 1, {
+      message: "give one target: --webhook, --bus-arn or --queue-url",
+    }),
+  "subscriptions list": z.object({}),
+  "subscriptions show": z.object({ id: subscriptionId }),
+  "subscriptions pause": z.object({ id: subscriptionId }),
+  "subscriptions resume": z.object({ id: subscriptionId }),
+  "subscriptions delete": z.object({ id: subscriptionId }),
+  "subscriptions rotate-secret": z.object({ id: subscriptionId }),
+  "subscriptions failures": z.object({
+    id: subscriptionId,
+    limit: number("--limit", 1, 100, true).optional(),
+    cursor: z.string().min(1).max(2048).optional(),
+  }),
+  "subscriptions redrive": z.object({
+    id: subscriptionId,
+    "event-key": z
+      .array(z.string().min(1).max(512, "an event key is at most 512 characters"))
+      .max(100, "at most 100 event keys at once")
+      .optional(),
+  }),
+  "subscriptions replay": z
+    .object({ id: subscriptionId, run: runId.optional() })
+    .refine((v) => v.run !== undefined, { message: "--run <runId> is required", path: ["run"] }),
 } satisfies Record<CommandName, z.ZodType>;
 
 export type CommandArgs = { [N in CommandName]: z.output<(typeof SCHEMAS)[N]> };

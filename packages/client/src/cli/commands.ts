@@ -2,7 +2,12 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, isAbsolute, relative, resolve } from "node:path";
 import type { RenderAgentRequest, ToolbusClient } from "../client.js";
 import type { ToolsetRegistration } from "../registration.js";
-import type { CapabilityStatus, RegistrationOutcome, RenderedAgentFile } from "../schemas.js";
+import type {
+  CapabilityStatus,
+  RegistrationOutcome,
+  RenderedAgentFile,
+  SubscriptionRequest,
+} from "../schemas.js";
 import type { CommandArgs, CommandName } from "./args.js";
 import { UsageError } from "./errors.js";
 import {
@@ -18,6 +23,13 @@ import {
   table,
 } from "./format.js";
 import { statsReport } from "./stats.js";
+import {
+  failuresTable,
+  subscriptionFields,
+  subscriptionStatus,
+  subscriptionTable,
+  withSecret,
+} from "./subscriptions.js";
 
 export interface CommandIo {
   stdout: { write(text: string): unknown };
@@ -382,6 +394,130 @@ export const HANDLERS: { [N in CommandName]: Handler<N> } = {
     );
     return 0;
   },
+
+  async "subscriptions create"(args, { client, io, json: asJson }) {
+    const pattern = await readPattern(args, io);
+    const created = await client.subscriptions.create({
+      name: args.name as string,
+      pattern,
+      target: targetOf(args),
+    });
+    io.stdout.write(
+      asJson
+        ? json(created)
+        : withSecret(
+            created,
+            "Keep the secret now: it will not be shown again. Receivers check each delivery's\nsignature with it (Standard Webhooks); toolbus subscriptions rotate-secret makes a new one.",
+          ),
+    );
+    return 0;
+  },
+
+  async "subscriptions list"(_args, { client, io, json: asJson }) {
+    const subscriptions = await client.subscriptions.list();
+    if (asJson) io.stdout.write(json(subscriptions));
+    else if (subscriptions.length === 0) {
+      io.stdout.write("No subscriptions yet: toolbus subscriptions create.\n");
+    } else io.stdout.write(subscriptionTable(subscriptions));
+    return 0;
+  },
+
+  async "subscriptions show"(args, { client, io, json: asJson }) {
+    const subscription = await client.subscriptions.get(args.id);
+    io.stdout.write(asJson ? json(subscription) : subscriptionFields(subscription));
+    return 0;
+  },
+
+  async "subscriptions pause"(args, { client, io, json: asJson }) {
+    const paused = await client.subscriptions.pause(args.id);
+    io.stdout.write(
+      asJson
+        ? json(paused)
+        : `Paused subscription ${paused.id} (${paused.name}): events matched meanwhile are not queued.\n`,
+    );
+    return 0;
+  },
+
+  async "subscriptions resume"(args, { client, io, json: asJson }) {
+    const resumed = await client.subscriptions.resume(args.id);
+    io.stdout.write(
+      asJson
+        ? json(resumed)
+        : `Resumed subscription ${resumed.id} (${resumed.name}): ${subscriptionStatus(resumed)}, failure streak ${resumed.failureStreak}.\n`,
+    );
+    return 0;
+  },
+
+  async "subscriptions delete"(args, { client, io, json: asJson }) {
+    await client.subscriptions.remove(args.id);
+    // The API answers 204 with no body: --json says what was deleted.
+    io.stdout.write(asJson ? json({ deleted: args.id }) : `Deleted subscription ${args.id}.\n`);
+    return 0;
+  },
+
+  async "subscriptions rotate-secret"(args, { client, io, json: asJson }) {
+    const rotated = await client.subscriptions.rotateSecret(args.id);
+    io.stdout.write(
+      asJson
+        ? json(rotated)
+        : withSecret(
+            rotated,
+            "Keep the new secret now: it will not be shown again. The old one signs beside it\nfor 24 hours, time to give the new one to the receiver.",
+          ),
+    );
+    return 0;
+  },
+
+  async "subscriptions failures"(args, { client, io, json: asJson }) {
+    const page = await client.subscriptions.failures(args.id, {
+      ...(args.limit ? { limit: args.limit } : {}),
+      ...(args.cursor ? { cursor: args.cursor } : {}),
+    });
+    if (asJson) {
+      io.stdout.write(json(page));
+      return 0;
+    }
+    io.stdout.write(
+      page.failures.length > 0
+        ? failuresTable(page.failures)
+        : `No dead letters for subscription ${args.id}.\n`,
+    );
+    if (page.cursor) {
+      const limit = args.limit ? ` --limit ${args.limit}` : "";
+      io.stderr.write(
+        `More: toolbus subscriptions failures ${args.id}${limit} --cursor ${page.cursor}\n`,
+      );
+    }
+    return 0;
+  },
+
+  async "subscriptions redrive"(args, { client, io, json: asJson }) {
+    const redriven = await client.subscriptions.redrive(args.id, args["event-key"]);
+    if (asJson) io.stdout.write(json({ redriven }));
+    else if (redriven === 0) {
+      io.stdout.write(
+        args["event-key"]
+          ? `None of those event keys is a dead letter of subscription ${args.id}.\n`
+          : `Subscription ${args.id} has no dead letters to redrive.\n`,
+      );
+    } else {
+      io.stdout.write(
+        `Redrove ${redriven} dead letter${redriven === 1 ? "" : "s"} of subscription ${args.id}: they go out again with the next retry run, under the same webhook-id.\n`,
+      );
+    }
+    return 0;
+  },
+
+  async "subscriptions replay"(args, { client, io, json: asJson }) {
+    const run = args.run as string;
+    const replay = await client.subscriptions.replay(args.id, run);
+    io.stdout.write(
+      asJson
+        ? json(replay)
+        : `Queued ${replay.queued} of run ${run}'s ${replay.events} logged event${replay.events === 1 ? "" : "s"} for subscription ${args.id} (replay ${replay.replayId}): they go out with the next retry run, marked as replays.\n`,
+    );
+    return 0;
+  },
 };
 
 async function setEnabled(
@@ -445,6 +581,37 @@ async function readRegistration(file: string, io: CommandIo): Promise<ToolsetReg
     throw new UsageError(`${shown} has no "name": the toolset's name comes from the file.`);
   }
   return registration as ToolsetRegistration;
+}
+
+/** The pattern from --pattern or --pattern-file, as a JSON object (the API judges the rest). */
+async function readPattern(
+  args: CommandArgs["subscriptions create"],
+  io: CommandIo,
+): Promise<Record<string, unknown>> {
+  const file = args["pattern-file"];
+  const shown =
+    args.pattern !== undefined
+      ? "--pattern"
+      : file === "-"
+        ? "the pattern on standard input"
+        : file;
+  const pattern =
+    args.pattern !== undefined
+      ? parseJson(args.pattern, "--pattern")
+      : file === "-"
+        ? parseJson(await readAll(io.stdin), "the pattern on standard input")
+        : await readJsonFile(resolve(io.cwd, file ?? ""), file ?? "");
+  if (typeof pattern !== "object" || pattern === null || Array.isArray(pattern)) {
+    throw new UsageError(`${shown} must be a JSON object: an EventBridge event pattern.`);
+  }
+  return pattern as Record<string, unknown>;
+}
+
+/** The one target option given (the arguments' schema makes sure there is exactly one). */
+function targetOf(args: CommandArgs["subscriptions create"]): SubscriptionRequest["target"] {
+  if (args.webhook !== undefined) return { kind: "webhook", url: args.webhook };
+  if (args["bus-arn"] !== undefined) return { kind: "eventbridge", busArn: args["bus-arn"] };
+  return { kind: "sqs", queueUrl: args["queue-url"] as string };
 }
 
 /** Relative to the current folder when inside it, else absolute. */
