@@ -3,7 +3,10 @@ import {
   callStatus,
   capabilityStatus,
   category,
+  delivery,
   principal,
+  subscription,
+  subscriptionTarget,
   toolCallScheduled,
   toolResultReceived,
   toolSpec,
@@ -168,59 +171,15 @@ export const registrationOutcomeSchema = z
   .loose();
 export const removedToolsetSchema = z.object({ removed: z.array(z.string()) }).loose();
 
-// Subscriptions. Core's model does not export its subscription schemas, so the shapes the
-// client checks are written out here; the API's OpenAPI document has the same ones.
+// Subscriptions: core's own schemas, loose where the API may add fields later.
 
-export const subscriptionTargetSchema = z.discriminatedUnion("kind", [
-  z.object({ kind: z.literal("webhook"), url: z.string() }).loose(),
-  z.object({ kind: z.literal("eventbridge"), busArn: z.string() }).loose(),
-  z.object({ kind: z.literal("sqs"), queueUrl: z.string() }).loose(),
-]);
-
-export const subscriptionSchema = z
-  .object({
-    id: z.string(),
-    name: z.string(),
-    owner: principal.loose(),
-    /** The pattern as canonical JSON text: what was validated is what is matched. */
-    pattern: z.string(),
-    target: subscriptionTargetSchema,
-    status: z.enum(["active", "paused"]),
-    /** Why it is paused: asked to, or its deliveries kept failing (see `failureStreak`). */
-    pausedBecause: z.enum(["requested", "failing"]).optional(),
-    /** Failed delivery attempts in a row; any success resets it. */
-    failureStreak: z.number().int(),
-    createdAt: z.string(),
-    updatedAt: z.string(),
-    revision: z.number().int(),
-  })
-  .loose();
+export const subscriptionTargetSchema = subscriptionTarget;
+export const subscriptionSchema = subscription.loose();
 export const subscriptionListSchema = z.object({ subscriptions: z.array(subscriptionSchema) });
 export const subscriptionWithSecretSchema = z
   .object({ subscription: subscriptionSchema, secret: z.string() })
   .loose();
-
-export const deliverySchema = z
-  .object({
-    subscriptionId: z.string(),
-    /** The event's key, sent as the webhook-id: a receiver dedupes retries and redrives by it. */
-    eventKey: z.string(),
-    detailType: z.string(),
-    status: z.enum(["pending", "delivered", "dead"]),
-    /** The body sent, as JSON text: the same bytes on every attempt. */
-    body: z.string(),
-    attempts: z.number().int(),
-    firstAttemptAt: z.string(),
-    nextAttemptAt: z.string().optional(),
-    lastError: z
-      .object({ at: z.string(), status: z.number().int().optional(), message: z.string() })
-      .loose()
-      .optional(),
-    deliveredAt: z.string().optional(),
-    deadAt: z.string().optional(),
-    replayId: z.string().optional(),
-  })
-  .loose();
+export const deliverySchema = delivery.loose();
 export const failuresPageSchema = z
   .object({ failures: z.array(deliverySchema), cursor: z.string().nullable() })
   .loose();

@@ -1,5 +1,12 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
-import { CATEGORIES, callId, runId, toolId, toolsetName } from "@toolbus/core/model";
+import {
+  CATEGORIES,
+  callId,
+  runId,
+  subscriptionId,
+  toolId,
+  toolsetName,
+} from "@toolbus/core/model";
 import { z } from "zod";
 import type { Harness } from "../generated/catalog-types.js";
 import { UsageError } from "./errors.js";
@@ -367,10 +374,7 @@ const rename = text
   .pipe(z.tuple([z.string().min(1).max(128, "a remote name is at most 128 characters"), toolId]));
 
 /** Made by Toolbus (`sub_` and 24 hex digits), never chosen: anything else is a typo. */
-const subscriptionId = text.regex(
-  /^sub_[0-9a-f]{24}$/,
-  "a subscription id: sub_ and 24 hex digits",
-);
+const subscriptionIdArg = text.pipe(subscriptionId);
 
 /**
  * One target of three. The API judges the rest (https, the stage's allow-list, the exact ARN
@@ -494,25 +498,25 @@ const SCHEMAS = {
       message: "give one target: --webhook, --bus-arn or --queue-url",
     }),
   "subscriptions list": z.object({}),
-  "subscriptions show": z.object({ id: subscriptionId }),
-  "subscriptions pause": z.object({ id: subscriptionId }),
-  "subscriptions resume": z.object({ id: subscriptionId }),
-  "subscriptions delete": z.object({ id: subscriptionId }),
-  "subscriptions rotate-secret": z.object({ id: subscriptionId }),
+  "subscriptions show": z.object({ id: subscriptionIdArg }),
+  "subscriptions pause": z.object({ id: subscriptionIdArg }),
+  "subscriptions resume": z.object({ id: subscriptionIdArg }),
+  "subscriptions delete": z.object({ id: subscriptionIdArg }),
+  "subscriptions rotate-secret": z.object({ id: subscriptionIdArg }),
   "subscriptions failures": z.object({
-    id: subscriptionId,
+    id: subscriptionIdArg,
     limit: number("--limit", 1, 100, true).optional(),
     cursor: z.string().min(1).max(2048).optional(),
   }),
   "subscriptions redrive": z.object({
-    id: subscriptionId,
+    id: subscriptionIdArg,
     "event-key": z
       .array(z.string().min(1).max(512, "an event key is at most 512 characters"))
       .max(100, "at most 100 event keys at once")
       .optional(),
   }),
   "subscriptions replay": z
-    .object({ id: subscriptionId, run: runId.optional() })
+    .object({ id: subscriptionIdArg, run: runId.optional() })
     .refine((v) => v.run !== undefined, { message: "--run <runId> is required", path: ["run"] }),
 } satisfies Record<CommandName, z.ZodType>;
 

@@ -41,6 +41,17 @@ export {
   toolsetRegistration,
 } from "./registered";
 export {
+  type Delivery,
+  delivery,
+  type Subscription,
+  type SubscriptionRequest,
+  type SubscriptionTarget,
+  subscription,
+  subscriptionId,
+  subscriptionRequest,
+  subscriptionTarget,
+} from "./subscription";
+export {
   CATEGORIES,
   type Category,
   category,

@@ -1,16 +1,15 @@
 import { type Citation, Failures } from "@toolbus/core/model";
 import { type ToolContext, ToolFailure } from "@toolbus/core/tool-definition";
 import type * as z from "zod";
-import {
-  GITHUB_API_URL,
-  type GitHubInput,
-  type GitHubOutput,
-  type GitHubSettings,
-  type getFileInput,
-  type getIssueInput,
-  type getReadmeInput,
-  type listReleasesInput,
-  type searchCodeInput,
+import type {
+  GitHubInput,
+  GitHubOutput,
+  GitHubSettings,
+  getFileInput,
+  getIssueInput,
+  getReadmeInput,
+  listReleasesInput,
+  searchCodeInput,
 } from "./github-api";
 import { encodePath } from "./names";
 import {
