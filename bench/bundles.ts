@@ -113,6 +113,10 @@ async function functionsToMeasure(): Promise<Fn[]> {
     { handler: "recorder", event: recordedCall("readability_analyzer"), publishes: false },
     { handler: "sweeper", event: async () => ({ source: "aws.events" }), publishes: true },
     { handler: "seed", publishes: true },
+    // The subscriptions dispatcher matches a scheduled call's event (against no subscription),
+    // and the retry driver looks for what is due: what each does on a quiet stage.
+    { handler: "subscriptions", event: recordedCall("readability_analyzer"), publishes: false },
+    { handler: "deliveries", event: async () => ({ source: "aws.events" }), publishes: false },
     // Registered tools not in the catalog: claimed, found missing, failed, published.
     { handler: "external/http", event: recordedCall("bench_http"), publishes: true },
     { handler: "external/mcp", event: recordedCall("bench_mcp"), publishes: true },
