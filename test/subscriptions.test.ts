@@ -150,6 +150,24 @@ describe("subscriptions", () => {
     const cases: Array<[unknown, RegExp]> = [
       [{ name: "n", pattern: { detail: { toolId: "web_search" } }, target: hook }, /pattern/],
       [{ name: "n", pattern: {}, target: hook }, /empty objects/],
+      [{ name: "a\u0000b", pattern: { source: ["toolbus"] }, target: hook }, /control/],
+      [{ name: "x\ud800y", pattern: { source: ["toolbus"] }, target: hook }, /half characters/],
+      [
+        {
+          name: "n",
+          pattern: { source: ["toolbus"] },
+          target: { kind: "webhook", url: "https://user:pw@hooks.example.com/x" },
+        },
+        /no user or password/,
+      ],
+      [
+        {
+          name: "n",
+          pattern: { detail: { toolId: Array.from({ length: 400 }, (_, i) => `tool_${i}`) } },
+          target: hook,
+        },
+        /too long/,
+      ],
       [{ name: "n", pattern: "{not json", target: hook }, /pattern/],
       [
         { name: "n", pattern: { detail: { n: [{ numeric: [">", "x"] }] } }, target: hook },

@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { principal } from "./call";
+import { label } from "./text";
 
 /** `sub_` and 24 hex digits: made by Toolbus, never chosen by a caller. */
 export const subscriptionId = z
@@ -21,7 +22,14 @@ const queueUrl = z
   );
 
 export const subscriptionTarget = z.discriminatedUnion("kind", [
-  z.strictObject({ kind: z.literal("webhook"), url: z.url({ protocol: /^https?$/ }).max(2048) }),
+  z.strictObject({
+    kind: z.literal("webhook"),
+    url: z
+      .url({ protocol: /^https?$/ })
+      .max(2048)
+      // Credentials in a URL end up in logs and failure views; a receiver checks the signature.
+      .refine((url) => !/^[a-z]+:\/\/[^/?#]*@/i.test(url), "no user or password in the URL"),
+  }),
   z.strictObject({ kind: z.literal("eventbridge"), busArn }),
   z.strictObject({ kind: z.literal("sqs"), queueUrl }),
 ]);
@@ -29,7 +37,7 @@ export type SubscriptionTarget = z.infer<typeof subscriptionTarget>;
 
 /** What a caller sends to create a subscription. */
 export const subscriptionRequest = z.strictObject({
-  name: z.string().min(1).max(128),
+  name: label(128),
   /** An EventBridge event pattern over Toolbus's events, as JSON (object or its text). */
   pattern: z.union([z.record(z.string(), z.unknown()), z.string().max(4096)]),
   target: subscriptionTarget,

@@ -14,6 +14,9 @@ import { newWebhookSecret } from "../../subscriptions/webhook-signature";
 import { canonicalJson } from "../../util/canonical-json";
 import { EVENT_SOURCE } from "../../wiring";
 
+/** The longest pattern, as canonical JSON text (EventBridge allows a rule no more). */
+export const MAX_PATTERN_CHARS = 4096;
+
 /** Most events one replay reads from a run's log. */
 export const MAX_REPLAYED_EVENTS = 10_000;
 
@@ -264,7 +267,16 @@ export class SubscriptionService {
     try {
       const parsed = typeof pattern === "string" ? JSON.parse(pattern) : pattern;
       compilePattern(parsed);
-      return canonicalJson(parsed);
+      const text = canonicalJson(parsed);
+      // EventBridge's own limit for a rule's pattern; the object form is bounded here too.
+      if (text.length > MAX_PATTERN_CHARS) {
+        throw new ValidationError("The subscription's pattern is too long.", {
+          details: [
+            { path: "pattern", message: `at most ${MAX_PATTERN_CHARS} characters as JSON` },
+          ],
+        });
+      }
+      return text;
     } catch (error) {
       if (error instanceof InvalidEventPatternError || error instanceof SyntaxError) {
         throw new ValidationError("The subscription's pattern is not valid.", {
