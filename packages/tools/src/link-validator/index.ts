@@ -1,6 +1,6 @@
+export { checkLink } from "./check";
 export { mapWithConcurrency } from "./concurrency";
 export {
-  checkLink,
   LINK_CONCURRENCY,
   LINK_ERROR_KINDS,
   type LinkCheck,

@@ -4,9 +4,9 @@ import { toolSpec } from "@toolbus/core/model";
 import { createHttpClient } from "@toolbus/core/outbound";
 import { type ToolContext, toolSpecOf } from "@toolbus/core/tool-definition";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { checkLink } from "./check";
 import { mapWithConcurrency } from "./concurrency";
 import {
-  checkLink,
   LINK_CONCURRENCY,
   linkValidator,
   linkValidatorInput,
