@@ -150,7 +150,7 @@ describe("webhook deliveries", () => {
     expect((await service.failures(owner, subscription.id, { limit: 10 })).deliveries).toEqual([]);
   });
 
-  it("pauses a subscription whose attempts keep failing, and says so", async () => {
+  it("pauses a subscription whose attempts keep failing, says so, and loses none of its events", async () => {
     const { service, dispatcher } = system(stage({ pauseAfterFailures: 3 }));
     const { subscription } = await subscribed(service, "run-pause");
     answers = Array(10).fill(500);
@@ -159,17 +159,17 @@ describe("webhook deliveries", () => {
     await later(dispatcher, 3600_000);
     const paused = await service.get(owner, subscription.id);
     expect(paused).toMatchObject({ status: "paused", pausedBecause: "failing", failureStreak: 3 });
-    // Paused: its pending delivery waits, and new events are not queued.
+    // Paused as failing: nothing is sent, but new events are queued, not lost.
     const before = received("run-pause").length;
     dispatcher.invalidate();
     await dispatcher.dispatch(event("run-pause"));
     await later(dispatcher, 3600_000);
     expect(received("run-pause")).toHaveLength(before);
-    // Resumed: the pending delivery goes out.
+    // Resumed: the pending delivery and the one queued while paused both go out.
     answers = [];
     await service.resume(owner, subscription.id);
     await later(dispatcher, 3600_000);
-    expect(received("run-pause")).toHaveLength(before + 1);
+    expect(received("run-pause")).toHaveLength(before + 2);
   });
 
   it("stops at once for a receiver that says it is gone (410)", async () => {
@@ -233,7 +233,8 @@ describe("webhook deliveries", () => {
     const capped: Principal = { id: "key-capped", role: "member" };
     const request = (name: string) => ({
       name,
-      pattern: { source: ["toolbus"] },
+      // Matches no event of the other tests, which share this table and receiver.
+      pattern: { detail: { parentRunId: ["run-capped"] } },
       target: { kind: "webhook" as const, url: `${receiver.origin}/capped` },
     });
     await service.create(capped, request("one"));
@@ -244,5 +245,18 @@ describe("webhook deliveries", () => {
     await expect(service.create(other, request("other"))).resolves.toMatchObject({
       subscription: { name: "other" },
     });
+  });
+
+  it("sends a due delivery once when two retry runs race for it", async () => {
+    const { service, dispatcher } = system(stage());
+    await subscribed(service, "run-race");
+    answers = [500];
+    await dispatcher.dispatch(event("run-race"));
+    answers = [];
+    clock += 3600_000;
+    const other = system(stage()).dispatcher;
+    await Promise.all([dispatcher.retryDue(), other.retryDue(), dispatcher.retryDue()]);
+    // The first attempt failed; of the three racing runs, one claimed and sent the retry.
+    expect(received("run-race")).toHaveLength(2);
   });
 });

@@ -355,4 +355,61 @@ describe("subscriptions", () => {
     });
     expect(bad.status).toBe(400);
   });
+
+  it("answers a forged cursor or an odd event key with 400, never 500", async () => {
+    const { subscription } = await created({
+      name: "cursors",
+      pattern: { detail: { parentRunId: ["run-cursors"] } },
+      target: { kind: "webhook", url: `${receiver.origin}/cursors` },
+    });
+    const base = `/v1/subscriptions/${subscription.id}`;
+    const forged = (parts: unknown) => Buffer.from(JSON.stringify(parts)).toString("base64url");
+    for (const cursor of [
+      forged(["SUBSCRIPTION#x", "DELIVERY#x", ""]),
+      forged(["SUBSCRIPTION#x", `DELIVERY#${"é".repeat(1000)}`, "2026"]),
+      forged({ pk: "x" }),
+      "not base64 at all!",
+    ]) {
+      const response = await system.request(
+        `${base}/failures?cursor=${encodeURIComponent(cursor)}`,
+      );
+      expect(response.status, cursor.slice(0, 40)).toBe(400);
+    }
+    const emoji = await system.request(`${base}/redrive`, {
+      method: "POST",
+      json: { eventKeys: ["🙂".repeat(300)] },
+    });
+    expect(emoji.status).toBe(400);
+  });
+
+  it("matches envelope fields of the event as the bus delivered it", async () => {
+    const runId = system.runId();
+    await created({
+      name: "envelope",
+      pattern: {
+        source: ["toolbus"],
+        "detail-type": [{ prefix: "ToolResult" }],
+        detail: { parentRunId: [runId] },
+      },
+      target: { kind: "webhook", url: `${receiver.origin}/envelope` },
+    });
+    await created({
+      name: "this account",
+      pattern: {
+        account: [system.bus.account],
+        "detail-type": ["ToolCallScheduled"],
+        detail: { parentRunId: [runId] },
+      },
+      target: { kind: "webhook", url: `${receiver.origin}/this-account` },
+    });
+    await created({
+      name: "another account",
+      pattern: { account: ["999999999999"], detail: { parentRunId: [runId] } },
+      target: { kind: "webhook", url: `${receiver.origin}/other-account` },
+    });
+    await call(runId);
+    await expect.poll(() => forRun(receiver, runId).length, { timeout: 10_000 }).toBe(2);
+    const paths = forRun(receiver, runId).map((request) => request.url.pathname);
+    expect(paths.sort()).toEqual(["/envelope", "/this-account"]);
+  });
 });

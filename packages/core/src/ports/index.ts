@@ -200,6 +200,8 @@ export interface DeliveryStore {
   /** False when the event already has a delivery for the subscription (a redelivery). */
   create(delivery: Delivery): Promise<boolean>;
   get(subscriptionId: string, eventKey: string): Promise<Delivery | undefined>;
+  /** Takes a due delivery for one attempt (its next attempt moves to `until`); undefined if taken. */
+  claim(due: Delivery, until: string): Promise<Delivery | undefined>;
   /** Stores an attempt's outcome unless another attempt was recorded since (false then). */
   save(next: Delivery, previousAttempts: number): Promise<boolean>;
   listDue(before: string, limit?: number): Promise<Delivery[]>;

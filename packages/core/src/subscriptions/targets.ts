@@ -122,7 +122,13 @@ async function toQueue(
         ...(fifo
           ? {
               MessageGroupId: delivery.subscriptionId,
-              MessageDeduplicationId: delivery.eventKey.slice(0, 128),
+              // Per subscription, event and replay: two of them never share one (SQS would
+              // drop the second as a duplicate), and a long event key is never cut to collide.
+              MessageDeduplicationId: createHash("sha256")
+                .update(
+                  `${delivery.subscriptionId}\n${delivery.eventKey}\n${delivery.replayId ?? ""}`,
+                )
+                .digest("hex"),
             }
           : {}),
       }),

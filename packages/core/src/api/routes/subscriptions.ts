@@ -26,7 +26,13 @@ const failuresQuery = z.object({
 });
 const replayBody = z.strictObject({ runId }).meta({ id: "Replay" });
 const redriveBody = z
-  .strictObject({ eventKeys: z.array(z.string().min(1).max(512)).min(1).max(100).optional() })
+  .strictObject({
+    eventKeys: z
+      .array(z.string().regex(/^[A-Za-z0-9._:/-]{1,300}$/, "an event key: <runId>/<callId>/<kind>"))
+      .min(1)
+      .max(100)
+      .optional(),
+  })
   .meta({ id: "Redrive" });
 
 /**

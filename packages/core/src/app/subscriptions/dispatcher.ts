@@ -48,6 +48,10 @@ const toolbusEvent = z.object({
 const VERSION_CHECK_MS = 1_000;
 /** Deliveries attempted at once by one dispatcher. */
 const CONCURRENT_ATTEMPTS = 16;
+/** A delivery being attempted is not due for this long (a webhook's 15 s timeout and more). */
+const ATTEMPT_LEASE_MS = 90_000;
+/** The subscriptions are read again at least this often, version or not. */
+const RELIST_MS = 5 * 60_000;
 /** How long one retry run starts new attempts (a webhook may then take its 15 s timeout). */
 const RETRY_BUDGET_MS = 25_000;
 /** A paused subscription's due deliveries are looked at again this much later. */
@@ -68,6 +72,7 @@ export class SubscriptionDispatcher {
   private index: PatternIndex<string> = createPatternIndex();
   private version = -1;
   private checkedAt = 0;
+  private listedAt = 0;
   private refreshing: Promise<void> | undefined;
 
   constructor(private readonly deps: SubscriptionDispatcherDeps) {
@@ -85,7 +90,8 @@ export class SubscriptionDispatcher {
       return 0;
     }
     await this.refresh();
-    const matched = this.index.match(parsed.data);
+    // The event as the bus delivered it: patterns may name any envelope field.
+    const matched = this.index.match(event);
     const at = this.now().toISOString();
     const body = JSON.stringify({
       type: parsed.data["detail-type"],
@@ -101,7 +107,8 @@ export class SubscriptionDispatcher {
         body,
         attempts: 0,
         firstAttemptAt: at,
-        nextAttemptAt: at,
+        // Attempted right here: the retry driver takes it only if this attempt never ends.
+        nextAttemptAt: new Date(Date.parse(at) + ATTEMPT_LEASE_MS).toISOString(),
       };
       if (await this.deps.deliveries.create(created)) await this.attempt(created);
     });
@@ -120,7 +127,14 @@ export class SubscriptionDispatcher {
     for (let start = 0; start < due.length; start += CONCURRENT_ATTEMPTS) {
       if (Date.now() - started > budgetMs) break;
       const batch = due.slice(start, start + CONCURRENT_ATTEMPTS);
-      await Promise.all(batch.map((delivery) => this.attempt(delivery)));
+      const lease = new Date(this.now().getTime() + ATTEMPT_LEASE_MS).toISOString();
+      await Promise.all(
+        batch.map(async (delivery) => {
+          // Only the driver that moves it on sends it: a racing run finds it claimed.
+          const claimed = await this.deps.deliveries.claim(delivery, lease);
+          if (claimed) await this.attempt(claimed);
+        }),
+      );
       attempted += batch.length;
     }
     return attempted;
@@ -131,7 +145,18 @@ export class SubscriptionDispatcher {
     this.checkedAt = 0;
   }
 
+  /** One attempt; a failure of its own (the store, a bug) is logged, not passed to the others. */
   private async attempt(delivery: Delivery): Promise<void> {
+    await this.tryAttempt(delivery).catch((error: unknown) => {
+      this.log.error("a delivery attempt failed before it was recorded", {
+        subscriptionId: delivery.subscriptionId,
+        eventKey: delivery.eventKey,
+        error,
+      });
+    });
+  }
+
+  private async tryAttempt(delivery: Delivery): Promise<void> {
     const { deliveries, subscriptions, send, config } = this.deps;
     const stored = await subscriptions.get(delivery.subscriptionId);
     const now = this.now();
@@ -155,11 +180,11 @@ export class SubscriptionDispatcher {
     const at = this.now();
     if (outcome.ok) {
       const { nextAttemptAt: _, lastError: __, ...rest } = delivery;
-      await deliveries.save(
+      const saved = await deliveries.save(
         { ...rest, status: "delivered", attempts, deliveredAt: at.toISOString() },
         delivery.attempts,
       );
-      await subscriptions.countAttempt(delivery.subscriptionId, true);
+      if (saved) await subscriptions.countAttempt(delivery.subscriptionId, true);
       return;
     }
     const lastError = {
@@ -179,7 +204,8 @@ export class SubscriptionDispatcher {
             nextAttemptAt: new Date(at.getTime() + delay).toISOString(),
           }
         : dead({ ...delivery, attempts, lastError }, at, lastError.message);
-    await deliveries.save(next, delivery.attempts);
+    // Another attempt was recorded meanwhile: that one counts, not this one.
+    if (!(await deliveries.save(next, delivery.attempts))) return;
     this.log.warn("a delivery failed", {
       subscriptionId: delivery.subscriptionId,
       eventKey: delivery.eventKey,
@@ -238,14 +264,18 @@ export class SubscriptionDispatcher {
   private async reload(): Promise<void> {
     const askedAt = Date.now();
     const version = await this.deps.subscriptions.version();
-    if (version === this.version) {
+    // The version is bumped after each write; a bump lost to a failure is caught up here.
+    if (version === this.version && askedAt - this.listedAt < RELIST_MS) {
       this.checkedAt = askedAt;
       return;
     }
     const all = await this.deps.subscriptions.list();
     const index = createPatternIndex<string>();
     for (const stored of all) {
-      if (stored.subscription.status !== "active") continue;
+      // Paused on request: events are not queued. Paused as failing: they are queued and
+      // wait (see tryAttempt), so a receiver's outage loses nothing once it is resumed.
+      const { status, pausedBecause } = stored.subscription;
+      if (status !== "active" && pausedBecause !== "failing") continue;
       try {
         index.add(stored.subscription.id, stored.subscription.pattern);
       } catch (error) {
@@ -259,6 +289,7 @@ export class SubscriptionDispatcher {
     this.index = index;
     this.version = version;
     this.checkedAt = askedAt;
+    this.listedAt = askedAt;
   }
 }
 

@@ -216,12 +216,19 @@ export class DynamoSubscriptionStore implements SubscriptionStore {
 const storedDelivery = (item: Record<string, unknown>): Delivery =>
   parseStored(delivery, withoutKeys(item), "delivery");
 
+/** A pending delivery's place on the due index: its next attempt time, then who it is. */
+const dueSortKey = (stored: Delivery, nextAttemptAt: string) =>
+  `${nextAttemptAt}#${stored.subscriptionId}#${stored.eventKey}${stored.replayId ? `#${stored.replayId}` : ""}`;
+
+/** Dead letters are kept this long (redrive them before), then DynamoDB's TTL removes them. */
+const DEAD_KEPT_SECONDS = 30 * 24 * 3600;
+
 /** Where a delivery is indexed: due (gsi2, by time), dead (gsi1, by subscription), or nowhere. */
 function deliveryIndexKeys(stored: Delivery): Record<string, unknown> {
   if (stored.status === "pending" && stored.nextAttemptAt) {
     return {
       gsi2pk: DELIVERY_DUE_PARTITION,
-      gsi2sk: `${stored.nextAttemptAt}#${stored.subscriptionId}#${stored.eventKey}${stored.replayId ? `#${stored.replayId}` : ""}`,
+      gsi2sk: dueSortKey(stored, stored.nextAttemptAt),
     };
   }
   if (stored.status === "dead" && stored.deadAt) {
@@ -304,6 +311,41 @@ export class DynamoDeliveryStore implements DeliveryStore {
     }
   }
 
+  /**
+   * Takes a due delivery for one attempt: moves its next attempt to `until` if it is still
+   * pending, unattempted since it was read, and due when it was read. The claimed delivery, or
+   * undefined when another run took it (or it changed) first.
+   */
+  async claim(due: Delivery, until: string): Promise<Delivery | undefined> {
+    const { client, tableName } = this.#options;
+    try {
+      const { Attributes } = await guard("deliveries.claim", tableName, () =>
+        client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: deliveryKey(due.subscriptionId, due.eventKey, due.replayId),
+            UpdateExpression: "SET nextAttemptAt = :until, gsi2sk = :sk",
+            ConditionExpression:
+              "#status = :pending AND attempts = :attempts AND nextAttemptAt = :seen",
+            ExpressionAttributeNames: { "#status": "status" },
+            ExpressionAttributeValues: {
+              ":until": until,
+              ":sk": dueSortKey(due, until),
+              ":pending": "pending",
+              ":attempts": due.attempts,
+              ":seen": due.nextAttemptAt ?? "",
+            },
+            ReturnValues: "ALL_NEW",
+          }),
+        ),
+      );
+      return Attributes && storedDelivery(Attributes);
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
   /** Pending deliveries whose next attempt is before `before`, soonest first. */
   async listDue(before: string, limit = 100): Promise<Delivery[]> {
     const { client, tableName } = this.#options;
@@ -363,7 +405,9 @@ export class DynamoDeliveryStore implements DeliveryStore {
       ...deliveryIndexKeys(stored),
       ...(stored.status === "delivered"
         ? { expiresAt: Math.floor(Date.now() / 1000) + DELIVERED_KEPT_SECONDS }
-        : {}),
+        : stored.status === "dead" && stored.deadAt
+          ? { expiresAt: Math.floor(Date.parse(stored.deadAt) / 1000) + DEAD_KEPT_SECONDS }
+          : {}),
     };
   }
 }
@@ -379,10 +423,13 @@ function decodeDeadCursor(cursor: string): { pk: string; sk: string; gsi1sk: str
   } catch {
     throw invalid();
   }
+  // Key parts DynamoDB would refuse (empty, over 1,024 bytes) are the caller's mistake, not a 500.
   if (
     !Array.isArray(parsed) ||
     parsed.length !== 3 ||
-    !parsed.every((part) => typeof part === "string" && part.length <= 1024)
+    !parsed.every(
+      (part) => typeof part === "string" && part.length > 0 && Buffer.byteLength(part) <= 1024,
+    )
   ) {
     throw invalid();
   }
