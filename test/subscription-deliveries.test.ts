@@ -106,9 +106,9 @@ describe("webhook deliveries", () => {
     const { subscription } = await subscribed(service, "run-down");
     answers = [500, 500, 502, 500, 500, 500];
     for (let i = 0; i < 3; i++) await dispatcher.dispatch(event("run-down"));
-    // Each event's first attempt failed; so does the next round for all three.
+    // Each event's first attempt failed; a retry run gives the receiver one more try, not three.
     await later(dispatcher, 10_000);
-    expect(received("run-down")).toHaveLength(6);
+    expect(received("run-down")).toHaveLength(4);
     // Back up: every event arrives, each under its own webhook-id, none twice.
     for (let round = 0; round < 6; round++) await later(dispatcher, 3600_000);
     const ids = received("run-down").map((request) => request.headers["webhook-id"]);
@@ -258,5 +258,27 @@ describe("webhook deliveries", () => {
     await Promise.all([dispatcher.retryDue(), other.retryDue(), dispatcher.retryDue()]);
     // The first attempt failed; of the three racing runs, one claimed and sent the retry.
     expect(received("run-race")).toHaveLength(2);
+  });
+
+  it("gives a failing receiver one attempt per retry run, not the run", async () => {
+    const { service, dispatcher } = system(stage());
+    await subscribed(service, "run-down-many");
+    await subscribed(service, "run-healthy");
+    answers = Array(5).fill(500);
+    for (let i = 0; i < 5; i++) await dispatcher.dispatch(event("run-down-many"));
+    answers = [500];
+    await dispatcher.dispatch(event("run-healthy"));
+    expect(received("run-down-many")).toHaveLength(5);
+    expect(received("run-healthy")).toHaveLength(1);
+    // Everything is due; the down receiver still fails.
+    answers = Array(10).fill(500);
+    clock += 3600_000;
+    const healthy = () => received("run-healthy").length;
+    const down = () => received("run-down-many").length;
+    // The healthy one is answered 204 once the down one has had its single attempt.
+    const before = down();
+    await dispatcher.retryDue();
+    expect(down() - before).toBe(1);
+    expect(healthy()).toBe(2);
   });
 });

@@ -116,27 +116,37 @@ export class SubscriptionDispatcher {
   }
 
   /**
-   * Attempts the deliveries that are due, soonest first; how many were attempted. No batch
-   * starts after `budgetMs`, so a run ends within its function's timeout (the rest stay due
-   * for the next run, a minute later).
+   * Attempts the deliveries that are due. Each subscription's are taken in order, one at a
+   * time, and its turn ends at its first failure (the rest wait for the next run): a receiver
+   * that is down or hangs costs one attempt per run, not the run. Up to CONCURRENT_ATTEMPTS
+   * subscriptions at once; no attempt starts after `budgetMs`, so a run ends within its
+   * function's timeout. How many were attempted.
    */
   async retryDue(limit = 500, budgetMs = RETRY_BUDGET_MS): Promise<number> {
     const started = Date.now();
     const due = await this.deps.deliveries.listDue(this.now().toISOString(), limit);
-    let attempted = 0;
-    for (let start = 0; start < due.length; start += CONCURRENT_ATTEMPTS) {
-      if (Date.now() - started > budgetMs) break;
-      const batch = due.slice(start, start + CONCURRENT_ATTEMPTS);
-      const lease = new Date(this.now().getTime() + ATTEMPT_LEASE_MS).toISOString();
-      await Promise.all(
-        batch.map(async (delivery) => {
-          // Only the driver that moves it on sends it: a racing run finds it claimed.
-          const claimed = await this.deps.deliveries.claim(delivery, lease);
-          if (claimed) await this.attempt(claimed);
-        }),
-      );
-      attempted += batch.length;
+    const bySubscription = new Map<string, Delivery[]>();
+    for (const delivery of due) {
+      const queue = bySubscription.get(delivery.subscriptionId) ?? [];
+      queue.push(delivery);
+      bySubscription.set(delivery.subscriptionId, queue);
     }
+    const queues = [...bySubscription.values()];
+    let attempted = 0;
+    const worker = async () => {
+      for (let queue = queues.shift(); queue; queue = queues.shift()) {
+        for (const delivery of queue) {
+          if (Date.now() - started > budgetMs) return;
+          const lease = new Date(this.now().getTime() + ATTEMPT_LEASE_MS).toISOString();
+          // Only the run that moves it on sends it: a racing run finds it claimed.
+          const claimed = await this.deps.deliveries.claim(delivery, lease);
+          if (!claimed) continue;
+          attempted++;
+          if (!(await this.attempt(claimed))) break;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENT_ATTEMPTS }, worker));
     return attempted;
   }
 
@@ -145,29 +155,34 @@ export class SubscriptionDispatcher {
     this.checkedAt = 0;
   }
 
-  /** One attempt; a failure of its own (the store, a bug) is logged, not passed to the others. */
-  private async attempt(delivery: Delivery): Promise<void> {
-    await this.tryAttempt(delivery).catch((error: unknown) => {
+  /**
+   * One attempt; whether the target took it. A failure of its own (the store, a bug) is
+   * logged, not passed to the others.
+   */
+  private async attempt(delivery: Delivery): Promise<boolean> {
+    return this.tryAttempt(delivery).catch((error: unknown) => {
       this.log.error("a delivery attempt failed before it was recorded", {
         subscriptionId: delivery.subscriptionId,
         eventKey: delivery.eventKey,
         error,
       });
+      return false;
     });
   }
 
-  private async tryAttempt(delivery: Delivery): Promise<void> {
+  private async tryAttempt(delivery: Delivery): Promise<boolean> {
     const { deliveries, subscriptions, send, config } = this.deps;
     const stored = await subscriptions.get(delivery.subscriptionId);
     const now = this.now();
     if (!stored) {
       await deliveries.save(dead(delivery, now, "the subscription was deleted"), delivery.attempts);
-      return;
+      // Nothing was sent: the run may go on with the rest of its deliveries.
+      return true;
     }
     if (stored.subscription.status === "paused") {
       const later = new Date(now.getTime() + PAUSED_RECHECK_MS).toISOString();
       await deliveries.save({ ...delivery, nextAttemptAt: later }, delivery.attempts);
-      return;
+      return false;
     }
     const outcome = await send(stored.subscription.target, delivery, stored.secrets).catch(
       (error: unknown): AttemptOutcome => ({
@@ -185,7 +200,7 @@ export class SubscriptionDispatcher {
         delivery.attempts,
       );
       if (saved) await subscriptions.countAttempt(delivery.subscriptionId, true);
-      return;
+      return true;
     }
     const lastError = {
       at: at.toISOString(),
@@ -205,7 +220,7 @@ export class SubscriptionDispatcher {
           }
         : dead({ ...delivery, attempts, lastError }, at, lastError.message);
     // Another attempt was recorded meanwhile: that one counts, not this one.
-    if (!(await deliveries.save(next, delivery.attempts))) return;
+    if (!(await deliveries.save(next, delivery.attempts))) return false;
     this.log.warn("a delivery failed", {
       subscriptionId: delivery.subscriptionId,
       eventKey: delivery.eventKey,
@@ -220,6 +235,7 @@ export class SubscriptionDispatcher {
     ) {
       await this.pauseFailing(delivery.subscriptionId, streak);
     }
+    return false;
   }
 
   private async pauseFailing(id: string, streak: number): Promise<void> {
