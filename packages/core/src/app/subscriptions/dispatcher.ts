@@ -98,7 +98,7 @@ export class SubscriptionDispatcher {
       timestamp: parsed.data.time ?? at,
       data: parsed.data.detail,
     });
-    await inBatches(matched, async (id) => {
+    await inPool(matched, async (id) => {
       const created: Delivery = {
         subscriptionId: id,
         eventKey: parsed.data.detail.eventKey,
@@ -319,8 +319,14 @@ function dead(delivery: Delivery, at: Date, reason: string): Delivery {
   };
 }
 
-async function inBatches<T>(items: readonly T[], run: (item: T) => Promise<void>): Promise<void> {
-  for (let start = 0; start < items.length; start += CONCURRENT_ATTEMPTS) {
-    await Promise.all(items.slice(start, start + CONCURRENT_ATTEMPTS).map(run));
-  }
+/** Runs `run` over `items`, CONCURRENT_ATTEMPTS at a time; no item waits for a slow batch. */
+async function inPool<T>(items: readonly T[], run: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await run(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENT_ATTEMPTS, items.length) }, worker));
 }
