@@ -9,6 +9,7 @@ import {
   REGISTERED_KINDS,
   registeredHandlerId,
   SCHEDULED_JOBS,
+  STREAM_HANDLER,
   SUBSCRIPTIONS_HANDLER,
   TABLE,
   toolHandlerId,
@@ -21,6 +22,7 @@ import * as events from "aws-cdk-lib/aws-events";
 import * as targets from "aws-cdk-lib/aws-events-targets";
 import * as iam from "aws-cdk-lib/aws-iam";
 import type * as lambda from "aws-cdk-lib/aws-lambda";
+import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import * as logs from "aws-cdk-lib/aws-logs";
 import * as sqs from "aws-cdk-lib/aws-sqs";
 import { Config as SstConfig } from "sst/config.js";
@@ -282,27 +284,58 @@ export function Toolbus({ stack, app }: StackContext) {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
     });
-    const fn = handlerFunction(id, {
-      ...busHandlerAccess(rule),
-      handler: rule.handler,
-      description: rule.description,
-      deadLetters,
-    });
-    handlers.set(rule.handler, fn);
-    deadLetterQueues.set(rule.handler, deadLetters);
     const eventRule = new events.Rule(stack, `${id}Rule`, {
       eventBus: bus,
       ruleName: rule.name,
       description: rule.description,
       eventPattern: cdkEventPattern(rule.pattern),
     });
-    eventRule.addTarget(
-      new targets.LambdaFunction(fn, {
-        deadLetterQueue: deadLetters,
-        retryAttempts: config.events.delivery.retryAttempts,
-        maxEventAge: Duration.seconds(config.events.delivery.maxEventAgeSeconds),
-      }),
-    );
+    const delivery = {
+      deadLetterQueue: deadLetters,
+      retryAttempts: config.events.delivery.retryAttempts,
+      maxEventAge: Duration.seconds(config.events.delivery.maxEventAgeSeconds),
+    };
+    deadLetterQueues.set(rule.handler, deadLetters);
+    if (rule.ordered) {
+      // One writer, in order: the bus fills a FIFO queue under one message group, so the
+      // function gets one batch at a time, in the order the queue took them. A batch that
+      // keeps failing goes to a FIFO dead-letter queue after five tries instead of holding up
+      // the stream for good; events the bus could not put into the queue go to `deadLetters`.
+      const access = busHandlerAccess(rule);
+      const failed = new sqs.Queue(stack, `${id}Failed`, {
+        fifo: true,
+        retentionPeriod: Duration.days(config.events.deadLetterRetentionDays),
+        encryption: sqs.QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+      });
+      const queue = new sqs.Queue(stack, `${id}Queue`, {
+        fifo: true,
+        // The bus may deliver an event twice; the queue drops a copy within 5 minutes.
+        contentBasedDeduplication: true,
+        visibilityTimeout: Duration.seconds(access.size.timeoutSeconds * 6),
+        encryption: sqs.QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        deadLetterQueue: { queue: failed, maxReceiveCount: 5 },
+      });
+      const fn = handlerFunction(id, {
+        ...access,
+        handler: rule.handler,
+        description: rule.description,
+      });
+      fn.addEventSource(new SqsEventSource(queue, { batchSize: 10 }));
+      handlers.set(rule.handler, fn);
+      deadLetterQueues.set(`${rule.handler} (batches)`, failed);
+      eventRule.addTarget(new targets.SqsQueue(queue, { messageGroupId: "toolbus", ...delivery }));
+    } else {
+      const fn = handlerFunction(id, {
+        ...busHandlerAccess(rule),
+        handler: rule.handler,
+        description: rule.description,
+        deadLetters,
+      });
+      handlers.set(rule.handler, fn);
+      eventRule.addTarget(new targets.LambdaFunction(fn, delivery));
+    }
     // The same target id the local runtime registers (packages/local applyWiring).
     (eventRule.node.defaultChild as events.CfnRule).addPropertyOverride("Targets.0.Id", "handler");
   }
@@ -314,6 +347,15 @@ export function Toolbus({ stack, app }: StackContext) {
    */
   function busHandlerAccess(rule: BusRule) {
     if (rule.handler === SUBSCRIPTIONS_HANDLER) return subscriptionsAccess();
+    if (rule.handler === STREAM_HANDLER) {
+      return {
+        size: config.functions.recorder,
+        // Checks each event against its call (Get), finds where the stream ends (Get, Query),
+        // puts the entries and moves the head (Put, Update).
+        statements: [onTable("GetItem", "Query", "PutItem", "UpdateItem")],
+        secrets: [],
+      };
+    }
     if (rule.handler === RECORDER_HANDLER) {
       return {
         size: config.functions.recorder,

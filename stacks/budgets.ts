@@ -12,6 +12,8 @@ export const BUNDLE_BUDGETS_KB = {
   tool: 450,
   recorder: 380,
   sweeper: 380,
+  /** The stage stream's writer: the recorder's check and the stream's store. */
+  stream: 380,
   /** The subscriptions dispatcher and its retry driver: matcher, signer, bus and queue clients. */
   subscriptions: 500,
   deliveries: 500,

@@ -94,6 +94,7 @@ describe("the API's public surface", () => {
         "GET /v1/runs/{runId}/calls/{callId}",
         "GET /v1/traces/{traceId}",
         "GET /v1/runs/{runId}/events",
+        "GET /v1/events",
         "POST /v1/keys",
         "GET /v1/keys",
         "DELETE /v1/keys/{keyId}",

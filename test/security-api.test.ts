@@ -98,6 +98,7 @@ const TABLE: Record<string, { need: Need; path?: string; json?: unknown }> = {
   "GET /v1/runs/{runId}/calls/{callId}": { need: "read", path: "/v1/runs/run-sec/calls/nope" },
   "GET /v1/traces/{traceId}": { need: "read", path: `/v1/traces/${"0".repeat(31)}1` },
   "GET /v1/runs/{runId}/events": { need: "read", path: "/v1/runs/run-sec/events" },
+  "GET /v1/events": { need: "read" },
   "POST /v1/keys": { need: "admin", json: { name: "x" } },
   "GET /v1/keys": { need: "admin" },
   "DELETE /v1/keys/{keyId}": { need: "admin", path: "/v1/keys/sec-missing-key" },

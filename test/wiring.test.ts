@@ -22,7 +22,7 @@ const envelope = (detailType: string, toolId: string) => ({
 });
 
 describe("the wiring table", () => {
-  it("has one rule per built-in tool, one per registered kind, the recorder and the subscriptions", () => {
+  it("has one rule per built-in tool, one per registered kind, the recorder, the subscriptions and the stream", () => {
     const rules = busRules(["web_search", "static_links"]);
     expect(rules.map((r) => [r.name, r.handler])).toEqual([
       ["tool-static_links", "tools/static_links"],
@@ -31,6 +31,7 @@ describe("the wiring table", () => {
       ["external-mcp", "external/mcp"],
       ["recorder", "recorder"],
       ["subscriptions", "subscriptions"],
+      ["stream", "stream"],
     ]);
   });
 
@@ -42,12 +43,22 @@ describe("the wiring table", () => {
     });
     const matching = (event: object) =>
       rules.filter((rule) => compilePattern(rule.pattern).matches(event)).map((r) => r.name);
-    expect(matching(scheduled("http"))).toEqual(["external-http", "recorder", "subscriptions"]);
-    expect(matching(scheduled("mcp"))).toEqual(["external-mcp", "recorder", "subscriptions"]);
-    expect(matching(scheduled("builtin"))).toEqual(["recorder", "subscriptions"]);
+    expect(matching(scheduled("http"))).toEqual([
+      "external-http",
+      "recorder",
+      "subscriptions",
+      "stream",
+    ]);
+    expect(matching(scheduled("mcp"))).toEqual([
+      "external-mcp",
+      "recorder",
+      "subscriptions",
+      "stream",
+    ]);
+    expect(matching(scheduled("builtin"))).toEqual(["recorder", "subscriptions", "stream"]);
   });
 
-  it("routes a scheduled call only to its tool's rule, the recorder and the subscriptions", () => {
+  it("routes a scheduled call only to its tool's rule, the recorder, the subscriptions and the stream", () => {
     const rules = busRules(["web_search", "static_links"]);
     const matching = (event: object) =>
       rules.filter((rule) => compilePattern(rule.pattern).matches(event)).map((r) => r.name);
@@ -55,10 +66,12 @@ describe("the wiring table", () => {
       "tool-web_search",
       "recorder",
       "subscriptions",
+      "stream",
     ]);
     expect(matching(envelope("ToolResultReceived", "web_search"))).toEqual([
       "recorder",
       "subscriptions",
+      "stream",
     ]);
     expect(matching({ ...envelope("ToolCallScheduled", "web_search"), source: "other" })).toEqual(
       [],
@@ -118,6 +131,7 @@ describe("the local runtime's wiring", () => {
     bus.close();
     expect(seen.map(([handler]) => handler).sort()).toEqual([
       "recorder",
+      "stream",
       "subscriptions",
       "tools/static_links",
     ]);

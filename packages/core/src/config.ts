@@ -96,6 +96,13 @@ export const stageConfig = z.strictObject({
       allowTargets: z.array(z.string().min(1).max(2048)).max(100).default([]),
     })
     .default({ retryWindowHours: 24, pauseAfterFailures: 100, maxPerOwner: 100, allowTargets: [] }),
+  /** The stage-wide event stream (`GET /v1/events`, replay by time window). */
+  stream: z
+    .strictObject({
+      /** How long the stream keeps an event, days. */
+      retentionDays: z.number().min(1).max(365).default(7),
+    })
+    .default({ retentionDays: 7 }),
   /** Each tool's own settings, validated by the tool's settings schema. */
   tools: z.record(z.string(), z.unknown()).default({}),
 });

@@ -72,6 +72,7 @@ export {
   registeredHandlerId,
   SCHEDULED_JOBS,
   type ScheduledJob,
+  STREAM_HANDLER,
   SUBSCRIPTIONS_HANDLER,
   SWEEPER_HANDLER,
   toolHandlerId,

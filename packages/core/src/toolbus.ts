@@ -22,7 +22,7 @@ import type { CapabilityStatus } from "./model/capability";
 import type { ToolsetSpec } from "./model/tool";
 import { InProcessMetrics } from "./observability/metrics";
 import { systemLookup } from "./outbound/client";
-import type { CatalogStore, KeyStore } from "./ports";
+import type { CatalogStore, EventStream, KeyStore } from "./ports";
 import { toolRuntimeDeps } from "./runtime/deps";
 import { type SubscriptionHandlers, subscriptionHandlers } from "./runtime/subscriptions";
 import { stageSecretReader } from "./secrets";
@@ -124,6 +124,14 @@ export function createToolbus(
     ...(deployment.log ? { log: deployment.log } : {}),
   };
   const registeredDeps = { ...runtime, catalog: stores.catalog, readSecrets };
+  // The stage stream loads on first use too: the API reads it only for GET /v1/events.
+  let eventStream: Promise<EventStream> | undefined;
+  const stream = () => {
+    eventStream ??= import("./store/dynamodb/event-stream").then(
+      ({ DynamoEventStream }) => new DynamoEventStream(store, deployment.config.stream),
+    );
+    return eventStream;
+  };
   // Subscriptions load on first use: most processes never deliver or manage one.
   const subscriptions = subscriptionHandlers(async () =>
     (await import("./runtime/subscription-deps")).subscriptionDeps(deployment),
@@ -139,6 +147,7 @@ export function createToolbus(
         tools: catalog.tools,
         runtime: () => runtime,
         recorder: () => recorderDeps,
+        stream: async () => ({ ...recorderDeps, stream: await stream() }),
         registered: () => registeredDeps,
         subscriptions,
       }),
@@ -178,6 +187,13 @@ export function createToolbus(
       registered,
       ...(deployment.metrics instanceof InProcessMetrics ? { metrics: deployment.metrics } : {}),
       audit: new DynamoAuditLog(store),
+      stageEvents: async () => {
+        const [{ StageEvents }, events] = await Promise.all([
+          import("./app/events/stage-events"),
+          stream(),
+        ]);
+        return new StageEvents(events);
+      },
       subscriptions: () => {
         subscriptionService ??= (async () => {
           const [{ SubscriptionService }, dynamoSubscriptions] = await Promise.all([
@@ -188,6 +204,7 @@ export function createToolbus(
             subscriptions: new dynamoSubscriptions.DynamoSubscriptionStore(store),
             deliveries: new dynamoSubscriptions.DynamoDeliveryStore(store),
             events: stores.events,
+            stream: await stream(),
             config: deployment.config,
             onChange: subscriptions.invalidate,
           });

@@ -12,6 +12,9 @@ export const RECORDER_HANDLER = "recorder";
 /** The subscriptions dispatcher's handler id: it delivers every Toolbus event that a subscription matches. */
 export const SUBSCRIPTIONS_HANDLER = "subscriptions";
 
+/** The stage stream's handler id: it appends every Toolbus event to the stage-wide stream. */
+export const STREAM_HANDLER = "stream";
+
 /** The retry driver's handler id: it attempts the webhook deliveries that are due again. */
 export const DELIVERIES_HANDLER = "deliveries";
 
@@ -27,6 +30,11 @@ export interface BusRule {
   description: string;
   pattern: Record<string, unknown>;
   handler: string;
+  /**
+   * Events reach the handler in order, one batch at a time (on AWS through a FIFO queue with
+   * one message group): for a handler that must be its data's only writer.
+   */
+  ordered?: boolean;
 }
 
 export const toolHandlerId = (id: string) => `tools/${id}`;
@@ -95,6 +103,13 @@ export function busRules(toolIds: readonly string[]): BusRule[] {
       description: "Delivers every Toolbus event to the subscriptions that match it",
       pattern: { source: [EVENT_SOURCE] },
       handler: SUBSCRIPTIONS_HANDLER,
+    },
+    {
+      name: "stream",
+      description: "Appends every Toolbus event to the stage-wide event stream",
+      pattern: { source: [EVENT_SOURCE] },
+      handler: STREAM_HANDLER,
+      ordered: true,
     },
   ];
 }

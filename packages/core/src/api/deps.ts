@@ -1,5 +1,6 @@
 import type { CallService } from "../app/calls/service";
 import type { RegisteredToolsets } from "../app/catalog/registered";
+import type { StageEvents } from "../app/events/stage-events";
 import type { HealthService } from "../app/health/service";
 import type { SubscriptionService } from "../app/subscriptions/service";
 import type { StageConfig } from "../config";
@@ -21,6 +22,8 @@ export interface ApiDeps {
   registered?: RegisteredToolsets;
   /** Where failures and unaudited writes are logged (default: JSON lines on stderr). */
   log?: Logger;
+  /** The stage-wide event stream (`GET /v1/events`), loaded on first use; without it the route is absent. */
+  stageEvents?: () => Promise<StageEvents>;
   /** Subscriptions (`/v1/subscriptions`), loaded on first use; without it the routes are absent. */
   subscriptions?: () => Promise<SubscriptionService>;
   /** Where admin writes are recorded (GET /v1/audit); without it nothing is recorded. */

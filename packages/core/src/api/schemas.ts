@@ -122,6 +122,28 @@ export const eventsPageSchema = z
   })
   .openapi("RunEventPage");
 
+export const stageEventsQuery = z.object({
+  pattern: z.string().min(2).max(16_384).optional().openapi({
+    description: "An EventBridge event pattern, as JSON",
+    example: '{"detail":{"status":["failed"]}}',
+  }),
+  cursor: z.string().min(1).max(2048).optional(),
+  since: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .openapi({ description: "Start at the first event recorded at or after this time" }),
+  limit: z.coerce.number().int().min(1).max(1000).optional(),
+});
+export const stageEventsPageSchema = z
+  .object({
+    events: z.array(runEventSchema),
+    cursor: z.string().openapi({ description: "Pass back to read on from here." }),
+    more: z
+      .boolean()
+      .openapi({ description: "Events are recorded past the cursor: read again at once." }),
+  })
+  .openapi("StageEventPage");
+
 export const keyRecordSchema = z
   .object({
     keyId: z.string(),

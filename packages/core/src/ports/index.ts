@@ -103,6 +103,38 @@ export interface EventLog {
   appended?(parentRunId: string, signal: AbortSignal): Promise<void>;
 }
 
+/** One event in the stage's stream: its place, and when the stage recorded it. */
+export interface StreamEntry {
+  seq: number;
+  recordedAt: string;
+  event: RunEvent;
+}
+
+/**
+ * Every run's events in one stage-wide order (event-stream.ts). Places are committed in order
+ * by one writer at a time, so a reader that has read up to a place never finds a new event
+ * before it: following the stream by place alone misses nothing.
+ */
+export interface EventStream {
+  /** Appends at the end, in the order given; an event this writer appended lately is left out. */
+  append(events: RunEvent[]): Promise<void>;
+  /** The last committed place; 0 while the stream is empty. */
+  head(): Promise<number>;
+  /**
+   * Committed entries of the places after `after`, at most `limit` places, in order; `through`
+   * is the last place looked at (read on from there), `head` the head read with them. Places
+   * whose entries expired are passed over.
+   */
+  read(
+    after: number,
+    limit: number,
+  ): Promise<{ entries: StreamEntry[]; through: number; head: number }>;
+  /** The first place recorded at or after `time`; head + 1 when there is none yet. */
+  placeAt(time: Date): Promise<number>;
+  /** Resolves when this process commits to the stream (or `signal` aborts). */
+  appended?(signal: AbortSignal): Promise<void>;
+}
+
 export interface ApiKeyRecord {
   keyId: string;
   name: string;

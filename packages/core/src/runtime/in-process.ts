@@ -11,10 +11,12 @@ import {
   RECORDER_HANDLER,
   REGISTERED_KINDS,
   registeredHandlerId,
+  STREAM_HANDLER,
   SUBSCRIPTIONS_HANDLER,
   toolHandlerId,
 } from "../wiring";
 import { createRecorder, type RecorderDeps } from "./recorder";
+import { createStreamWriter, type StreamWriterDeps } from "./stream";
 import type { SubscriptionHandlers } from "./subscriptions";
 import { createToolHandler, type ToolRuntimeDeps } from "./tool-handler";
 
@@ -28,21 +30,27 @@ export interface InProcessDeps {
   tools: readonly AnyToolDefinition[];
   runtime: () => ToolRuntimeDeps;
   recorder: () => RecorderDeps;
+  stream: () => Promise<StreamWriterDeps>;
   registered: () => RegisteredRuntimeDeps;
   subscriptions: SubscriptionHandlers;
 }
 
 /**
  * Every handler of the wiring table, run in this process (`npm start`, tests), by handler id:
- * the recorder's resolves with nothing. The composition root loads this module only once a
+ * the recorder's, the stream's and the dispatcher's resolve with nothing. The composition root loads this module only once a
  * handler is first handed an event (`handlersLoadedOnUse`): on AWS the API dispatches to each
  * handler's own function and never loads it.
  */
 export function inProcessHandlers(deps: InProcessDeps): Record<string, CallHandler> {
   const recorder = createRecorder(deps.recorder);
+  const streamWriter = createStreamWriter(deps.stream);
   const handlers: Record<string, CallHandler> = {
     [RECORDER_HANDLER]: async (event) => {
       await recorder(event);
+      return undefined;
+    },
+    [STREAM_HANDLER]: async (event) => {
+      await streamWriter(event);
       return undefined;
     },
     [SUBSCRIPTIONS_HANDLER]: async (event) => {

@@ -54,43 +54,64 @@ export interface RecorderDeps {
  */
 export function createRecorder(deps: () => RecorderDeps | Promise<RecorderDeps>) {
   return async (event: unknown): Promise<void> => {
-    const parsed = recordable.safeParse(event);
-    if (!parsed.success) {
-      throw new ValidationError("Not a Toolbus event the recorder knows.", {
-        details: zodIssues(parsed.error.issues, "(event)"),
-      });
-    }
-    const { detail, time } = parsed.data;
-    const { events, calls, recentCall, log = fallbackLogger() } = await deps();
-    const recent = recentCall?.(detail.parentRunId, detail.callId);
-    const call =
-      recent && mismatch(parsed.data, recent) === undefined
-        ? recent
-        : await calls.get(detail.parentRunId, detail.callId);
-    const refusal = mismatch(parsed.data, call);
-    if (refusal || !call) {
-      log.warn("event refused: it does not match its call record", {
-        reason: refusal,
-        detailType: parsed.data["detail-type"],
-        eventKey: detail.eventKey,
-        parentRunId: detail.parentRunId,
-        callId: detail.callId,
-      });
-      return;
-    }
-    const entry: RunEvent = {
+    const resolved = await deps();
+    const verified = await verifiedEvent(event, resolved);
+    if (!verified) return;
+    const { call, entry } = verified;
+    // A result never comes first in the log: one that arrives before its call's scheduling
+    // (which is retried or announced again, and so late) brings it, rebuilt from the record.
+    // The log keeps each once, so the scheduling arriving after is left out.
+    await resolved.events.append(
+      call,
+      entry.detailType === "ToolResultReceived" ? [scheduledEntry(call), entry] : [entry],
+    );
+  };
+}
+
+/** What checking an event against its call record needs. */
+export type VerifyDeps = Pick<RecorderDeps, "calls" | "recentCall" | "log">;
+
+/**
+ * The run event a bus event stands for, with its call, when the call record confirms it;
+ * undefined (and reported) when it does not. Not a Toolbus event at all: a ValidationError.
+ * The one check every consumer that keeps events (the run logs, the stage stream) makes.
+ */
+export async function verifiedEvent(
+  event: unknown,
+  deps: VerifyDeps,
+): Promise<{ call: CallRecord; entry: RunEvent } | undefined> {
+  const parsed = recordable.safeParse(event);
+  if (!parsed.success) {
+    throw new ValidationError("Not a Toolbus event the recorder knows.", {
+      details: zodIssues(parsed.error.issues, "(event)"),
+    });
+  }
+  const { detail, time } = parsed.data;
+  const { calls, recentCall, log = fallbackLogger() } = deps;
+  const recent = recentCall?.(detail.parentRunId, detail.callId);
+  const call =
+    recent && mismatch(parsed.data, recent) === undefined
+      ? recent
+      : await calls.get(detail.parentRunId, detail.callId);
+  const refusal = mismatch(parsed.data, call);
+  if (refusal || !call) {
+    log.warn("event refused: it does not match its call record", {
+      reason: refusal,
+      detailType: parsed.data["detail-type"],
+      eventKey: detail.eventKey,
+      parentRunId: detail.parentRunId,
+      callId: detail.callId,
+    });
+    return undefined;
+  }
+  return {
+    call,
+    entry: {
       eventKey: detail.eventKey,
       detailType: parsed.data["detail-type"],
       occurredAt: detail.scheduledAt ?? detail.completedAt ?? time,
       detail,
-    };
-    // A result never comes first in the log: one that arrives before its call's scheduling
-    // (which is retried or announced again, and so late) brings it, rebuilt from the record.
-    // The log keeps each once, so the scheduling arriving after is left out.
-    await events.append(
-      call,
-      entry.detailType === "ToolResultReceived" ? [scheduledEntry(call), entry] : [entry],
-    );
+    },
   };
 }
 

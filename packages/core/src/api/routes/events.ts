@@ -3,7 +3,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { type SSEStreamingApi, streamSSE } from "hono/streaming";
 import { RateLimitedError, ToolbusError, ValidationError } from "../../errors";
-import type { EventLog, EventLogPage, KeyStore } from "../../ports";
+import type { EventLogPage, KeyStore } from "../../ports";
 import { requirePermission } from "../auth";
 import type { ApiDeps } from "../deps";
 import type { ApiEnv } from "../env";
@@ -14,6 +14,8 @@ import {
   eventsPageSchema,
   eventsQuery,
   runIdParam,
+  stageEventsPageSchema,
+  stageEventsQuery,
 } from "../schemas";
 
 const DEFAULT_FOLLOW_INTERVAL_MS = 250;
@@ -72,44 +74,99 @@ export function registerEventRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): vo
       }
       const cursor = resumeCursor(c.req.header("last-event-id"), query.cursor);
       const limit = query.limit ?? DEFAULT_PAGE;
-      // The first read happens before the stream opens, so a bad cursor or an outage is still
-      // an ordinary JSON error with its status.
-      const first = await events.read(runId, { ...(cursor ? { cursor } : {}), limit });
-      const holder = c.get("principal").id;
-      const open = openStreams.get(holder) ?? 0;
-      if (open >= streamsPerKey) {
-        throw new RateLimitedError(
-          `This key already has ${open} event streams open here; close one, or page with ?cursor=.`,
-          { details: { openStreams: open, limit: streamsPerKey } },
-        );
-      }
-      openStreams.set(holder, open + 1);
-      const release = () => {
-        const left = (openStreams.get(holder) ?? 1) - 1;
-        if (left > 0) openStreams.set(holder, left);
-        else openStreams.delete(holder);
-      };
-      // Reverse proxies (nginx) would otherwise buffer the stream.
-      c.header("X-Accel-Buffering", "no");
-      return streamSSE(c, async (stream) => {
-        try {
-          await follow(c, stream, {
-            events,
-            keys: deps.keys,
-            holder,
-            runId,
-            limit,
-            first,
-            cursor,
-            ...timing,
-          });
-        } finally {
-          release();
-        }
+      return serve(c, {
+        cursor,
+        limit,
+        read: (after) => events.read(runId, { ...(after ? { cursor: after } : {}), limit }),
+        ...(events.appended
+          ? { appended: (signal: AbortSignal) => events.appended?.(runId, signal) ?? pending() }
+          : {}),
       });
     },
   );
+
+  const stageEvents = deps.stageEvents;
+  if (!stageEvents) return;
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/events",
+      tags: ["Events"],
+      summary: "Every run's events, in the stage's order, filtered by an event pattern",
+      description:
+        "The stage-wide stream: each Toolbus event once the stage has recorded it, in one order for all runs. `pattern` is an EventBridge event pattern (JSON, the same as a subscription's) matched against the event as the bus carried it. Without `cursor` or `since` a reader starts at the end and sees what happens from now on; `since` starts at the first event recorded at or after a time. JSON pages may come back empty with a cursor further on while a pattern skips what it does not match (`more: true`: read again at once). With `Accept: text/event-stream` it follows the stream like a run's events, resuming with `Last-Event-ID`.",
+      security: bearerSecurity,
+      middleware: [requirePermission(config, "read")] as const,
+      request: { query: stageEventsQuery },
+      responses: {
+        200: {
+          description: "A page of events, or an event stream",
+          content: {
+            "application/json": { schema: stageEventsPageSchema },
+            "text/event-stream": { schema: z.string() },
+          },
+        },
+        ...errorResponses(400, 401, 403),
+      },
+    }),
+    async (c) => {
+      const query = c.req.valid("query");
+      const stream = await stageEvents();
+      const pattern = stream.pattern(query.pattern);
+      const cursor = resumeCursor(c.req.header("last-event-id"), query.cursor);
+      const limit = query.limit ?? DEFAULT_PAGE;
+      let after = await stream.start({ cursor, since: query.since });
+      const read = async (): Promise<EventLogPage & { more: boolean }> => {
+        const page = await stream.page(after, { pattern, limit });
+        after = Number(page.cursor);
+        return page;
+      };
+      if (!wantsEventStream(c.req.header("accept"))) {
+        const page = await read();
+        return c.json({ events: page.events, cursor: page.cursor, more: page.more }, 200);
+      }
+      return serve(c, {
+        cursor: String(after),
+        limit,
+        read,
+        appended: (signal) => stream.appended(signal),
+      });
+    },
+  );
+
+  /**
+   * Opens an event stream: the first read happens before it opens, so a bad cursor or an
+   * outage is still an ordinary JSON error with its status; a key holds a bounded number open.
+   */
+  async function serve(c: Context<ApiEnv>, source: FollowSource) {
+    const first = await source.read(source.cursor);
+    const holder = c.get("principal").id;
+    const open = openStreams.get(holder) ?? 0;
+    if (open >= streamsPerKey) {
+      throw new RateLimitedError(
+        `This key already has ${open} event streams open here; close one, or page with ?cursor=.`,
+        { details: { openStreams: open, limit: streamsPerKey } },
+      );
+    }
+    openStreams.set(holder, open + 1);
+    const release = () => {
+      const left = (openStreams.get(holder) ?? 1) - 1;
+      if (left > 0) openStreams.set(holder, left);
+      else openStreams.delete(holder);
+    };
+    // Reverse proxies (nginx) would otherwise buffer the stream.
+    c.header("X-Accel-Buffering", "no");
+    return streamSSE(c, async (stream) => {
+      try {
+        await follow(c, stream, { ...source, keys: deps.keys, holder, first, ...timing });
+      } finally {
+        release();
+      }
+    });
+  }
 }
+
+const pending = () => new Promise<void>(() => undefined);
 
 function wantsEventStream(accept: string | undefined): boolean {
   return accept !== undefined && /(^|,)\s*text\/event-stream\s*(;|,|$)/i.test(accept);
@@ -127,15 +184,22 @@ function resumeCursor(lastEventId: string | undefined, cursor: string | undefine
   return resumed;
 }
 
-interface FollowOptions {
-  events: EventLog;
+/** Where a stream's events come from. */
+interface FollowSource {
+  /** Where the stream starts (the SSE id a client resumes from). */
+  cursor: string | undefined;
+  limit: number;
+  /** The page after `cursor`; `more` says there is backlog past it even if the page is short. */
+  read(cursor: string | undefined): Promise<EventLogPage & { more?: boolean }>;
+  /** Resolves when this process appends an event the stream may hold. */
+  appended?(signal: AbortSignal): Promise<void>;
+}
+
+interface FollowOptions extends FollowSource {
   keys: KeyStore;
   /** The key holding the stream. */
   holder: string;
-  runId: string;
-  limit: number;
-  first: EventLogPage;
-  cursor: string | undefined;
+  first: EventLogPage & { more?: boolean };
   intervalMs: number;
   maxMs: number;
   keepAliveMs: number;
@@ -198,7 +262,7 @@ async function follow(c: Context<ApiEnv>, stream: SSEStreamingApi, options: Foll
       if (options.buffered && sent > 0 && page.events.length < options.limit) return;
       // A full page means more backlog: read on at once. Otherwise we are live: wait for an
       // append or the poll interval, asking every second meanwhile whether the key still holds.
-      if (page.events.length < options.limit) {
+      if (page.events.length < options.limit && !page.more) {
         const pollAt = Date.now() + options.intervalMs;
         for (;;) {
           if (Date.now() - lastWrite >= options.keepAliveMs) {
@@ -219,10 +283,7 @@ async function follow(c: Context<ApiEnv>, stream: SSEStreamingApi, options: Foll
       } else if (await revoked()) {
         return endRevoked(stream);
       }
-      page = await options.events.read(options.runId, {
-        ...(cursor ? { cursor } : {}),
-        limit: options.limit,
-      });
+      page = await options.read(cursor);
     }
   } catch (error) {
     if (stop.signal.aborted) return;
@@ -248,7 +309,7 @@ async function endRevoked(stream: SSEStreamingApi): Promise<void> {
 }
 
 /**
- * Waits up to `ms`, or less when this process appends to the run (then true): under `npm start`
+ * Waits up to `ms`, or less when this process appends to what is followed (then true): under `npm start`
  * the recorder runs here, so a follower wakes as an event lands and idle streams cost little;
  * on AWS the recorder is another function and the poll interval is what bounds the delay.
  */
@@ -264,12 +325,8 @@ async function nextAppend(
   try {
     return await Promise.race([
       pause(ms, waiting.signal).then(() => false),
-      ...(options.events.appended
-        ? [
-            options.events
-              .appended(options.runId, waiting.signal)
-              .then(() => !waiting.signal.aborted),
-          ]
+      ...(options.appended
+        ? [options.appended(waiting.signal).then(() => !waiting.signal.aborted)]
         : []),
       ...(revocation ? [revocation.then(() => false)] : []),
     ]);

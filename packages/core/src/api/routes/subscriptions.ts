@@ -24,7 +24,16 @@ const failuresQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),
   cursor: z.string().max(2048).optional(),
 });
-const replayBody = z.strictObject({ runId }).meta({ id: "Replay" });
+const instant = z.iso.datetime({ offset: true });
+const replayBody = z
+  .union([
+    z.strictObject({ runId }),
+    z.strictObject({
+      from: instant.describe("Replay events the stage recorded at or after this time"),
+      to: instant.optional().describe("... and at or before this time (default: now)"),
+    }),
+  ])
+  .meta({ id: "Replay" });
 const redriveBody = z
   .strictObject({
     eventKeys: z
@@ -214,9 +223,9 @@ export function registerSubscriptionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDe
       method: "post",
       path: "/v1/subscriptions/{id}/replay",
       tags: ["Subscriptions"],
-      summary: "Send a run's logged events that the pattern matches again, marked as a replay",
+      summary: "Send logged events that the pattern matches again, marked as a replay",
       description:
-        "The events go out with the next retry run (within a minute), each with `replay: true` in its body and the same `webhook-id` as the first time.",
+        "Of one run (`runId`, from its log) or of a time window (`from`, `to`, from the stage's event stream, by when the stage recorded each event). The events go out with the next retry run (within a minute), each with `replay: true` in its body and the same `webhook-id` as the first time. At most 10,000 events are read; `complete: false` says there were more (replay again from the last one's time).",
       security: bearerSecurity,
       middleware: [requirePermission(config, "subscribe")] as const,
       request: {
@@ -225,8 +234,13 @@ export function registerSubscriptionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDe
       },
       responses: {
         202: jsonContent(
-          z.object({ replayId: z.string(), queued: z.number().int(), events: z.number().int() }),
-          "Queued: how many of the run's events matched",
+          z.object({
+            replayId: z.string(),
+            queued: z.number().int(),
+            events: z.number().int(),
+            complete: z.boolean(),
+          }),
+          "Queued: how many of the events read matched",
         ),
         ...errorResponses(400, 401, 403, 404, 415),
       },

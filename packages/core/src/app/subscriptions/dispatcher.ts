@@ -5,7 +5,9 @@ import { fallbackLogger, type Logger } from "../../observability/log";
 import { createPatternIndex, type PatternIndex } from "../../pattern";
 import type { DeliveryStore, SubscriptionStore } from "../../ports";
 import { retryDelayMs } from "../../subscriptions/backoff";
+import { inPool } from "../../util/in-pool";
 import { EVENT_SOURCE } from "../../wiring";
+import { deliveryBody } from "../events/envelope";
 
 /** What one attempt at a target came to. */
 export type AttemptOutcome =
@@ -93,12 +95,12 @@ export class SubscriptionDispatcher {
     // The event as the bus delivered it: patterns may name any envelope field.
     const matched = this.index.match(event);
     const at = this.now().toISOString();
-    const body = JSON.stringify({
+    const body = deliveryBody({
       type: parsed.data["detail-type"],
       timestamp: parsed.data.time ?? at,
       data: parsed.data.detail,
     });
-    await inPool(matched, async (id) => {
+    await inPool(matched, CONCURRENT_ATTEMPTS, async (id) => {
       const created: Delivery = {
         subscriptionId: id,
         eventKey: parsed.data.detail.eventKey,
@@ -317,16 +319,4 @@ function dead(delivery: Delivery, at: Date, reason: string): Delivery {
     deadAt: at.toISOString(),
     lastError: delivery.lastError ?? { at: at.toISOString(), message: reason },
   };
-}
-
-/** Runs `run` over `items`, CONCURRENT_ATTEMPTS at a time; no item waits for a slow batch. */
-async function inPool<T>(items: readonly T[], run: (item: T) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await run(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(CONCURRENT_ATTEMPTS, items.length) }, worker));
 }

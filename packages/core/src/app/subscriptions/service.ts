@@ -2,20 +2,24 @@ import { randomBytes } from "node:crypto";
 import { roleAtLeast, type StageConfig } from "../../config";
 import { ConflictError, NotFoundError, ValidationError } from "../../errors";
 import type { Principal } from "../../model/call";
+import type { RunEvent } from "../../model/events";
 import type {
   Delivery,
   Subscription,
   SubscriptionRequest,
   SubscriptionTarget,
 } from "../../model/subscription";
-import { compilePattern, InvalidEventPatternError } from "../../pattern";
-import type { DeliveryStore, EventLog, StoredSubscription, SubscriptionStore } from "../../ports";
+import { compilePattern } from "../../pattern";
+import type {
+  DeliveryStore,
+  EventLog,
+  EventStream,
+  StoredSubscription,
+  SubscriptionStore,
+} from "../../ports";
 import { newWebhookSecret } from "../../subscriptions/webhook-signature";
-import { canonicalJson } from "../../util/canonical-json";
-import { EVENT_SOURCE } from "../../wiring";
-
-/** The longest pattern, as canonical JSON text (EventBridge allows a rule no more). */
-export const MAX_PATTERN_CHARS = 4096;
+import { deliveryBody, envelopeOf } from "../events/envelope";
+import { parseEventPattern } from "../events/pattern";
 
 /** Most events one replay reads from a run's log. */
 export const MAX_REPLAYED_EVENTS = 10_000;
@@ -28,6 +32,8 @@ export interface SubscriptionServiceDeps {
   deliveries: DeliveryStore;
   /** The run event logs a replay reads. */
   events?: Pick<EventLog, "read">;
+  /** The stage's event stream a replay by time window reads. */
+  stream?: EventStream;
   config: StageConfig;
   /** Told after every write, so a dispatcher in this process sees it on the next event. */
   onChange?: () => void;
@@ -178,60 +184,66 @@ export class SubscriptionService {
   }
 
   /**
-   * Sends a run's logged events that the subscription's pattern matches again, marked as a
-   * replay (`replay: true` in the body; the same `webhook-id` as the first time, so a receiver
-   * that has them can drop them). They are queued due now: the next retry run sends them.
+   * Sends again the logged events that the subscription's pattern matches, of one run (from its
+   * log) or of a time window (from the stage's stream, by when the stage recorded them), marked
+   * as a replay (`replay: true` in the body; the same `webhook-id` as the first time, so a
+   * receiver that has them can drop them). They are queued due now: the next retry run sends
+   * them. At most MAX_REPLAYED_EVENTS events are read; `complete` says whether that was all.
    */
   async replay(
     principal: Principal,
     id: string,
-    request: { runId: string },
-  ): Promise<{ replayId: string; queued: number; events: number }> {
+    request: ReplayRequest,
+  ): Promise<{ replayId: string; queued: number; events: number; complete: boolean }> {
     const stored = await this.owned(principal, id);
-    const { events } = this.deps;
-    if (!events) throw new ValidationError("Replay needs the run event logs, which are not here.");
+    const source = this.replaySource(request);
     const pattern = compilePattern(stored.subscription.pattern);
     const replayId = randomBytes(8).toString("hex");
     const at = this.now().toISOString();
-    let cursor: string | undefined;
     let seen = 0;
     let queued = 0;
-    do {
-      const page = await events.read(request.runId, { limit: 100, ...(cursor ? { cursor } : {}) });
-      for (const logged of page.events) {
-        seen++;
-        const envelope = {
-          version: "0",
-          id: logged.eventKey,
-          source: EVENT_SOURCE,
-          "detail-type": logged.detailType,
-          time: logged.occurredAt,
-          resources: [],
-          detail: logged.detail,
-        };
-        if (!pattern.matches(envelope)) continue;
-        const made = await this.deps.deliveries.create({
-          subscriptionId: id,
-          eventKey: logged.eventKey,
-          replayId,
-          detailType: logged.detailType,
-          status: "pending",
-          body: JSON.stringify({
-            type: logged.detailType,
-            timestamp: logged.occurredAt,
-            data: logged.detail,
-            replay: true,
-          }),
-          attempts: 0,
-          firstAttemptAt: at,
-          nextAttemptAt: at,
-        });
-        if (made) queued++;
-      }
-      const more = page.events.length > 0 && seen < MAX_REPLAYED_EVENTS;
-      cursor = more ? page.cursor : undefined;
-    } while (cursor);
-    return { replayId, queued, events: seen };
+    for await (const logged of source) {
+      if (seen >= MAX_REPLAYED_EVENTS) return { replayId, queued, events: seen, complete: false };
+      seen++;
+      if (!pattern.matches(envelopeOf(logged))) continue;
+      const made = await this.deps.deliveries.create({
+        subscriptionId: id,
+        eventKey: logged.eventKey,
+        replayId,
+        detailType: logged.detailType,
+        status: "pending",
+        body: deliveryBody(
+          { type: logged.detailType, timestamp: logged.occurredAt, data: logged.detail },
+          true,
+        ),
+        attempts: 0,
+        firstAttemptAt: at,
+        nextAttemptAt: at,
+      });
+      if (made) queued++;
+    }
+    return { replayId, queued, events: seen, complete: true };
+  }
+
+  /** The events a replay reads: a run's log, or the stream's places within the window. */
+  private replaySource(request: ReplayRequest): AsyncIterable<RunEvent> {
+    const { events, stream } = this.deps;
+    if ("runId" in request) {
+      if (!events)
+        throw new ValidationError("Replay needs the run event logs, which are not here.");
+      return runEvents(events, request.runId);
+    }
+    if (!stream)
+      throw new ValidationError("Replay by time needs the event stream, which is not here.");
+    const from = Date.parse(request.from);
+    const to =
+      request.to === undefined ? Date.parse(this.now().toISOString()) : Date.parse(request.to);
+    if (!(from <= to)) {
+      throw new ValidationError("A replay's window must end after it starts.", {
+        details: [{ path: "to", message: "must not be before from" }],
+      });
+    }
+    return windowEvents(stream, from, to);
   }
 
   private isAdmin(principal: Principal): boolean {
@@ -264,27 +276,7 @@ export class SubscriptionService {
 
   /** The pattern as canonical JSON text, or a 400 naming what is wrong with it. */
   private checkPattern(pattern: SubscriptionRequest["pattern"]): string {
-    try {
-      const parsed = typeof pattern === "string" ? JSON.parse(pattern) : pattern;
-      compilePattern(parsed);
-      const text = canonicalJson(parsed);
-      // EventBridge's own limit for a rule's pattern; the object form is bounded here too.
-      if (text.length > MAX_PATTERN_CHARS) {
-        throw new ValidationError("The subscription's pattern is too long.", {
-          details: [
-            { path: "pattern", message: `at most ${MAX_PATTERN_CHARS} characters as JSON` },
-          ],
-        });
-      }
-      return text;
-    } catch (error) {
-      if (error instanceof InvalidEventPatternError || error instanceof SyntaxError) {
-        throw new ValidationError("The subscription's pattern is not valid.", {
-          details: [{ path: "pattern", message: error.message }],
-        });
-      }
-      throw error;
-    }
+    return parseEventPattern(pattern, "subscription's pattern").text;
   }
 
   /**
@@ -315,5 +307,33 @@ export class SubscriptionService {
         ],
       });
     }
+  }
+}
+
+/** What to replay: one run's events, or those the stage recorded within a time window. */
+export type ReplayRequest = { runId: string } | { from: string; to?: string };
+
+async function* runEvents(events: Pick<EventLog, "read">, runId: string) {
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await events.read(runId, { limit: 100, ...(cursor ? { cursor } : {}) });
+    yield* page.events;
+    if (page.events.length === 0 || !page.cursor) return;
+    cursor = page.cursor;
+  }
+}
+
+async function* windowEvents(stream: EventStream, from: number, to: number) {
+  let after = (await stream.placeAt(new Date(from))) - 1;
+  // The head when the replay starts: events recorded meanwhile are not part of the window.
+  const end = await stream.head();
+  while (after < end) {
+    const page = await stream.read(after, Math.min(500, end - after));
+    for (const entry of page.entries) {
+      if (Date.parse(entry.recordedAt) > to) return;
+      yield entry.event;
+    }
+    if (page.through <= after) return;
+    after = page.through;
   }
 }

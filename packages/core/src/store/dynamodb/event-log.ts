@@ -1,10 +1,9 @@
-import { EventEmitter } from "node:events";
 import { ValidationError } from "../../errors";
 import type { CallRecord } from "../../model/call";
 import { type RunEvent, runEvent } from "../../model/events";
 import type { EventLog, EventLogPage } from "../../ports";
-import { settleOn } from "../../util/settle-on";
 import { type DynamoStoreOptions, guard, parseInput, parseStored, queryAll } from "./client";
+import { nextWake, wakeFollowers } from "./followers";
 import { LOG_PREFIX, logSeqOf, runLogKeyCondition, runPartition } from "./items";
 import { decodeJsonFields } from "./json-text";
 import { LOG_JSON_FIELDS, LOG_SEQ_ATTRIBUTE } from "./log-requests";
@@ -15,25 +14,6 @@ export const MAX_EVENT_PAGE = 1_000;
 
 /** DynamoDB's limit for a sort key value, in bytes. */
 const MAX_SORT_KEY_BYTES = 1_024;
-
-/** Appends made in this process, by table and run: followers here wake on them. */
-const appends = new EventEmitter();
-appends.setMaxListeners(0);
-/** Runs whose followers are to wake at the end of this turn. */
-const toWake = new Set<string>();
-
-/**
- * Wakes a run's followers once per burst of appends, not once per event: each wake costs every
- * follower a read.
- */
-function wakeFollowers(topic: string): void {
-  if (toWake.has(topic)) return;
-  toWake.add(topic);
-  setImmediate(() => {
-    toWake.delete(topic);
-    appends.emit(topic);
-  });
-}
 
 /**
  * A run's events in the order they were logged: RUN#<runId> / LOG#<seq>, written by
@@ -63,7 +43,7 @@ export class DynamoEventLog implements EventLog {
   }
 
   appended(parentRunId: string, signal: AbortSignal): Promise<void> {
-    return settleOn(appends, this.#topic(parentRunId), signal);
+    return nextWake(this.#topic(parentRunId), signal);
   }
 
   #topic(parentRunId: string): string {

@@ -70,3 +70,17 @@ export const capabilityKey = (name: string) => ({ pk: `CAPABILITY#${name}`, sk: 
  * them is one Query instead of a Scan of the whole table.
  */
 export const CAPABILITIES_PARTITION = "CAPABILITIES";
+
+/**
+ * The stage's event stream (event-stream.ts): STREAM / HEAD holds the last committed place;
+ * entries are STREAM#<seq / 10,000> / E#<seq>, so no partition grows past 10,000 entries and a
+ * range of places is one Query per partition it spans.
+ */
+export const STREAM_HEAD_KEY = { pk: "STREAM", sk: "HEAD" };
+export const STREAM_PARTITION_SIZE = 10_000;
+export const streamEntryKey = (seq: number) => ({
+  pk: `STREAM#${Math.floor(seq / STREAM_PARTITION_SIZE)}`,
+  sk: `E#${String(seq).padStart(SEQ_DIGITS, "0")}`,
+});
+/** The place of an E# sort key. */
+export const streamSeqOf = (sortKey: string) => Number(sortKey.slice(2));

@@ -1,0 +1,53 @@
+import * as z from "zod";
+import { ValidationError } from "../errors";
+import type { RunEvent } from "../model/events";
+import { fallbackLogger } from "../observability/log";
+import type { EventStream } from "../ports";
+import { type VerifyDeps, verifiedEvent } from "./recorder";
+
+export interface StreamWriterDeps extends VerifyDeps {
+  stream: EventStream;
+}
+
+/** An SQS batch, as a queue hands it to a function: what the stream's function is fed on AWS. */
+const sqsBatch = z.object({
+  Records: z.array(z.object({ body: z.string() })).min(1),
+});
+
+/**
+ * Appends Toolbus events to the stage's stream, in the order they arrive. On AWS a FIFO queue
+ * with one message group feeds it (an SQS batch, one at a time, in order); under `npm start`
+ * the local bus hands it one event at a time and the stream's writer orders them. An event is
+ * kept only when its call record confirms it (the recorder's check); one that is not a Toolbus
+ * event at all is reported and passed over, so it cannot hold up the queue behind it.
+ */
+export function createStreamWriter(deps: () => StreamWriterDeps | Promise<StreamWriterDeps>) {
+  return async (input: unknown): Promise<void> => {
+    const resolved = await deps();
+    const batch = sqsBatch.safeParse(input);
+    const events = batch.success
+      ? batch.data.Records.map((record) => parseBody(record.body))
+      : [input];
+    const entries: RunEvent[] = [];
+    for (const event of events) {
+      try {
+        const verified = await verifiedEvent(event, resolved);
+        if (verified) entries.push(verified.entry);
+      } catch (error) {
+        if (!(error instanceof ValidationError)) throw error;
+        (resolved.log ?? fallbackLogger()).warn("event refused: not a Toolbus event", {
+          reason: error.message,
+        });
+      }
+    }
+    if (entries.length > 0) await resolved.stream.append(entries);
+  };
+}
+
+function parseBody(body: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return body;
+  }
+}

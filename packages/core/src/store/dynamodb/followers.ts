@@ -1,0 +1,26 @@
+import { EventEmitter } from "node:events";
+import { settleOn } from "../../util/settle-on";
+
+/** Appends made in this process, by topic (a table and a run, or a table's stream). */
+const appends = new EventEmitter();
+appends.setMaxListeners(0);
+/** Topics whose followers are to wake at the end of this turn. */
+const toWake = new Set<string>();
+
+/**
+ * Wakes a topic's followers once per burst of appends, not once per event: each wake costs
+ * every follower a read.
+ */
+export function wakeFollowers(topic: string): void {
+  if (toWake.has(topic)) return;
+  toWake.add(topic);
+  setImmediate(() => {
+    toWake.delete(topic);
+    appends.emit(topic);
+  });
+}
+
+/** Resolves at the topic's next wake (or when `signal` aborts). */
+export function nextWake(topic: string, signal: AbortSignal): Promise<void> {
+  return settleOn(appends, topic, signal);
+}

@@ -1,0 +1,199 @@
+import { PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RunEvent } from "../packages/core/src/model/events";
+import { createDocumentClient, DynamoEventStream } from "../packages/core/src/store/dynamodb";
+import { STREAM_HEAD_KEY, streamEntryKey } from "../packages/core/src/store/dynamodb/items";
+import { createTableInput } from "../packages/core/src/store/table";
+import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
+
+/**
+ * The stage-wide stream on DynamoDB Local: places handed out densely and in order, a head that
+ * readers never pass, what a failed or racing writer leaves behind, and finding a place by time.
+ * Each test has its own table, so places start at 1.
+ */
+const client = testDynamoDbClient();
+const documents = createDocumentClient(client);
+const tables: TestTable[] = [];
+
+async function freshTable(): Promise<string> {
+  const { TableName: _unused, ...definition } = createTableInput("unused");
+  const table = await createTestTable(client, { ...definition, namePrefix: "stream" });
+  tables.push(table);
+  return table.tableName;
+}
+
+afterAll(async () => {
+  for (const table of tables) await table.drop();
+  client.destroy();
+});
+
+let counter = 0;
+function event(run = "run-stream"): RunEvent {
+  counter += 1;
+  return {
+    eventKey: `${run}/call-${counter}/scheduled`,
+    detailType: "ToolCallScheduled",
+    occurredAt: new Date().toISOString(),
+    detail: { parentRunId: run, callId: `call-${counter}`, n: counter, text: "é\u0000𝄞" },
+  };
+}
+
+async function readAll(stream: DynamoEventStream, after = 0) {
+  const entries = [];
+  for (let place = after; ; ) {
+    const page = await stream.read(place, 7);
+    entries.push(...page.entries);
+    if (page.through === place) return entries;
+    place = page.through;
+  }
+}
+
+describe("the stage's event stream", () => {
+  let tableName: string;
+  beforeAll(async () => {
+    tableName = await freshTable();
+  });
+
+  it("gives concurrent appends dense places in one order, each event once", async () => {
+    const stream = new DynamoEventStream({ client: documents, tableName }, { retentionDays: 7 });
+    const events = Array.from({ length: 450 }, () => event());
+    // Many appends at once, as the local bus hands them over; one event twice.
+    await Promise.all([
+      ...events.map((one) => stream.append([one])),
+      stream.append([events[3] as RunEvent]),
+    ]);
+    expect(await stream.head()).toBe(450);
+    const entries = await readAll(stream);
+    expect(entries.map((entry) => entry.seq)).toEqual(
+      Array.from({ length: 450 }, (_, index) => index + 1),
+    );
+    expect(new Set(entries.map((entry) => entry.event.eventKey)).size).toBe(450);
+    expect(
+      entries.map((entry) => entry.event).sort((a, b) => a.eventKey.localeCompare(b.eventKey)),
+    ).toEqual([...events].sort((a, b) => a.eventKey.localeCompare(b.eventKey)));
+    // Recording times never go back along the stream.
+    const times = entries.map((entry) => Date.parse(entry.recordedAt));
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+  });
+
+  it("reads in pages that cross partitions, and never past the head", async () => {
+    const stream = new DynamoEventStream({ client: documents, tableName }, { retentionDays: 7 });
+    const head = await stream.head();
+    const page = await stream.read(head - 2, 100);
+    expect(page.entries.map((entry) => entry.seq)).toEqual([head - 1, head]);
+    expect(page.through).toBe(head);
+    expect((await stream.read(head, 100)).entries).toEqual([]);
+    // Places 9,999 and 10,000 sit in different partitions (STREAM#0, STREAM#1).
+    expect(streamEntryKey(9_999).pk).not.toBe(streamEntryKey(10_000).pk);
+  });
+});
+
+describe("a writer that fails or races", () => {
+  it("makes entries a failed writer left past the head visible with its next commit, losing nothing", async () => {
+    const tableName = await freshTable();
+    const stream = new DynamoEventStream({ client: documents, tableName }, { retentionDays: 7 });
+    await stream.append([event(), event()]);
+    // A writer that died between its entries and moving the head left place 3 behind.
+    const left = event();
+    await documents.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: {
+          ...streamEntryKey(3),
+          eventKey: left.eventKey,
+          detailType: left.detailType,
+          occurredAt: left.occurredAt,
+          detail: left.detail,
+          recordedAt: new Date().toISOString(),
+        },
+      }),
+    );
+    expect((await stream.read(2, 10)).entries).toEqual([]);
+    // Another process (its own client, so its own memory) takes over.
+    const otherClient = testDynamoDbClient();
+    try {
+      const other = new DynamoEventStream(
+        { client: createDocumentClient(otherClient), tableName },
+        { retentionDays: 7 },
+      );
+      const next = event();
+      await other.append([next]);
+      const entries = (await other.read(0, 10)).entries;
+      expect(entries.map((entry) => entry.seq)).toEqual([1, 2, 3, 4]);
+      expect(entries[2]?.event.eventKey).toBe(left.eventKey);
+      expect(entries[3]?.event.eventKey).toBe(next.eventKey);
+    } finally {
+      otherClient.destroy();
+    }
+  });
+
+  it("refuses a writer whose idea of the head is stale, and its next append starts from the real one", async () => {
+    const tableName = await freshTable();
+    const stream = new DynamoEventStream({ client: documents, tableName }, { retentionDays: 7 });
+    await stream.append([event()]);
+    // Another writer moved the head meanwhile (its entry at place 2).
+    const theirs = event();
+    await documents.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: {
+          ...streamEntryKey(2),
+          eventKey: theirs.eventKey,
+          detailType: theirs.detailType,
+          occurredAt: theirs.occurredAt,
+          detail: theirs.detail,
+          recordedAt: new Date().toISOString(),
+        },
+      }),
+    );
+    await documents.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: STREAM_HEAD_KEY,
+        UpdateExpression: "SET seq = :seq",
+        ExpressionAttributeValues: { ":seq": 2 },
+      }),
+    );
+    const mine = event();
+    await expect(stream.append([mine])).rejects.toThrow();
+    // Nothing of the refused append is visible, and theirs was not overwritten.
+    const before = (await stream.read(0, 10)).entries;
+    expect(before.map((entry) => entry.event.eventKey)).toEqual([
+      expect.any(String),
+      theirs.eventKey,
+    ]);
+    await stream.append([mine]);
+    const after = (await stream.read(0, 10)).entries;
+    expect(after.map((entry) => entry.event.eventKey).slice(1)).toEqual([
+      theirs.eventKey,
+      mine.eventKey,
+    ]);
+  });
+});
+
+describe("finding a place by time", () => {
+  it("finds the first event recorded at or after a time, by halving", async () => {
+    const tableName = await freshTable();
+    let now = Date.parse("2026-11-20T10:00:00Z");
+    const stream = new DynamoEventStream(
+      { client: documents, tableName, now: () => new Date(now) },
+      { retentionDays: 7 },
+    );
+    for (let minute = 0; minute < 20; minute++) {
+      await stream.append([event(), event()]);
+      now += 60_000;
+    }
+    // Two events a minute, from 10:00: the first at or after 10:07:30 is 10:08's first, place 17.
+    expect(await stream.placeAt(new Date("2026-11-20T10:07:30Z"))).toBe(17);
+    expect(await stream.placeAt(new Date("2026-11-20T10:08:00Z"))).toBe(17);
+    expect(await stream.placeAt(new Date("2026-11-20T09:00:00Z"))).toBe(1);
+    expect(await stream.placeAt(new Date("2026-11-20T11:00:00Z"))).toBe(41);
+    // A clock that goes back never makes a place older than the one before it.
+    now -= 3_600_000;
+    await stream.append([event()]);
+    const [last] = (await stream.read(40, 5)).entries;
+    expect(Date.parse(last?.recordedAt ?? "")).toBeGreaterThanOrEqual(
+      Date.parse("2026-11-20T10:19:00Z"),
+    );
+  });
+});
