@@ -277,6 +277,7 @@ export function Toolbus({ stack, app }: StackContext) {
   const rules = busRules(tools.map((tool) => tool.spec.id));
   const handlers = new Map<string, SstFunction>();
   const deadLetterQueues = new Map<string, sqs.Queue>();
+  const workQueues = new Map<string, sqs.Queue>();
   for (const rule of rules) {
     const id = handlerConstructId(rule.handler);
     const deadLetters = new sqs.Queue(stack, `${id}DeadLetters`, {
@@ -325,6 +326,7 @@ export function Toolbus({ stack, app }: StackContext) {
       fn.addEventSource(new SqsEventSource(queue, { batchSize: 10 }));
       handlers.set(rule.handler, fn);
       deadLetterQueues.set(`${rule.handler} (batches)`, failed);
+      workQueues.set(rule.handler, queue);
       eventRule.addTarget(new targets.SqsQueue(queue, { messageGroupId: "toolbus", ...delivery }));
     } else {
       const fn = handlerFunction(id, {
@@ -532,6 +534,7 @@ export function Toolbus({ stack, app }: StackContext) {
     api,
     handlers: new Map([...handlers, ["api", apiFunction]]),
     deadLetters: deadLetterQueues,
+    workQueues,
   });
   notifyAlarms(stack, app.stage, observability.alarms, config.alarms);
 

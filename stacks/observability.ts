@@ -24,10 +24,14 @@ function durationPercentile(stage: string, stat: "p50" | "p99") {
   });
 }
 
+/** How old the oldest waiting event of an ordered handler's queue may get before it alarms. */
+const BACKLOG_ALARM_SECONDS = 300;
+
 /**
  * The stage's dashboard (calls, failures, p50 / p99 duration by tool, cache hit ratio, dead
  * letters, API 5xx) and the alarms that need a person: a dead letter, a handler failing more
- * than HANDLER_ERROR_RATE_PERCENT of its invocations, an API answering 5xx.
+ * than HANDLER_ERROR_RATE_PERCENT of its invocations, an API answering 5xx, an ordered
+ * handler's queue falling behind.
  */
 export function addObservability(
   stack: Stack,
@@ -36,10 +40,24 @@ export function addObservability(
     api: Api;
     handlers: ReadonlyMap<string, SstFunction>;
     deadLetters: ReadonlyMap<string, sqs.Queue>;
+    /** Queues a handler works through in order (the stream's): alarmed when they fall behind. */
+    workQueues?: ReadonlyMap<string, sqs.Queue>;
   },
 ): { dashboard: cloudwatch.Dashboard; alarms: cloudwatch.Alarm[] } {
   const { stage, api, handlers, deadLetters } = props;
   const alarms: cloudwatch.Alarm[] = [];
+  for (const [handler, queue] of props.workQueues ?? []) {
+    alarms.push(
+      new cloudwatch.Alarm(stack, `Backlog${alarms.length}Alarm`, {
+        alarmDescription: `Toolbus ${stage}: ${handler} is more than ${BACKLOG_ALARM_SECONDS / 60} minutes behind`,
+        metric: queue.metricApproximateAgeOfOldestMessage({ period: FIVE_MINUTES }),
+        threshold: BACKLOG_ALARM_SECONDS,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+    );
+  }
   for (const [handler, queue] of deadLetters) {
     alarms.push(
       new cloudwatch.Alarm(stack, `DeadLetters${alarms.length}Alarm`, {

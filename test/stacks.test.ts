@@ -34,7 +34,12 @@ import {
 } from "@toolbus/local/bus";
 import { builtinTools } from "@toolbus/tools";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { handlerIdFor, RECORDER_HANDLER, REGISTERED_KINDS } from "../packages/core/src/wiring";
+import {
+  handlerIdFor,
+  RECORDER_HANDLER,
+  REGISTERED_KINDS,
+  STREAM_HANDLER,
+} from "../packages/core/src/wiring";
 import { bundleBudgetKB, OVER_BUDGET } from "../stacks/budgets";
 import { bundleFiles, bundleSizes, codeOf } from "../stacks/bundle-files";
 import { SPLIT_HANDLERS, UNUSED_CREDENTIAL_PROVIDERS } from "../stacks/bundling";
@@ -124,6 +129,11 @@ function stageOf(stage: Stage) {
   const rules = ofType("AWS::Events::Rule").filter(([, r]) => r.Properties.EventPattern);
   const schedules = ofType("AWS::Events::Rule").filter(([, r]) => r.Properties.ScheduleExpression);
   const rule = (name: string) => rules.find(([, r]) => r.Properties.Name === name);
+  /** The event source mapping that drains a queue into a function, if one does. */
+  const eventSourceOf = (queueId: string) =>
+    ofType("AWS::Lambda::EventSourceMapping").find(
+      ([, r]) => arnOf(r.Properties.EventSourceArn) === queueId,
+    )?.[1].Properties;
   /** Every (action, resource) pair a function's role is allowed, one per line. */
   const grantsOf = (functionId: string) =>
     policiesOf(roleOf(functionId)).flatMap(([, policy]) =>
@@ -153,6 +163,7 @@ function stageOf(stage: Stage) {
     grantsOf,
     rules,
     rule,
+    eventSourceOf,
     schedules,
     config: stackConfigFor(stage),
   };
@@ -247,6 +258,18 @@ function expectedAccess(handler: string, tracing: boolean): string[] {
     lines.push(
       "sqs:SendMessage own-dead-letters",
       ...table("GetItem", "Query", "PutItem", "UpdateItem"),
+    );
+  } else if (handler === STREAM_HANDLER) {
+    // Drains its FIFO queue (the event source mapping's grants); no dead letters of its own.
+    lines.push(
+      ...table("GetItem", "Query", "PutItem", "UpdateItem"),
+      ...[
+        "ChangeMessageVisibility",
+        "DeleteMessage",
+        "GetQueueAttributes",
+        "GetQueueUrl",
+        "ReceiveMessage",
+      ].map((action) => `sqs:${action} own-queue`),
     );
   } else if (handler === "api") {
     lines.push(
@@ -356,13 +379,28 @@ describe.each(STAGES)("the %s stack", (stage) => {
       expect(rule.Properties.Targets).toHaveLength(1);
       const [target] = rule.Properties.Targets;
       expect(target.Id).toBe("handler");
-      expect(target.Arn).toEqual({ "Fn::GetAtt": [s.fn(wired.handler).id, "Arn"] });
+      if (!wired.ordered) {
+        expect(target.Arn).toEqual({ "Fn::GetAtt": [s.fn(wired.handler).id, "Arn"] });
+        continue;
+      }
+      // In order: a FIFO queue, one message group, drained by the handler's function.
+      const queueId = s.arnOf(target.Arn);
+      expect(s.json.Resources[queueId].Properties).toMatchObject({
+        FifoQueue: true,
+        ContentBasedDeduplication: true,
+      });
+      expect(target.SqsParameters).toEqual({ MessageGroupId: "toolbus" });
+      expect(s.eventSourceOf(queueId)).toMatchObject({
+        FunctionName: { Ref: s.fn(wired.handler).id },
+        BatchSize: 10,
+      });
     }
+    expect(wiring.filter((r) => r.ordered).map((r) => r.handler)).toEqual([STREAM_HANDLER]);
   });
 
   it("leaves calls dispatched directly out of every tool and registered-tool rule", () => {
     const s = stageOf(stage);
-    const everyEvent = new Set([RECORDER_HANDLER, SUBSCRIPTIONS_HANDLER]);
+    const everyEvent = new Set([RECORDER_HANDLER, SUBSCRIPTIONS_HANDLER, STREAM_HANDLER]);
     const runners = wiring.filter((r) => !everyEvent.has(r.handler));
     expect(runners.map((r) => r.handler).sort()).toEqual(DISPATCHABLE);
     for (const wired of runners) {
@@ -370,7 +408,7 @@ describe.each(STAGES)("the %s stack", (stage) => {
       expect(rule?.Properties.EventPattern.detail.dispatch, wired.name).toEqual(BUS_DISPATCHED);
     }
     // The recorder logs every event, direct or not, and the subscriptions dispatcher sees each.
-    for (const name of ["recorder", "subscriptions"]) {
+    for (const name of ["recorder", "subscriptions", "stream"]) {
       const [, rule] = s.rule(name) ?? [];
       expect(rule?.Properties.EventPattern, name).toEqual({ source: ["toolbus"] });
     }
@@ -520,8 +558,20 @@ describe.each(STAGES)("the %s stack", (stage) => {
           Condition: { ArnEquals: { "aws:SourceArn": { "Fn::GetAtt": [ruleId, "Arn"] } } },
         }),
       );
-      // A handler that accepted the event and failed: Lambda retries, then the same queue.
       const functionId = s.fn(wired.handler).id;
+      if (wired.ordered) {
+        // A batch that keeps failing: five receives, then the queue's own FIFO dead letters.
+        const work = s.json.Resources[s.arnOf(target.Arn)].Properties;
+        const failedId = s.arnOf(work.RedrivePolicy.deadLetterTargetArn);
+        expect(work.RedrivePolicy.maxReceiveCount).toBe(5);
+        expect(queues.get(failedId)?.Properties).toMatchObject({
+          FifoQueue: true,
+          MessageRetentionPeriod: deadLetterRetentionDays * 86_400,
+          SqsManagedSseEnabled: true,
+        });
+        continue;
+      }
+      // A handler that accepted the event and failed: Lambda retries, then the same queue.
       const invoke = invokeConfigs.find(([, c]) => c.Properties.FunctionName.Ref === functionId);
       expect(invoke?.[1].Properties).toMatchObject({
         MaximumRetryAttempts: handler.retryAttempts,
@@ -529,7 +579,7 @@ describe.each(STAGES)("the %s stack", (stage) => {
         DestinationConfig: { OnFailure: { Destination: { "Fn::GetAtt": [queueId, "Arn"] } } },
       });
     }
-    expect(invokeConfigs).toHaveLength(wiring.length);
+    expect(invokeConfigs).toHaveLength(wiring.filter((r) => !r.ordered).length);
   });
 
   it("routes scheduled calls of registered http and mcp tools to one handler per kind, each with its own dead letters", () => {
@@ -615,7 +665,7 @@ describe.each(STAGES)("the %s stack", (stage) => {
         ? sizes.api
         : handler === "seed"
           ? sizes.seed
-          : handler === "recorder" || handler === SWEEPER_HANDLER
+          : handler === "recorder" || handler === SWEEPER_HANDLER || handler === STREAM_HANDLER
             ? sizes.recorder
             : sizes.tool;
     expect([...s.functions.keys()].sort()).toEqual(
@@ -774,7 +824,15 @@ describe.each(STAGES)("the %s stack", (stage) => {
     const alarms = s.ofType("AWS::CloudWatch::Alarm").map(([, alarm]) => alarm.Properties);
     const queues = s.ofType("AWS::SQS::Queue");
     const onQueues = alarms.filter((a) => a.MetricName === "ApproximateNumberOfMessagesVisible");
-    expect(onQueues).toHaveLength(queues.length);
+    // Every dead-letter queue alarms on a letter; the stream's work queue when it falls behind.
+    const work = queues.filter(([id]) => s.eventSourceOf(id));
+    expect(work).toHaveLength(1);
+    expect(onQueues).toHaveLength(queues.length - work.length);
+    const behind = alarms.filter((a) => a.MetricName === "ApproximateAgeOfOldestMessage");
+    expect(behind.map((a) => a.Dimensions)).toEqual([
+      [{ Name: "QueueName", Value: { "Fn::GetAtt": [work[0]?.[0], "QueueName"] } }],
+    ]);
+    expect(behind[0]).toMatchObject({ Threshold: 300, ComparisonOperator: "GreaterThanThreshold" });
     for (const alarm of onQueues) {
       expect(alarm).toMatchObject({ Threshold: 0, ComparisonOperator: "GreaterThanThreshold" });
     }
@@ -844,6 +902,7 @@ describe.each(STAGES)("the %s stack", (stage) => {
         if (arnId === s.busId) return "bus";
         if (arnId && arnId === logGroupId) return "own-logs";
         if (arnId && arnId === deadLetterId) return "own-dead-letters";
+        if (arnId && s.eventSourceOf(arnId)?.FunctionName.Ref === functionId) return "own-queue";
         if (arnId && handlerOf.has(arnId)) return `function:${handlerOf.get(arnId)}`;
         const joined = resource?.["Fn::Join"]?.[1];
         if (Array.isArray(joined)) {
@@ -1064,9 +1123,12 @@ describe.each(STAGES)("the %s stack", (stage) => {
         const targets = await client.send(
           new ListTargetsByRuleCommand({ Rule: name, EventBusName: busName }),
         );
+        // An ordered rule's target is the queue its handler drains; locally, the handler itself.
         const deployedTargets = rule.Properties.Targets.map((t: Json) => ({
           id: t.Id,
-          handler: handlerOfFunction.get(s.arnOf(t.Arn)),
+          handler: handlerOfFunction.get(
+            s.eventSourceOf(s.arnOf(t.Arn))?.FunctionName.Ref ?? s.arnOf(t.Arn),
+          ),
         }));
         const localTargets = (targets.Targets ?? []).map((t) => ({
           id: t.Id,

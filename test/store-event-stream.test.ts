@@ -1,7 +1,8 @@
 import { PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../packages/core/src/model/events";
-import { createDocumentClient, DynamoEventStream } from "../packages/core/src/store/dynamodb";
+import { createDocumentClient } from "../packages/core/src/store/dynamodb";
+import { DynamoEventStream } from "../packages/core/src/store/dynamodb/event-stream";
 import { STREAM_HEAD_KEY, streamEntryKey } from "../packages/core/src/store/dynamodb/items";
 import { createTableInput } from "../packages/core/src/store/table";
 import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";

@@ -9,14 +9,12 @@ import { memoResultCache } from "../store/cached";
 import {
   DynamoCallStore,
   DynamoEventLog,
-  DynamoEventStream,
   DynamoRateLimiter,
   DynamoResultCache,
   storeOptions,
 } from "../store/dynamodb";
 import type { AnyToolDefinition } from "../tool-definition";
 import type { RecorderDeps } from "./recorder";
-import type { StreamWriterDeps } from "./stream";
 import type { ToolRuntimeDeps } from "./tool-handler";
 
 interface ToolRuntimeExtras {
@@ -78,18 +76,6 @@ export function sweeperDeps(deployment: Deployment) {
   return {
     calls: new DynamoCallStore(storeOptions(deployment)),
     publisher: new EventPublisher({ client: busClient(deployment), busName: deployment.busName }),
-  };
-}
-
-/** The stage stream's writer: the stream, and the calls it checks events against. */
-export function streamWriterDeps(deployment: Deployment): StreamWriterDeps {
-  const options = storeOptions(deployment);
-  const calls = new DynamoCallStore(options);
-  return {
-    stream: new DynamoEventStream(options, deployment.config.stream),
-    calls,
-    recentCall: (runId, callId) => calls.recent(runId, callId),
-    ...(deployment.log ? { log: deployment.log } : {}),
   };
 }
 

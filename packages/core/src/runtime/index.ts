@@ -3,11 +3,10 @@ export { type Deployment, deploymentFromEnv } from "../deployment";
 export {
   offlineToolRuntimeDeps,
   recorderDeps,
-  streamWriterDeps,
   sweeperDeps,
   toolRuntimeDeps,
 } from "./deps";
 export { createRecorder } from "./recorder";
-export { createStreamWriter } from "./stream";
+export { createStreamWriter, streamWriterDeps } from "./stream";
 export { createSweeper } from "./sweeper";
 export { createToolHandler, type ToolRuntimeDeps } from "./tool-handler";

@@ -94,7 +94,7 @@ export function registerEventRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): vo
       tags: ["Events"],
       summary: "Every run's events, in the stage's order, filtered by an event pattern",
       description:
-        "The stage-wide stream: each Toolbus event once the stage has recorded it, in one order for all runs. `pattern` is an EventBridge event pattern (JSON, the same as a subscription's) matched against the event as the bus carried it. Without `cursor` or `since` a reader starts at the end and sees what happens from now on; `since` starts at the first event recorded at or after a time. JSON pages may come back empty with a cursor further on while a pattern skips what it does not match (`more: true`: read again at once). With `Accept: text/event-stream` it follows the stream like a run's events, resuming with `Last-Event-ID`.",
+        "Each Toolbus event once recorded, in one order for all runs, filtered by `pattern` (an EventBridge pattern, as for subscriptions). Starts at the end, at `cursor`, or at `since`. Pages may be empty while `more` is true. `Accept: text/event-stream` follows it as a run's events.",
       security: bearerSecurity,
       middleware: [requirePermission(config, "read")] as const,
       request: { query: stageEventsQuery },

@@ -225,7 +225,7 @@ export function registerSubscriptionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDe
       tags: ["Subscriptions"],
       summary: "Send logged events that the pattern matches again, marked as a replay",
       description:
-        "Of one run (`runId`, from its log) or of a time window (`from`, `to`, from the stage's event stream, by when the stage recorded each event). The events go out with the next retry run (within a minute), each with `replay: true` in its body and the same `webhook-id` as the first time. At most 10,000 events are read; `complete: false` says there were more (replay again from the last one's time).",
+        "Of one run (`runId`) or a time window (`from`, `to`). Sent with the next retry run, with `replay: true` and the first `webhook-id`. At most 10,000 events are read (`complete`).",
       security: bearerSecurity,
       middleware: [requirePermission(config, "subscribe")] as const,
       request: {

@@ -23,7 +23,6 @@ export {
   encodeCursor,
   MAX_EVENT_PAGE,
 } from "./event-log";
-export { DynamoEventStream } from "./event-stream";
 export { DynamoKeyStore } from "./keys";
 export { appendAsSoleWriter } from "./log-sole-writer";
 export { DynamoRateLimiter } from "./rate-limiter";
