@@ -39,6 +39,7 @@ import {
   renderedSchema,
   replayResultSchema,
   type Selection,
+  type StageEventsPage,
   type Subscription,
   type SubscriptionRequest,
   type SubscriptionWithSecret,
@@ -57,6 +58,13 @@ import {
   toolsetDetailSchema,
   toolsetListSchema,
 } from "./schemas.js";
+import {
+  type StageEventStream,
+  type StageEventsOptions,
+  type StageEventsPageOptions,
+  stageEvents,
+  stageEventsPage,
+} from "./stage-events.js";
 import type { ToolId, ToolInput } from "./tools.js";
 
 export interface ToolbusClientOptions {
@@ -343,6 +351,24 @@ export class ToolbusClient {
    */
   events(runId: string, options: EventsOptions = {}): RunEventStream {
     return runEvents(this.#http, runId, options);
+  }
+
+  /**
+   * The stage's events as they happen, every run's, filtered by an event pattern:
+   * `for await (const { event, cursor } of client.stageEvents({ pattern })) ...`. Starts at
+   * the end (only new events) unless `cursor` or `since` says where; reconnects with
+   * Last-Event-ID whenever the server ends the stream, until the loop is left or `signal` fires.
+   */
+  stageEvents(options: StageEventsOptions = {}): StageEventStream {
+    return stageEvents(this.#http, options);
+  }
+
+  /**
+   * One JSON page of the stage's events. With a pattern it may be empty while `more` is true:
+   * read again at once from its `cursor`.
+   */
+  stageEventsPage(options: StageEventsPageOptions = {}): Promise<StageEventsPage> {
+    return stageEventsPage(this.#http, options);
   }
 
   /** Which tools a role may and can use in a mode, and why the others are left out. */

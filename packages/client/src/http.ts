@@ -157,7 +157,7 @@ export function networkError(method: string, path: string, cause: unknown): Tool
 }
 
 /** undici puts the useful part (ECONNREFUSED ...) in `cause`. */
-function describeCause(cause: unknown): string {
+export function describeCause(cause: unknown): string {
   if (!(cause instanceof Error)) return "";
   const inner = cause.cause;
   if (inner instanceof Error) {

@@ -15,6 +15,7 @@ export {
 } from "./client.js";
 export { ToolbusClientError, type ToolbusClientErrorOptions } from "./errors.js";
 export type { EventsOptions, RunEventStream } from "./events.js";
+export type { FollowOptions } from "./follow.js";
 export type {
   HttpToolRegistration,
   HttpToolsetRegistration,
@@ -46,6 +47,7 @@ export type {
   ReplayResult,
   RunEvent,
   Selection,
+  StageEventsPage,
   Subscription,
   SubscriptionRequest,
   SubscriptionTarget,
@@ -59,6 +61,13 @@ export type {
   ToolsetWithTools,
 } from "./schemas.js";
 export { type SseMessage, SseParser } from "./sse.js";
+export type {
+  StageEvent,
+  StageEventStream,
+  StageEventsOptions,
+  StageEventsPageOptions,
+  StageEventsQuery,
+} from "./stage-events.js";
 export type {
   BuiltinToolId,
   BuiltinTools,

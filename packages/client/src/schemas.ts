@@ -86,6 +86,11 @@ export const eventsPageSchema = z.object({
   cursor: z.string().nullable(),
 });
 
+/** GET /v1/events: a page of the stage's events; `more` says read again at once. */
+export const stageEventsPageSchema = z
+  .object({ events: z.array(runEventSchema), cursor: z.string(), more: z.boolean() })
+  .loose();
+
 export const keyRecordSchema = z
   .object({
     keyId: z.string(),
@@ -326,6 +331,17 @@ export type RunEvent =
       occurredAt: string;
       detail: ToolResultReceived;
     };
+
+/**
+ * A page of the stage's events. It may be empty while a pattern skips what it does not match:
+ * `more` then says events are recorded past `cursor`, to read again at once.
+ */
+export interface StageEventsPage {
+  events: RunEvent[];
+  /** Read on from here; present even when the page is empty. */
+  cursor: string;
+  more: boolean;
+}
 
 /** Where a subscription's deliveries go: a webhook, an EventBridge bus or an SQS queue. */
 export type SubscriptionTarget = z.infer<typeof subscriptionTargetSchema>;

@@ -10,6 +10,7 @@ import {
 import { z } from "zod";
 import type { Harness } from "../generated/catalog-types.js";
 import { UsageError } from "./errors.js";
+import { isWebhookSecret } from "./webhook-signing.js";
 
 const OPTIONS = {
   endpoint: { type: "string" },
@@ -41,6 +42,9 @@ const OPTIONS = {
   "bus-arn": { type: "string" },
   "queue-url": { type: "string" },
   "event-key": { type: "string", multiple: true },
+  since: { type: "string" },
+  "forward-to": { type: "string" },
+  secret: { type: "string" },
 } as const satisfies NonNullable<ParseArgsConfig["options"]>;
 
 type OptionName = keyof typeof OPTIONS;
@@ -162,6 +166,26 @@ export const COMMANDS = {
       "--cursor <c>     start after this cursor",
       "--limit <n>      page size, 1-1000",
       "--json           one JSON event per line (NDJSON)",
+    ],
+  },
+  listen: {
+    usage:
+      "listen [--pattern '<json>'] [--since <iso>] [--forward-to <url>] [--secret <whsec_...>]",
+    summary:
+      "Print the stage's events as they happen (every run's); --forward-to posts each to a URL, signed.",
+    args: [],
+    options: ["pattern", "since", "forward-to", "secret"],
+    help: [
+      "--pattern '<json>'     only the events this EventBridge event pattern matches (the same",
+      '                       patterns as subscriptions), e.g. \'{"detail":{"status":["failed"]}}\'',
+      "--since <iso>          start at the first event recorded at or after this time; default:",
+      "                       only events from now on",
+      "--forward-to <url>     POST each event to this http(s) URL (a local receiver) with the body",
+      "                       and webhook-id a subscription's webhook gets, signed the Standard",
+      "                       Webhooks way; the receiver's answer is printed, failures too",
+      "--secret <whsec_...>   sign with this secret; default: a new one, printed at the start",
+      "--json                 one JSON event per line (NDJSON); forward results as JSON on stderr",
+      "Runs until Ctrl-C; reconnects by itself when the server ends the stream.",
     ],
   },
   "render-agent": {
@@ -373,6 +397,22 @@ const rename = text
   })
   .pipe(z.tuple([z.string().min(1).max(128, "a remote name is at most 128 characters"), toolId]));
 
+/** `--pattern` as the object it must be; the API judges whether it is a valid pattern. */
+const patternArg = z.string().transform((value, context): Record<string, unknown> => {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch (error) {
+    context.addIssue({ code: "custom", message: `not valid JSON: ${(error as Error).message}` });
+    return z.NEVER;
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    context.addIssue({ code: "custom", message: "must be a JSON object: an event pattern" });
+    return z.NEVER;
+  }
+  return parsed as Record<string, unknown>;
+});
+
 /** Made by Toolbus (`sub_` and 24 hex digits), never chosen: anything else is a typo. */
 const subscriptionIdArg = text.pipe(subscriptionId);
 
@@ -443,6 +483,24 @@ const SCHEMAS = {
     cursor: z.string().min(1).max(2048).optional(),
     limit: number("--limit", 1, 1000, true).optional(),
   }),
+  listen: z
+    .object({
+      pattern: patternArg.optional(),
+      since: z.iso
+        .datetime({ offset: true, error: "an ISO date-time, e.g. 2026-05-01T09:00:00Z" })
+        .optional(),
+      "forward-to": z
+        .url({ protocol: /^https?$/, error: "an http(s) URL, e.g. http://localhost:3000/hook" })
+        .max(2048)
+        .optional(),
+      secret: text
+        .refine(isWebhookSecret, "must be whsec_ followed by the base64 of 24 to 64 bytes")
+        .optional(),
+    })
+    .refine((v) => v.secret === undefined || v["forward-to"] !== undefined, {
+      message: "--secret signs what --forward-to sends: give --forward-to too",
+      path: ["secret"],
+    }),
   "render-agent": z.object({
     file: z.string().min(1),
     harness: z

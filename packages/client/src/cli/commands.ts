@@ -22,6 +22,7 @@ import {
   list,
   table,
 } from "./format.js";
+import { listen } from "./listen.js";
 import { statsReport } from "./stats.js";
 import {
   failuresTable,
@@ -246,6 +247,8 @@ export const HANDLERS: { [N in CommandName]: Handler<N> } = {
     }
     return io.signal?.aborted ? 130 : 0;
   },
+
+  listen,
 
   async "render-agent"(args, { client, io, json: asJson }) {
     const file = resolve(io.cwd, args.file);

@@ -100,9 +100,12 @@ export function eventCells(event: RunEvent): string[] {
 const FOLLOW_WIDTHS = [24, 18, 36, 20] as const;
 
 /** A row with fixed column widths, for output that cannot wait for the widest cell. */
-export function fixedRow(cells: readonly string[]): string {
+export function fixedRow(
+  cells: readonly string[],
+  widths: readonly number[] = FOLLOW_WIDTHS,
+): string {
   return `${cells
-    .map((cell, index) => cell.padEnd(FOLLOW_WIDTHS[index] ?? 0))
+    .map((cell, index) => cell.padEnd(widths[index] ?? 0))
     .join("  ")
     .trimEnd()}\n`;
 }
