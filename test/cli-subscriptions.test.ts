@@ -418,6 +418,25 @@ describe("toolbus subscriptions replay", () => {
     ]);
     expect(JSON.parse(asJson.stdout)).toMatchObject({ queued: 0, events: 0 });
   });
+
+  it("queues the events of a time window, and only those", async () => {
+    const runId = system.runId();
+    await call(runId);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const from = new Date().toISOString();
+    await call(runId);
+    const to = new Date().toISOString();
+    const { id } = await subscribe(runId, "/window", { detailType: "ToolResultReceived" });
+    const run = await toolbus(["subscriptions", "replay", id, "--from", from, "--to", to]);
+    expect(run).toMatchObject({ code: 0, stderr: "" });
+    expect(run.stdout).toMatch(
+      new RegExp(
+        `^Queued 1 of the \\d+ events? recorded from ${from} to ${to} for subscription ${id}`,
+      ),
+    );
+    await system.toolbus.subscriptions.retryDue();
+    expect(received("/window")).toHaveLength(1);
+  });
 });
 
 describe("toolbus subscriptions usage errors", () => {
@@ -427,6 +446,12 @@ describe("toolbus subscriptions usage errors", () => {
     [["subscriptions", "show", "sub_123"], "<id>: a subscription id: sub_ and 24 hex digits"],
     [["subscriptions", "delete", "../etc"], "<id>: a subscription id: sub_ and 24 hex digits"],
     [["subscriptions", "pause"], "Missing <id>."],
+    [["subscriptions", "replay", ID], "give --run <runId> or --from <iso>, not both"],
+    [["subscriptions", "replay", ID, "--from", "yesterday"], "an ISO date-time"],
+    [
+      ["subscriptions", "replay", ID, "--to", "2026-11-24T10:00:00Z", "--run", "r1"],
+      "--to needs --from",
+    ],
     [["subscriptions", "create", "--pattern", "{}", ...HOOK], "--name is required"],
     [
       ["subscriptions", "create", "--name", "n", "--pattern", "{nope", ...HOOK],
@@ -485,7 +510,6 @@ describe("toolbus subscriptions usage errors", () => {
       "--bus-arn: an EventBridge bus ARN",
     ],
     [["subscriptions", "failures", ID, "--limit", "101"], "--limit is at most 100"],
-    [["subscriptions", "replay", ID], "--run <runId> is required"],
     [["subscriptions", "replay", ID, "--run", "../etc"], "--run: 1-128 characters"],
     [
       ["subscriptions", "redrive", ID, "--run", "r1"],

@@ -12,7 +12,8 @@ import {
   DynamoSubscriptionStore,
 } from "../packages/core/src/store/dynamodb/subscriptions";
 import { createTableInput } from "../packages/core/src/store/table";
-import { targetSender, webhookIdOf } from "../packages/core/src/subscriptions/targets";
+import { targetSender } from "../packages/core/src/subscriptions/targets";
+import { webhookIdOf } from "../packages/core/src/subscriptions/webhook-signature";
 import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
 
 /**

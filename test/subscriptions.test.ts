@@ -1,7 +1,7 @@
 import { startUpstream, type Upstream } from "@toolbus/core/testing";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { webhookIdOf } from "../packages/core/src/subscriptions/targets";
+import { webhookIdOf } from "../packages/core/src/subscriptions/webhook-signature";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
 /**

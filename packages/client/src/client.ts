@@ -266,10 +266,16 @@ export class ToolbusClient {
           schema: redriveResultSchema,
         })
       ).redriven,
-    /** Queues a run's logged events that the pattern matches again, marked as a replay. */
-    replay: (id: string, runId: string): Promise<ReplayResult> =>
+    /**
+     * Queues logged events that the pattern matches again, marked as a replay: a run's (a run
+     * id), or those the stage recorded in a time window (`{ from, to? }`).
+     */
+    replay: (
+      id: string,
+      what: string | { runId: string } | { from: string; to?: string },
+    ): Promise<ReplayResult> =>
       this.#http.json("POST", subscriptionPath(id, "replay"), {
-        json: { runId },
+        json: typeof what === "string" ? { runId: what } : what,
         schema: replayResultSchema,
       }),
   };

@@ -190,7 +190,13 @@ export const failuresPageSchema = z
   .loose();
 export const redriveResultSchema = z.object({ redriven: z.number().int() }).loose();
 export const replayResultSchema = z
-  .object({ replayId: z.string(), queued: z.number().int(), events: z.number().int() })
+  .object({
+    replayId: z.string(),
+    queued: z.number().int(),
+    events: z.number().int(),
+    /** False when the replay stopped at its limit of events read (replay the rest later). */
+    complete: z.boolean().optional(),
+  })
   .loose();
 
 export const healthSchema = z.object({ status: z.literal("ok"), stage: z.string() }).loose();

@@ -7,10 +7,10 @@ import {
   toolId,
   toolsetName,
 } from "@toolbus/core/model";
+import { isWebhookSecret } from "@toolbus/core/webhooks";
 import { z } from "zod";
 import type { Harness } from "../generated/catalog-types.js";
 import { UsageError } from "./errors.js";
-import { isWebhookSecret } from "./webhook-signing.js";
 
 const OPTIONS = {
   endpoint: { type: "string" },
@@ -43,6 +43,8 @@ const OPTIONS = {
   "queue-url": { type: "string" },
   "event-key": { type: "string", multiple: true },
   since: { type: "string" },
+  from: { type: "string" },
+  to: { type: "string" },
   "forward-to": { type: "string" },
   secret: { type: "string" },
 } as const satisfies NonNullable<ParseArgsConfig["options"]>;
@@ -319,13 +321,15 @@ export const COMMANDS = {
     help: ["--event-key <key>   only this dead letter (see subscriptions failures); repeatable"],
   },
   "subscriptions replay": {
-    usage: "subscriptions replay <id> --run <runId>",
-    summary: "Send a run's logged events that the pattern matches again, marked as a replay.",
+    usage: "subscriptions replay <id> (--run <runId> | --from <iso> [--to <iso>])",
+    summary: "Send logged events that the pattern matches again, marked as a replay.",
     args: ["id"],
-    options: ["run"],
+    options: ["run", "from", "to"],
     help: [
       "--run <runId>    the run whose events go out again (with the next retry run, within a",
       "                 minute; each with replay: true and the webhook-id it had the first time)",
+      "--from <iso>     instead, the events the stage recorded from this time ...",
+      "--to <iso>       ... to this one (default: now)",
     ],
   },
 } as const satisfies Record<string, CommandSpec>;
@@ -398,6 +402,12 @@ const rename = text
   .pipe(z.tuple([z.string().min(1).max(128, "a remote name is at most 128 characters"), toolId]));
 
 /** `--pattern` as the object it must be; the API judges whether it is a valid pattern. */
+/** A time on the command line: ISO 8601 with an offset, as the API takes it. */
+const isoArg = z.iso.datetime({
+  offset: true,
+  error: "an ISO date-time, e.g. 2026-05-01T09:00:00Z",
+});
+
 const patternArg = z.string().transform((value, context): Record<string, unknown> => {
   let parsed: unknown;
   try {
@@ -486,9 +496,7 @@ const SCHEMAS = {
   listen: z
     .object({
       pattern: patternArg.optional(),
-      since: z.iso
-        .datetime({ offset: true, error: "an ISO date-time, e.g. 2026-05-01T09:00:00Z" })
-        .optional(),
+      since: isoArg.optional(),
       "forward-to": z
         .url({ protocol: /^https?$/, error: "an http(s) URL, e.g. http://localhost:3000/hook" })
         .max(2048)
@@ -574,8 +582,20 @@ const SCHEMAS = {
       .optional(),
   }),
   "subscriptions replay": z
-    .object({ id: subscriptionIdArg, run: runId.optional() })
-    .refine((v) => v.run !== undefined, { message: "--run <runId> is required", path: ["run"] }),
+    .object({
+      id: subscriptionIdArg,
+      run: runId.optional(),
+      from: isoArg.optional(),
+      to: isoArg.optional(),
+    })
+    .refine((v) => (v.run === undefined) !== (v.from === undefined), {
+      message: "give --run <runId> or --from <iso>, not both",
+      path: ["run"],
+    })
+    .refine((v) => v.to === undefined || v.from !== undefined, {
+      message: "--to needs --from",
+      path: ["to"],
+    }),
 } satisfies Record<CommandName, z.ZodType>;
 
 export type CommandArgs = { [N in CommandName]: z.output<(typeof SCHEMAS)[N]> };

@@ -512,12 +512,19 @@ export const HANDLERS: { [N in CommandName]: Handler<N> } = {
   },
 
   async "subscriptions replay"(args, { client, io, json: asJson }) {
-    const run = args.run as string;
-    const replay = await client.subscriptions.replay(args.id, run);
+    const window = args.from ? { from: args.from, ...(args.to ? { to: args.to } : {}) } : undefined;
+    const replay = await client.subscriptions.replay(args.id, window ?? (args.run as string));
+    const source = window
+      ? `the ${replay.events} event${replay.events === 1 ? "" : "s"} recorded from ${window.from}${window.to ? ` to ${window.to}` : ""}`
+      : `run ${args.run}'s ${replay.events} logged event${replay.events === 1 ? "" : "s"}`;
+    const more =
+      replay.complete === false
+        ? " The replay stopped at its limit: replay again from the last event's time for the rest."
+        : "";
     io.stdout.write(
       asJson
         ? json(replay)
-        : `Queued ${replay.queued} of run ${run}'s ${replay.events} logged event${replay.events === 1 ? "" : "s"} for subscription ${args.id} (replay ${replay.replayId}): they go out with the next retry run, marked as replays.\n`,
+        : `Queued ${replay.queued} of ${source} for subscription ${args.id} (replay ${replay.replayId}): they go out with the next retry run, marked as replays.${more}\n`,
     );
     return 0;
   },

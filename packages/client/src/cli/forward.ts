@@ -1,6 +1,6 @@
+import { deliveryBody, webhookHeaders, webhookIdOf } from "@toolbus/core/webhooks";
 import { describeCause } from "../http.js";
 import type { RunEvent } from "../schemas.js";
-import { webhookHeaders, webhookIdOf } from "./webhook-signing.js";
 
 /** A receiver that takes longer than this is reported as failed, and listening goes on. */
 export const FORWARD_TIMEOUT_MS = 10_000;
@@ -17,19 +17,6 @@ export interface ForwardTarget {
 export type ForwardOutcome =
   | { ok: true; webhookId: string; status: number }
   | { ok: false; webhookId: string; status?: number; error: string };
-
-/**
- * The body a subscription's webhook gets for the event (core's `deliveryBody`): the Standard
- * Webhooks payload `{ type, timestamp, data }`, so a receiver written against `toolbus listen`
- * works unchanged behind a subscription.
- */
-export function deliveryBody(event: RunEvent): string {
-  return JSON.stringify({
-    type: event.detailType,
-    timestamp: event.occurredAt,
-    data: event.detail,
-  });
-}
 
 /**
  * POSTs one event to the receiver, signed, and says what it answered; it never throws for what

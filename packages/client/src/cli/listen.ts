@@ -1,9 +1,9 @@
+import { newWebhookSecret } from "@toolbus/core/webhooks";
 import type { RunEvent } from "../schemas.js";
 import type { CommandArgs } from "./args.js";
 import type { CommandContext } from "./commands.js";
 import { fixedRow } from "./format.js";
 import { type ForwardOutcome, forwardEvent } from "./forward.js";
-import { newWebhookSecret } from "./webhook-signing.js";
 
 // `toolbus listen`: the stage's events as they happen, printed and optionally forwarded to a
 // local receiver, so a webhook handler can be built against real events before any

@@ -50,6 +50,15 @@ export const runEvent = z.object({
 });
 export type RunEvent = z.infer<typeof runEvent>;
 
+/**
+ * When an event happened: a scheduling's `scheduledAt`, a result's `completedAt`, else the time
+ * the bus gives it. Every place that keeps or sends an event dates it by this one rule.
+ */
+export function occurredAtOf(detail: Record<string, unknown>, time: string): string {
+  const at = detail.scheduledAt ?? detail.completedAt;
+  return typeof at === "string" ? at : time;
+}
+
 /** Deterministic keys: a redelivered or republished event keeps its key, so consumers dedupe. */
 export const scheduledEventKey = (runIdValue: string, callIdValue: string) =>
   `${runIdValue}/${callIdValue}/scheduled`;

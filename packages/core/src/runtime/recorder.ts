@@ -2,7 +2,7 @@ import * as z from "zod";
 import { scheduledDetail } from "../app/calls/dispatch";
 import { ValidationError, zodIssues } from "../errors";
 import type { CallRecord } from "../model/call";
-import { type RunEvent, resultEventKey, scheduledEventKey } from "../model/events";
+import { occurredAtOf, type RunEvent, resultEventKey, scheduledEventKey } from "../model/events";
 import { fallbackLogger, type Logger } from "../observability/log";
 import type { CallStore, EventLog } from "../ports";
 import { canonicalJson } from "../util/canonical-json";
@@ -109,7 +109,7 @@ export async function verifiedEvent(
     entry: {
       eventKey: detail.eventKey,
       detailType: parsed.data["detail-type"],
-      occurredAt: detail.scheduledAt ?? detail.completedAt ?? time,
+      occurredAt: occurredAtOf(detail, time),
       detail,
     },
   };

@@ -5,6 +5,7 @@ import type { AttemptOutcome, DeliverySender } from "../app/subscriptions/dispat
 import type { Delivery, SubscriptionSecrets } from "../model/subscription";
 import type { HttpClient } from "../outbound/types";
 import { sendWebhook } from "./webhook-sender";
+import { webhookIdOf } from "./webhook-signature";
 
 export interface TargetClients {
   http: HttpClient;
@@ -12,16 +13,6 @@ export interface TargetClients {
   eventBridge: () => EventBridgeClient;
   sqs: () => SQSClient;
   now?: () => Date;
-}
-
-/**
- * A delivery's `webhook-id`: the same for every attempt and redrive of one event. Derived from
- * the event key, not the key itself: Standard Webhooks ids are signed as `id.timestamp.body`,
- * so they must not hold a `.`, and event keys hold the caller's run and call ids (which may,
- * and carry `/` too). The event key itself is in the body (`data.eventKey`).
- */
-export function webhookIdOf(eventKey: string): string {
-  return `evt_${createHash("sha256").update(eventKey).digest("hex").slice(0, 32)}`;
 }
 
 /** The secrets that sign now: the current one, and a rotated one until it expires. */

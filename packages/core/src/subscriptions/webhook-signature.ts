@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { ValidationError } from "../errors";
 
 /**
@@ -217,4 +217,14 @@ function header(
     value = value[0];
   }
   return value === null || value === undefined || value === "" ? undefined : value;
+}
+
+/**
+ * A delivery's `webhook-id`: the same for every attempt and redrive of one event. Derived from
+ * the event key, not the key itself: Standard Webhooks ids are signed as `id.timestamp.body`,
+ * so they must not hold a `.`, and event keys hold the caller's run and call ids (which may,
+ * and carry `/` too). The event key itself is in the body (`data.eventKey`).
+ */
+export function webhookIdOf(eventKey: string): string {
+  return `evt_${createHash("sha256").update(eventKey).digest("hex").slice(0, 32)}`;
 }

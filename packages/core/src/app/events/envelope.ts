@@ -16,14 +16,3 @@ export function envelopeOf(event: RunEvent): Record<string, unknown> {
     detail: event.detail,
   };
 }
-
-/**
- * What a subscriber receives for an event (a webhook's body, a queue's message): the Standard
- * Webhooks payload shape, `{ type, timestamp, data }`, and `replay: true` for a replay.
- */
-export function deliveryBody(
-  event: { type: string; timestamp: string; data: unknown },
-  replay = false,
-): string {
-  return JSON.stringify({ ...event, ...(replay ? { replay: true } : {}) });
-}

@@ -1,13 +1,14 @@
 import * as z from "zod";
 import type { StageConfig } from "../../config";
+import { occurredAtOf } from "../../model/events";
 import type { Delivery, SubscriptionSecrets, SubscriptionTarget } from "../../model/subscription";
 import { fallbackLogger, type Logger } from "../../observability/log";
 import { createPatternIndex, type PatternIndex } from "../../pattern";
 import type { DeliveryStore, SubscriptionStore } from "../../ports";
 import { retryDelayMs } from "../../subscriptions/backoff";
+import { deliveryBody } from "../../subscriptions/delivery-body";
 import { inPool } from "../../util/in-pool";
 import { EVENT_SOURCE } from "../../wiring";
-import { deliveryBody } from "../events/envelope";
 
 /** What one attempt at a target came to. */
 export type AttemptOutcome =
@@ -96,9 +97,9 @@ export class SubscriptionDispatcher {
     const matched = this.index.match(event);
     const at = this.now().toISOString();
     const body = deliveryBody({
-      type: parsed.data["detail-type"],
-      timestamp: parsed.data.time ?? at,
-      data: parsed.data.detail,
+      detailType: parsed.data["detail-type"],
+      occurredAt: occurredAtOf(parsed.data.detail, parsed.data.time ?? at),
+      detail: parsed.data.detail,
     });
     await inPool(matched, CONCURRENT_ATTEMPTS, async (id) => {
       const created: Delivery = {

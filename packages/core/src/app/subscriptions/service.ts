@@ -17,8 +17,9 @@ import type {
   StoredSubscription,
   SubscriptionStore,
 } from "../../ports";
+import { deliveryBody } from "../../subscriptions/delivery-body";
 import { newWebhookSecret } from "../../subscriptions/webhook-signature";
-import { deliveryBody, envelopeOf } from "../events/envelope";
+import { envelopeOf } from "../events/envelope";
 import { parseEventPattern } from "../events/pattern";
 
 /** Most events one replay reads from a run's log. */
@@ -212,10 +213,7 @@ export class SubscriptionService {
         replayId,
         detailType: logged.detailType,
         status: "pending",
-        body: deliveryBody(
-          { type: logged.detailType, timestamp: logged.occurredAt, data: logged.detail },
-          true,
-        ),
+        body: deliveryBody(logged, true),
         attempts: 0,
         firstAttemptAt: at,
         nextAttemptAt: at,
