@@ -30,15 +30,18 @@ export const BUNDLE_BUDGETS_KB = {
  */
 export const OVER_BUDGET: Readonly<Record<string, { ceilingKB: number; blockedBy: string }>> = {
   "tools/calendar": {
-    ceilingKB: 568,
+    // 568 until the stage config gained its `runs` and `stream` sections (+0.3 KB in every function).
+    ceilingKB: 569,
     blockedBy: "ical.js (~77 KB) and windows-iana (~41 KB), which the tool runs",
   },
   "tools/rss_feed": {
-    ceilingKB: 550,
+    // 550 until the stage config gained its `runs` and `stream` sections and calls their budget.
+    ceilingKB: 551,
     blockedBy: "fast-xml-parser, htmlparser2 and entities (~83 KB), which the tool runs",
   },
   "tools/web_search": {
-    ceilingKB: 490,
+    // 490 until the stage config gained its `runs` and `stream` sections and calls their budget.
+    ceilingKB: 492,
     blockedBy: "htmlparser2 with entities (~52 KB), which the tool runs to read result pages",
   },
 };

@@ -92,6 +92,8 @@ describe("the API's public surface", () => {
         "DELETE /v1/external-toolsets/{name}",
         "POST /v1/runs/{runId}/calls",
         "GET /v1/runs/{runId}/calls/{callId}",
+        "GET /v1/runs/{runId}",
+        "PUT /v1/runs/{runId}/policy",
         "GET /v1/traces/{traceId}",
         "GET /v1/runs/{runId}/events",
         "GET /v1/events",

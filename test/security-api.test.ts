@@ -96,6 +96,12 @@ const TABLE: Record<string, { need: Need; path?: string; json?: unknown }> = {
     json: { tool: "readability_analyzer", input: { text: "Hi there." }, wait: 0 },
   },
   "GET /v1/runs/{runId}/calls/{callId}": { need: "read", path: "/v1/runs/run-sec/calls/nope" },
+  "GET /v1/runs/{runId}": { need: "read", path: "/v1/runs/run-sec" },
+  "PUT /v1/runs/{runId}/policy": {
+    need: "call",
+    path: "/v1/runs/run-sec-policy/policy",
+    json: { maxCalls: 5 },
+  },
   "GET /v1/traces/{traceId}": { need: "read", path: `/v1/traces/${"0".repeat(31)}1` },
   "GET /v1/runs/{runId}/events": { need: "read", path: "/v1/runs/run-sec/events" },
   "GET /v1/events": { need: "read" },

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import * as z from "zod";
 import { type Issue, ValidationError, zodIssues } from "./errors";
+import { runPolicy } from "./model/run";
 import { nearest } from "./util/nearest";
 
 /**
@@ -96,6 +97,8 @@ export const stageConfig = z.strictObject({
       allowTargets: z.array(z.string().min(1).max(2048)).max(100).default([]),
     })
     .default({ retryWindowHours: 24, pauseAfterFailures: 100, maxPerOwner: 100, allowTargets: [] }),
+  /** What one agent run may spend (see model/run.ts); every limit is off unless set. */
+  runs: z.strictObject({ policy: runPolicy.default({}) }).default({ policy: {} }),
   /** The stage-wide event stream (`GET /v1/events`, replay by time window). */
   stream: z
     .strictObject({

@@ -12,6 +12,7 @@ import { CapabilityService } from "./app/capabilities/service";
 import { RegisteredToolsets } from "./app/catalog/registered";
 import { seedCatalog } from "./app/catalog/seed";
 import { HealthService } from "./app/health/service";
+import type { RunGovernor } from "./app/runs/governor";
 import { SelectionService } from "./app/selection/service";
 import type { SubscriptionService } from "./app/subscriptions/service";
 import { busClient } from "./bus-client";
@@ -154,6 +155,15 @@ export function createToolbus(
   );
   const dispatcher =
     options.dispatcher ?? inProcessDispatcher(handlers, dispatchFailureReporter(deployment.log));
+  // Run budgets load with the first call: the API's cold start does not carry them.
+  let governor: Promise<RunGovernor> | undefined;
+  const runGovernor = () => {
+    governor ??= Promise.all([import("./app/runs/governor"), import("./store/dynamodb/runs")]).then(
+      ([{ RunGovernor }, { DynamoRunStore }]) =>
+        new RunGovernor({ runs: new DynamoRunStore(store), config: deployment.config }),
+    );
+    return governor;
+  };
   const calls = new CallService({
     selection: new SelectionService({
       config: deployment.config,
@@ -166,6 +176,7 @@ export function createToolbus(
     config: deployment.config,
     definitions,
     dispatcher,
+    governor: runGovernor,
     ...(deployment.log ? { log: deployment.log } : {}),
   });
   return {
@@ -187,6 +198,7 @@ export function createToolbus(
       registered,
       ...(deployment.metrics instanceof InProcessMetrics ? { metrics: deployment.metrics } : {}),
       audit: new DynamoAuditLog(store),
+      runs: runGovernor,
       stageEvents: async () => {
         const [{ StageEvents }, events] = await Promise.all([
           import("./app/events/stage-events"),

@@ -19,6 +19,7 @@ import { registerHealthRoutes } from "./routes/health";
 import { registerKeyRoutes } from "./routes/keys";
 import { registerMetricsRoutes } from "./routes/metrics";
 import { registerRegisteredToolsetRoutes } from "./routes/registered";
+import { registerRunRoutes } from "./routes/runs";
 import { registerSelectionRoutes } from "./routes/selection";
 import { registerSubscriptionRoutes } from "./routes/subscriptions";
 
@@ -45,6 +46,7 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
   registerCatalogRoutes(app, deps);
   registerRegisteredToolsetRoutes(app, deps);
   registerCallRoutes(app, deps);
+  registerRunRoutes(app, deps);
   registerEventRoutes(app, deps);
   registerKeyRoutes(app, deps);
   registerCapabilityRoutes(app, deps);

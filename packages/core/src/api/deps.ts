@@ -2,6 +2,7 @@ import type { CallService } from "../app/calls/service";
 import type { RegisteredToolsets } from "../app/catalog/registered";
 import type { StageEvents } from "../app/events/stage-events";
 import type { HealthService } from "../app/health/service";
+import type { RunGovernor } from "../app/runs/governor";
 import type { SubscriptionService } from "../app/subscriptions/service";
 import type { StageConfig } from "../config";
 import type { CapabilityStatus } from "../model/capability";
@@ -22,6 +23,8 @@ export interface ApiDeps {
   registered?: RegisteredToolsets;
   /** Where failures and unaudited writes are logged (default: JSON lines on stderr). */
   log?: Logger;
+  /** Run budgets (`/v1/runs/{runId}`, its policy), loaded on first use; without it the routes are absent. */
+  runs?: () => Promise<RunGovernor>;
   /** The stage-wide event stream (`GET /v1/events`), loaded on first use; without it the route is absent. */
   stageEvents?: () => Promise<StageEvents>;
   /** Subscriptions (`/v1/subscriptions`), loaded on first use; without it the routes are absent. */

@@ -4,6 +4,7 @@ import { callResult, callStatus, principal } from "../model/call";
 import { runEvent } from "../model/events";
 import { callId, runId, toolId, toolsetName } from "../model/ids";
 import { catalogDiff, toolsetRegistration } from "../model/registered";
+import { runBudget } from "../model/run";
 import { label } from "../model/text";
 import { category, toolSpec, toolsetSpec } from "../model/tool";
 
@@ -98,6 +99,8 @@ export const callViewSchema = z
     startedAt: z.string().optional(),
     /** The W3C trace the call was made under: GET /v1/traces/{traceId} lists its calls. */
     traceId: z.string().optional(),
+    /** What the run had left once this call was counted (the limits its policy sets). */
+    budget: runBudget.optional(),
     result: callResult.omit({ status: true }).optional(),
   })
   .openapi("Call");

@@ -20,6 +20,7 @@ export function callView(call: CallRecord) {
     scheduledAt: call.scheduledAt,
     ...(call.startedAt ? { startedAt: call.startedAt } : {}),
     ...(call.trace ? { traceId: call.trace.traceId } : {}),
+    ...(call.budget ? { budget: call.budget } : {}),
     ...(result
       ? {
           result: {

@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { callId, runId, toolId, toolsetName } from "./ids";
+import { runBudget } from "./run";
 
 export const FAILURE_KINDS = [
   "unavailable",
@@ -8,6 +9,10 @@ export const FAILURE_KINDS = [
   "upstream_error",
   "invalid_output",
   "internal",
+  /** The run's policy refused the call: its calls, cost or time are used up. */
+  "budget_exceeded",
+  /** The run's policy refused the call: the same tool with the same input, too many times. */
+  "loop_detected",
 ] as const;
 
 /** A tool failure is a result an agent can act on, not an HTTP error. */
@@ -88,6 +93,8 @@ export const callRecord = z.object({
   dispatch: z.literal("direct").optional(),
   result: callResult.optional(),
   trace: traceContext.optional(),
+  /** What the run had left once this call was counted, by the limits its policy sets. */
+  budget: runBudget.optional(),
   /**
    * Set once the run's log holds ToolResultReceived (the recorder sets it): until then the call
    * is on the outbox index, and a redelivery or the sweeper announces its result again.

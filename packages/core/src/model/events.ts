@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { callResult, principal, traceContext } from "./call";
 import { callId, runId, toolId, toolsetName } from "./ids";
+import { runBudget } from "./run";
 
 export const toolCallScheduled = z.object({
   eventKey: z.string().min(1),
@@ -33,6 +34,8 @@ export const toolResultReceived = callResult.extend({
   /** The result was too large for an event: `output` is a preview, the rest is on the call. */
   resultOmitted: z.boolean().default(false),
   trace: traceContext.optional(),
+  /** What the run had left once the call was counted (only the limits its policy sets). */
+  budget: runBudget.optional(),
 });
 export type ToolResultReceived = z.infer<typeof toolResultReceived>;
 

@@ -29,4 +29,8 @@ export const Failures = {
   upstreamError: make("upstream_error", { retryable: true, recovery: "replan" }),
   invalidOutput: make("invalid_output", { retryable: false, recovery: "replan" }),
   internal: make("internal", { retryable: false, recovery: "replan" }),
+  /** The run may make no more calls of this kind: finish with what it has (or replan). */
+  budgetExceeded: make("budget_exceeded", { retryable: false, recovery: "finish" }),
+  /** The same call again would loop: use what the earlier ones returned, or change course. */
+  loopDetected: make("loop_detected", { retryable: false, recovery: "replan" }),
 } as const;

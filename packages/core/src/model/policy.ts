@@ -36,6 +36,8 @@ export const toolPolicyFields = {
   /** Names the fallback tool used when this one is unavailable. */
   fallback: toolId.optional(),
   version: z.string().min(1).default("1"),
+  /** What one call costs against a run's `maxCost` budget, in the stage's units. */
+  cost: z.number().int().min(0).max(1_000_000).default(1),
 };
 
 export const toolPolicy = z.object(toolPolicyFields);

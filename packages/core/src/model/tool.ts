@@ -57,6 +57,7 @@ export const toolSpec = z.object({
   /** Names the fallback tool used when this one is unavailable. */
   fallback: toolPolicyFields.fallback,
   version: toolPolicyFields.version,
+  cost: toolPolicyFields.cost,
   availability: availability.default({ enabled: true }),
   implementation: implementation.default({ kind: "builtin" }),
 });

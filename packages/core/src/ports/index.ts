@@ -2,6 +2,7 @@ import type { AuditEntry } from "../model/audit";
 import type { CallRecord, CallResult } from "../model/call";
 import type { CapabilityStatus } from "../model/capability";
 import type { RunEvent } from "../model/events";
+import type { RunPolicy } from "../model/run";
 import type { Delivery, Subscription, SubscriptionSecrets } from "../model/subscription";
 import type { ToolSpec, ToolsetSpec } from "../model/tool";
 
@@ -79,6 +80,8 @@ export interface CallStore {
   listUnannounced(before: string, limit?: number): Promise<CallRecord[]>;
   /** The calls of one W3C trace, oldest first, at most `limit` (default 100). */
   listByTrace(traceId: string, limit?: number): Promise<CallRecord[]>;
+  /** How many of a run's calls are in each status (at most the first 10,000 calls read). */
+  countByStatus(parentRunId: string): Promise<Record<string, number>>;
 }
 
 export interface EventLogPage {
@@ -101,6 +104,39 @@ export interface EventLog {
    * wake at once instead of polling. Appends made by other processes are not seen.
    */
   appended?(parentRunId: string, signal: AbortSignal): Promise<void>;
+}
+
+/** A run's totals right after one call was counted, and the run's own policy. */
+export interface RunCount {
+  calls: number;
+  /** Calls of the counted call's tool. */
+  toolCalls: number;
+  cost: number;
+  firstCallAt: string;
+  policy?: RunPolicy;
+}
+
+export interface RunUsage {
+  calls: number;
+  cost: number;
+  firstCallAt?: string;
+  perTool: Record<string, number>;
+  policy?: RunPolicy;
+}
+
+/** What each run has used, and the policy it set for itself (runs.ts). */
+export interface RunStore {
+  /** Sets the run's own policy, once: `set: false` with the stored one when it has one. */
+  setPolicy(runId: string, policy: RunPolicy): Promise<{ set: boolean; policy: RunPolicy }>;
+  /** Counts a call against its run (`sign` -1 takes one back): the totals after it. */
+  count(
+    runId: string,
+    call: { toolId: string; cost: number; at: string },
+    sign?: 1 | -1,
+  ): Promise<RunCount>;
+  /** Counts one tool with one input in a run: how many times now. */
+  countRepeat(runId: string, toolId: string, inputHash: string, sign?: 1 | -1): Promise<number>;
+  usage(runId: string): Promise<RunUsage | undefined>;
 }
 
 /** One event in the stage's stream: its place, and when the stage recorded it. */

@@ -159,6 +159,7 @@ export async function publishResult(
     toolset: call.toolset,
     resultOmitted: false,
     ...(call.trace ? { trace: call.trace } : {}),
+    ...(call.budget ? { budget: call.budget } : {}),
   });
   await publisher.publish([{ detailType: "ToolResultReceived", detail }]);
 }

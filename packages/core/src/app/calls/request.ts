@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { callId, toolId } from "../../model/ids";
+import { runPolicy } from "../../model/run";
 
 /** The body of `POST /v1/runs/{runId}/calls`. */
 export const callRequest = z
@@ -11,6 +12,8 @@ export const callRequest = z
     /** Seconds to wait for the result; capped by the stage configuration. */
     wait: z.number().min(0).max(60).optional(),
     parentCallId: callId.optional(),
+    /** The run's own limits, set once by its first call (or PUT /v1/runs/{runId}/policy). */
+    policy: runPolicy.optional(),
   })
   .strict();
 export type CallRequest = z.infer<typeof callRequest>;

@@ -2,19 +2,19 @@ import { randomUUID } from "node:crypto";
 import type { StageConfig } from "../../config";
 import { ConflictError, type Issue, NotFoundError, ValidationError, zodIssues } from "../../errors";
 import type { EventPublisher } from "../../events/publisher";
-import type { CallRecord, Principal } from "../../model/call";
+import type { CallRecord, CallResult, Failure, Principal } from "../../model/call";
 import { runId as runIdSchema } from "../../model/ids";
+import type { RunBudget } from "../../model/run";
 import type { ToolSpec } from "../../model/tool";
 import { callFields, loggedInput } from "../../observability/calls";
 import type { Logger } from "../../observability/log";
 import { newTrace, parseTraceparent } from "../../observability/trace-context";
 import type { CallStore, CatalogStore } from "../../ports";
-import { schemaIssues } from "../../registered/json-schema";
-import { expandUrlTemplate } from "../../registered/url-template";
-import { claimDeadline } from "../../runtime/tool-handler";
+import { claimDeadline, completionTime, publishResult } from "../../runtime/tool-handler";
 import type { AnyToolDefinition } from "../../tool-definition";
 import { canonicalJson, sha256Hex } from "../../util/canonical-json";
 import { handlerIdFor } from "../../wiring";
+import type { RunGovernor } from "../runs/governor";
 import type { SelectionService } from "../selection/service";
 import {
   announceScheduled,
@@ -37,6 +37,11 @@ export interface CallServiceDeps {
    * Registered (http, mcp) tools are validated against the JSON Schema in their catalog entry.
    */
   definitions: ReadonlyMap<string, AnyToolDefinition>;
+  /**
+   * Per-run budgets and the loop breaker, loaded on the first call; without it no run is
+   * limited.
+   */
+  governor?: () => Promise<RunGovernor>;
   /** Who may call what: the same selection every surface uses. */
   selection: Pick<SelectionService, "authorizeCall">;
   /** Runs calls a caller waits for straight away; without it every call goes by the bus. */
@@ -92,7 +97,7 @@ export class CallService {
     const deadline = Date.now() + waitSeconds * 1000;
     const spec = (await this.deps.catalog.getTool(request.tool)) ?? notFound(request.tool);
     const mode = this.deps.selection.authorizeCall(principal, spec, request.mode);
-    const issues = this.inputIssues(spec, request.input);
+    const issues = await this.inputIssues(spec, request.input);
     if (issues.length > 0) {
       throw new ValidationError(`The input does not match ${spec.id}'s input schema.`, {
         details: issues,
@@ -125,15 +130,29 @@ export class CallService {
       ...(request.parentCallId ? { parentCallId: request.parentCallId } : {}),
       trace: parseTraceparent(traceparent) ?? newTrace(),
     };
+    const governor = await this.deps.governor?.();
+    if (request.policy) {
+      if (!governor) throw new ValidationError("This stage does not govern runs: no policy here.");
+      await governor.setPolicy(parentRunId, request.policy);
+    }
+    const admission = governor
+      ? await governor.admit({
+          parentRunId,
+          toolId: spec.id,
+          inputHash: record.inputHash,
+          cost: spec.cost,
+          at: now,
+        })
+      : undefined;
+    if (admission && !admission.admitted) {
+      return this.refuse(record, admission.failure, admission.budget, deadline);
+    }
+    if (admission?.budget) record.budget = admission.budget;
     const outcome = await this.deps.calls.create(record);
     if (!outcome.created) {
-      if (outcome.call.inputHash !== record.inputHash) {
-        throw new ConflictError(
-          `Call ${record.callId} already exists in run ${parentRunId} with a different input.`,
-        );
-      }
-      if (outcome.call.status === "pending") await this.announce(outcome.call);
-      return this.waitFor(outcome.call, deadline);
+      // The same call id again: the same call, which was counted when it was made.
+      await admission?.release();
+      return this.existing(outcome.call, record, deadline);
     }
     this.logStep(record, "accepted", direct && dispatcher ? "direct" : "bus");
     if (!direct || !dispatcher) {
@@ -143,6 +162,72 @@ export class CallService {
     }
     this.logStep(record, "dispatched", "direct");
     return this.dispatchDirectly(dispatcher, record, deadline);
+  }
+
+  /**
+   * Records a call its run's policy refused as failed, and announces both its events like any
+   * other call's: subscribers and the run's log see the refusal and why. Never run.
+   */
+  private async refuse(
+    record: CallRecord,
+    failure: Failure,
+    budget: RunBudget | undefined,
+    deadline: number,
+  ): Promise<CallOutcome> {
+    const { dispatch: _, startedAt: __, deadlineAt: ___, ...made } = record;
+    const result: CallResult = {
+      status: "failed",
+      output: failure.message,
+      data: null,
+      citations: [],
+      failure,
+      cached: false,
+      stale: false,
+      durationMs: 0,
+      resultBytes: Buffer.byteLength(failure.message),
+      truncated: false,
+      completedAt: completionTime(record.scheduledAt, this.now()),
+    };
+    const refused: CallRecord = {
+      ...made,
+      status: "failed",
+      result,
+      ...(budget ? { budget } : {}),
+    };
+    const outcome = await this.deps.calls.create(refused);
+    if (!outcome.created) return this.existing(outcome.call, record, deadline);
+    this.logStep(refused, "accepted", "bus");
+    try {
+      await this.announce(refused);
+      await publishResult(refused, result, this.deps.publisher);
+    } catch (error) {
+      // Stored, and on the sweeper's index until the recorder logs it: announced later.
+      this.reportFailure(error);
+    }
+    return { finished: true, call: refused };
+  }
+
+  /**
+   * A retry with the same call id and input is the call already made (a still-pending one is
+   * announced again); the same id with other input is a conflict.
+   */
+  private async existing(
+    stored: CallRecord,
+    asked: CallRecord,
+    deadline: number,
+  ): Promise<CallOutcome> {
+    if (stored.inputHash !== asked.inputHash) {
+      throw new ConflictError(
+        `Call ${asked.callId} already exists in run ${asked.parentRunId} with a different input.`,
+      );
+    }
+    if (stored.status === "pending") await this.announce(stored);
+    return this.waitFor(stored, deadline);
+  }
+
+  /** How many of a run's calls are in each status. */
+  countByStatus(parentRunId: string): Promise<Record<string, number>> {
+    return this.deps.calls.countByStatus(parentRunId);
   }
 
   get(parentRunId: string, callId: string): Promise<CallRecord | undefined> {
@@ -251,15 +336,21 @@ export class CallService {
 
   /**
    * Built-in tools check input with their zod schema; registered ones with their JSON Schema
-   * (and, for http tools, whether the values can stand in the URL), with the same 400.
+   * (and, for http tools, whether the values can stand in the URL), with the same 400. The
+   * JSON Schema checker loads with the first registered tool's call: built-in calls never
+   * need it.
    */
-  private inputIssues(spec: ToolSpec, input: unknown): Issue[] {
+  private async inputIssues(spec: ToolSpec, input: unknown): Promise<Issue[]> {
     const implementation = spec.implementation;
     if (implementation.kind === "builtin") {
       const definition = this.deps.definitions.get(spec.id) ?? notFound(spec.id);
       const parsed = definition.input.safeParse(input);
       return parsed.success ? [] : zodIssues(parsed.error.issues);
     }
+    const [{ schemaIssues }, { expandUrlTemplate }] = await Promise.all([
+      import("../../registered/json-schema"),
+      import("../../registered/url-template"),
+    ]);
     const issues = schemaIssues(spec.inputSchema, input);
     if (issues.length > 0 || implementation.kind !== "http") return issues;
     try {

@@ -17,6 +17,7 @@ import {
   callOfKey,
   PENDING_PARTITION,
   RUNNING_PARTITION,
+  runPartition,
   traceIndexKey,
   UNANNOUNCED_PARTITION,
 } from "./items";
@@ -29,6 +30,9 @@ import { fitResult } from "./result-size";
  * deeper than DynamoDB's 32 levels), `complete` retries once with a result this small.
  */
 const FALLBACK_RESULT_BYTES = 16_384;
+
+/** The most calls GET /v1/runs/{runId} counts by status (a read of about 1 MB per 10,000). */
+const MAX_COUNTED_CALLS = 10_000;
 
 /** What callers and tools choose, kept as JSON text (see json-text.ts). */
 const JSON_FIELDS = ["input", "result"];
@@ -72,7 +76,11 @@ export class DynamoCallStore implements CallStore {
         ? { gsi2pk: RUNNING_PARTITION, gsi2sk: record.deadlineAt }
         : record.status === "pending"
           ? { gsi2pk: PENDING_PARTITION, gsi2sk: record.scheduledAt }
-          : {};
+          : record.result
+            ? // Finished as it was made (a call its run's policy refused): announced by the
+              // caller, and by the sweeper if that announcement is lost.
+              { gsi2pk: UNANNOUNCED_PARTITION, gsi2sk: record.result.completedAt }
+            : {};
     return guard("calls.create", tableName, async () => {
       try {
         await client.send(
@@ -182,6 +190,29 @@ export class DynamoCallStore implements CallStore {
       if (!isValidationException(error)) throw error;
       return update(fitResult({ ...parsed, data: null, truncated: true }, FALLBACK_RESULT_BYTES));
     }
+  }
+
+  async countByStatus(parentRunId: string): Promise<Record<string, number>> {
+    const { client, tableName } = this.#options;
+    const items = await guard("calls.countByStatus", tableName, () =>
+      queryAll(
+        client,
+        {
+          TableName: tableName,
+          KeyConditionExpression: "pk = :pk AND begins_with(sk, :calls)",
+          ExpressionAttributeNames: { "#status": "status" },
+          ExpressionAttributeValues: { ":pk": runPartition(parentRunId), ":calls": "CALL#" },
+          ProjectionExpression: "#status",
+        },
+        MAX_COUNTED_CALLS,
+      ),
+    );
+    const counts: Record<string, number> = {};
+    for (const item of items) {
+      const status = String(item.status);
+      counts[status] = (counts[status] ?? 0) + 1;
+    }
+    return counts;
   }
 
   listUnannounced(before: string, limit = 100): Promise<CallRecord[]> {
