@@ -1,3 +1,4 @@
+import { startUpstream, type Upstream } from "@toolbus/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
@@ -7,13 +8,23 @@ import { startTestToolbus, type TestToolbus } from "./support/toolbus";
  * tighten the stage's. The stage here caps runs at 50 calls; tests tighten it per run.
  */
 let system: TestToolbus;
+let upstream: Upstream;
 
 beforeAll(async () => {
-  system = await startTestToolbus({ config: { runs: { policy: { maxCalls: 50 } } } });
+  upstream = await startUpstream((_request, response) => {
+    response.writeHead(200, { "content-type": "application/json" }).end('{"ok":true}');
+  });
+  system = await startTestToolbus({
+    config: {
+      runs: { policy: { maxCalls: 50 } },
+      outbound: { allowHosts: ["127.0.0.1"] },
+    },
+  });
 }, 60_000);
 
 afterAll(async () => {
   await system?.stop();
+  await upstream?.close();
 });
 
 interface CallView {
@@ -124,6 +135,43 @@ describe("run budgets", () => {
     const refused = await call(runId, { text: "Three." });
     expect(refused.result?.failure?.kind).toBe("budget_exceeded");
     expect((await run(runId)).usage.cost).toBe(2);
+  });
+
+  it("counts the cost a registered tool declares", async () => {
+    const registered = await system.request("/v1/external-toolsets/priced", {
+      method: "PUT",
+      json: {
+        kind: "http",
+        name: "priced",
+        description: "A paid API",
+        owner: "tests",
+        tools: [
+          {
+            id: "priced_lookup",
+            title: "Priced lookup",
+            description: "Looks a thing up, at a price.",
+            category: "research",
+            usageHint: "Use it sparingly: it is paid.",
+            url: `${upstream.origin}/lookup/{q}`,
+            inputSchema: {
+              type: "object",
+              properties: { q: { type: "string" } },
+              required: ["q"],
+            },
+            cost: 3,
+          },
+        ],
+      },
+    });
+    expect(registered.status).toBe(201);
+    const runId = system.runId();
+    await putPolicy(runId, { maxCost: 5 });
+    const first = await call(runId, { tool: "priced_lookup", input: { q: "a" } });
+    expect(first).toMatchObject({ status: "succeeded", budget: { cost: 2 } });
+    const second = await call(runId, { tool: "priced_lookup", input: { q: "b" } });
+    expect(second.result?.failure?.kind).toBe("budget_exceeded");
+    // A cheaper tool still fits what is left.
+    expect((await call(runId, { text: "Cheap." })).budget).toMatchObject({ cost: 1 });
   });
 
   it("limits the seconds from a run's first call", async () => {

@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { toolsetName } from "./ids";
 import { HTTP_METHODS, secretHeader } from "./implementation";
-import { cachePolicy, rateLimit } from "./policy";
+import { cachePolicy, rateLimit, toolPolicyFields } from "./policy";
 import { label, prose } from "./text";
 import { availability, category, guidelines, toolSpec } from "./tool";
 
@@ -31,6 +31,7 @@ export const httpToolRegistration = toolSpec
     rateLimit: true,
     timeoutMs: true,
     availability: true,
+    cost: true,
   })
   .extend({
     method: z.enum(HTTP_METHODS).default("GET"),
@@ -73,6 +74,8 @@ export const mcpToolDefaults = z
     usageHint: prose(500).optional(),
     guidelines: guidelines.optional(),
     timeoutMs: z.number().int().min(100).max(900_000).default(30_000),
+    /** What one call of each discovered tool costs against a run's `maxCost`. */
+    cost: toolPolicyFields.cost.optional(),
     cache: cachePolicy.optional(),
     rateLimit: rateLimit.optional(),
     availability: availability.optional(),

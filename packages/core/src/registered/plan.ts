@@ -154,6 +154,7 @@ export function mcpToolsetPlan(
         ...(defaults.rateLimit ? { rateLimit: defaults.rateLimit } : {}),
         ...(defaults.availability ? { availability: defaults.availability } : {}),
         timeoutMs: defaults.timeoutMs,
+        ...(defaults.cost !== undefined ? { cost: defaults.cost } : {}),
         // MCP's defaults when a hint is absent: may write, not idempotent, reaches the world.
         annotations: {
           readOnly: hints.readOnlyHint ?? false,
