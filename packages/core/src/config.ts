@@ -24,6 +24,8 @@ export const stageConfig = z.strictObject({
       admin: z.string(),
       /** Who may create subscriptions; the `call` role when absent. */
       subscribe: z.string().optional(),
+      /** Who may approve or deny a call that needs approval; the `admin` role when absent. */
+      approve: z.string().optional(),
     })
     .default({ read: "viewer", call: "member", admin: "admin" }),
   modes: z
@@ -99,6 +101,36 @@ export const stageConfig = z.strictObject({
     .default({ retryWindowHours: 24, pauseAfterFailures: 100, maxPerOwner: 100, allowTargets: [] }),
   /** What one agent run may spend (see model/run.ts); every limit is off unless set. */
   runs: z.strictObject({ policy: runPolicy.default({}) }).default({ policy: {} }),
+  /**
+   * Calls that wait for a person's approval before they run: any rule that matches a call
+   * (by tool, toolset, or every tool that may write) for a caller of the rule's roles (all when
+   * absent). Undecided after `expireAfterMinutes`, a call fails as `approval_expired`.
+   */
+  approvals: z
+    .strictObject({
+      rules: z
+        .array(
+          z
+            .strictObject({
+              tools: z.array(z.string().min(1).max(48)).max(500).optional(),
+              toolsets: z.array(z.string().min(1).max(64)).max(500).optional(),
+              /** Every tool whose annotations do not say it only reads. */
+              writes: z.boolean().optional(),
+              roles: z.array(z.string().min(1)).optional(),
+            })
+            .refine((rule) => rule.tools || rule.toolsets || rule.writes, {
+              message: "a rule names tools, toolsets, or writes: true",
+            }),
+        )
+        .max(100)
+        .default([]),
+      expireAfterMinutes: z
+        .number()
+        .min(1)
+        .max(7 * 24 * 60)
+        .default(15),
+    })
+    .default({ rules: [], expireAfterMinutes: 15 }),
   /** The stage-wide event stream (`GET /v1/events`, replay by time window). */
   stream: z
     .strictObject({
@@ -111,11 +143,12 @@ export const stageConfig = z.strictObject({
 });
 export type StageConfig = z.infer<typeof stageConfig>;
 
-/** The lowest role a permission needs; `subscribe` falls back to `call`'s. */
+/** The lowest role a permission needs; `subscribe` falls back to `call`'s, `approve` to `admin`'s. */
 export function roleFor(
   config: Pick<StageConfig, "permissions">,
-  permission: "read" | "call" | "admin" | "subscribe",
+  permission: "read" | "call" | "admin" | "subscribe" | "approve",
 ): string {
+  if (permission === "approve") return config.permissions.approve ?? config.permissions.admin;
   return config.permissions[permission] ?? config.permissions.call;
 }
 

@@ -3,7 +3,11 @@ import * as z from "zod";
 /** The `source` of every event Toolbus publishes. */
 export const EVENT_SOURCE = "toolbus";
 
-export const DETAIL_TYPES = ["ToolCallScheduled", "ToolResultReceived"] as const;
+export const DETAIL_TYPES = [
+  "ToolCallScheduled",
+  "ToolResultReceived",
+  "ToolCallApprovalRequested",
+] as const;
 export type DetailType = (typeof DETAIL_TYPES)[number];
 
 /** The recorder's handler id: it appends every Toolbus event to its run's event log. */

@@ -5,7 +5,7 @@ import { ForbiddenError, UnauthorizedError } from "../errors";
 import type { KeyStore } from "../ports";
 import type { ApiEnv } from "./env";
 
-export type Permission = "read" | "call" | "admin" | "subscribe";
+export type Permission = "read" | "call" | "admin" | "subscribe" | "approve";
 
 const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
 /** The bootstrap admin's principal id, as it appears in call records and events. */

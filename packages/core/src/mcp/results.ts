@@ -1,4 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { decideUrl } from "../app/calls/approvals";
 import { statusUrl } from "../app/calls/status";
 import type { Issue } from "../errors";
 import type { CallRecord } from "../model/call";
@@ -23,6 +24,10 @@ export const META = {
   fallback: "toolbus/fallback",
   /** Why the input was rejected: one `{ path, message }` per failing path. */
   issues: "toolbus/issues",
+  /** What the run has left (calls, cost, seconds), when its policy limits it. */
+  budget: "toolbus/budget",
+  /** A call waiting for a person: until when, and where the decision is made. */
+  approval: "toolbus/approval",
 } as const;
 
 /**
@@ -36,6 +41,7 @@ export function callToolResult(call: CallRecord, spec: ToolSpec): CallToolResult
     [META.runId]: call.parentRunId,
     [META.callId]: call.callId,
     [META.status]: call.status,
+    ...(call.budget ? { [META.budget]: call.budget } : {}),
   };
   const result = call.result;
   if (call.status === "succeeded" && result) {
@@ -53,6 +59,28 @@ export function callToolResult(call: CallRecord, spec: ToolSpec): CallToolResult
       content: [{ type: "text", text: failure.message }],
       isError: true,
       _meta: { ...meta, [META.failure]: failure },
+    };
+  }
+  if (call.status === "awaiting_approval" && call.approval) {
+    // No elicitation, no session: the same tools/call with the same call id is how the agent
+    // learns the outcome, whichever server instance answers it.
+    return {
+      content: [
+        {
+          type: "text",
+          text:
+            `${spec.id} needs a person's approval before it runs (call ${call.callId}, until ` +
+            `${call.approval.expiresAt}). It is decided at POST ${decideUrl(call)} (or /deny). ` +
+            `Call ${spec.id} again with the same arguments and _meta "${META.callId}": ` +
+            `"${call.callId}" to get the outcome; meanwhile, go on with other work.`,
+        },
+      ],
+      isError: true,
+      _meta: {
+        ...meta,
+        [META.statusUrl]: statusUrl(call),
+        [META.approval]: { expiresAt: call.approval.expiresAt, decideUrl: decideUrl(call) },
+      },
     };
   }
   // Not an isError: false result: a tool that declares an output schema must return matching

@@ -13,6 +13,10 @@ export const FAILURE_KINDS = [
   "budget_exceeded",
   /** The run's policy refused the call: the same tool with the same input, too many times. */
   "loop_detected",
+  /** A person denied the call its approval. */
+  "denied",
+  /** Nobody decided on the call's approval in time. */
+  "approval_expired",
 ] as const;
 
 /** A tool failure is a result an agent can act on, not an HTTP error. */
@@ -43,7 +47,13 @@ export const traceContext = z.object({
   sampled: z.boolean(),
 });
 
-export const CALL_STATUSES = ["pending", "running", "succeeded", "failed"] as const;
+export const CALL_STATUSES = [
+  "awaiting_approval",
+  "pending",
+  "running",
+  "succeeded",
+  "failed",
+] as const;
 export const callStatus = z.enum(CALL_STATUSES);
 export type CallStatus = z.infer<typeof callStatus>;
 
@@ -70,6 +80,21 @@ export const callResult = z.object({
 });
 export type CallResult = z.infer<typeof callResult>;
 
+/** A call's approval: asked for, decided once (by whom, when, why), or expired. */
+export const approval = z.object({
+  requestedAt: z.string(),
+  expiresAt: z.string(),
+  decision: z
+    .object({
+      approved: z.boolean(),
+      by: principal.optional(),
+      at: z.string(),
+      reason: z.string().max(1000).optional(),
+    })
+    .optional(),
+});
+export type Approval = z.infer<typeof approval>;
+
 export const callRecord = z.object({
   parentRunId: runId,
   callId,
@@ -95,6 +120,8 @@ export const callRecord = z.object({
   trace: traceContext.optional(),
   /** What the run had left once this call was counted, by the limits its policy sets. */
   budget: runBudget.optional(),
+  /** Set on a call that needs a person's approval: until when, and once decided, the decision. */
+  approval: approval.optional(),
   /**
    * Set once the run's log holds ToolResultReceived (the recorder sets it): until then the call
    * is on the outbox index, and a redelivery or the sweeper announces its result again.
@@ -103,5 +130,6 @@ export const callRecord = z.object({
   /** Where the call's events sit in its run's log, once logged: each is logged only once. */
   scheduledLogSeq: z.number().int().positive().optional(),
   resultLogSeq: z.number().int().positive().optional(),
+  approvalLogSeq: z.number().int().positive().optional(),
 });
 export type CallRecord = z.infer<typeof callRecord>;

@@ -39,15 +39,22 @@ export const toolResultReceived = callResult.extend({
 });
 export type ToolResultReceived = z.infer<typeof toolResultReceived>;
 
+/** A call waits for a person's approval: who asked, for what, until when, where to decide. */
+export const toolCallApprovalRequested = toolCallScheduled.extend({
+  approval: z.object({ expiresAt: z.string(), decideUrl: z.string() }),
+});
+export type ToolCallApprovalRequested = z.infer<typeof toolCallApprovalRequested>;
+
 export const EVENT_SCHEMAS = {
   ToolCallScheduled: toolCallScheduled,
   ToolResultReceived: toolResultReceived,
+  ToolCallApprovalRequested: toolCallApprovalRequested,
 } as const;
 
 /** One entry of a run's event log: the event as published, with its detail type. */
 export const runEvent = z.object({
   eventKey: z.string(),
-  detailType: z.enum(["ToolCallScheduled", "ToolResultReceived"]),
+  detailType: z.enum(["ToolCallScheduled", "ToolResultReceived", "ToolCallApprovalRequested"]),
   occurredAt: z.string(),
   detail: z.record(z.string(), z.unknown()),
 });
@@ -67,3 +74,5 @@ export const scheduledEventKey = (runIdValue: string, callIdValue: string) =>
   `${runIdValue}/${callIdValue}/scheduled`;
 export const resultEventKey = (runIdValue: string, callIdValue: string) =>
   `${runIdValue}/${callIdValue}/result`;
+export const approvalEventKey = (runIdValue: string, callIdValue: string) =>
+  `${runIdValue}/${callIdValue}/approval`;

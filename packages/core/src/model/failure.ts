@@ -33,4 +33,8 @@ export const Failures = {
   budgetExceeded: make("budget_exceeded", { retryable: false, recovery: "finish" }),
   /** The same call again would loop: use what the earlier ones returned, or change course. */
   loopDetected: make("loop_detected", { retryable: false, recovery: "replan" }),
+  /** A person said no: do it another way, or not at all. */
+  denied: make("denied", { retryable: false, recovery: "replan" }),
+  /** Nobody said yes in time: do it another way, or ask again later. */
+  approvalExpired: make("approval_expired", { retryable: false, recovery: "replan" }),
 } as const;

@@ -1,5 +1,5 @@
 import type { AuditEntry } from "../model/audit";
-import type { CallRecord, CallResult } from "../model/call";
+import type { Approval, CallRecord, CallResult } from "../model/call";
 import type { CapabilityStatus } from "../model/capability";
 import type { RunEvent } from "../model/events";
 import type { RunPolicy } from "../model/run";
@@ -82,6 +82,18 @@ export interface CallStore {
   listByTrace(traceId: string, limit?: number): Promise<CallRecord[]>;
   /** How many of a run's calls are in each status (at most the first 10,000 calls read). */
   countByStatus(parentRunId: string): Promise<Record<string, number>>;
+  /**
+   * Decides a call awaiting approval, once: approved, it becomes PENDING for its handler;
+   * denied (or expired), it fails with `refusal`. Undefined when it was not awaiting approval.
+   */
+  decide(
+    parentRunId: string,
+    callId: string,
+    decision: NonNullable<Approval["decision"]>,
+    refusal?: CallResult,
+  ): Promise<CallRecord | undefined>;
+  /** Calls awaiting approval whose approval expires before `before` (ISO), soonest first. */
+  listAwaitingApproval(before: string, limit?: number): Promise<CallRecord[]>;
 }
 
 export interface EventLogPage {

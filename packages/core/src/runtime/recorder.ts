@@ -2,7 +2,13 @@ import * as z from "zod";
 import { scheduledDetail } from "../app/calls/dispatch";
 import { ValidationError, zodIssues } from "../errors";
 import type { CallRecord } from "../model/call";
-import { occurredAtOf, type RunEvent, resultEventKey, scheduledEventKey } from "../model/events";
+import {
+  approvalEventKey,
+  occurredAtOf,
+  type RunEvent,
+  resultEventKey,
+  scheduledEventKey,
+} from "../model/events";
 import { fallbackLogger, type Logger } from "../observability/log";
 import type { CallStore, EventLog } from "../ports";
 import { canonicalJson } from "../util/canonical-json";
@@ -133,6 +139,12 @@ function mismatch(event: Recordable, call: CallRecord | undefined): string | und
   if (detail.toolId !== call.toolId) return "its tool is not the call's";
   if (event["detail-type"] === "ToolCallScheduled") {
     if (detail.eventKey !== scheduledEventKey(call.parentRunId, call.callId)) return "wrong key";
+    if (detail.scheduledAt !== call.scheduledAt) return "its time is not the call's";
+    return undefined;
+  }
+  if (event["detail-type"] === "ToolCallApprovalRequested") {
+    if (detail.eventKey !== approvalEventKey(call.parentRunId, call.callId)) return "wrong key";
+    if (!call.approval) return "the call needs no approval";
     if (detail.scheduledAt !== call.scheduledAt) return "its time is not the call's";
     return undefined;
   }

@@ -1,3 +1,4 @@
+import { expireApprovals } from "../app/calls/approvals";
 import { announceScheduled } from "../app/calls/dispatch";
 import type { EventPublisher } from "../events/publisher";
 import type { CallRecord, CallResult, Failure } from "../model/call";
@@ -32,6 +33,7 @@ const BATCH = 100;
  * - Finished, but its result not in the run's log (the process stopped between storing the
  *   result and announcing it, the bus refused it, or the recorder never had it): both its
  *   events are published again, under the same event keys; the recorder logs what is missing.
+ * - AWAITING APPROVAL past its expiry: nobody decided. It fails as `approval_expired`.
  * Each failure is announced like any result, so no caller waits forever. Every completion is
  * conditional: a handler that finishes late wins.
  */
@@ -78,6 +80,8 @@ export function createSweeper(deps: () => SweeperDeps | Promise<SweeperDeps>) {
       await publishResult(call, call.result, publisher);
       announced++;
     }
+    // Approvals nobody decided in time: the call fails as approval_expired, announced.
+    swept += await expireApprovals({ calls, publisher, now }, BATCH);
     return { swept, announced };
 
     async function fail(call: CallRecord, output: string, failure: Failure) {

@@ -3,7 +3,15 @@ import { runBudget, runPolicy } from "../../model/run";
 import { requirePermission } from "../auth";
 import type { ApiDeps } from "../deps";
 import type { ApiEnv } from "../env";
-import { bearerSecurity, errorResponses, jsonContent, runIdParam } from "../schemas";
+import {
+  bearerSecurity,
+  callIdParam,
+  callViewSchema,
+  errorResponses,
+  jsonContent,
+  runIdParam,
+} from "../schemas";
+import { callView } from "../views";
 
 const runParams = z.object({ runId: runIdParam });
 const policySchema = runPolicy.meta({ id: "RunPolicy" });
@@ -36,6 +44,7 @@ const runView = policyView
  */
 export function registerRunRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
   const { runs: load, calls, config } = deps;
+  registerApprovalRoutes(app, deps);
   if (!load) return;
 
   app.openapi(
@@ -85,6 +94,76 @@ export function registerRunRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void
       await governor.setPolicy(runId, c.req.valid("json"));
       const { policy, runPolicy: own, stagePolicy } = await governor.describe(runId, new Date());
       return c.json({ policy, runPolicy: own, stagePolicy }, 200);
+    },
+  );
+}
+
+const decisionBody = z
+  .strictObject({ reason: z.string().min(1).max(1000).optional() })
+  .meta({ id: "ApprovalDecision" });
+const approvalsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+});
+
+/**
+ * Approval of calls the stage says a person must approve: approve or deny one (by a role
+ * with the `approve` permission; the decision is stored with who and when, and is final), and
+ * list what waits.
+ */
+function registerApprovalRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+  const { calls, config } = deps;
+  for (const verdict of ["approve", "deny"] as const) {
+    app.openapi(
+      createRoute({
+        method: "post",
+        path: `/v1/runs/{runId}/calls/{callId}/${verdict}`,
+        tags: ["Calls"],
+        summary:
+          verdict === "approve"
+            ? "Approve a call that awaits approval: it runs"
+            : "Deny a call that awaits approval: it fails as denied",
+        security: bearerSecurity,
+        middleware: [requirePermission(config, "approve")] as const,
+        request: {
+          params: z.object({ runId: runIdParam, callId: callIdParam }),
+          body: { required: false, content: { "application/json": { schema: decisionBody } } },
+        },
+        responses: {
+          200: jsonContent(callViewSchema, "The call, decided"),
+          ...errorResponses(400, 401, 403, 404, 409, 415),
+        },
+      }),
+      async (c) => {
+        const { runId, callId } = c.req.valid("param");
+        // The body is optional: a plain POST approves or denies without a reason.
+        const { reason } = (c.req.valid("json") ?? {}) as { reason?: string };
+        const call = await calls.decide(
+          c.get("principal"),
+          { runId, callId },
+          { approved: verdict === "approve", reason },
+        );
+        return c.json(callView(call), 200);
+      },
+    );
+  }
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/approvals",
+      tags: ["Calls"],
+      summary: "Calls awaiting approval, across runs, the soonest to expire first",
+      security: bearerSecurity,
+      middleware: [requirePermission(config, "approve")] as const,
+      request: { query: approvalsQuery },
+      responses: {
+        200: jsonContent(z.object({ calls: z.array(callViewSchema) }), "What waits"),
+        ...errorResponses(400, 401, 403),
+      },
+    }),
+    async (c) => {
+      const waiting = await calls.awaitingApproval(c.req.valid("query").limit);
+      return c.json({ calls: waiting.map(callView) }, 200);
     },
   );
 }

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { StageConfig } from "../../config";
 import { ConflictError, type Issue, NotFoundError, ValidationError, zodIssues } from "../../errors";
 import type { EventPublisher } from "../../events/publisher";
-import type { CallRecord, CallResult, Failure, Principal } from "../../model/call";
+import type { CallRecord, Failure, Principal } from "../../model/call";
 import { runId as runIdSchema } from "../../model/ids";
 import type { RunBudget } from "../../model/run";
 import type { ToolSpec } from "../../model/tool";
@@ -10,12 +10,13 @@ import { callFields, loggedInput } from "../../observability/calls";
 import type { Logger } from "../../observability/log";
 import { newTrace, parseTraceparent } from "../../observability/trace-context";
 import type { CallStore, CatalogStore } from "../../ports";
-import { claimDeadline, completionTime, publishResult } from "../../runtime/tool-handler";
+import { claimDeadline, publishResult } from "../../runtime/tool-handler";
 import type { AnyToolDefinition } from "../../tool-definition";
 import { canonicalJson, sha256Hex } from "../../util/canonical-json";
 import { handlerIdFor } from "../../wiring";
 import type { RunGovernor } from "../runs/governor";
 import type { SelectionService } from "../selection/service";
+import { announceApprovalRequested, approvalFor, decideApproval, needsApproval } from "./approvals";
 import {
   announceScheduled,
   type Dispatcher,
@@ -24,6 +25,7 @@ import {
   scheduledDetail,
   scheduledEnvelope,
 } from "./dispatch";
+import { refusalResult } from "./refusal";
 import type { CallRequest } from "./request";
 import { isFinished, statusUrl } from "./status";
 
@@ -104,7 +106,8 @@ export class CallService {
       });
     }
     const now = this.now();
-    const direct = waitSeconds > 0 && dispatcher !== undefined;
+    const awaitsApproval = needsApproval(config, spec, principal);
+    const direct = !awaitsApproval && waitSeconds > 0 && dispatcher !== undefined;
     const record: CallRecord = {
       parentRunId,
       callId: request.callId ?? randomUUID(),
@@ -123,7 +126,9 @@ export class CallService {
             startedAt: now.toISOString(),
             deadlineAt: claimDeadline(now, spec.timeoutMs),
           }
-        : { status: "pending" as const }),
+        : awaitsApproval
+          ? { status: "awaiting_approval" as const, approval: approvalFor(config, now) }
+          : { status: "pending" as const }),
       mode,
       requestedBy: principal,
       scheduledAt: now.toISOString(),
@@ -155,6 +160,11 @@ export class CallService {
       return this.existing(outcome.call, record, deadline);
     }
     this.logStep(record, "accepted", direct && dispatcher ? "direct" : "bus");
+    if (awaitsApproval) {
+      // Nothing runs until a person decides: the caller gets the call's status URL at once.
+      await announceApprovalRequested(this.deps.publisher, record);
+      return { finished: false, call: record, statusUrl: statusUrl(record) };
+    }
     if (!direct || !dispatcher) {
       await this.announce(record);
       this.logStep(record, "dispatched", "bus");
@@ -175,19 +185,7 @@ export class CallService {
     deadline: number,
   ): Promise<CallOutcome> {
     const { dispatch: _, startedAt: __, deadlineAt: ___, ...made } = record;
-    const result: CallResult = {
-      status: "failed",
-      output: failure.message,
-      data: null,
-      citations: [],
-      failure,
-      cached: false,
-      stale: false,
-      durationMs: 0,
-      resultBytes: Buffer.byteLength(failure.message),
-      truncated: false,
-      completedAt: completionTime(record.scheduledAt, this.now()),
-    };
+    const result = refusalResult(record, failure, this.now());
     const refused: CallRecord = {
       ...made,
       status: "failed",
@@ -223,6 +221,20 @@ export class CallService {
     }
     if (stored.status === "pending") await this.announce(stored);
     return this.waitFor(stored, deadline);
+  }
+
+  /** A person's decision on a call awaiting approval (final; 409 once decided). */
+  decide(
+    principal: Principal,
+    ids: { runId: string; callId: string },
+    decision: { approved: boolean; reason?: string | undefined },
+  ): Promise<CallRecord> {
+    return decideApproval(this.deps, principal, ids, decision);
+  }
+
+  /** Calls awaiting approval across runs, the soonest to expire first. */
+  awaitingApproval(limit: number): Promise<CallRecord[]> {
+    return this.deps.calls.listAwaitingApproval("~", limit);
   }
 
   /** How many of a run's calls are in each status. */
@@ -322,7 +334,8 @@ export class CallService {
     // Most calls finish within tens of milliseconds: poll early and often, then settle at a
     // rate that keeps reads cheap for long-running tools.
     let delay = 5;
-    while (!isFinished(call) && Date.now() < deadline) {
+    // A call awaiting approval waits for a person, not for the caller's `wait`.
+    while (!isFinished(call) && call.status !== "awaiting_approval" && Date.now() < deadline) {
       await sleep(Math.min(delay, deadline - Date.now()));
       delay = Math.min(delay * 1.5, 50);
       call =

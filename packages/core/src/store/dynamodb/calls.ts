@@ -1,7 +1,13 @@
 import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import { ToolbusError, ValidationError } from "../../errors";
-import { type CallRecord, type CallResult, callRecord, callResult } from "../../model/call";
+import {
+  type Approval,
+  type CallRecord,
+  type CallResult,
+  callRecord,
+  callResult,
+} from "../../model/call";
 import type { CallStore, CreateCallOutcome } from "../../ports";
 import {
   type DynamoStoreOptions,
@@ -13,6 +19,7 @@ import {
   queryAll,
 } from "./client";
 import {
+  APPROVAL_PARTITION,
   callKey,
   callOfKey,
   PENDING_PARTITION,
@@ -76,11 +83,13 @@ export class DynamoCallStore implements CallStore {
         ? { gsi2pk: RUNNING_PARTITION, gsi2sk: record.deadlineAt }
         : record.status === "pending"
           ? { gsi2pk: PENDING_PARTITION, gsi2sk: record.scheduledAt }
-          : record.result
-            ? // Finished as it was made (a call its run's policy refused): announced by the
-              // caller, and by the sweeper if that announcement is lost.
-              { gsi2pk: UNANNOUNCED_PARTITION, gsi2sk: record.result.completedAt }
-            : {};
+          : record.status === "awaiting_approval" && record.approval
+            ? { gsi2pk: APPROVAL_PARTITION, gsi2sk: record.approval.expiresAt }
+            : record.result
+              ? // Finished as it was made (a call its run's policy refused): announced by the
+                // caller, and by the sweeper if that announcement is lost.
+                { gsi2pk: UNANNOUNCED_PARTITION, gsi2sk: record.result.completedAt }
+              : {};
     return guard("calls.create", tableName, async () => {
       try {
         await client.send(
@@ -213,6 +222,54 @@ export class DynamoCallStore implements CallStore {
       counts[status] = (counts[status] ?? 0) + 1;
     }
     return counts;
+  }
+
+  async decide(
+    parentRunId: string,
+    callId: string,
+    decision: NonNullable<Approval["decision"]>,
+    refusal?: CallResult,
+  ): Promise<CallRecord | undefined> {
+    const names = { "#status": "status", "#approval": "approval" };
+    const common = {
+      Key: callKey(parentRunId, callId),
+      ConditionExpression: "#status = :awaiting",
+    };
+    if (decision.approved) {
+      // Approved: a call like any other from here, waiting for its handler.
+      return this.#transition("calls.decide", {
+        ...common,
+        UpdateExpression:
+          "SET #status = :pending, #approval.decision = :decision, gsi2pk = :index, gsi2sk = :now",
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: {
+          ":awaiting": "awaiting_approval",
+          ":pending": "pending",
+          ":decision": decision,
+          ":index": PENDING_PARTITION,
+          ":now": this.#now(),
+        },
+      });
+    }
+    const result = parseInput(callResult, refusal, "call result");
+    return this.#transition("calls.decide", {
+      ...common,
+      UpdateExpression:
+        "SET #status = :failed, #approval.decision = :decision, #result = :result, gsi2pk = :index, gsi2sk = :completedAt",
+      ExpressionAttributeNames: { ...names, "#result": jsonAttribute("result") },
+      ExpressionAttributeValues: {
+        ":awaiting": "awaiting_approval",
+        ":failed": "failed",
+        ":decision": decision,
+        ":result": JSON.stringify(result),
+        ":index": UNANNOUNCED_PARTITION,
+        ":completedAt": result.completedAt,
+      },
+    });
+  }
+
+  listAwaitingApproval(before: string, limit = 100): Promise<CallRecord[]> {
+    return this.#listIndexed("calls.listAwaitingApproval", APPROVAL_PARTITION, before, limit);
   }
 
   listUnannounced(before: string, limit = 100): Promise<CallRecord[]> {

@@ -35,6 +35,8 @@ export const callOfKey = (item: Record<string, unknown>) => ({
 export const RUNNING_PARTITION = "RUNNING";
 export const PENDING_PARTITION = "PENDING";
 export const UNANNOUNCED_PARTITION = "UNANNOUNCED";
+/** Calls waiting for a person's approval, by when it expires. */
+export const APPROVAL_PARTITION = "APPROVAL";
 
 export const runPartition = (runId: string) => `RUN#${runId}`;
 /**

@@ -11,6 +11,7 @@ export interface LogRequest {
 export const LOG_SEQ_ATTRIBUTE = {
   ToolCallScheduled: "scheduledLogSeq",
   ToolResultReceived: "resultLogSeq",
+  ToolCallApprovalRequested: "approvalLogSeq",
 } as const satisfies Record<RunEvent["detailType"], keyof CallRecord>;
 
 /** An event's detail carries a call's input or result: JSON text (see json-text.ts). */
