@@ -1,6 +1,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { runCli } from "@toolbus/client/cli";
 import { type ApiServer, serveApi } from "@toolbus/local";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSweeper } from "../packages/core/src/runtime/sweeper";
@@ -200,5 +201,47 @@ describe("a call that needs approval, over MCP", () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe("toolbus approvals", () => {
+  async function toolbus(argv: string[], key = system.adminKey) {
+    let stdout = "";
+    let stderr = "";
+    const code = await runCli([...argv, "--endpoint", api.url], {
+      stdout: { write: (text: string) => (stdout += text) },
+      stderr: { write: (text: string) => (stderr += text) },
+      stdin: (async function* () {})(),
+      env: { TOOLBUS_API_KEY: key },
+      cwd: process.cwd(),
+      fetch: (input, init) => fetch(input, init),
+    });
+    return { code, stdout, stderr };
+  }
+
+  it("lists what waits, and approves or denies from the command line", async () => {
+    const runId = system.runId();
+    expect((await ask(runId, "cli-1")).status).toBe(202);
+    expect((await ask(runId, "cli-2")).status).toBe(202);
+    const listed = await toolbus(["approvals", "list"]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(/^EXPIRES\s+TOOL\s+REQUESTED BY\s+RUN \/ CALL/);
+    expect(listed.stdout).toContain(`${runId} / cli-1`);
+    const asJson = await toolbus(["approvals", "list", "--json"]);
+    const calls = JSON.parse(asJson.stdout) as { callId: string; status: string }[];
+    expect(calls.filter((call) => call.callId.startsWith("cli-")).map((c) => c.status)).toEqual([
+      "awaiting_approval",
+      "awaiting_approval",
+    ]);
+    const approved = await toolbus(["approvals", "approve", runId, "cli-1"]);
+    expect(approved).toMatchObject({ code: 0, stderr: "" });
+    expect(approved.stdout).toContain(`Approved readability_analyzer call cli-1 of run ${runId}`);
+    const denied = await toolbus(["approvals", "deny", runId, "cli-2", "--reason", "no"]);
+    expect(denied.code).toBe(0);
+    expect((await view(runId, "cli-2")).result?.output).toContain("no");
+    // A member may not decide: the server's 403, as an error and exit code 1.
+    const refused = await toolbus(["approvals", "deny", runId, "cli-1"], memberKey);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("403");
   });
 });

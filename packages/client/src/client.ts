@@ -14,6 +14,7 @@ import type {
 } from "./registration.js";
 import {
   type ApiKeyRecord,
+  approvalsSchema,
   type CallView,
   type CapabilityStatus,
   type CreatedApiKey,
@@ -217,6 +218,38 @@ export class ToolbusClient {
         schema: keyRecordSchema,
       }),
   };
+
+  /**
+   * Calls that wait for a person's approval (the stage's `approvals` rules): list them, and
+   * approve or deny one (the `approve` permission; a decision is final).
+   */
+  readonly approvals = {
+    /** Calls awaiting approval across runs, the soonest to expire first. */
+    list: async (limit?: number): Promise<CallView[]> =>
+      (
+        await this.#http.json("GET", "/v1/approvals", {
+          query: { limit },
+          schema: approvalsSchema,
+        })
+      ).calls as CallView[],
+    approve: (runId: string, callId: string, reason?: string): Promise<CallView> =>
+      this.#decide(runId, callId, "approve", reason),
+    deny: (runId: string, callId: string, reason?: string): Promise<CallView> =>
+      this.#decide(runId, callId, "deny", reason),
+  };
+
+  #decide(
+    runId: string,
+    callId: string,
+    verdict: "approve" | "deny",
+    reason: string | undefined,
+  ): Promise<CallView> {
+    return this.#http.json(
+      "POST",
+      `/v1/runs/${encodeURIComponent(runId)}/calls/${encodeURIComponent(callId)}/${verdict}`,
+      { json: reason ? { reason } : {}, schema: callViewSchema },
+    ) as Promise<CallView>;
+  }
 
   /**
    * Subscriptions: an event pattern over Toolbus's events and a webhook, bus or queue that

@@ -7,6 +7,7 @@ import {
   principal,
   subscription,
   subscriptionTarget,
+  toolCallApprovalRequested,
   toolCallScheduled,
   toolResultReceived,
   toolSpec,
@@ -79,7 +80,18 @@ export const runEventSchema = z.discriminatedUnion("detailType", [
       detail: toolResultReceived.loose(),
     })
     .loose(),
+  z
+    .object({
+      eventKey: z.string(),
+      detailType: z.literal("ToolCallApprovalRequested"),
+      occurredAt: z.string(),
+      detail: toolCallApprovalRequested.loose(),
+    })
+    .loose(),
 ]);
+
+/** GET /v1/approvals: calls awaiting a person's decision. */
+export const approvalsSchema = z.object({ calls: z.array(callViewSchema) }).loose();
 
 export const eventsPageSchema = z.object({
   events: z.array(runEventSchema),

@@ -46,6 +46,7 @@ const OPTIONS = {
   from: { type: "string" },
   to: { type: "string" },
   "forward-to": { type: "string" },
+  reason: { type: "string" },
   secret: { type: "string" },
 } as const satisfies NonNullable<ParseArgsConfig["options"]>;
 
@@ -267,6 +268,24 @@ export const COMMANDS = {
       "--queue-url <url>        send each event to this SQS queue (the stage must allow it)",
     ],
   },
+  "approvals list": {
+    usage: "approvals list [--limit <n>]",
+    summary: "Calls waiting for a person's approval, the soonest to expire first.",
+    args: [],
+    options: ["limit"],
+  },
+  "approvals approve": {
+    usage: "approvals approve <runId> <callId> [--reason <text>]",
+    summary: "Approve a call that awaits approval: it runs. Final.",
+    args: ["runId", "callId"],
+    options: ["reason"],
+  },
+  "approvals deny": {
+    usage: "approvals deny <runId> <callId> [--reason <text>]",
+    summary: "Deny a call that awaits approval: it fails as denied, with the reason. Final.",
+    args: ["runId", "callId"],
+    options: ["reason"],
+  },
   "subscriptions list": {
     usage: "subscriptions list",
     summary: "List your subscriptions (an admin: all) with status, target and failure streak.",
@@ -335,7 +354,15 @@ export const COMMANDS = {
 } as const satisfies Record<string, CommandSpec>;
 
 export type CommandName = keyof typeof COMMANDS;
-const GROUPS = new Set(["tools", "toolsets", "calls", "keys", "capabilities", "subscriptions"]);
+const GROUPS = new Set([
+  "tools",
+  "toolsets",
+  "calls",
+  "keys",
+  "capabilities",
+  "subscriptions",
+  "approvals",
+]);
 
 /** The commands of a group (`tools` -> `tools list`, `tools show`, ...). */
 function groupCommands(group: string): CommandName[] {
@@ -580,6 +607,17 @@ const SCHEMAS = {
       .array(z.string().min(1).max(512, "an event key is at most 512 characters"))
       .max(100, "at most 100 event keys at once")
       .optional(),
+  }),
+  "approvals list": z.object({ limit: number("--limit", 1, 100, true).optional() }),
+  "approvals approve": z.object({
+    runId,
+    callId,
+    reason: z.string().min(1).max(1000, "at most 1,000 characters").optional(),
+  }),
+  "approvals deny": z.object({
+    runId,
+    callId,
+    reason: z.string().min(1).max(1000, "at most 1,000 characters").optional(),
   }),
   "subscriptions replay": z
     .object({

@@ -8,6 +8,7 @@ import type {
   RenderedAgentFile,
   SubscriptionRequest,
 } from "../schemas.js";
+import { approvalTable } from "./approvals.js";
 import type { CommandArgs, CommandName } from "./args.js";
 import { UsageError } from "./errors.js";
 import {
@@ -412,6 +413,34 @@ export const HANDLERS: { [N in CommandName]: Handler<N> } = {
             created,
             "Keep the secret now: it will not be shown again. Receivers check each delivery's\nsignature with it (Standard Webhooks); toolbus subscriptions rotate-secret makes a new one.",
           ),
+    );
+    return 0;
+  },
+
+  async "approvals list"(args, { client, io, json: asJson }) {
+    const waiting = await client.approvals.list(args.limit);
+    if (asJson) io.stdout.write(json(waiting));
+    else if (waiting.length === 0) io.stdout.write("No call is waiting for approval.\n");
+    else io.stdout.write(approvalTable(waiting));
+    return 0;
+  },
+
+  async "approvals approve"(args, { client, io, json: asJson }) {
+    const call = await client.approvals.approve(args.runId, args.callId, args.reason);
+    io.stdout.write(
+      asJson
+        ? json(call)
+        : `Approved ${call.toolId} call ${call.callId} of run ${call.parentRunId}: it runs now (${call.status}).\n`,
+    );
+    return 0;
+  },
+
+  async "approvals deny"(args, { client, io, json: asJson }) {
+    const call = await client.approvals.deny(args.runId, args.callId, args.reason);
+    io.stdout.write(
+      asJson
+        ? json(call)
+        : `Denied ${call.toolId} call ${call.callId} of run ${call.parentRunId}: it failed as denied.\n`,
     );
     return 0;
   },

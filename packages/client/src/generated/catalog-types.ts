@@ -54,7 +54,7 @@ export type Citation = {
 };
 
 export type Failure = {
-  kind: "timeout" | "unavailable" | "rate_limited" | "upstream_error" | "invalid_output" | "internal";
+  kind: "timeout" | "unavailable" | "rate_limited" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired";
   message: string;
   retryable: boolean;
   /** correct_call: fix the input and retry; replan: stop using this tool this turn; finish. */
@@ -196,6 +196,7 @@ export type HttpToolRegistrationInput = {
     };
   };
   timeoutMs?: number;
+  cost?: number;
   optionality?: "optional" | "core";
   guidelines?: {
     do?: Array<string>;
@@ -270,6 +271,7 @@ export type HttpToolsetRegistrationInput = {
       };
     };
     timeoutMs?: number;
+    cost?: number;
     optionality?: "optional" | "core";
     guidelines?: {
       do?: Array<string>;
@@ -352,6 +354,8 @@ export type McpToolDefaultsInput = {
     dont?: Array<string>;
   };
   timeoutMs?: number;
+  /** What one call of each discovered tool costs against a run's `maxCost`. */
+  cost?: number;
   cache?: {
     ttlSeconds: number;
     /** Input fields that form the cache key; absent = the whole input. */
@@ -405,6 +409,8 @@ export type McpToolsetRegistrationInput = {
       dont?: Array<string>;
     };
     timeoutMs?: number;
+    /** What one call of each discovered tool costs against a run's `maxCost`. */
+    cost?: number;
     cache?: {
       ttlSeconds: number;
       /** Input fields that form the cache key; absent = the whole input. */
@@ -667,7 +673,7 @@ export type ToolResultReceived = {
   /** The result was too large for an event: `output` is a preview, the rest is on the call. */
   resultOmitted: boolean;
   failure?: {
-    kind: "timeout" | "unavailable" | "rate_limited" | "upstream_error" | "invalid_output" | "internal";
+    kind: "timeout" | "unavailable" | "rate_limited" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired";
     message: string;
     retryable: boolean;
     /** correct_call: fix the input and retry; replan: stop using this tool this turn; finish. */
@@ -684,6 +690,12 @@ export type ToolResultReceived = {
     traceId: string;
     parentId: string;
     sampled: boolean;
+  };
+  /** What the run had left once the call was counted (only the limits its policy sets). */
+  budget?: {
+    calls?: number;
+    cost?: number;
+    seconds?: number;
   };
 };
 
@@ -723,6 +735,7 @@ export type ToolsetRegistrationInput = {
       };
     };
     timeoutMs?: number;
+    cost?: number;
     optionality?: "optional" | "core";
     guidelines?: {
       do?: Array<string>;
@@ -792,6 +805,8 @@ export type ToolsetRegistrationInput = {
       dont?: Array<string>;
     };
     timeoutMs?: number;
+    /** What one call of each discovered tool costs against a run's `maxCost`. */
+    cost?: number;
     cache?: {
       ttlSeconds: number;
       /** Input fields that form the cache key; absent = the whole input. */
@@ -885,6 +900,7 @@ export type ToolSpec = {
     secret?: string;
   }>;
   version: string;
+  cost: number;
   availability: {
     enabled: boolean;
     /** Workflow modes the tool is offered in; absent = every mode. */

@@ -16,16 +16,25 @@ export {
 } from "./call";
 export { type CapabilityStatus, capabilityStatus } from "./capability";
 export {
+  approvalEventKey,
   EVENT_SCHEMAS,
   type RunEvent,
   resultEventKey,
   runEvent,
   scheduledEventKey,
+  type ToolCallApprovalRequested,
   type ToolCallScheduled,
   type ToolResultReceived,
+  toolCallApprovalRequested,
   toolCallScheduled,
   toolResultReceived,
 } from "./events";
+export {
+  type RunBudget,
+  type RunPolicy,
+  runBudget,
+  runPolicy,
+} from "./run";
 export { type FailureOptions, Failures } from "./failure";
 export { callId, capabilityName, runId, toolId, toolsetName } from "./ids";
 export {

@@ -1,0 +1,15 @@
+import type { CallView } from "../schemas.js";
+import { table } from "./format.js";
+
+/** One row per call awaiting approval: when it expires, what it would run, who asked. */
+export function approvalTable(calls: readonly CallView[]): string {
+  return table(
+    ["EXPIRES", "TOOL", "REQUESTED BY", "RUN / CALL"],
+    calls.map((call) => [
+      String((call as { approval?: { expiresAt?: string } }).approval?.expiresAt ?? "?"),
+      call.toolId,
+      `${call.requestedBy.id} (${call.requestedBy.role})`,
+      `${call.parentRunId} / ${call.callId}`,
+    ]),
+  );
+}
