@@ -29,12 +29,6 @@ export {
   toolCallScheduled,
   toolResultReceived,
 } from "./events";
-export {
-  type RunBudget,
-  type RunPolicy,
-  runBudget,
-  runPolicy,
-} from "./run";
 export { type FailureOptions, Failures } from "./failure";
 export { callId, capabilityName, runId, toolId, toolsetName } from "./ids";
 export {
@@ -49,6 +43,12 @@ export {
   type ToolsetRegistrationInput,
   toolsetRegistration,
 } from "./registered";
+export {
+  type RunBudget,
+  type RunPolicy,
+  runBudget,
+  runPolicy,
+} from "./run";
 export {
   type Delivery,
   delivery,
