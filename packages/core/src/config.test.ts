@@ -47,6 +47,18 @@ describe("stage configuration", () => {
         permissions: { read: "viewer", call: "member", admin: "admin", subscribe: "root" },
       }),
     ).toThrow(/permissions\.subscribe: "root" is not one of roles/);
+    // Deciding approvals falls back to the admin role; approval rules name known roles.
+    expect(roleFor(parseStageConfig({}), "approve")).toBe("admin");
+    expect(() =>
+      parseStageConfig({ approvals: { rules: [{ tools: ["web_search"], roles: ["intern"] }] } }),
+    ).toThrow(/approvals\.rules\.0\.roles: "intern" is not one of roles/);
+    expect(() => parseStageConfig({ approvals: { rules: [{ roles: ["member"] }] } })).toThrow(
+      /a rule names tools, toolsets, or writes: true/,
+    );
+    expect(() => parseStageConfig({ runs: { policy: { maxCalls: 0 } } })).toThrow(
+      /runs\.policy\.maxCalls/,
+    );
+    expect(() => parseStageConfig({ runs: { policy: { maxCals: 5 } } })).toThrow(/maxCals/);
     expect(parseStageConfig({}).subscriptions).toEqual({
       retryWindowHours: 24,
       pauseAfterFailures: 100,

@@ -172,6 +172,16 @@ export function parseStageConfig(value: unknown): StageConfig {
       });
     }
   }
+  config.approvals.rules.forEach((rule, index) => {
+    for (const role of rule.roles ?? []) {
+      if (!config.roles.includes(role)) {
+        problems.push({
+          path: `approvals.rules.${index}.roles`,
+          message: `"${role}" is not one of roles (${config.roles.join(", ")})`,
+        });
+      }
+    }
+  });
   if (!config.modes.available.includes(config.modes.default)) {
     problems.push({
       path: "modes.default",
