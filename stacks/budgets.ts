@@ -30,18 +30,19 @@ export const BUNDLE_BUDGETS_KB = {
  */
 export const OVER_BUDGET: Readonly<Record<string, { ceilingKB: number; blockedBy: string }>> = {
   "tools/calendar": {
-    // 568 until the stage config gained its `runs` and `stream` sections (+0.3 KB in every function).
-    ceilingKB: 569,
+    // 568 until the stage config and the call model gained run budgets, approvals and the
+    // stream (+2 KB in every function: the schemas every handler parses calls and config with).
+    ceilingKB: 571,
     blockedBy: "ical.js (~77 KB) and windows-iana (~41 KB), which the tool runs",
   },
   "tools/rss_feed": {
-    // 550 until the stage config gained its `runs` and `stream` sections and calls their budget.
-    ceilingKB: 551,
+    // 550 until run budgets, approvals and the stream (+2 KB of shared schemas; see calendar).
+    ceilingKB: 553,
     blockedBy: "fast-xml-parser, htmlparser2 and entities (~83 KB), which the tool runs",
   },
   "tools/web_search": {
-    // 490 until the stage config gained its `runs` and `stream` sections and calls their budget.
-    ceilingKB: 492,
+    // 490 until run budgets, approvals and the stream (+2 KB of shared schemas; see calendar).
+    ceilingKB: 494,
     blockedBy: "htmlparser2 with entities (~52 KB), which the tool runs to read result pages",
   },
 };

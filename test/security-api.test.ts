@@ -6,7 +6,7 @@ import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
 type Who = "none" | "revoked" | "viewer" | "member" | "admin";
 /** What a caller may do on a route: public, or the permission it needs (stage defaults). */
-type Need = "public" | "read" | "call" | "subscribe" | "admin";
+type Need = "public" | "read" | "call" | "subscribe" | "approve" | "admin";
 
 let system: TestToolbus;
 const keys: Record<Exclude<Who, "none">, string> = {
@@ -63,6 +63,7 @@ const NEEDS: Record<Exclude<Need, "public">, number> = {
   read: 0,
   call: 1,
   subscribe: 1,
+  approve: 2,
   admin: 2,
 };
 
@@ -102,6 +103,15 @@ const TABLE: Record<string, { need: Need; path?: string; json?: unknown }> = {
     path: "/v1/runs/run-sec-policy/policy",
     json: { maxCalls: 5 },
   },
+  "POST /v1/runs/{runId}/calls/{callId}/approve": {
+    need: "approve",
+    path: "/v1/runs/run-sec/calls/nope/approve",
+  },
+  "POST /v1/runs/{runId}/calls/{callId}/deny": {
+    need: "approve",
+    path: "/v1/runs/run-sec/calls/nope/deny",
+  },
+  "GET /v1/approvals": { need: "approve" },
   "GET /v1/traces/{traceId}": { need: "read", path: `/v1/traces/${"0".repeat(31)}1` },
   "GET /v1/runs/{runId}/events": { need: "read", path: "/v1/runs/run-sec/events" },
   "GET /v1/events": { need: "read" },
@@ -199,7 +209,13 @@ describe("roles on every route", () => {
   });
 
   it("says in OpenAPI which permission and role each route needs, as the routes enforce it", () => {
-    const roles = { read: "viewer", call: "member", subscribe: "member", admin: "admin" } as const;
+    const roles = {
+      read: "viewer",
+      call: "member",
+      subscribe: "member",
+      approve: "admin",
+      admin: "admin",
+    } as const;
     for (const route of openApiRoutes) {
       const need = TABLE[route]?.need;
       const operation = documented[route];
