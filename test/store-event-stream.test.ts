@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../packages/core/src/model/events";
 import { createDocumentClient } from "../packages/core/src/store/dynamodb";
 import { DynamoEventStream } from "../packages/core/src/store/dynamodb/event-stream";
-import { STREAM_HEAD_KEY, streamEntryKey } from "../packages/core/src/store/dynamodb/items";
+import { STREAM_HEAD_KEY, streamChunkKey } from "../packages/core/src/store/dynamodb/items";
 import { createTableInput } from "../packages/core/src/store/table";
 import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
 
@@ -37,6 +37,22 @@ function event(run = "run-stream"): RunEvent {
     occurredAt: new Date().toISOString(),
     detail: { parentRunId: run, callId: `call-${counter}`, n: counter, text: "é\u0000𝄞" },
   };
+}
+
+/** A chunk as a writer leaves it: places first.. for the events given. */
+async function putChunk(tableName: string, firstSeq: number, events: RunEvent[]) {
+  await documents.send(
+    new PutCommand({
+      TableName: tableName,
+      Item: {
+        ...streamChunkKey(firstSeq),
+        firstSeq,
+        lastSeq: firstSeq + events.length - 1,
+        eventsJson: JSON.stringify(events),
+        recordedAt: new Date().toISOString(),
+      },
+    }),
+  );
 }
 
 async function readAll(stream: DynamoEventStream, after = 0) {
@@ -77,15 +93,44 @@ describe("the stage's event stream", () => {
     expect(times).toEqual([...times].sort((a, b) => a - b));
   });
 
-  it("reads in pages that cross partitions, and never past the head", async () => {
+  it("reads in pages, never past the head", async () => {
     const stream = new DynamoEventStream({ client: documents, tableName }, { retentionDays: 7 });
     const head = await stream.head();
     const page = await stream.read(head - 2, 100);
     expect(page.entries.map((entry) => entry.seq)).toEqual([head - 1, head]);
     expect(page.through).toBe(head);
     expect((await stream.read(head, 100)).entries).toEqual([]);
-    // Places 9,999 and 10,000 sit in different partitions (STREAM#0, STREAM#1).
-    expect(streamEntryKey(9_999).pk).not.toBe(streamEntryKey(10_000).pk);
+  });
+});
+
+describe("partitions", () => {
+  it("splits a commit where a partition ends, and reads across it", async () => {
+    const tableName = await freshTable();
+    // A stream whose head sits just before the first partition's end (place 100,000).
+    await documents.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: { ...STREAM_HEAD_KEY, seq: 99_997, at: new Date().toISOString() },
+      }),
+    );
+    const stream = new DynamoEventStream({ client: documents, tableName }, { retentionDays: 7 });
+    const events = Array.from({ length: 6 }, () => event());
+    await stream.append(events);
+    expect(streamChunkKey(99_998).pk).not.toBe(streamChunkKey(100_000).pk);
+    const page = await stream.read(99_997, 100);
+    expect(page.entries.map((entry) => entry.seq)).toEqual([
+      99_998, 99_999, 100_000, 100_001, 100_002, 100_003,
+    ]);
+    expect(page.entries.map((entry) => entry.event.eventKey).sort()).toEqual(
+      events.map((one) => one.eventKey).sort(),
+    );
+    // Read from the middle of a chunk, on either side of the boundary.
+    expect((await stream.read(99_998, 2)).entries.map((entry) => entry.seq)).toEqual([
+      99_999, 100_000,
+    ]);
+    expect((await stream.read(100_001, 5)).entries.map((entry) => entry.seq)).toEqual([
+      100_002, 100_003,
+    ]);
   });
 });
 
@@ -96,19 +141,7 @@ describe("a writer that fails or races", () => {
     await stream.append([event(), event()]);
     // A writer that died between its entries and moving the head left place 3 behind.
     const left = event();
-    await documents.send(
-      new PutCommand({
-        TableName: tableName,
-        Item: {
-          ...streamEntryKey(3),
-          eventKey: left.eventKey,
-          detailType: left.detailType,
-          occurredAt: left.occurredAt,
-          detail: left.detail,
-          recordedAt: new Date().toISOString(),
-        },
-      }),
-    );
+    await putChunk(tableName, 3, [left]);
     expect((await stream.read(2, 10)).entries).toEqual([]);
     // Another process (its own client, so its own memory) takes over.
     const otherClient = testDynamoDbClient();
@@ -134,19 +167,7 @@ describe("a writer that fails or races", () => {
     await stream.append([event()]);
     // Another writer moved the head meanwhile (its entry at place 2).
     const theirs = event();
-    await documents.send(
-      new PutCommand({
-        TableName: tableName,
-        Item: {
-          ...streamEntryKey(2),
-          eventKey: theirs.eventKey,
-          detailType: theirs.detailType,
-          occurredAt: theirs.occurredAt,
-          detail: theirs.detail,
-          recordedAt: new Date().toISOString(),
-        },
-      }),
-    );
+    await putChunk(tableName, 2, [theirs]);
     await documents.send(
       new UpdateCommand({
         TableName: tableName,

@@ -1,20 +1,29 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
+import * as z from "zod";
 import { type RunEvent, runEvent } from "../../model/events";
 import type { EventStream, StreamEntry } from "../../ports";
 import { GroupCommit, type ItemOutcome } from "../../util/group-commit";
-import { inPool } from "../../util/in-pool";
-import { type DynamoStoreOptions, guard, parseStored, queryAll } from "./client";
+import {
+  type DynamoStoreOptions,
+  guard,
+  isConditionFailure,
+  parseStored,
+  queryAll,
+} from "./client";
 import { nextWake, wakeFollowers } from "./followers";
-import { STREAM_HEAD_KEY, STREAM_PARTITION_SIZE, streamEntryKey, streamSeqOf } from "./items";
-import { decodeJsonFields, encodeJsonFields } from "./json-text";
-import { LOG_JSON_FIELDS } from "./log-requests";
+import { STREAM_HEAD_KEY, STREAM_PARTITION_SIZE, streamChunkKey, streamPartition } from "./items";
 import { perTable } from "./per-table";
 
-/** Events one commit takes: a place each, then one move of the head. */
+/** Events one commit (one chunk) takes at most. */
 const MAX_EVENTS = 200;
-const MAX_BYTES = 4_000_000;
-/** Entries written at once within a commit. */
-const CONCURRENT_PUTS = 16;
+/** A chunk's events as JSON text, under DynamoDB's 400 KB item limit with room to spare. */
+const MAX_CHUNK_BYTES = 300_000;
 /** Event keys a writer remembers, so an event the bus hands over twice is appended once. */
 const REMEMBERED_KEYS = 20_000;
 
@@ -23,7 +32,7 @@ interface Pending {
   retentionSeconds: number;
 }
 
-/** What the writer knows: the committed head, where entries end, the last time, recent keys. */
+/** What the writer knows: the committed head, where chunks end, the last time, recent keys. */
 interface WriterState {
   committed: number;
   end: number;
@@ -37,32 +46,35 @@ interface WriterMemory {
 
 const memories = perTable((): WriterMemory => ({ state: undefined, keys: new Set() }));
 
+const storedChunk = z.object({ events: z.array(runEvent) });
+
 /**
  * One commit at a time per process: places are handed out in order, so a later commit never
  * lands before an earlier one. Across processes, one writer is the deployment's job (a FIFO
  * queue with one group feeds the stream's function); a second writer that races anyway finds
- * its places taken (conditional puts) or the head moved (conditional update) and fails.
+ * the head moved (a conditional update), fails, and takes its chunk back.
  */
 const streamWriter = perTable(
   (options): GroupCommit<Pending, void> =>
     new GroupCommit((pending) => commit(options, pending), {
       maxItems: MAX_EVENTS,
-      maxBytes: MAX_BYTES,
-      sizeOf: (item) => JSON.stringify(item.event.detail).length,
+      maxBytes: MAX_CHUNK_BYTES,
+      sizeOf: (item) => JSON.stringify(item.event).length,
       maxInFlight: 1,
     }),
 );
 
 /**
- * The stage's events in one order: entries are written first (each at a free place), then the
- * head (STREAM / HEAD) moves past them, and readers read only up to the head. So a reader never
- * sees a place filled while an earlier one is still being written, and a reader that has read
- * up to a place has seen everything before it: no settle window, no gap.
+ * The stage's events in one order. Each commit writes its events as one chunk item (its first
+ * and last place, the events as JSON text), then moves the head (STREAM / HEAD) past them;
+ * readers read only up to the head. So a reader never sees a place filled while an earlier one
+ * is still being written, and a reader that has read up to a place has seen everything before
+ * it: no settle window, no gap. Two writes per commit, however many events it holds.
  *
- * A writer that fails between the entries and the head leaves entries past the head; the next
- * writer starts after them and its commit makes them visible, and the bus delivers the failed
+ * A writer that fails between its chunk and the head leaves a chunk past the head; the next
+ * writer starts after it and its commit makes it visible, and the bus delivers the failed
  * events again: at least once, like every other delivery here (events carry their eventKey).
- * Entries expire `retentionDays` after they were recorded.
+ * Chunks expire `retentionDays` after they were recorded.
  */
 export class DynamoEventStream implements EventStream {
   readonly #options: DynamoStoreOptions;
@@ -90,26 +102,20 @@ export class DynamoEventStream implements EventStream {
     after: number,
     limit: number,
   ): Promise<{ entries: StreamEntry[]; through: number; head: number }> {
-    const { client, tableName } = this.#options;
     const head = await this.head();
     const through = Math.min(head, after + limit);
     const entries: StreamEntry[] = [];
     for (let from = after + 1; from <= through; ) {
       const partitionEnd = (Math.floor(from / STREAM_PARTITION_SIZE) + 1) * STREAM_PARTITION_SIZE;
       const to = Math.min(through, partitionEnd - 1);
-      const items = await guard("stream.read", tableName, () =>
-        queryAll(client, {
-          TableName: tableName,
-          KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
-          ExpressionAttributeValues: {
-            ":pk": streamEntryKey(from).pk,
-            ":from": streamEntryKey(from).sk,
-            ":to": streamEntryKey(to).sk,
-          },
-          ConsistentRead: true,
-        }),
-      );
-      for (const item of items) entries.push(entryOf(item));
+      // The chunk holding `from` starts at most MAX_EVENTS - 1 places before it.
+      const lowest = Math.max(from - MAX_EVENTS + 1, partitionEnd - STREAM_PARTITION_SIZE);
+      for (const chunk of await this.#chunks(streamPartition(from), lowest, to)) {
+        for (const [index, event] of chunk.events.entries()) {
+          const seq = chunk.firstSeq + index;
+          if (seq >= from && seq <= to) entries.push({ seq, recordedAt: chunk.recordedAt, event });
+        }
+      }
       from = to + 1;
     }
     return { entries, through: Math.max(after, through), head };
@@ -121,7 +127,7 @@ export class DynamoEventStream implements EventStream {
     if (head === 0 || at < target) return head + 1;
     // Places and their times both only grow (one writer, a clock it never lets go back), so
     // the first place at or after `time` is found by halving: about 30 reads for a billion.
-    // A place read as missing has expired, so it is older than anything that has not.
+    // A place whose chunk is gone has expired, so it is older than anything that has not.
     let low = 1;
     let high = head;
     while (low < high) {
@@ -137,29 +143,59 @@ export class DynamoEventStream implements EventStream {
     return nextWake(streamTopic(this.#options), signal);
   }
 
+  /** Chunks of one partition whose first place is within [from, to], in order. */
+  async #chunks(partition: string, from: number, to: number) {
+    const { client, tableName } = this.#options;
+    const items = await guard("stream.read", tableName, () =>
+      queryAll(client, {
+        TableName: tableName,
+        KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
+        ExpressionAttributeValues: {
+          ":pk": partition,
+          ":from": streamChunkKey(from).sk,
+          ":to": streamChunkKey(to).sk,
+        },
+        ConsistentRead: true,
+      }),
+    );
+    return items.map(chunkOf);
+  }
+
   async #recordedAt(seq: number): Promise<number | undefined> {
     const { client, tableName } = this.#options;
-    const { Item } = await guard("stream.read", tableName, () =>
+    const { Items } = await guard("stream.read", tableName, () =>
       client.send(
-        new GetCommand({
+        new QueryCommand({
           TableName: tableName,
-          Key: streamEntryKey(seq),
-          ProjectionExpression: "recordedAt",
+          KeyConditionExpression: "pk = :pk AND sk <= :at",
+          ExpressionAttributeValues: {
+            ":pk": streamPartition(seq),
+            ":at": streamChunkKey(seq).sk,
+          },
+          ScanIndexForward: false,
+          Limit: 1,
           ConsistentRead: true,
+          ProjectionExpression: "recordedAt, lastSeq",
         }),
       ),
     );
-    return Item ? Date.parse(String(Item.recordedAt)) : undefined;
+    const chunk = Items?.[0];
+    return chunk && Number(chunk.lastSeq) >= seq ? Date.parse(String(chunk.recordedAt)) : undefined;
   }
 }
 
 const streamTopic = (options: DynamoStoreOptions) => `${options.tableName}\nSTREAM`;
 
-function entryOf(item: Record<string, unknown>): StreamEntry {
+function chunkOf(item: Record<string, unknown>) {
   return {
-    seq: streamSeqOf(String(item.sk)),
+    firstSeq: Number(item.firstSeq),
+    lastSeq: Number(item.lastSeq),
     recordedAt: String(item.recordedAt),
-    event: parseStored(runEvent, decodeJsonFields(item, LOG_JSON_FIELDS), "event"),
+    events: parseStored(
+      storedChunk,
+      { events: JSON.parse(String(item.eventsJson)) },
+      "stream chunk",
+    ).events,
   };
 }
 
@@ -173,28 +209,28 @@ async function readHead(options: DynamoStoreOptions): Promise<{ seq: number; at:
   return { seq: Number(Item?.seq ?? 0), at: Item ? Date.parse(String(Item.at)) : 0 };
 }
 
-/** Where the last writer's entries end: past the head when it failed before moving it. */
+/** Where the last writer's chunks end: past the head when it failed before moving it. */
 async function readState(options: DynamoStoreOptions): Promise<WriterState> {
   const head = await readHead(options);
   let end = head.seq;
-  // A commit is at most MAX_EVENTS places, so leftovers are in the head's partition or the next.
+  // A chunk left past the head starts right after it: in the head's partition or the next.
   for (const seq of [head.seq + 1, head.seq + 1 + MAX_EVENTS]) {
     const { Items } = await options.client.send(
       new QueryCommand({
         TableName: options.tableName,
         KeyConditionExpression: "pk = :pk AND sk > :after",
         ExpressionAttributeValues: {
-          ":pk": streamEntryKey(seq).pk,
-          ":after": streamEntryKey(head.seq).sk,
+          ":pk": streamPartition(seq),
+          ":after": streamChunkKey(head.seq).sk,
         },
         ScanIndexForward: false,
         Limit: 1,
         ConsistentRead: true,
-        ProjectionExpression: "sk",
+        ProjectionExpression: "lastSeq",
       }),
     );
     const last = Items?.[0];
-    if (last) end = Math.max(end, streamSeqOf(String(last.sk)));
+    if (last) end = Math.max(end, Number(last.lastSeq));
   }
   return { committed: head.seq, end, at: head.at };
 }
@@ -205,6 +241,7 @@ async function commit(
 ): Promise<ItemOutcome<void>[]> {
   const memory = memories(options);
   const done = pending.map((): ItemOutcome<void> => ({ ok: true, value: undefined }));
+  const written: { pk: string; sk: string }[] = [];
   try {
     memory.state ??= await readState(options);
     const state = memory.state;
@@ -218,22 +255,34 @@ async function commit(
     // Times never go back, even if the clock does: a place's time is at least its predecessor's.
     const at = Math.max((options.now?.() ?? new Date()).getTime(), state.at);
     const recordedAt = new Date(at).toISOString();
+    const retention = Math.max(...fresh.map((item) => item.retentionSeconds));
     const first = state.end + 1;
-    await inPool(fresh, CONCURRENT_PUTS, ({ event, retentionSeconds }, index) =>
-      options.client.send(
+    const last = first + fresh.length - 1;
+    // A chunk never spans two partitions: split where one ends.
+    const boundary = (Math.floor(first / STREAM_PARTITION_SIZE) + 1) * STREAM_PARTITION_SIZE;
+    const splitAt = last >= boundary ? boundary - first : fresh.length;
+    for (const [start, end] of [
+      [0, splitAt],
+      [splitAt, fresh.length],
+    ] as const) {
+      if (start >= end) continue;
+      const key = streamChunkKey(first + start);
+      await options.client.send(
         new PutCommand({
           TableName: options.tableName,
           Item: {
-            ...streamEntryKey(first + index),
-            ...encodeJsonFields(event, LOG_JSON_FIELDS),
+            ...key,
+            firstSeq: first + start,
+            lastSeq: first + end - 1,
+            eventsJson: JSON.stringify(fresh.slice(start, end).map((item) => item.event)),
             recordedAt,
-            expiresAt: Math.floor(at / 1000) + retentionSeconds,
+            expiresAt: Math.floor(at / 1000) + retention,
           },
           ConditionExpression: "attribute_not_exists(pk)",
         }),
-      ),
-    );
-    const last = first + fresh.length - 1;
+      );
+      written.push(key);
+    }
     await options.client.send(
       new UpdateCommand({
         TableName: options.tableName,
@@ -253,9 +302,19 @@ async function commit(
     wakeFollowers(streamTopic(options));
     return done;
   } catch (error) {
-    // What reached the table is unknown: the next commit reads where the stream stands.
+    // What reached the table is unknown: the next commit reads where the stream stands. A
+    // writer that lost a race takes its chunks back, so they never overlap the winner's.
     memory.state = undefined;
+    if (isConditionFailure(error)) await takeBack(options, written);
     return pending.map(() => ({ ok: false, error }));
+  }
+}
+
+async function takeBack(options: DynamoStoreOptions, keys: { pk: string; sk: string }[]) {
+  for (const key of keys) {
+    await options.client
+      .send(new DeleteCommand({ TableName: options.tableName, Key: key }))
+      .catch(() => undefined);
   }
 }
 

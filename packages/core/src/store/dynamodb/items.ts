@@ -75,14 +75,14 @@ export const CAPABILITIES_PARTITION = "CAPABILITIES";
 
 /**
  * The stage's event stream (event-stream.ts): STREAM / HEAD holds the last committed place;
- * entries are STREAM#<seq / 10,000> / E#<seq>, so no partition grows past 10,000 entries and a
- * range of places is one Query per partition it spans.
+ * events are kept in chunks, one item per commit, STREAM#<place / 100,000> / C#<first place>,
+ * each holding the places first..last. A chunk never spans two partitions, so a range of
+ * places is one Query per partition it spans.
  */
 export const STREAM_HEAD_KEY = { pk: "STREAM", sk: "HEAD" };
-export const STREAM_PARTITION_SIZE = 10_000;
-export const streamEntryKey = (seq: number) => ({
-  pk: `STREAM#${Math.floor(seq / STREAM_PARTITION_SIZE)}`,
-  sk: `E#${String(seq).padStart(SEQ_DIGITS, "0")}`,
+export const STREAM_PARTITION_SIZE = 100_000;
+export const streamPartition = (seq: number) => `STREAM#${Math.floor(seq / STREAM_PARTITION_SIZE)}`;
+export const streamChunkKey = (firstSeq: number) => ({
+  pk: streamPartition(firstSeq),
+  sk: `C#${String(firstSeq).padStart(SEQ_DIGITS, "0")}`,
 });
-/** The place of an E# sort key. */
-export const streamSeqOf = (sortKey: string) => Number(sortKey.slice(2));
