@@ -12,7 +12,7 @@ import type { CreateTableCommandInput } from "@aws-sdk/client-dynamodb";
  * - cached result  CACHE#<toolId>#<version>#<hash> / RESULT    (expiresAt)
  * - rate window    RATE#<scope>#<window start> / COUNT         (expiresAt)
  * - API key        KEY#<sha256 of key> / KEY    gsi1: KEYS / KEY#<keyId>
- * - stage stream   STREAM / HEAD, and STREAM#<seq / 10,000> / E#<seq>    (expiresAt)
+ * - stage stream   STREAM / HEAD, and STREAM#<place / 100,000> / C#<first place>  (expiresAt)
  * gsi1 lists the catalog in toolset order with one query; gsi2 is sparse and finds calls
  * stuck past their deadline without scanning. gsi3 finds a trace's calls; it holds keys only,
  * so the writes that move a call along (claim, complete) never touch it.
