@@ -42,13 +42,21 @@ export interface DeliveryOptions {
    */
   baseDelayMs: number;
   maxDelayMs: number;
-  /** Deliveries running at once; more wait in line, as with a function's reserved concurrency. */
+  /**
+   * Deliveries running at once per target; more wait in that target's line, as with each
+   * function's own concurrency on AWS: a slow target never holds up another's deliveries.
+   */
   maxConcurrency: number;
   /** Extra copies of every delivery, to prove consumers cope with at-least-once delivery. */
   duplicateDeliveries: number;
 }
 
 export type Invoke = (job: DeliveryJob) => Promise<void>;
+
+interface Line {
+  waiting: Array<{ job: DeliveryJob; attempt: number }>;
+  active: number;
+}
 
 export interface DeliveryStats {
   delivered: number;
@@ -62,9 +70,9 @@ export interface DeliveryStats {
  */
 export class DeliveryQueue {
   readonly stats: DeliveryStats = { delivered: 0, failedAttempts: 0, deadLettered: 0 };
-  private readonly waiting: Array<{ job: DeliveryJob; attempt: number }> = [];
+  /** One line per target: its waiting deliveries and how many of its own are running. */
+  private readonly lines = new Map<string, Line>();
   private readonly retrying = new Map<NodeJS.Timeout, { job: DeliveryJob; attempt: number }>();
-  private active = 0;
   private outstanding = 0;
   private idleWaiters: Array<() => void> = [];
   /** Deliveries still under way per event, so an event's end can be reported once. */
@@ -85,7 +93,7 @@ export class DeliveryQueue {
     for (let copy = 0; copy <= this.options.duplicateDeliveries; copy++) {
       this.outstanding++;
       this.perEvent.set(job.eventId, (this.perEvent.get(job.eventId) ?? 0) + 1);
-      this.waiting.push({ job, attempt: 1 });
+      this.lineOf(job).waiting.push({ job, attempt: 1 });
     }
     // Start targets on a later turn of the event loop, so PutEvents has answered first and no
     // target's synchronous work can delay or fail the publisher's call.
@@ -108,7 +116,10 @@ export class DeliveryQueue {
   close(): void {
     this.closed = true;
     for (const timer of this.retrying.keys()) clearTimeout(timer);
-    const pending = [...this.waiting.splice(0), ...this.retrying.values()];
+    const pending = [
+      ...[...this.lines.values()].flatMap((line) => line.waiting.splice(0)),
+      ...this.retrying.values(),
+    ];
     this.retrying.clear();
     for (const { job, attempt } of pending) {
       // The journal (when there is one) delivers these again after a restart: a dead letter
@@ -117,24 +128,37 @@ export class DeliveryQueue {
     }
   }
 
+  private lineOf(job: DeliveryJob): Line {
+    let line = this.lines.get(job.targetArn);
+    if (!line) {
+      line = { waiting: [], active: 0 };
+      this.lines.set(job.targetArn, line);
+    }
+    return line;
+  }
+
   private pump(): void {
-    while (this.active < this.options.maxConcurrency && this.waiting.length > 0) {
-      const next = this.waiting.shift();
-      if (next) this.run(next.job, next.attempt);
+    for (const line of this.lines.values()) this.pumpLine(line);
+  }
+
+  private pumpLine(line: Line): void {
+    while (line.active < this.options.maxConcurrency && line.waiting.length > 0) {
+      const next = line.waiting.shift();
+      if (next) this.run(line, next.job, next.attempt);
     }
   }
 
-  private run(job: DeliveryJob, attempt: number): void {
-    this.active++;
+  private run(line: Line, job: DeliveryJob, attempt: number): void {
+    line.active++;
     this.invoke(job).then(
       () => {
-        this.active--;
+        line.active--;
         this.stats.delivered++;
         if (job.redriveOf) this.deadLetters.remove(job.redriveOf);
         this.settle(job);
       },
       (error: unknown) => {
-        this.active--;
+        line.active--;
         this.stats.failedAttempts++;
         const message = error instanceof Error ? error.message : String(error);
         const expired = Date.now() - job.enqueuedAt >= job.maxAgeMs;
@@ -153,8 +177,9 @@ export class DeliveryQueue {
     const delay = Math.min(this.options.maxDelayMs, exponential) * (0.5 + Math.random() / 2);
     const timer = setTimeout(() => {
       this.retrying.delete(timer);
-      this.waiting.push({ job, attempt });
-      this.pump();
+      const line = this.lineOf(job);
+      line.waiting.push({ job, attempt });
+      this.pumpLine(line);
     }, delay);
     timer.unref();
     this.retrying.set(timer, { job, attempt });
