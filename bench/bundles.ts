@@ -111,6 +111,8 @@ async function functionsToMeasure(): Promise<Fn[]> {
     { handler: "api", event: async ({ adminKey }) => listTools(adminKey), publishes: true },
     // The recorder logs the scheduling of a recorded call.
     { handler: "recorder", event: recordedCall("readability_analyzer"), publishes: false },
+    // The stage stream's writer appends the same event to the stream.
+    { handler: "stream", event: recordedCall("readability_analyzer"), publishes: false },
     { handler: "sweeper", event: async () => ({ source: "aws.events" }), publishes: true },
     { handler: "seed", publishes: true },
     // The subscriptions dispatcher matches a scheduled call's event (against no subscription),

@@ -9,6 +9,7 @@ import { benchFastPath } from "./fast-path";
 import { benchLoad } from "./load";
 import { benchMatcher } from "./matcher";
 import { benchParsers } from "./parsers";
+import { benchSearch } from "./search";
 import type { Measurement } from "./stats";
 import { benchStreams } from "./streams";
 
@@ -46,6 +47,7 @@ const GROUPS: Record<string, () => Measurement[] | Promise<Measurement[]>> = {
   fastpath: benchFastPath,
   bus: benchBus,
   matcher: benchMatcher,
+  search: benchSearch,
   calls: benchCalls,
   load: benchLoad,
   validation: benchValidation,

@@ -119,6 +119,8 @@ describe("the API's public surface", () => {
         "POST /v1/subscriptions/{id}/replay",
         "POST /v1/select",
         "POST /v1/prompt",
+        "GET /v1/tools/search",
+        "POST /v1/tools/search",
         "POST /v1/agents/render",
       ].sort(),
     );

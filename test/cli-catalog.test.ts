@@ -142,3 +142,29 @@ describe("toolbus capabilities list / refresh", () => {
     expect(denied.stderr).toContain("[403");
   });
 });
+
+describe("toolbus tools search", () => {
+  it("prints the tools found for a need, best first, and the same as JSON", async () => {
+    const found = await toolbus([
+      "tools",
+      "search",
+      "how readable is this paragraph",
+      "--limit",
+      "3",
+    ]);
+    expect(found).toMatchObject({ code: 0, stderr: "" });
+    const lines = found.stdout.trim().split("\n");
+    expect(lines[0]).toMatch(/^ID\s+SCORE\s+TITLE\s+MATCHED$/);
+    expect(lines[1]).toMatch(/^readability_analyzer\s+\d+\.\d\d\s/);
+    expect(lines.length).toBeLessThanOrEqual(4);
+
+    const asJson = await toolbus(["tools", "search", "readability", "--json"]);
+    const body = JSON.parse(asJson.stdout) as { tools: Array<{ id: string }> };
+    expect(body.tools[0]?.id).toBe("readability_analyzer");
+  });
+
+  it("exits 2 for a missing query or a bad limit, before any request", async () => {
+    expect((await toolbus(["tools", "search"])).code).toBe(2);
+    expect((await toolbus(["tools", "search", "x", "--limit", "51"])).code).toBe(2);
+  });
+});

@@ -162,6 +162,8 @@ const TABLE: Record<string, { need: Need; path?: string; json?: unknown }> = {
     json: {},
   },
   "POST /v1/select": { need: "read", json: {} },
+  "GET /v1/tools/search": { need: "read", path: "/v1/tools/search?q=links" },
+  "POST /v1/tools/search": { need: "read", json: { q: "links" } },
   "POST /v1/prompt": { need: "read", json: {} },
   "POST /v1/agents/render": {
     need: "read",

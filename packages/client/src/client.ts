@@ -50,12 +50,14 @@ import {
   subscriptionWithSecretSchema,
   type Tool,
   type ToolListItem,
+  type ToolSearch,
   type Toolset,
   type ToolsetRegistered,
   type ToolsetRemoved,
   type ToolsetWithTools,
   toolListSchema,
   toolSchema,
+  toolSearchSchema,
   toolsetDetailSchema,
   toolsetListSchema,
 } from "./schemas.js";
@@ -120,6 +122,13 @@ export interface SelectRequest {
 export interface PromptRequest extends SelectRequest {
   /** Largest Markdown size in UTF-8 bytes: guidelines are dropped first, then examples. */
   budgetBytes?: number;
+  /** `list` (default): every selected tool; `search`: the MCP search surface's two tools. */
+  style?: "list" | "search";
+}
+
+export interface ToolSearchOptions extends SelectRequest {
+  /** How many tools at most, 1-50 (default 5). */
+  limit?: number;
 }
 
 export type { Category, PromptTool };
@@ -162,6 +171,15 @@ export class ToolbusClient {
       (await this.#http.json("GET", `/v1/tools/${encodeURIComponent(id)}`, {
         schema: toolSchema,
       })) as Tool,
+    /**
+     * Tools for a need in words, best first: only those your selection offers, so each can be
+     * called. `client.tools.search("refund a payment", { limit: 3 })`.
+     */
+    search: (query: string, options: ToolSearchOptions = {}): Promise<ToolSearch> =>
+      this.#http.json("POST", "/v1/tools/search", {
+        json: { q: query, ...options },
+        schema: toolSearchSchema,
+      }),
     /** Lets selection offer the tool again on this stage (admin). */
     enable: (id: string, options: RevisionOptions = {}): Promise<Tool> =>
       this.#setEnabled(id, "enable", options),

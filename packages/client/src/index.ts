@@ -12,6 +12,7 @@ export {
   ToolbusClient,
   type ToolbusClientOptions,
   type ToolFilters,
+  type ToolSearchOptions,
 } from "./client.js";
 export { ToolbusClientError, type ToolbusClientErrorOptions } from "./errors.js";
 export type { EventsOptions, RunEventStream } from "./events.js";
@@ -55,6 +56,7 @@ export type {
   SucceededResult,
   Tool,
   ToolListItem,
+  ToolSearch,
   Toolset,
   ToolsetRegistered,
   ToolsetRemoved,

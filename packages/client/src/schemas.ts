@@ -213,6 +213,31 @@ export const replayResultSchema = z
 
 export const healthSchema = z.object({ status: z.literal("ok"), stage: z.string() }).loose();
 
+export const toolSearchSchema = z
+  .object({
+    query: z.string(),
+    mode: z.string(),
+    role: z.string(),
+    catalogVersion: z.string(),
+    tools: z.array(
+      z
+        .object({
+          id: z.string(),
+          title: z.string(),
+          toolset: z.string(),
+          category,
+          description: z.string(),
+          usageHint: z.string(),
+          inputSchema: z.record(z.string(), z.unknown()),
+          score: z.number(),
+          matched: z.array(z.string()),
+        })
+        .loose(),
+    ),
+  })
+  .loose();
+export type ToolSearch = z.infer<typeof toolSearchSchema>;
+
 export const selectionSchema = z
   .object({
     mode: z.string(),

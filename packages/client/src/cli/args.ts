@@ -85,6 +85,17 @@ export const COMMANDS = {
       "--available      only tools you can call now; --unavailable: only the others, with why",
     ],
   },
+  "tools search": {
+    usage: "tools search <query> [--limit <n>] [--mode <m>]",
+    summary: "Find the tools you can call for a need in words, best first.",
+    args: ["query"],
+    options: ["limit", "mode"],
+    help: [
+      '<query>          the need, in quotes: "refund a payment"',
+      "--limit <n>      how many, 1-50 (default 5)",
+      "--mode <m>       search the tools offered in this workflow mode",
+    ],
+  },
   "tools show": {
     usage: "tools show <id>",
     summary: "Show one tool: description, guidelines and input schema.",
@@ -490,6 +501,11 @@ const SCHEMAS = {
       (v) => !(v.available && v.unavailable),
       "--available and --unavailable exclude each other",
     ),
+  "tools search": z.object({
+    query: z.string().trim().min(1, "<query> is the need, in words").max(500),
+    limit: number("--limit", 1, 50, true).optional(),
+    mode: z.string().min(1).max(64).optional(),
+  }),
   "tools show": z.object({ id: toolId }),
   "tools enable": z.object({ id: toolId }),
   "tools disable": z.object({ id: toolId }),

@@ -80,6 +80,29 @@ export const HANDLERS: { [N in CommandName]: Handler<N> } = {
     return 0;
   },
 
+  async "tools search"(args, { client, io, json: asJson }) {
+    const found = await client.tools.search(args.query, {
+      ...(args.limit ? { limit: args.limit } : {}),
+      ...(args.mode ? { mode: args.mode } : {}),
+    });
+    if (asJson) io.stdout.write(json(found));
+    else if (found.tools.length === 0) io.stdout.write("No tool you can call matches.\n");
+    else {
+      io.stdout.write(
+        table(
+          ["ID", "SCORE", "TITLE", "MATCHED"],
+          found.tools.map((tool) => [
+            tool.id,
+            tool.score.toFixed(2),
+            tool.title,
+            list(tool.matched),
+          ]),
+        ),
+      );
+    }
+    return 0;
+  },
+
   async "tools show"(args, { client, io, json: asJson }) {
     const tool = await client.tools.get(args.id);
     if (asJson) {

@@ -20,6 +20,7 @@ import { registerKeyRoutes } from "./routes/keys";
 import { registerMetricsRoutes } from "./routes/metrics";
 import { registerRegisteredToolsetRoutes } from "./routes/registered";
 import { registerRunRoutes } from "./routes/runs";
+import { registerSearchRoutes } from "./routes/search";
 import { registerSelectionRoutes } from "./routes/selection";
 import { registerSubscriptionRoutes } from "./routes/subscriptions";
 
@@ -43,6 +44,8 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
   app.use("/v1/*", auditAdminWrites(deps.audit));
 
   registerHealthRoutes(app, deps);
+  // Before the catalog's /v1/tools/{id}: /v1/tools/search is the search.
+  registerSearchRoutes(app, deps);
   registerCatalogRoutes(app, deps);
   registerRegisteredToolsetRoutes(app, deps);
   registerCallRoutes(app, deps);

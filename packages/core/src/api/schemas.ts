@@ -78,6 +78,25 @@ export const toolsetDetailSchema = toolsetSchema
   .extend({ tools: z.array(toolSchema) })
   .openapi("ToolsetWithTools");
 
+/** More ids than any catalog holds: a bound on the work one request can ask for. */
+const MAX_LIST = 1000;
+
+/** What every selecting request may say: the mode, the role, and allow / deny lists. */
+export const selectionFields = {
+  mode: z.string().min(1).max(64).nullable().optional().openapi({
+    description: "Workflow mode; absent or null means the stage's default mode.",
+  }),
+  role: z.string().min(1).max(64).optional().openapi({
+    description: "Select as this role (default: your own). It may not be above your own role.",
+  }),
+  allow: z.array(toolId).max(MAX_LIST).optional().openapi({
+    description: "Only these tool ids may be selected.",
+  }),
+  deny: z.array(toolId).max(MAX_LIST).optional().openapi({
+    description: "These tool ids are never selected.",
+  }),
+};
+
 export const toolsQuery = z.object({
   category: category.optional(),
   toolset: toolsetName.optional(),

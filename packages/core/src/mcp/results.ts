@@ -36,7 +36,12 @@ export const META = {
  * Failures travel in `_meta`, not `structuredContent`: clients check structured content
  * against the declared output schema even on errors.
  */
-export function callToolResult(call: CallRecord, spec: ToolSpec): CallToolResult {
+export function callToolResult(
+  call: CallRecord,
+  spec: ToolSpec,
+  /** How the agent calls it again: the tool itself, or the search surface's `call_tool`. */
+  again = `Call ${spec.id} again with the same arguments`,
+): CallToolResult {
   const meta: Record<string, unknown> = {
     [META.runId]: call.parentRunId,
     [META.callId]: call.callId,
@@ -71,8 +76,8 @@ export function callToolResult(call: CallRecord, spec: ToolSpec): CallToolResult
           text:
             `${spec.id} needs a person's approval before it runs (call ${call.callId}, until ` +
             `${call.approval.expiresAt}). It is decided at POST ${decideUrl(call)} (or /deny). ` +
-            `Call ${spec.id} again with the same arguments and _meta "${META.callId}": ` +
-            `"${call.callId}" to get the outcome; meanwhile, go on with other work.`,
+            `${again} and _meta "${META.callId}": "${call.callId}" to get the outcome; ` +
+            "meanwhile, go on with other work.",
         },
       ],
       isError: true,
@@ -91,8 +96,8 @@ export function callToolResult(call: CallRecord, spec: ToolSpec): CallToolResult
         type: "text",
         text:
           `${spec.id} is still running (call ${call.callId}, status ${call.status}). ` +
-          `Call ${spec.id} again with the same arguments and _meta "${META.callId}": ` +
-          `"${call.callId}" to wait for its result, or poll GET ${statusUrl(call)}.`,
+          `${again} and _meta "${META.callId}": "${call.callId}" to wait for its result, ` +
+          `or poll GET ${statusUrl(call)}.`,
       },
     ],
     isError: true,

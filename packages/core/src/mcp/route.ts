@@ -6,11 +6,12 @@ import { limitRequestBody } from "../api/body";
 import type { ApiDeps } from "../api/deps";
 import type { ApiEnv } from "../api/env";
 import { logFailure } from "../api/errors";
+import { SearchService } from "../app/search/service";
 import { resolveMode } from "../app/selection/select";
 import { SelectionService } from "../app/selection/service";
 import { ValidationError } from "../errors";
 import { callId as callIdSchema, runId as runIdSchema } from "../model/ids";
-import { MCP_HEADERS } from "./headers";
+import { MCP_HEADERS, MCP_SURFACES, type McpSurface } from "./headers";
 import type { McpDeps, McpRequestContext } from "./server";
 
 export const MCP_PATH = "/mcp";
@@ -37,11 +38,13 @@ export function registerMcpRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void
         ),
     }),
   );
+  const selection = new SelectionService(deps);
   const mcpDeps: McpDeps = {
     config: deps.config,
     catalog: deps.catalog,
     calls: deps.calls,
-    selection: new SelectionService(deps),
+    selection,
+    search: new SearchService({ selection }),
   };
 
   app.post(MCP_PATH, async (c) => {
@@ -87,11 +90,22 @@ function requestContext(c: Context<ApiEnv>, deps: ApiDeps): McpRequestContext {
       ],
     });
   }
+  const surface = c.req.header(MCP_HEADERS.surface) || c.req.query("surface") || "catalog";
+  if (!isSurface(surface)) {
+    throw new ValidationError(`Unknown MCP surface ${surface}.`, {
+      details: [{ path: MCP_HEADERS.surface, message: `One of: ${MCP_SURFACES.join(", ")}.` }],
+    });
+  }
   return {
     principal: c.get("principal"),
     mode,
+    surface,
     runId,
     ...(callId ? { callId } : {}),
     logFailure: (error) => logFailure(c, error),
   };
+}
+
+function isSurface(value: string): value is McpSurface {
+  return (MCP_SURFACES as readonly string[]).includes(value);
 }

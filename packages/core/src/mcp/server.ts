@@ -12,13 +12,18 @@ import type { Permission } from "../api/auth";
 import type { ApiDeps } from "../api/deps";
 import { API_VERSION } from "../api/openapi";
 import type { CallOutcome } from "../app/calls/service";
+import type { SearchService } from "../app/search/service";
+import { CALL_TOOL, SEARCH_TOOLS } from "../app/search/surface";
 import type { SelectionService } from "../app/selection/service";
 import { roleAtLeast, roleFor } from "../config";
 import { callerMessage, type Issue, ToolbusError, ValidationError } from "../errors";
 import type { Principal } from "../model/call";
 import { callId as callIdSchema } from "../model/ids";
+import type { ToolSpec } from "../model/tool";
+import type { McpSurface } from "./headers";
 import { ReadableParamsServer } from "./params";
 import { callToolResult, invalidInputResult } from "./results";
+import { callToolArguments, SEARCH_SURFACE_TOOLS, searchToolsResult } from "./search-surface";
 import { toMcpTool, toolInput } from "./tools";
 
 /** Where a `tools/call` may name its call id: `params._meta["toolbus/callId"]`. */
@@ -33,12 +38,15 @@ export interface McpRequestContext {
   runId: string;
   /** From `X-Toolbus-Call-Id`; `_meta` wins over it. */
   callId?: string;
+  /** `catalog`: every tool the selection offers; `search`: `search_tools` and `call_tool` only. */
+  surface: McpSurface;
   /** Records an unexpected failure; the caller only ever sees a generic message. */
   logFailure(error: unknown): void;
 }
 
 export type McpDeps = Pick<ApiDeps, "config" | "catalog" | "calls"> & {
   selection: SelectionService;
+  search: SearchService;
 };
 
 /** The SDK's default is Ajv, which the bundles leave out (see `stacks/bundling.ts`). */
@@ -63,6 +71,7 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext): Serv
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     requirePermission(deps, context.principal, "read");
+    if (context.surface === "search") return { tools: SEARCH_SURFACE_TOOLS };
     try {
       const {
         selection: { available },
@@ -74,45 +83,86 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext): Serv
   });
 
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
-    requirePermission(deps, context.principal, "call");
     const { name, arguments: args, _meta } = request.params;
-    const callId = callIdFrom(_meta) ?? context.callId ?? randomUUID();
-    try {
-      const spec = await deps.catalog.getTool(name);
-      if (!spec) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}.`);
-      let outcome: CallOutcome;
+    if (context.surface === "search" && name === SEARCH_TOOLS) {
+      requirePermission(deps, context.principal, "read");
       try {
-        outcome = await deps.calls.call(
-          context.principal,
-          context.runId,
-          {
-            tool: spec.id,
-            input: toolInput(spec, args),
-            callId,
-            mode: context.mode,
-            // An MCP client holds the request open for the result: the longest wait the stage
-            // allows; one still running comes back with its id to call again.
-            wait: deps.config.calls.maxWaitSeconds,
-          },
-          // W3C trace context in `_meta`, as MCP clients that trace send it.
-          typeof _meta?.traceparent === "string" ? _meta.traceparent : undefined,
-        );
+        return await searchToolsResult(deps.search, context, args);
       } catch (error) {
-        if (!(error instanceof ValidationError)) throw error;
-        return invalidInputResult(
-          spec,
-          { runId: context.runId, callId },
-          error.message,
-          inputIssues(error.details),
-        );
+        throw protocolError(error, context);
       }
-      return callToolResult(outcome.call, spec);
-    } catch (error) {
-      throw protocolError(error, context, callId);
     }
+    requirePermission(deps, context.principal, "call");
+    if (context.surface === "search" && name === CALL_TOOL) {
+      const target = callToolArguments(args);
+      if ("refused" in target) return target.refused;
+      return callCatalogTool(deps, context, {
+        name: target.tool,
+        input: () => target.input,
+        meta: _meta,
+        again: `Call ${CALL_TOOL} again with the same arguments`,
+      });
+    }
+    return callCatalogTool(deps, context, {
+      name,
+      input: (spec) => toolInput(spec, args),
+      meta: _meta,
+    });
   });
 
   return server;
+}
+
+/**
+ * One catalog tool called for the agent, by name: the same call path, selection, budgets and
+ * events whichever surface it came through.
+ */
+async function callCatalogTool(
+  deps: McpDeps,
+  context: McpRequestContext,
+  target: {
+    name: string;
+    /** The tool's input, from the arguments as this surface carries them. */
+    input: (spec: ToolSpec) => unknown;
+    meta: Record<string, unknown> | undefined;
+    again?: string;
+  },
+): Promise<CallToolResult> {
+  const { meta } = target;
+  const callId = callIdFrom(meta) ?? context.callId ?? randomUUID();
+  try {
+    const spec = await deps.catalog.getTool(target.name);
+    if (!spec) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${target.name}.`);
+    let outcome: CallOutcome;
+    try {
+      outcome = await deps.calls.call(
+        context.principal,
+        context.runId,
+        {
+          tool: spec.id,
+          input: target.input(spec),
+          callId,
+          mode: context.mode,
+          // An MCP client holds the request open for the result: the longest wait the stage
+          // allows; one still running comes back with its id to call again.
+          wait: deps.config.calls.maxWaitSeconds,
+        },
+        // W3C trace context in `_meta`, as MCP clients that trace send it.
+        typeof meta?.traceparent === "string" ? meta.traceparent : undefined,
+      );
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      return invalidInputResult(
+        spec,
+        { runId: context.runId, callId },
+        error.message,
+        inputIssues(error.details),
+      );
+    }
+    return callToolResult(outcome.call, spec, target.again);
+  } catch (error) {
+    throw protocolError(error, context, callId);
+  }
 }
 
 function requirePermission(deps: McpDeps, principal: Principal, permission: Permission): void {

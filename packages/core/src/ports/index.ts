@@ -9,6 +9,13 @@ import type { ToolSpec, ToolsetSpec } from "../model/tool";
 /** A stored spec with its optimistic-concurrency version (incremented on every write). */
 export type Versioned<T> = T & { revision: number; updatedAt: string };
 
+export interface CatalogList {
+  toolsets: Versioned<ToolsetSpec>[];
+  tools: Versioned<ToolSpec>[];
+  /** Changes whenever anything listed does (see `store/catalog-version.ts`). */
+  version: string;
+}
+
 export interface CatalogStore {
   /** Creates or replaces; with `expectedRevision`, fails with ConflictError if it moved on. */
   putToolset(spec: ToolsetSpec, expectedRevision?: number): Promise<Versioned<ToolsetSpec>>;
@@ -16,10 +23,7 @@ export interface CatalogStore {
   getToolset(name: string): Promise<Versioned<ToolsetSpec> | undefined>;
   getTool(id: string): Promise<Versioned<ToolSpec> | undefined>;
   /** The whole catalog in toolset order, optionally narrowed. */
-  list(filter?: { toolset?: string; category?: string }): Promise<{
-    toolsets: Versioned<ToolsetSpec>[];
-    tools: Versioned<ToolSpec>[];
-  }>;
+  list(filter?: { toolset?: string; category?: string }): Promise<CatalogList>;
   /**
    * Writes a toolset with exactly `tools` (its other tools are deleted), all or nothing;
    * ConflictError when the catalog moved on or an id was taken meanwhile.

@@ -1,30 +1,11 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { type RenderedPrompt, renderPrompt } from "../../app/selection/prompt";
+import { type RenderedPrompt, renderPrompt, renderSearchPrompt } from "../../app/selection/prompt";
 import { SelectionService } from "../../app/selection/service";
-import { toolId } from "../../model/ids";
 import { category } from "../../model/tool";
 import { requirePermission } from "../auth";
 import type { ApiDeps } from "../deps";
 import type { ApiEnv } from "../env";
-import { bearerSecurity, errorResponses, jsonContent } from "../schemas";
-
-/** More ids than any catalog holds: a bound on the work one request can ask for. */
-const MAX_LIST = 1000;
-
-const selectionFields = {
-  mode: z.string().min(1).max(64).nullable().optional().openapi({
-    description: "Workflow mode; absent or null means the stage's default mode.",
-  }),
-  role: z.string().min(1).max(64).optional().openapi({
-    description: "Select as this role (default: your own). It may not be above your own role.",
-  }),
-  allow: z.array(toolId).max(MAX_LIST).optional().openapi({
-    description: "Only these tool ids may be selected.",
-  }),
-  deny: z.array(toolId).max(MAX_LIST).optional().openapi({
-    description: "These tool ids are never selected.",
-  }),
-};
+import { bearerSecurity, errorResponses, jsonContent, selectionFields } from "../schemas";
 
 const selectRequestSchema = z.object(selectionFields).strict().openapi("SelectRequest");
 
@@ -52,6 +33,10 @@ const selectionSchema = z
 const promptRequestSchema = z
   .object({
     ...selectionFields,
+    style: z.enum(["list", "search"]).optional().openapi({
+      description:
+        "list (default): every selected optional tool; search: the two tools of the MCP search surface (`/mcp?surface=search`), the same bytes whatever the catalog holds.",
+    }),
     format: z.enum(["markdown", "json"]).optional().openapi({
       description: "markdown (default): the section itself; json: the section with its parts.",
     }),
@@ -152,12 +137,13 @@ export function registerSelectionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps)
     }),
     async (c) => {
       const body = c.req.valid("json");
-      const { selection } = await selector.select(c.get("principal"), body);
-      const prompt = renderPrompt(
-        selection,
-        body.budgetBytes === undefined ? {} : { budgetBytes: body.budgetBytes },
-      );
-      if (body.format === "json") {
+      const { style, format, budgetBytes, ...selecting } = body;
+      // Selected even for the search style: a bad mode or role is the same 400 / 403.
+      const { selection } = await selector.select(c.get("principal"), selecting);
+      const options = budgetBytes === undefined ? {} : { budgetBytes };
+      const prompt =
+        style === "search" ? renderSearchPrompt(options) : renderPrompt(selection, options);
+      if (format === "json") {
         const { markdown, json, dropped, bytes, overBudget } = prompt;
         return c.json({ markdown, tools: json.tools, dropped, bytes, overBudget }, 200);
       }

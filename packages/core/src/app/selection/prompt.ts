@@ -1,6 +1,7 @@
 import { ValidationError } from "../../errors";
 import type { Category, ToolSpec } from "../../model/tool";
 import { canonicalJson } from "../../util/canonical-json";
+import { CALL_TOOL, SEARCH_TOOLS } from "../search/surface";
 import { byCategoryThenId, type Selection } from "./select";
 
 export interface PromptOptions {
@@ -100,6 +101,32 @@ export function renderPrompt(
     overBudget: budgetBytes !== undefined && total > budgetBytes,
   };
 }
+
+/**
+ * The section for agents on the search surface (`/mcp?surface=search`): the two tools that
+ * reach the catalog, not the catalog itself. The same bytes whatever the catalog holds, so
+ * the prompt prefix it sits in stays cached as tools come and go.
+ */
+export function renderSearchPrompt(options: PromptOptions = {}): RenderedPrompt {
+  const markdown = SEARCH_SECTION;
+  const bytes = utf8Bytes(markdown);
+  return {
+    markdown,
+    json: { tools: [] },
+    dropped: { guidelines: [], examples: [] },
+    bytes,
+    overBudget: options.budgetBytes !== undefined && bytes > options.budgetBytes,
+  };
+}
+
+const SEARCH_SECTION = `${HEADER}
+Optional tools are not listed here: find them when a task needs one.
+
+- \`${SEARCH_TOOLS}\` takes what you need in a few words (e.g. "weather forecast for a city", "open a ticket in the issue tracker") and returns the best matches you can call: each with its id, what it does, when to use it and the JSON Schema of its input.
+- \`${CALL_TOOL}\` runs one: \`{ "tool": "<id>", "arguments": { ...its input } }\`. It returns what the tool returned; a failed tool says what to do next.
+
+Search before saying a task cannot be done; if nothing fits, carry on without a tool.
+`;
 
 function promptTool(spec: ToolSpec): PromptTool {
   return {

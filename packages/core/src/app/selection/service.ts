@@ -3,7 +3,7 @@ import { ForbiddenError, ValidationError } from "../../errors";
 import type { Principal } from "../../model/call";
 import type { CapabilityStatus } from "../../model/capability";
 import type { ToolSpec } from "../../model/tool";
-import type { CatalogStore, Versioned } from "../../ports";
+import type { CatalogList, CatalogStore, Versioned } from "../../ports";
 import { type ExclusionReason, resolveMode, type Selection, select } from "./select";
 
 export interface SelectionDeps {
@@ -43,16 +43,19 @@ export class SelectionService {
   ): Promise<{
     role: string;
     tools: Versioned<ToolSpec>[];
+    /** The catalog read, as listed: what search indexes, by its version. */
+    catalog: CatalogList;
     selection: Selection<Versioned<ToolSpec>>;
   }> {
     const { config } = this.deps;
     const role = this.roleFor(principal, request.role, request.rolePath);
     // Checked before any read: a bad mode costs nothing.
     const mode = resolveMode(config, request.mode);
-    const [{ tools }, capabilities] = await Promise.all([
+    const [catalog, capabilities] = await Promise.all([
       this.deps.catalog.list(request.filter),
       this.deps.capabilities.list(),
     ]);
+    const { tools } = catalog;
     const selection = select({
       config,
       tools,
@@ -62,7 +65,7 @@ export class SelectionService {
       ...(request.allow ? { allow: request.allow } : {}),
       ...(request.deny ? { deny: request.deny } : {}),
     });
-    return { role, tools, selection };
+    return { role, tools, catalog, selection };
   }
 
   /**

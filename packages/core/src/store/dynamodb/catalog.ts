@@ -8,7 +8,8 @@ import {
 import type { z } from "zod";
 import { ConflictError, NotFoundError, ValidationError } from "../../errors";
 import { type ToolSpec, type ToolsetSpec, toolSpec, toolsetSpec } from "../../model/tool";
-import type { CatalogStore, Versioned } from "../../ports";
+import type { CatalogList, CatalogStore, Versioned } from "../../ports";
+import { catalogVersion } from "../catalog-version";
 import {
   type DynamoStoreOptions,
   guard,
@@ -99,10 +100,7 @@ export class DynamoCatalogStore implements CatalogStore {
     return item && versioned(toolSpec, item, "tool");
   }
 
-  async list(filter: { toolset?: string; category?: string } = {}): Promise<{
-    toolsets: Versioned<ToolsetSpec>[];
-    tools: Versioned<ToolSpec>[];
-  }> {
+  async list(filter: { toolset?: string; category?: string } = {}): Promise<CatalogList> {
     const { client, tableName } = this.#options;
     const byToolset = filter.toolset !== undefined;
     const items = await guard("catalog.list", tableName, () =>
@@ -138,7 +136,7 @@ export class DynamoCatalogStore implements CatalogStore {
       const offering = new Set(tools.map((tool) => tool.toolset));
       toolsets = toolsets.filter((toolset) => offering.has(toolset.name));
     }
-    return { toolsets, tools };
+    return { toolsets, tools, version: catalogVersion(toolsets, tools) };
   }
 
   async setEnabled(

@@ -1,0 +1,27 @@
+/** The parts of a tool a search reads, as the API names them in `matched`. */
+export const SEARCH_FIELDS = [
+  "id",
+  "title",
+  "description",
+  "usageHint",
+  "guidelines",
+  "examples",
+  "toolset",
+] as const;
+export type SearchField = (typeof SEARCH_FIELDS)[number];
+
+/**
+ * How much a match in each field counts. What a tool is (its name and title) and what it does
+ * and is for (its description and hint) count alike; guidelines, examples and the toolset
+ * mostly say what is around it. Chosen on the fixture's tune queries only (bench/search.ts):
+ * the ranking barely moves within ±50% of these.
+ */
+export const FIELD_WEIGHTS: Record<SearchField, number> = {
+  id: 2,
+  title: 2,
+  description: 2,
+  usageHint: 2,
+  guidelines: 0.5,
+  examples: 0.7,
+  toolset: 0.7,
+};
