@@ -194,6 +194,40 @@ describe("POST /v1/agents/render", () => {
     });
   });
 
+  it("offers the search surface's two tools, whatever the catalog holds, when asked", async () => {
+    const response = await renderRequest({
+      harness: "claude-code",
+      agent: { ...agent, tools: ["Read"] },
+      enrichers: [{ type: "addToolbusCatalog", surface: "search" }],
+    });
+    expect(response.status).toBe(200);
+    const file = (await response.json()) as AgentFile;
+    expect(frontmatterOf(file.content).tools).toBe(
+      "Read, mcp__toolbus__search_tools, mcp__toolbus__call_tool",
+    );
+    const servers = JSON.parse(file.mcpServersFile?.content ?? "") as {
+      mcpServers: { toolbus: { url: string } };
+    };
+    expect(servers.mcpServers.toolbus.url).toBe("http://localhost/mcp?surface=search");
+
+    const elsewhere = await renderRequest({
+      harness: "copilot",
+      agent: { ...agent, tools: [] },
+      enrichers: [
+        {
+          type: "addToolbusCatalog",
+          server: "tb",
+          url: "https://tb.example/mcp?x=1",
+          surface: "search",
+        },
+      ],
+    });
+    expect(elsewhere.status).toBe(200);
+    const content = ((await elsewhere.json()) as AgentFile).content;
+    expect(frontmatterOf(content).tools).toEqual(["tb/search_tools", "tb/call_tool"]);
+    expect(content).toContain("https://tb.example/mcp?x=1&surface=search");
+  });
+
   it("reads the API key and run id from the variables the request names", async () => {
     const response = await renderRequest({
       harness: "opencode",

@@ -74,6 +74,34 @@ describe("the catalog read through memory", () => {
     await sleep(150);
     expect((await catalog.getTool(spec.id))?.availability.enabled).toBe(false);
   });
+
+  it("forgets the tools it read once a whole-catalog list shows a new version", async () => {
+    const shared = new DynamoCatalogStore(options);
+    const catalog = cachedCatalog(shared, 400);
+    await shared.putTool(spec);
+    await shared.setEnabled(spec.id, true);
+    const first = await catalog.list();
+    await sleep(200);
+    // Read later than the list: still fresh when the list is read again below.
+    expect((await catalog.getTool(spec.id))?.availability.enabled).toBe(true);
+    await shared.setEnabled(spec.id, false);
+    await sleep(250);
+    const second = await catalog.list();
+    expect(second.version).not.toBe(first.version);
+    expect((await catalog.getTool(spec.id))?.availability.enabled).toBe(false);
+  });
+
+  it("gives the same version for the same catalog, and a new one for any change", async () => {
+    const store = new DynamoCatalogStore(options);
+    const before = (await store.list()).version;
+    expect((await store.list()).version).toBe(before);
+    const current = await store.getTool(spec.id);
+    await store.putTool(
+      { ...spec, description: `${spec.description} Changed.` },
+      current?.revision,
+    );
+    expect((await store.list()).version).not.toBe(before);
+  });
 });
 
 describe("API keys verified through memory", () => {

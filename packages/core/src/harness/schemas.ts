@@ -1,4 +1,6 @@
 import * as z from "zod";
+import { CALL_TOOL, SEARCH_TOOLS } from "../app/search/surface";
+import { MCP_SURFACES } from "../mcp/headers";
 import { AGENT_NAME, AGENT_NAME_RULE, type Agent } from "./agent";
 import {
   addMcpTools,
@@ -108,6 +110,11 @@ export const enricherSpec = z.discriminatedUnion(
         apiKeyEnv: envName.optional(),
         /** The variable holding the run id a session's calls share; default `TOOLBUS_RUN_ID`. */
         runIdEnv: envName.optional(),
+        /**
+         * `catalog` (default): the agent's available tools, each by name; `search`: the MCP
+         * search surface's two tools, so the file never changes as the catalog does.
+         */
+        surface: z.enum(MCP_SURFACES).optional(),
       })
       .strict(),
   ],
@@ -182,13 +189,25 @@ export function enricherFromSpec(spec: EnricherSpec, catalog?: CatalogContext): 
       });
     case "stripMcpForHarness":
       return stripMcpForHarness(spec.harnesses);
-    case "addToolbusCatalog":
+    case "addToolbusCatalog": {
+      const url = spec.url ?? catalog?.defaultUrl ?? "/mcp";
+      const search = spec.surface === "search";
       return addToolbusCatalog({
         ...(spec.server ? { server: spec.server } : {}),
-        url: spec.url ?? catalog?.defaultUrl ?? "/mcp",
-        tools: catalog?.tools ?? [],
+        url: search ? withSearchSurface(url) : url,
+        tools: search ? [SEARCH_TOOLS, CALL_TOOL] : (catalog?.tools ?? []),
         ...(spec.apiKeyEnv ? { apiKeyEnv: spec.apiKeyEnv } : {}),
         ...(spec.runIdEnv ? { runIdEnv: spec.runIdEnv } : {}),
       });
+    }
   }
+}
+
+/** The endpoint with `surface=search` in its query (a relative one stays relative). */
+function withSearchSurface(url: string): string {
+  const parsed = new URL(url, "http://relative.invalid");
+  parsed.searchParams.set("surface", "search");
+  return parsed.origin === "http://relative.invalid"
+    ? `${parsed.pathname}${parsed.search}`
+    : parsed.href;
 }

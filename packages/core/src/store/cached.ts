@@ -11,10 +11,23 @@ import { TtlCache } from "../util/ttl-cache";
  */
 export const STORE_CACHE_TTL_MS = 5_000;
 
-/** The catalog with reads kept in memory for a few seconds; any write here forgets them all. */
+/**
+ * The catalog with reads kept in memory for a few seconds; any write here forgets them all.
+ * A whole-catalog list that comes back with a new version (a change made elsewhere) also
+ * forgets the single tools read before it, so what a search just found, a call finds too.
+ */
 export function cachedCatalog(inner: CatalogStore, ttlMs = STORE_CACHE_TTL_MS): CatalogStore {
   const reads = new TtlCache<string, unknown>(ttlMs);
   const read = <T>(key: string, load: () => Promise<T>) => reads.get(key, load) as Promise<T>;
+  let seenVersion: string | undefined;
+  const listAll = async () => {
+    const listed = await inner.list();
+    if (seenVersion !== undefined && listed.version !== seenVersion) {
+      for (const key of [...reads.keys()]) if (key.startsWith("tool")) reads.delete(key);
+    }
+    seenVersion = listed.version;
+    return listed;
+  };
   const write =
     <A extends unknown[], R>(operation: (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {
@@ -29,7 +42,9 @@ export function cachedCatalog(inner: CatalogStore, ttlMs = STORE_CACHE_TTL_MS): 
     getTool: (id) => read(`tool#${id}`, () => inner.getTool(id)),
     getToolset: (name) => read(`toolset#${name}`, () => inner.getToolset(name)),
     list: (filter) =>
-      read(`list#${filter?.toolset ?? ""}#${filter?.category ?? ""}`, () => inner.list(filter)),
+      filter?.toolset === undefined && filter?.category === undefined
+        ? read("list##", listAll)
+        : read(`list#${filter.toolset ?? ""}#${filter.category ?? ""}`, () => inner.list(filter)),
     putToolset: write((spec, revision) => inner.putToolset(spec, revision)),
     putTool: write((spec, revision) => inner.putTool(spec, revision)),
     replaceToolset: write((toolset, tools) => inner.replaceToolset(toolset, tools)),

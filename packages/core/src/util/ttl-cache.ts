@@ -30,6 +30,10 @@ export class TtlCache<K, V> {
     return value;
   }
 
+  keys(): IterableIterator<K> {
+    return this.#entries.keys();
+  }
+
   delete(key: K): void {
     this.#entries.delete(key);
   }
