@@ -1,7 +1,15 @@
+import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { term, words } from "../packages/core/src/app/search/terms";
 import { ToolIndex } from "../packages/core/src/app/search/tool-index";
 import type { ToolSpec } from "../packages/core/src/model/tool";
+import { composeLocalToolbus, serveApi } from "../packages/local/src";
+import {
+  LocalEventBus,
+  localEventBridgeClient,
+  startEventBridgeServer,
+} from "../packages/local/src/bus";
+import { localDynamoDbClient, startDynamoDbLocal } from "../packages/local/src/dynamodb";
 import {
   type LabelledQuery,
   loadSearchFixture,
@@ -67,7 +75,7 @@ function timeEach(queries: readonly LabelledQuery[], run: (query: string) => unk
  * Search quality on the labelled fixture (recall@1, recall@5, MRR on the tune and held-out
  * parts, against plain word overlap) and the latency of one search among 1,000 tools.
  */
-export function benchSearch(): Measurement[] {
+export async function benchSearch(): Promise<Measurement[]> {
   const fixture = loadSearchFixture();
   const index = ToolIndex.build(fixture.tools, fixture.toolsets);
   const ranked = (query: string) =>
@@ -113,5 +121,77 @@ export function benchSearch(): Measurement[] {
       "lower",
     ),
   );
+  results.push(...(await benchSearchRoute(large, fixture)));
   return results;
+}
+
+const ROUTE_REQUESTS = 300;
+
+async function timeRequests(send: (i: number) => Promise<Response>): Promise<number> {
+  for (let i = 0; i < 50; i++) await (await send(i)).arrayBuffer();
+  const samples: number[] = [];
+  for (let i = 0; i < ROUTE_REQUESTS; i++) {
+    const start = performance.now();
+    const response = await send(i);
+    await response.arrayBuffer();
+    if (!response.ok) throw new Error(`search bench: ${response.status}`);
+    samples.push(performance.now() - start);
+  }
+  return p50(samples);
+}
+
+/**
+ * `GET /v1/tools/search` over HTTP on a stage whose catalog holds 1,000 tools, beside
+ * `POST /v1/select` on the same stage: the same key check and selection without the search,
+ * so the difference is what searching adds.
+ */
+async function benchSearchRoute(
+  large: readonly ToolSpec[],
+  fixture: ReturnType<typeof loadSearchFixture>,
+): Promise<Measurement[]> {
+  const dynamo = await startDynamoDbLocal();
+  const bus = new LocalEventBus();
+  const busServer = await startEventBridgeServer(bus);
+  const adminKey = `bench-${randomUUID()}-admin-key`;
+  try {
+    const { app, toolbus } = await composeLocalToolbus({
+      dynamodb: localDynamoDbClient(dynamo.endpoint),
+      eventBridge: localEventBridgeClient(busServer),
+      bus,
+      tableName: "toolbus-bench-search",
+      busName: "toolbus-bench-search",
+      adminKey,
+    });
+    const { catalog } = toolbus.stores;
+    const builtins = new Set((await catalog.list()).tools.map((tool) => tool.id));
+    for (const toolset of fixture.toolsets) {
+      if (!(await catalog.getToolset(toolset.name))) await catalog.putToolset(toolset);
+    }
+    for (const tool of large) if (!builtins.has(tool.id)) await catalog.putTool(tool);
+    const api = await serveApi(app, { port: 0 });
+    try {
+      const headers = { authorization: `Bearer ${adminKey}`, "content-type": "application/json" };
+      const queries = fixture.queries.map((query) => encodeURIComponent(query.q));
+      const search = await timeRequests((i) =>
+        fetch(`${api.url}/v1/tools/search?q=${queries[i % queries.length]}`, { headers }),
+      );
+      const select = await timeRequests(() =>
+        fetch(`${api.url}/v1/select`, { method: "POST", headers, body: "{}" }),
+      );
+      return [
+        measurement(
+          `search: GET /v1/tools/search over HTTP, ${LARGE_CATALOG.toLocaleString("en-US")} tools in the catalog, p50`,
+          "ms",
+          search,
+          { name: "POST /v1/select on the same stage, p50", value: select },
+          "lower",
+        ),
+      ];
+    } finally {
+      await api.close();
+    }
+  } finally {
+    await busServer.close();
+    await dynamo.stop();
+  }
 }

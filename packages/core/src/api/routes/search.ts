@@ -20,16 +20,16 @@ const limitDescription = `How many tools at most (1-${MAX_SEARCH_LIMIT}, default
 const queryDescription = "What the agent needs, in words (1-500 characters).";
 
 const searchGetQuery = z.object({
-  q: searchQuery.openapi({ description: queryDescription, example: "refund a payment" }),
-  limit: z.coerce.number().pipe(searchLimit).optional().openapi({ description: limitDescription }),
+  q: searchQuery.meta({ description: queryDescription, example: "refund a payment" }),
+  limit: z.coerce.number().pipe(searchLimit).optional().meta({ description: limitDescription }),
   mode: selectionFields.mode,
   role: selectionFields.role,
 });
 
 const searchBody = z
   .object({
-    q: searchQuery.openapi({ description: queryDescription }),
-    limit: searchLimit.optional().openapi({ description: limitDescription }),
+    q: searchQuery.meta({ description: queryDescription }),
+    limit: searchLimit.optional().meta({ description: limitDescription }),
     ...selectionFields,
   })
   .strict()
@@ -63,8 +63,8 @@ const description =
   "Ranked tools for a need in words: BM25 over each tool's id, title, description, usage hint, guidelines, examples and toolset, with stemming and typo tolerance. Only tools the selection offers (mode, role, enabled, capabilities, allow / deny, as `/v1/select` judges them) can be found, so every result can be called.";
 
 /**
- * `/v1/tools/search`. Registered before `/v1/tools/{id}`, which is why no tool may be called
- * `search` (see `toolId`).
+ * `/v1/tools/search`. Registered before `/v1/tools/{id}`: a tool whose id is `search` (remote
+ * MCP servers often have one) is read through its toolset or the list, not by that path.
  */
 export function registerSearchRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
   const read = requirePermission(deps.config, "read");
