@@ -531,6 +531,8 @@ export type RenderAgentRequest = {
     apiKeyEnv?: string;
     /** The variable holding the run id a session's calls share; default `TOOLBUS_RUN_ID`. */
     runIdEnv?: string;
+    /** `catalog` (default): the agent's available tools, each by name; `search`: the MCP search surface's two tools, so the file never changes as the catalog does. */
+    surface?: "catalog" | "search";
   }>;
   format?: "markdown" | "json" | "yaml";
   opencodeTools?: "permission" | "legacy";
