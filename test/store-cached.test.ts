@@ -1,9 +1,15 @@
 import { builtinTools } from "@toolbus/tools";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CatalogStore, KeyStore, ResultCache } from "../packages/core/src/ports";
-import { cachedCatalog, cachedKeys, memoResultCache } from "../packages/core/src/store/cached";
+import {
+  cachedCapabilities,
+  cachedCatalog,
+  cachedKeys,
+  memoResultCache,
+} from "../packages/core/src/store/cached";
 import {
   createDocumentClient,
+  DynamoCapabilityStore,
   DynamoCatalogStore,
   DynamoKeyStore,
   DynamoResultCache,
@@ -101,6 +107,31 @@ describe("the catalog read through memory", () => {
       current?.revision,
     );
     expect((await store.list()).version).not.toBe(before);
+  });
+});
+
+describe("capability statuses read through memory", () => {
+  it("lists them from DynamoDB once while fresh, and sees a status stored through it at once", async () => {
+    const shared = new DynamoCapabilityStore(options);
+    const { store, reads } = counted(shared);
+    const capabilities = cachedCapabilities(store, 60_000);
+    const status = (available: boolean) => ({
+      name: "cache_probe",
+      available,
+      checkedAt: new Date().toISOString(),
+    });
+    await capabilities.put(status(true));
+    await Promise.all([capabilities.list(), capabilities.list()]);
+    expect(reads.get("list")).toBe(1);
+    // Changed elsewhere: not seen while fresh.
+    await shared.put(status(false));
+    const stale = await capabilities.list();
+    expect(stale.find((s) => s.name === "cache_probe")?.available).toBe(true);
+    // Changed through it: seen at once.
+    await capabilities.put(status(false));
+    const fresh = await capabilities.list();
+    expect(fresh.find((s) => s.name === "cache_probe")?.available).toBe(false);
+    expect(reads.get("list")).toBe(2);
   });
 });
 

@@ -23,11 +23,11 @@ import type { CapabilityStatus } from "./model/capability";
 import type { ToolsetSpec } from "./model/tool";
 import { InProcessMetrics } from "./observability/metrics";
 import { systemLookup } from "./outbound/client";
-import type { CatalogStore, EventStream, KeyStore } from "./ports";
+import type { CapabilityStore, CatalogStore, EventStream, KeyStore } from "./ports";
 import { toolRuntimeDeps } from "./runtime/deps";
 import { type SubscriptionHandlers, subscriptionHandlers } from "./runtime/subscriptions";
 import { stageSecretReader } from "./secrets";
-import { cachedCatalog, cachedKeys } from "./store/cached";
+import { cachedCapabilities, cachedCatalog, cachedKeys } from "./store/cached";
 import { DynamoAuditLog, type DynamoStores, dynamoStores, storeOptions } from "./store/dynamodb";
 import { hashKey } from "./store/dynamodb/keys";
 import { dynamoProbe } from "./store/dynamodb/probe";
@@ -35,8 +35,9 @@ import { type AnyToolDefinition, toolSpecOf } from "./tool-definition";
 import { busRules } from "./wiring";
 
 /** The stores as the application uses them: catalog and keys read through short caches. */
-export type ToolbusStores = Omit<DynamoStores, "catalog" | "keys"> & {
+export type ToolbusStores = Omit<DynamoStores, "catalog" | "capabilities" | "keys"> & {
   catalog: CatalogStore;
+  capabilities: CapabilityStore;
   keys: KeyStore;
 };
 
@@ -82,6 +83,7 @@ export function createToolbus(
   const stores: ToolbusStores = {
     ...dynamo,
     catalog: cachedCatalog(dynamo.catalog),
+    capabilities: cachedCapabilities(dynamo.capabilities),
     keys: cachedKeys(dynamo.keys, hashKey),
   };
   const publisher = new EventPublisher({

@@ -1,5 +1,12 @@
 import { EventEmitter } from "node:events";
-import type { ApiKeyRecord, CacheEntry, CatalogStore, KeyStore, ResultCache } from "../ports";
+import type {
+  ApiKeyRecord,
+  CacheEntry,
+  CapabilityStore,
+  CatalogStore,
+  KeyStore,
+  ResultCache,
+} from "../ports";
 import { settleOn } from "../util/settle-on";
 import { TtlCache } from "../util/ttl-cache";
 
@@ -50,6 +57,31 @@ export function cachedCatalog(inner: CatalogStore, ttlMs = STORE_CACHE_TTL_MS): 
     replaceToolset: write((toolset, tools) => inner.replaceToolset(toolset, tools)),
     removeToolset: write((name, revision) => inner.removeToolset(name, revision)),
     setEnabled: write((id, enabled, revision) => inner.setEnabled(id, enabled, revision)),
+  };
+}
+
+/**
+ * Capability statuses kept in memory for a few seconds, as the catalog is: every selection
+ * (the catalog and prompt routes, search, MCP `tools/list`) reads them all, and they change
+ * only when capabilities are refreshed. A refresh through this store is seen at once; one
+ * made elsewhere within the same bound as a catalog change.
+ */
+export function cachedCapabilities(
+  inner: CapabilityStore,
+  ttlMs = STORE_CACHE_TTL_MS,
+): CapabilityStore {
+  const reads = new TtlCache<string, unknown>(ttlMs);
+  return {
+    list: () => reads.get("list", () => inner.list()) as ReturnType<CapabilityStore["list"]>,
+    get: (name) =>
+      reads.get(`get#${name}`, () => inner.get(name)) as ReturnType<CapabilityStore["get"]>,
+    async put(status) {
+      try {
+        return await inner.put(status);
+      } finally {
+        reads.clear();
+      }
+    },
   };
 }
 

@@ -62,7 +62,7 @@ export function select<T extends ToolSpec>(input: SelectionInput<T>): Selection<
 
   const available: T[] = [];
   const excluded: ExcludedTool[] = [];
-  for (const tool of [...input.tools].sort(byCategoryThenId)) {
+  for (const tool of sortedTools(input.tools)) {
     const reasons: ExclusionReason[] = [];
     const { enabled, modes, minRole } = tool.availability;
     if (!enabled) reasons.push("disabled");
@@ -82,6 +82,20 @@ export function select<T extends ToolSpec>(input: SelectionInput<T>): Selection<
   return { mode, available, excluded };
 }
 
+/**
+ * The tools in presentation order, sorted once per list: the catalog hands every request of
+ * a few seconds the same array, and sorting a thousand tools is most of a selection's time.
+ * A list is not changed once listed; a changed length sorts it again all the same.
+ */
+const sortedLists = new WeakMap<readonly ToolSpec[], { length: number; sorted: ToolSpec[] }>();
+function sortedTools<T extends ToolSpec>(tools: readonly T[]): readonly T[] {
+  const kept = sortedLists.get(tools);
+  if (kept && kept.length === tools.length) return kept.sorted as T[];
+  const sorted = [...tools].sort(byCategoryThenId);
+  sortedLists.set(tools, { length: tools.length, sorted });
+  return sorted;
+}
+
 /** The mode a request names, or the stage's default; an unknown mode is a 400. */
 export function resolveMode(
   config: Pick<StageConfig, "modes">,
@@ -96,12 +110,14 @@ export function resolveMode(
   return resolved;
 }
 
+const CATEGORY_RANK = new Map<string, number>(CATEGORIES.map((name, rank) => [name, rank]));
+
 /** The fixed presentation order: category as listed in CATEGORIES, then id by code unit. */
 export function byCategoryThenId(
   a: Pick<ToolSpec, "category" | "id">,
   b: Pick<ToolSpec, "category" | "id">,
 ): number {
-  const byCategory = CATEGORIES.indexOf(a.category) - CATEGORIES.indexOf(b.category);
+  const byCategory = (CATEGORY_RANK.get(a.category) ?? -1) - (CATEGORY_RANK.get(b.category) ?? -1);
   if (byCategory !== 0) return byCategory;
   // Not localeCompare: the order must not depend on the machine's locale.
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
