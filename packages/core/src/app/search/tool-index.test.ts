@@ -66,6 +66,13 @@ describe("ToolIndex", () => {
     expect(search("refu")[0]?.id).toBe("refund_payment");
   });
 
+  it("counts each word of a query once, and reads at most 32 distinct words", () => {
+    expect(search("weather weather weather city city")).toEqual(search("weather city"));
+    const filler = Array.from({ length: 40 }, (_, i) => `filler${i}`).join(" ");
+    expect(search(`${filler} refund`)).toEqual([]);
+    expect(search(`refund ${filler}`)[0]?.id).toBe("refund_payment");
+  });
+
   it("finds only allowed tools, at most limit of them", () => {
     expect(search("weather", (id) => id !== "weather_forecast").map((hit) => hit.id)).toEqual([
       "weather_current",

@@ -3,6 +3,9 @@ import type { ToolSpec, ToolsetSpec } from "../../model/tool";
 import { FIELD_WEIGHTS, SEARCH_FIELDS, type SearchField } from "./fields";
 import { term, words } from "./terms";
 
+/** Distinct words of a query that are searched, at most: more than any need is put in. */
+const MAX_QUERY_WORDS = 32;
+
 /** Words of an example's input that are indexed, at most: enough to show its vocabulary. */
 const EXAMPLE_CHARS = 400;
 
@@ -52,7 +55,12 @@ export class ToolIndex {
   /** The best `limit` tools for the query among those `allowed`, best first. */
   search(query: string, options: { limit: number; allowed: (id: string) => boolean }) {
     const hits: SearchHit[] = [];
-    const results = this.index.search(query, { filter: (result) => options.allowed(result.id) });
+    // Each distinct word once, and at most so many: a query's cost is bounded by its words,
+    // however often a caller repeats them.
+    const distinct = [...new Set(words(query))].slice(0, MAX_QUERY_WORDS).join(" ");
+    const results = this.index.search(distinct, {
+      filter: (result) => options.allowed(result.id),
+    });
     for (const result of results.slice(0, options.limit)) {
       const fields = new Set<string>(Object.values(result.match).flat());
       hits.push({
