@@ -97,6 +97,16 @@ describe("the catalog read through memory", () => {
     expect((await catalog.getTool(spec.id))?.availability.enabled).toBe(false);
   });
 
+  it("forgets a tool read before its first whole-catalog list, too", async () => {
+    const shared = new DynamoCatalogStore(options);
+    const catalog = cachedCatalog(shared, 60_000);
+    const id = "cache_cold_probe";
+    expect(await catalog.getTool(id)).toBeUndefined();
+    await shared.putTool({ ...spec, id });
+    expect((await catalog.list()).tools.map((tool) => tool.id)).toContain(id);
+    expect((await catalog.getTool(id))?.id).toBe(id);
+  });
+
   it("gives the same version for the same catalog, and a new one for any change", async () => {
     const store = new DynamoCatalogStore(options);
     const before = (await store.list()).version;

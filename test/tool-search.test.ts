@@ -204,6 +204,28 @@ describe("GET and POST /v1/tools/search", () => {
     expect(ids(await search({ q: "wombat burrow" }))).not.toContain("wombat_census");
   });
 
+  it("gives a caller scores and a version that tools hidden from it do not move", async () => {
+    const before = await search({ q: "platypus sighting", limit: "10" }, viewerKey);
+    const registered = await system.request("/v1/tools/platypus_admin", {
+      method: "PUT",
+      json: {
+        id: "platypus_admin",
+        toolset: "search_kit",
+        title: "Platypus sighting log",
+        description: "Records a platypus sighting for admins.",
+        category: "utility",
+        usageHint: "When a platypus sighting is reported.",
+        inputSchema: { type: "object" },
+        outputSchema: { type: "object" },
+        availability: { minRole: "admin" },
+      },
+    });
+    expect(registered.status).toBe(201);
+    const after = await search({ q: "platypus sighting", limit: "10" }, viewerKey);
+    expect(after).toEqual(before);
+    expect(ids(await search({ q: "platypus sighting" }))[0]).toBe("platypus_admin");
+  });
+
   it("answers odd queries with a 400 or an empty result, never a 500", async () => {
     const refused = [
       "",
@@ -373,6 +395,23 @@ describe("the MCP search surface", () => {
     })) as CallToolResult;
     expect(badInput.isError).toBe(true);
     expect(badInput._meta?.["toolbus/status"]).toBe("rejected");
+    // Paths as the model wrote them: under call_tool's `arguments`.
+    const paths = (badInput._meta?.["toolbus/issues"] as Array<{ path: string }>).map(
+      (i) => i.path,
+    );
+    expect(paths.every((path) => path.startsWith("arguments"))).toBe(true);
+    const nullInput = (await admin.callTool({
+      name: "call_tool",
+      arguments: { tool: "readability_analyzer", arguments: null },
+    })) as CallToolResult;
+    expect(nullInput.isError).toBe(true);
+    expect(nullInput._meta?.["toolbus/issues"]).toEqual([
+      expect.objectContaining({ path: "arguments" }),
+    ]);
+    // Only the two tools it lists: a catalog tool is reached through call_tool.
+    await expect(
+      admin.callTool({ name: "readability_analyzer", arguments: { text: "Hi there." } }),
+    ).rejects.toThrow(/Unknown tool: readability_analyzer/);
 
     const unknownSurface = await fetch(`${api.url}/mcp?surface=everything`, {
       method: "POST",

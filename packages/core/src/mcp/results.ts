@@ -114,9 +114,11 @@ export function invalidInputResult(
   ids: { runId: string; callId: string },
   message: string,
   issues: readonly Issue[],
+  /** Where the input sits in the arguments; by default `input` under a wrapped schema. */
+  inputPath = mcpInputSchema(spec.inputSchema).wrapped ? INPUT_PROPERTY : undefined,
 ): CallToolResult {
-  // Paths are the tool's own; under a wrapped input schema the model sent them under `input`.
-  const prefix = mcpInputSchema(spec.inputSchema).wrapped ? INPUT_PROPERTY : undefined;
+  // Paths are the tool's own; the model sent them under `inputPath`, if any.
+  const prefix = inputPath;
   const shown = issues.map((issue) => ({
     path: prefix ? [prefix, issue.path].filter((p) => p && p !== "(input)").join(".") : issue.path,
     message: issue.message,

@@ -121,7 +121,9 @@ export function callToolArguments(
 ): { tool: string; input: unknown } | { refused: CallToolResult } {
   const parsed = callArguments.safeParse(args ?? {});
   if (!parsed.success) return { refused: refusal(CALL_TOOL, parsed.error, callArguments) };
-  return { tool: parsed.data.tool, input: parsed.data.arguments ?? {} };
+  // Absent: no input, as for a tool without parameters. `null` is passed on as it is.
+  const input = parsed.data.arguments === undefined ? {} : parsed.data.arguments;
+  return { tool: parsed.data.tool, input };
 }
 
 /** Arguments that do not fit: a tool error the model can correct, each failing path named. */

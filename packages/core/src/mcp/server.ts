@@ -93,7 +93,9 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext): Serv
       }
     }
     requirePermission(deps, context.principal, "call");
-    if (context.surface === "search" && name === CALL_TOOL) {
+    if (context.surface === "search") {
+      // Exactly the two tools it lists: a catalog tool is reached through call_tool only.
+      if (name !== CALL_TOOL) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}.`);
       const target = callToolArguments(args);
       if ("refused" in target) return target.refused;
       return callCatalogTool(deps, context, {
@@ -101,6 +103,7 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext): Serv
         input: () => target.input,
         meta: _meta,
         again: `Call ${CALL_TOOL} again with the same arguments`,
+        inputPath: "arguments",
       });
     }
     return callCatalogTool(deps, context, {
@@ -126,6 +129,8 @@ async function callCatalogTool(
     input: (spec: ToolSpec) => unknown;
     meta: Record<string, unknown> | undefined;
     again?: string;
+    /** Where the tool's input sits in the arguments, for the paths of its issues. */
+    inputPath?: string;
   },
 ): Promise<CallToolResult> {
   const { meta } = target;
@@ -157,6 +162,7 @@ async function callCatalogTool(
         { runId: context.runId, callId },
         error.message,
         inputIssues(error.details),
+        target.inputPath,
       );
     }
     return callToolResult(outcome.call, spec, target.again);

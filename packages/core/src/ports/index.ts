@@ -12,7 +12,7 @@ export type Versioned<T> = T & { revision: number; updatedAt: string };
 export interface CatalogList {
   toolsets: Versioned<ToolsetSpec>[];
   tools: Versioned<ToolSpec>[];
-  /** Changes whenever anything listed does (see `store/catalog-version.ts`). */
+  /** Changes whenever anything listed does (see `util/catalog-version.ts`). */
   version: string;
 }
 

@@ -1,4 +1,5 @@
 import { EventEmitter } from "node:events";
+import type { CapabilityStatus } from "../model/capability";
 import type {
   ApiKeyRecord,
   CacheEntry,
@@ -29,7 +30,8 @@ export function cachedCatalog(inner: CatalogStore, ttlMs = STORE_CACHE_TTL_MS): 
   let seenVersion: string | undefined;
   const listAll = async () => {
     const listed = await inner.list();
-    if (seenVersion !== undefined && listed.version !== seenVersion) {
+    // The first list too: what was read before it may be older than it.
+    if (listed.version !== seenVersion) {
       for (const key of [...reads.keys()]) if (key.startsWith("tool")) reads.delete(key);
     }
     seenVersion = listed.version;
@@ -63,21 +65,44 @@ export function cachedCatalog(inner: CatalogStore, ttlMs = STORE_CACHE_TTL_MS): 
 /**
  * Capability statuses kept in memory for a few seconds, as the catalog is: every selection
  * (the catalog and prompt routes, search, MCP `tools/list`) reads them all, and they change
- * only when capabilities are refreshed. A refresh through this store is seen at once; one
- * made elsewhere within the same bound as a catalog change.
+ * only when capabilities are refreshed. A status stored through this store is seen at once:
+ * it is laid over what the store lists for as long as a listing may be older than it (a
+ * list reads an index, which DynamoDB updates a moment after the write). One stored
+ * elsewhere is seen within the same bound as a catalog change.
  */
 export function cachedCapabilities(
   inner: CapabilityStore,
   ttlMs = STORE_CACHE_TTL_MS,
+  clock: () => number = Date.now,
 ): CapabilityStore {
-  const reads = new TtlCache<string, unknown>(ttlMs);
+  const reads = new TtlCache<string, unknown>(ttlMs, 1_000, clock);
+  const written = new Map<string, { status: CapabilityStatus; until: number }>();
+  const fresh = () => {
+    const now = clock();
+    for (const [name, entry] of written) if (entry.until <= now) written.delete(name);
+    return written;
+  };
   return {
-    list: () => reads.get("list", () => inner.list()) as ReturnType<CapabilityStore["list"]>,
-    get: (name) =>
-      reads.get(`get#${name}`, () => inner.get(name)) as ReturnType<CapabilityStore["get"]>,
+    async list() {
+      const listed = (await reads.get("list", () => inner.list())) as CapabilityStatus[];
+      const overlay = fresh();
+      if (overlay.size === 0) return listed;
+      const byName = new Map(listed.map((status) => [status.name, status]));
+      for (const [name, entry] of overlay) byName.set(name, entry.status);
+      return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    },
+    async get(name) {
+      const mine = fresh().get(name);
+      if (mine) return mine.status;
+      return (await reads.get(`get#${name}`, () => inner.get(name))) as
+        | CapabilityStatus
+        | undefined;
+    },
     async put(status) {
       try {
-        return await inner.put(status);
+        const stored = await inner.put(status);
+        written.set(stored.name, { status: stored, until: clock() + ttlMs });
+        return stored;
       } finally {
         reads.clear();
       }

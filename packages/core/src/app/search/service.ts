@@ -1,8 +1,10 @@
 import * as z from "zod";
 import type { Principal } from "../../model/call";
 import { prose } from "../../model/text";
-import type { Category } from "../../model/tool";
+import type { Category, ToolSpec } from "../../model/tool";
 import type { CatalogList } from "../../ports";
+import { catalogVersion } from "../../util/catalog-version";
+import type { ExcludedTool, ExclusionReason } from "../selection/select";
 import type { SelectionRequest, SelectionService } from "../selection/service";
 import type { SearchField } from "./fields";
 import type { ToolIndex } from "./tool-index";
@@ -45,22 +47,32 @@ export interface ToolSearch {
   tools: FoundTool[];
 }
 
-/** Indexes kept per process, by catalog version: enough for a change and the one before. */
-const KEPT_INDEXES = 4;
+/**
+ * Indexes kept per process, by the version of what they hold: a few roles and modes, each
+ * through a catalog change.
+ */
+const KEPT_INDEXES = 8;
+
+/** Exclusions the request itself asks for: the caller knows those tools are there. */
+const NARROWING = new Set<ExclusionReason>(["denied", "not_allowed"]);
 const indexes = new Map<string, Promise<ToolIndex>>();
 
 /**
- * Ranked search over the tools a principal may and can call: the same selection as the
- * catalog, prompt and MCP surfaces (mode, role, enabled, capabilities, allow / deny) decides
- * what may be found, so a search never offers a tool a call would refuse. The index covers
- * the whole catalog and is rebuilt when its version changes, in each process.
+ * Ranked search over the tools a principal may use: the same selection as the catalog,
+ * prompt and MCP surfaces (mode, role, enabled, capabilities, allow / deny) decides what may
+ * be found, so a search offers no tool the selection leaves out. Each index holds the tools
+ * one caller may see and is kept by their version, in each process: a change to them, or to
+ * what a role or mode sees, builds a new one.
  */
 export class SearchService {
   constructor(private readonly deps: { selection: SelectionService }) {}
 
   async search(principal: Principal, request: SearchRequest): Promise<ToolSearch> {
     const { role, catalog, selection } = await this.deps.selection.select(principal, request);
-    const index = await indexOf(catalog);
+    // The index holds only what this caller may see (allow / deny aside: the caller chose
+    // those), so neither a score nor the version says anything about the tools it may not.
+    const { version, tools: visible } = visibleTools(catalog, selection.excluded);
+    const index = await indexOf(version, visible, catalog.toolsets);
     const available = new Map(selection.available.map((tool) => [tool.id, tool]));
     const hits = index.search(request.query, {
       limit: request.limit ?? DEFAULT_SEARCH_LIMIT,
@@ -86,27 +98,59 @@ export class SearchService {
       query: request.query,
       mode: selection.mode,
       role,
-      catalogVersion: catalog.version,
+      catalogVersion: version,
       tools,
     };
   }
 }
 
-/** The index of this catalog version, built on first use (the ranking code loads with it). */
-function indexOf(catalog: CatalogList): Promise<ToolIndex> {
-  const kept = indexes.get(catalog.version);
+const visibleSets = new WeakMap<CatalogList, Map<string, { version: string; tools: ToolSpec[] }>>();
+
+/**
+ * The listed tools a caller may see, and their version. Worked out once per listed catalog
+ * (the same list serves every request for a few seconds) and set of hidden tools, since
+ * hashing a thousand tools' stamps costs more than the search itself.
+ */
+function visibleTools(catalog: CatalogList, excluded: readonly ExcludedTool[]) {
+  const hidden = excluded
+    .filter((entry) => !entry.reasons.every((reason) => NARROWING.has(reason)))
+    .map((entry) => entry.tool);
+  const key = hidden.join(",");
+  let byHidden = visibleSets.get(catalog);
+  if (!byHidden) {
+    byHidden = new Map();
+    visibleSets.set(catalog, byHidden);
+  }
+  let kept = byHidden.get(key);
+  if (!kept) {
+    const out = new Set(hidden);
+    const tools = catalog.tools.filter((tool) => !out.has(tool.id));
+    kept = { version: catalogVersion([], tools), tools };
+    byHidden.set(key, kept);
+  }
+  return kept;
+}
+
+/**
+ * The index of these tools, by their version (built on first use; the ranking code loads
+ * with it). One per role and mode a stage's callers search in, and per catalog change.
+ */
+function indexOf(
+  version: string,
+  tools: readonly ToolSpec[],
+  toolsets: CatalogList["toolsets"],
+): Promise<ToolIndex> {
+  const kept = indexes.get(version);
   if (kept) {
     // Most recently used last, so the oldest version goes first.
-    indexes.delete(catalog.version);
-    indexes.set(catalog.version, kept);
+    indexes.delete(version);
+    indexes.set(version, kept);
     return kept;
   }
-  const building = import("./tool-index").then(({ ToolIndex }) =>
-    ToolIndex.build(catalog.tools, catalog.toolsets),
-  );
+  const building = import("./tool-index").then(({ ToolIndex }) => ToolIndex.build(tools, toolsets));
   // A failed build is not kept: the next search tries again.
-  building.catch(() => indexes.delete(catalog.version));
-  indexes.set(catalog.version, building);
+  building.catch(() => indexes.delete(version));
+  indexes.set(version, building);
   for (const version of indexes.keys()) {
     if (indexes.size <= KEPT_INDEXES) break;
     indexes.delete(version);

@@ -66,11 +66,15 @@ describe("ToolIndex", () => {
     expect(search("refu")[0]?.id).toBe("refund_payment");
   });
 
-  it("counts each word of a query once, and reads at most 32 distinct words", () => {
+  it("counts each term of a query once, and reads at most 32 distinct terms", () => {
     expect(search("weather weather weather city city")).toEqual(search("weather city"));
+    expect(search("refund refunds refunded refunding weather")).toEqual(search("refund weather"));
     const filler = Array.from({ length: 40 }, (_, i) => `filler${i}`).join(" ");
     expect(search(`${filler} refund`)).toEqual([]);
     expect(search(`refund ${filler}`)[0]?.id).toBe("refund_payment");
+    // Stop words are not terms: they take none of the 32 places.
+    const stops = "the a an and of to for with in on at by from ".repeat(4);
+    expect(search(`${stops} refund`)[0]?.id).toBe("refund_payment");
   });
 
   it("finds only allowed tools, at most limit of them", () => {

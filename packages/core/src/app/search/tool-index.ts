@@ -3,8 +3,8 @@ import type { ToolSpec, ToolsetSpec } from "../../model/tool";
 import { FIELD_WEIGHTS, SEARCH_FIELDS, type SearchField } from "./fields";
 import { term, words } from "./terms";
 
-/** Distinct words of a query that are searched, at most: more than any need is put in. */
-const MAX_QUERY_WORDS = 32;
+/** Distinct terms of a query that are searched, at most: more than any need is put in. */
+const MAX_QUERY_TERMS = 32;
 
 /** Words of an example's input that are indexed, at most: enough to show its vocabulary. */
 const EXAMPLE_CHARS = 400;
@@ -55,10 +55,19 @@ export class ToolIndex {
   /** The best `limit` tools for the query among those `allowed`, best first. */
   search(query: string, options: { limit: number; allowed: (id: string) => boolean }) {
     const hits: SearchHit[] = [];
-    // Each distinct word once, and at most so many: a query's cost is bounded by its words,
-    // however often a caller repeats them.
-    const distinct = [...new Set(words(query))].slice(0, MAX_QUERY_WORDS).join(" ");
-    const results = this.index.search(distinct, {
+    // Each distinct term once (after stop words and stemming, so "refund refunds refunded"
+    // is one term), at most so many: a query's cost and weight are bounded by its meaning,
+    // however often a caller repeats it.
+    const terms = new Set<string>();
+    for (const word of words(query)) {
+      const indexed = term(word);
+      if (indexed !== null) terms.add(indexed);
+      if (terms.size === MAX_QUERY_TERMS) break;
+    }
+    const results = this.index.search([...terms].join(" "), {
+      // The terms are already processed: split and take them as they are.
+      tokenize: (text) => text.split(" "),
+      processTerm: (text) => text || null,
       filter: (result) => options.allowed(result.id),
     });
     for (const result of results.slice(0, options.limit)) {

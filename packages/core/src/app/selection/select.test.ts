@@ -136,6 +136,22 @@ describe("selection", () => {
   const tools = [utility, reference, enhance, research];
   const everything = [status("network", true), status("github_token", true)];
 
+  it("judges an array changed in place afresh, though it sorts a listed one only once", () => {
+    const listed = [utility, enhance];
+    const ids = () =>
+      select({ config, tools: listed, role: "admin", capabilities: everything }).available.map(
+        (t) => t.id,
+      );
+    expect(ids()).toEqual(["readability_analyzer", "static_links"]);
+    listed[1] = tool("readability_analyzer", {
+      category: "enhance",
+      availability: { enabled: false },
+    });
+    expect(ids()).toEqual(["static_links"]);
+    listed.push(research);
+    expect(ids()).toEqual(["web_search", "static_links"]);
+  });
+
   it("uses the stage's default mode when the mode is absent or null", () => {
     expect(select({ config, tools, role: "viewer", capabilities: [] }).mode).toBe("draft");
     expect(select({ config, tools, role: "viewer", mode: null, capabilities: [] }).mode).toBe(

@@ -85,15 +85,22 @@ export function select<T extends ToolSpec>(input: SelectionInput<T>): Selection<
 /**
  * The tools in presentation order, sorted once per list: the catalog hands every request of
  * a few seconds the same array, and sorting a thousand tools is most of a selection's time.
- * A list is not changed once listed; a changed length sorts it again all the same.
  */
-const sortedLists = new WeakMap<readonly ToolSpec[], { length: number; sorted: ToolSpec[] }>();
+const sortedLists = new WeakMap<readonly ToolSpec[], { listed: ToolSpec[]; sorted: ToolSpec[] }>();
 function sortedTools<T extends ToolSpec>(tools: readonly T[]): readonly T[] {
   const kept = sortedLists.get(tools);
-  if (kept && kept.length === tools.length) return kept.sorted as T[];
+  // The same tools in the same places (a comparison of references, far cheaper than a sort):
+  // an array changed in place is sorted again.
+  if (kept && sameTools(kept.listed, tools)) return kept.sorted as T[];
   const sorted = [...tools].sort(byCategoryThenId);
-  sortedLists.set(tools, { length: tools.length, sorted });
+  sortedLists.set(tools, { listed: [...tools], sorted });
   return sorted;
+}
+
+function sameTools(a: readonly ToolSpec[], b: readonly ToolSpec[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** The mode a request names, or the stage's default; an unknown mode is a 400. */

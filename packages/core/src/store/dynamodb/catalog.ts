@@ -9,7 +9,7 @@ import type { z } from "zod";
 import { ConflictError, NotFoundError, ValidationError } from "../../errors";
 import { type ToolSpec, type ToolsetSpec, toolSpec, toolsetSpec } from "../../model/tool";
 import type { CatalogList, CatalogStore, Versioned } from "../../ports";
-import { catalogVersion } from "../catalog-version";
+import { catalogVersion } from "../../util/catalog-version";
 import {
   type DynamoStoreOptions,
   guard,
