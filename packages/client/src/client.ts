@@ -34,11 +34,16 @@ import {
   type RegistrationOutcome,
   type RenderedAgentFile,
   type ReplayResult,
+  type Run,
+  type RunPolicies,
+  type RunPolicy,
   redriveResultSchema,
   registrationOutcomeSchema,
   removedToolsetSchema,
   renderedSchema,
   replayResultSchema,
+  runPoliciesSchema,
+  runSchema,
   type Selection,
   type StageEventsPage,
   type Subscription,
@@ -234,6 +239,20 @@ export class ToolbusClient {
     revoke: (keyId: string): Promise<ApiKeyRecord> =>
       this.#http.json("DELETE", `/v1/keys/${encodeURIComponent(keyId)}`, {
         schema: keyRecordSchema,
+      }),
+  };
+
+  /**
+   * Runs as the platform governs them: a run's policy, what it used and has left, its calls by
+   * status; and its own limits, set once and only tighter than the stage's.
+   */
+  readonly runs = {
+    get: (runId: string): Promise<Run> =>
+      this.#http.json("GET", `/v1/runs/${encodeURIComponent(runId)}`, { schema: runSchema }),
+    setPolicy: (runId: string, policy: RunPolicy): Promise<RunPolicies> =>
+      this.#http.json("PUT", `/v1/runs/${encodeURIComponent(runId)}/policy`, {
+        json: policy,
+        schema: runPoliciesSchema,
       }),
   };
 

@@ -5,6 +5,8 @@ import {
   category,
   delivery,
   principal,
+  runBudget,
+  runPolicy,
   subscription,
   subscriptionTarget,
   toolCallApprovalRequested,
@@ -212,6 +214,33 @@ export const replayResultSchema = z
   .loose();
 
 export const healthSchema = z.object({ status: z.literal("ok"), stage: z.string() }).loose();
+
+export const runPoliciesSchema = z
+  .object({
+    /** What the run works under: the tighter of the stage's and its own, limit by limit. */
+    policy: runPolicy,
+    runPolicy: runPolicy.nullable(),
+    stagePolicy: runPolicy,
+  })
+  .loose();
+export type RunPolicies = z.infer<typeof runPoliciesSchema>;
+/** A run's limits: most calls, calls per tool, seconds, cost, and repeats of one input. */
+export type RunPolicy = z.infer<typeof runPolicy>;
+
+export const runSchema = runPoliciesSchema
+  .extend({
+    runId: z.string(),
+    usage: z.object({
+      calls: z.number().int(),
+      cost: z.number(),
+      firstCallAt: z.string().nullable(),
+      perTool: z.record(z.string(), z.number().int()),
+    }),
+    remaining: runBudget,
+    calls: z.record(z.string(), z.number().int()),
+  })
+  .loose();
+export type Run = z.infer<typeof runSchema>;
 
 export const toolSearchSchema = z
   .object({

@@ -279,6 +279,12 @@ export const COMMANDS = {
       "--queue-url <url>        send each event to this SQS queue (the stage must allow it)",
     ],
   },
+  "runs show": {
+    usage: "runs show <runId>",
+    summary: "A run's limits, what it used and has left, and its calls by status.",
+    args: ["runId"],
+    options: [],
+  },
   "approvals list": {
     usage: "approvals list [--limit <n>]",
     summary: "Calls waiting for a person's approval, the soonest to expire first.",
@@ -373,6 +379,7 @@ const GROUPS = new Set([
   "capabilities",
   "subscriptions",
   "approvals",
+  "runs",
 ]);
 
 /** The commands of a group (`tools` -> `tools list`, `tools show`, ...). */
@@ -624,6 +631,7 @@ const SCHEMAS = {
       .max(100, "at most 100 event keys at once")
       .optional(),
   }),
+  "runs show": z.object({ runId }),
   "approvals list": z.object({ limit: number("--limit", 1, 100, true).optional() }),
   "approvals approve": z.object({
     runId,

@@ -440,6 +440,36 @@ export const HANDLERS: { [N in CommandName]: Handler<N> } = {
     return 0;
   },
 
+  async "runs show"(args, { client, io, json: asJson }) {
+    const run = await client.runs.get(args.runId);
+    if (asJson) {
+      io.stdout.write(json(run));
+      return 0;
+    }
+    const pairs = (record: Record<string, number | undefined>) =>
+      Object.entries(record)
+        .filter((entry): entry is [string, number] => entry[1] !== undefined)
+        .map(([name, value]) => `${name} ${value}`)
+        .join(", ");
+    const { usage } = run;
+    io.stdout.write(
+      fields([
+        ["Run", run.runId],
+        ["Limits", pairs(run.policy) || "none"],
+        ["Own limits", run.runPolicy ? pairs(run.runPolicy) || "none" : "none set"],
+        [
+          "Used",
+          `${usage.calls} call(s), cost ${usage.cost}` +
+            (usage.firstCallAt ? `, since ${usage.firstCallAt}` : ""),
+        ],
+        ["Left", pairs(run.remaining) || "no limit"],
+        ["By tool", pairs(usage.perTool) || undefined],
+        ["Calls", pairs(run.calls) || "none"],
+      ]),
+    );
+    return 0;
+  },
+
   async "approvals list"(args, { client, io, json: asJson }) {
     const waiting = await client.approvals.list(args.limit);
     if (asJson) io.stdout.write(json(waiting));
