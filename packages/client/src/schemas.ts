@@ -5,8 +5,6 @@ import {
   category,
   delivery,
   principal,
-  runBudget,
-  runPolicy,
   subscription,
   subscriptionTarget,
   toolCallApprovalRequested,
@@ -214,6 +212,21 @@ export const replayResultSchema = z
   .loose();
 
 export const healthSchema = z.object({ status: z.literal("ok"), stage: z.string() }).loose();
+
+/** A run's limits, as the API answers them (the API checks what is sent). */
+const runPolicy = z.object({
+  maxCalls: z.number().int().optional(),
+  maxCallsPerTool: z.number().int().optional(),
+  maxSeconds: z.number().int().optional(),
+  maxCost: z.number().int().optional(),
+  maxRepeats: z.number().int().optional(),
+});
+/** What a run has left, by the limits that apply. */
+const runBudget = z.object({
+  calls: z.number().int().optional(),
+  cost: z.number().optional(),
+  seconds: z.number().optional(),
+});
 
 export const runPoliciesSchema = z
   .object({
