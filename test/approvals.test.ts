@@ -1,10 +1,10 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { runCli } from "@toolbus/client/cli";
 import { type ApiServer, serveApi } from "@toolbus/local";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSweeper } from "../packages/core/src/runtime/sweeper";
+import { runToolbusCli } from "./support/cli";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
 /**
@@ -205,19 +205,7 @@ describe("a call that needs approval, over MCP", () => {
 });
 
 describe("toolbus approvals", () => {
-  async function toolbus(argv: string[], key = system.adminKey) {
-    let stdout = "";
-    let stderr = "";
-    const code = await runCli([...argv, "--endpoint", api.url], {
-      stdout: { write: (text: string) => (stdout += text) },
-      stderr: { write: (text: string) => (stderr += text) },
-      stdin: (async function* () {})(),
-      env: { TOOLBUS_API_KEY: key },
-      cwd: process.cwd(),
-      fetch: (input, init) => fetch(input, init),
-    });
-    return { code, stdout, stderr };
-  }
+  const toolbus = (argv: string[], key = system.adminKey) => runToolbusCli(api.url, argv, key);
 
   it("lists what waits, and approves or denies from the command line", async () => {
     const runId = system.runId();

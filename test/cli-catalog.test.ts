@@ -1,9 +1,9 @@
 import { createToolbusClient } from "@toolbus/client";
-import { runCli } from "@toolbus/client/cli";
 import { secretCapability } from "@toolbus/core";
 import { type ApiServer, serveApi } from "@toolbus/local";
 import { builtinTools, builtinToolsets } from "@toolbus/tools";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runToolbusCli } from "./support/cli";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
 // The catalog and capability commands against a running API over HTTP, in this process
@@ -32,18 +32,7 @@ afterAll(async () => {
   await system?.stop();
 });
 
-async function toolbus(argv: string[], key = system.adminKey) {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli([...argv, "--endpoint", server.url], {
-    stdout: { write: (text: string) => (stdout += text) },
-    stderr: { write: (text: string) => (stderr += text) },
-    stdin: (async function* () {})(),
-    env: { TOOLBUS_API_KEY: key },
-    cwd: process.cwd(),
-  });
-  return { code, stdout, stderr };
-}
+const toolbus = (argv: string[], key = system.adminKey) => runToolbusCli(server.url, argv, key);
 
 async function selected(): Promise<string[]> {
   const response = await system.request("/v1/select", { method: "POST", json: {} });

@@ -1,7 +1,7 @@
 import { createToolbusClient } from "@toolbus/client";
-import { runCli } from "@toolbus/client/cli";
 import { type ApiServer, serveApi } from "@toolbus/local";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runToolbusCli } from "./support/cli";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
 // `toolbus runs show` against a running API over HTTP, on a stage whose runs may make 2 calls.
@@ -21,18 +21,7 @@ afterAll(async () => {
   await system?.stop();
 });
 
-async function toolbus(argv: string[], key = memberKey) {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli([...argv, "--endpoint", server.url], {
-    stdout: { write: (text: string) => (stdout += text) },
-    stderr: { write: (text: string) => (stderr += text) },
-    stdin: (async function* () {})(),
-    env: { TOOLBUS_API_KEY: key },
-    cwd: process.cwd(),
-  });
-  return { code, stdout, stderr };
-}
+const toolbus = (argv: string[], key = memberKey) => runToolbusCli(server.url, argv, key);
 
 describe("toolbus runs show", () => {
   it("shows a run's limits, what it used and has left, and its calls by status", async () => {

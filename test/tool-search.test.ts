@@ -204,6 +204,16 @@ describe("GET and POST /v1/tools/search", () => {
     expect(ids(await search({ q: "wombat burrow" }))).not.toContain("wombat_census");
   });
 
+  it("rebuilds when a toolset's description, part of its tools' text, changes", async () => {
+    expect(roos(await search({ q: "echidna" }))).toEqual([]);
+    const described = await system.request("/v1/toolsets/search_kit", {
+      method: "PUT",
+      json: { ...toolset, description: "Kangaroo and echidna counters, for search tests." },
+    });
+    expect(described.status).toBe(200);
+    expect(roos(await search({ q: "echidna" }))).toContain("roo_open");
+  });
+
   it("gives a caller scores and a version that tools hidden from it do not move", async () => {
     const before = await search({ q: "platypus sighting", limit: "10" }, viewerKey);
     const registered = await system.request("/v1/tools/platypus_admin", {

@@ -125,7 +125,10 @@ function visibleTools(catalog: CatalogList, excluded: readonly ExcludedTool[]) {
   if (!kept) {
     const out = new Set(hidden);
     const tools = catalog.tools.filter((tool) => !out.has(tool.id));
-    kept = { version: catalogVersion([], tools), tools };
+    // Their toolsets too: a toolset's description is part of its tools' documents.
+    const sets = new Set(tools.map((tool) => tool.toolset));
+    const toolsets = catalog.toolsets.filter((toolset) => sets.has(toolset.name));
+    kept = { version: catalogVersion(toolsets, tools), tools };
     byHidden.set(key, kept);
   }
   return kept;

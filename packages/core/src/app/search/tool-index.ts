@@ -19,7 +19,7 @@ export interface SearchHit {
 
 type SearchDocument = Record<SearchField, string>;
 
-export const SEARCH_OPTIONS: SearchOptions = {
+const SEARCH_OPTIONS: SearchOptions = {
   boost: FIELD_WEIGHTS,
   combineWith: "OR",
   // Typos: one edit in 5-9 letter words, two from 10 on (as a stem: "forcast" meets "forecast").
@@ -82,7 +82,7 @@ export class ToolIndex {
   }
 }
 
-export function documentOf(tool: ToolSpec, toolsetDescription: string | undefined): SearchDocument {
+function documentOf(tool: ToolSpec, toolsetDescription: string | undefined): SearchDocument {
   return {
     id: tool.id,
     title: tool.title,
