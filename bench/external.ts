@@ -313,7 +313,7 @@ function httpRegistration(origin: string) {
     name: "bench_http",
     description: "A loopback inventory API",
     owner: "bench",
-    auth: { header: "X-Api-Key", secret: "BENCH_API_KEY" },
+    auth: { header: "X-Api-Key", secret: "TOOLSET_BENCH_API_KEY" },
     tools: [
       {
         id: "bench_get_item",
@@ -346,7 +346,7 @@ function mcpRegistration(url: string) {
     description: "A loopback MCP server",
     owner: "bench",
     url,
-    auth: { header: "Authorization", secret: "BENCH_MCP_TOKEN", prefix: "Bearer " },
+    auth: { header: "Authorization", secret: "TOOLSET_BENCH_MCP_TOKEN", prefix: "Bearer " },
     renames: { getItem: "bench_mcp_get_item" },
     defaults: { category: "reference", timeoutMs: 10_000, ...POLICIES },
   };
@@ -435,7 +435,10 @@ export async function benchExternalCalls(): Promise<Measurement[]> {
   const eventBridge = localEventBridgeClient(busServer);
   const dynamodb = localDynamoDbClient(dynamo.endpoint);
   const adminKey = `bench-${randomUUID()}-admin-key`;
-  const secrets: Record<string, string> = { BENCH_API_KEY: API_KEY, BENCH_MCP_TOKEN: MCP_TOKEN };
+  const secrets: Record<string, string> = {
+    TOOLSET_BENCH_API_KEY: API_KEY,
+    TOOLSET_BENCH_MCP_TOKEN: MCP_TOKEN,
+  };
   const upstream = await startHttpUpstream();
   const mcp = await startMcpUpstream();
   try {

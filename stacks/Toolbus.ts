@@ -7,6 +7,7 @@ import {
   EVENT_SOURCE,
   RECORDER_HANDLER,
   REGISTERED_KINDS,
+  REGISTERED_SECRET_PREFIX,
   registeredHandlerId,
   SCHEDULED_JOBS,
   STREAM_HANDLER,
@@ -17,6 +18,7 @@ import {
 } from "@toolbus/core";
 import { builtinTools } from "@toolbus/tools";
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import * as acm from "aws-cdk-lib/aws-certificatemanager";
 import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as events from "aws-cdk-lib/aws-events";
 import * as targets from "aws-cdk-lib/aws-events-targets";
@@ -26,11 +28,22 @@ import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import * as logs from "aws-cdk-lib/aws-logs";
 import * as sqs from "aws-cdk-lib/aws-sqs";
 import { Config as SstConfig } from "sst/config.js";
-import { Api, Config, Script, Function as SstFunction, type StackContext } from "sst/constructs";
+import {
+  Api,
+  Config,
+  type FunctionProps,
+  Script,
+  Function as SstFunction,
+  type StackContext,
+} from "sst/constructs";
 import { notifyAlarms } from "./alarm-topic";
 import { nodejsFor } from "./bundling";
 import { type StackConfig, stackConfigFor } from "./config";
+import { auditStack } from "./nag";
 import { addObservability } from "./observability";
+
+/** Lambda's newest Node.js: what every function of ours runs (and what `npm start` runs locally). */
+export const LAMBDA_RUNTIME = "nodejs24.x";
 
 /** CDK context key that replaces the stage's config file (tests, one-off experiments). */
 export const CONFIG_CONTEXT = "toolbus:config";
@@ -160,7 +173,7 @@ export function Toolbus({ stack, app }: StackContext) {
 
   // ---- The bus, and an archive of every Toolbus event for replay.
   const bus = new events.EventBus(stack, "Bus", { eventBusName: `toolbus-${app.stage}` });
-  bus.archive("Archive", {
+  const archive = bus.archive("Archive", {
     archiveName: `toolbus-${app.stage}`,
     description: `Every Toolbus event on toolbus-${app.stage}, for replay`,
     eventPattern: { source: [EVENT_SOURCE] },
@@ -169,6 +182,9 @@ export function Toolbus({ stack, app }: StackContext) {
       ? { retention: Duration.days(config.events.archiveRetentionDays) }
       : {}),
   });
+  // CDK 2.224 writes an empty KmsKeyIdentifier when no key is given, which regions other than
+  // us-east-1 are reported to refuse; absent means the archive uses an AWS-owned key.
+  (archive.node.defaultChild as events.CfnArchive).addPropertyDeletionOverride("KmsKeyIdentifier");
   const publish = new iam.PolicyStatement({
     actions: ["events:PutEvents"],
     resources: [bus.eventBusArn],
@@ -188,23 +204,34 @@ export function Toolbus({ stack, app }: StackContext) {
   /**
    * Secrets that registered toolsets name after the deploy, so they cannot be bound: read on
    * demand (core's readStageSecrets) from where `sst secrets set` puts any secret of this stage,
-   * and the app-wide fallback. The same ARNs SST's Config.Secret grants a bound secret, with
-   * the name wildcarded (IAM's `*` spans `/`); like SST, no KMS grant: SecureStrings under the
-   * default aws/ssm key are decrypted by SSM for any caller allowed to read them. SST sets the
-   * SST_APP / SST_STAGE / SST_SSM_PREFIX these paths are built from on every Function.
+   * and the app-wide fallback. Registrations may only name secrets under core's prefix
+   * (REGISTERED_SECRET_PREFIX), so the grant is that prefix: never the admin key nor a built-in
+   * tool's secret. The same ARNs SST's Config.Secret grants a bound secret; like SST, no KMS
+   * grant: SecureStrings under the default aws/ssm key are decrypted by SSM for any caller
+   * allowed to read them. SST sets the SST_APP / SST_STAGE / SST_SSM_PREFIX these paths are
+   * built from on every Function.
    */
+  const registeredSecretPaths = [false, true].map((fallback) =>
+    SstConfig.pathFor({
+      type: "Secret",
+      id: `${REGISTERED_SECRET_PREFIX}*`,
+      prop: "value",
+      fallback,
+    }),
+  );
+  for (const name of secretNames) {
+    if (name.startsWith(REGISTERED_SECRET_PREFIX)) {
+      throw new Error(`${name} is a built-in secret under the registrations' prefix.`);
+    }
+  }
   const readStageSecrets = new iam.PolicyStatement({
     actions: ["ssm:GetParameters"],
-    resources: [false, true].map(
-      (fallback) =>
-        `arn:${stack.partition}:ssm:${app.region}:${app.account}:parameter${SstConfig.pathFor({
-          type: "Secret",
-          id: "*",
-          prop: "value",
-          fallback,
-        })}`,
+    resources: registeredSecretPaths.map(
+      (path) => `arn:${stack.partition}:ssm:${app.region}:${app.account}:parameter${path}`,
     ),
   });
+  /** The functions granted `readStageSecrets`, for the audit's note on that grant. */
+  const readsRegisteredSecrets = new Set<SstFunction>();
 
   const environment = {
     TOOLBUS_TABLE: table.tableName,
@@ -229,6 +256,9 @@ export function Toolbus({ stack, app }: StackContext) {
       deadLetters?: sqs.Queue;
       /** Variables of this function's own, beside the stage's. */
       environment?: Record<string, string>;
+      /** A Function URL (SST's `url`), and reserved concurrency: the streaming endpoint's. */
+      url?: FunctionProps["url"];
+      reservedConcurrency?: number | null;
     },
   ) => {
     const file = `functions/${props.handler}.ts`;
@@ -249,10 +279,10 @@ export function Toolbus({ stack, app }: StackContext) {
       }),
     );
     const { handler: handlerId, size, deadLetters } = props;
-    return new SstFunction(stack, id, {
+    const fn = new SstFunction(stack, id, {
       handler: `functions/${handlerId}.handler`,
       description: props.description,
-      runtime: "nodejs22.x",
+      runtime: LAMBDA_RUNTIME,
       architecture: "arm_64",
       memorySize: size.memoryMB,
       timeout: size.timeoutSeconds,
@@ -263,6 +293,10 @@ export function Toolbus({ stack, app }: StackContext) {
       bind: secretsNamed(props.secrets),
       permissions: props.statements,
       nodejs: nodejsFor(handlerId),
+      ...(props.url ? { url: props.url } : {}),
+      ...(props.reservedConcurrency
+        ? { reservedConcurrentExecutions: props.reservedConcurrency }
+        : {}),
       ...(deadLetters
         ? {
             retryAttempts: config.events.handler.retryAttempts,
@@ -271,6 +305,8 @@ export function Toolbus({ stack, app }: StackContext) {
           }
         : {}),
     });
+    if (props.statements.includes(readStageSecrets)) readsRegisteredSecrets.add(fn);
+    return fn;
   };
 
   // ---- Bus handlers: one rule, one function and one dead-letter queue per wiring-table row.
@@ -278,6 +314,8 @@ export function Toolbus({ stack, app }: StackContext) {
   const handlers = new Map<string, SstFunction>();
   const deadLetterQueues = new Map<string, sqs.Queue>();
   const workQueues = new Map<string, sqs.Queue>();
+  /** Dead-letter queues of targets and functions: no redrive policy names them. */
+  const targetDeadLetters: sqs.Queue[] = [];
   for (const rule of rules) {
     const id = handlerConstructId(rule.handler);
     const deadLetters = new sqs.Queue(stack, `${id}DeadLetters`, {
@@ -297,6 +335,7 @@ export function Toolbus({ stack, app }: StackContext) {
       maxEventAge: Duration.seconds(config.events.delivery.maxEventAgeSeconds),
     };
     deadLetterQueues.set(rule.handler, deadLetters);
+    targetDeadLetters.push(deadLetters);
     if (rule.ordered) {
       // One writer, in order: the bus fills a FIFO queue under one message group, so the
       // function gets one batch at a time, in the order the queue took them. A batch that
@@ -468,39 +507,64 @@ export function Toolbus({ stack, app }: StackContext) {
     actions: ["lambda:InvokeFunction"],
     resources: dispatchable.map(([, fn]) => fn.functionArn),
   });
+  // Calls, keys, catalog and capabilities are items (Get / Put / Update); listings and a run's
+  // events are queries on the table and its indexes. Direct dispatch invokes the handlers'
+  // functions; `/health` reads a key that is never stored and describes the bus.
+  const serveCalls = [
+    onTable("GetItem", "PutItem", "UpdateItem"),
+    queryTableAndIndexes,
+    publish,
+    describeBus,
+    invokeHandlers,
+  ];
+  // Handler id -> function name, for the dispatcher (core's FUNCTIONS_ENV).
+  const dispatchTargets = stack.toJsonString(
+    Object.fromEntries(dispatchable.map(([handler, fn]) => [handler, fn.functionName])),
+  );
+
+  // ---- The streaming endpoint: API Gateway buffers every response, so event streams and
+  // /mcp are also served from a Function URL that streams (functions/api-stream.ts). Its auth
+  // is the app's (the same API keys), as for the HTTP API; reserved concurrency caps it, since
+  // API Gateway's throttle does not apply. It serves no admin route: no delete, no secret but
+  // the admin key (to recognise it).
+  const streaming = config.functions.streaming;
+  const streamFunction = handlerFunction("ApiStream", {
+    handler: "api-stream",
+    description: "The Toolbus streaming endpoint (event streams and MCP)",
+    size: streaming,
+    statements: serveCalls,
+    environment: {
+      TOOLBUS_FUNCTIONS: dispatchTargets,
+      TOOLBUS_FOLLOW_POLL_MS: String(config.streaming.pollIntervalMs),
+      // A follower reconnects with Last-Event-ID before the function's timeout ends it.
+      TOOLBUS_FOLLOW_MAX_MS: String((streaming.timeoutSeconds - 5) * 1000),
+    },
+    secrets: [ADMIN_KEY_SECRET],
+    url: { authorizer: "none", cors: false, streaming: true },
+    reservedConcurrency: config.streaming.reservedConcurrency,
+  });
+  const streamUrl = streamFunction.url;
+  if (!streamUrl) throw new Error("The streaming endpoint has no Function URL.");
+
+  // ---- The HTTP API: one function, every path (Hono routes /health, /docs, /v1/*, /mcp).
+  // Registering or removing a registered toolset is one TransactWriteItems of conditional Put
+  // and Delete items: IAM has no action for the transaction itself but authorizes each item as
+  // its own operation (PutItem, DeleteItem; ConditionCheckItem only for standalone
+  // ConditionCheck items, which are not used). DeleteItem runs only inside those transactions.
+  // Registration checks that a named secret is set, lists a remote MCP server's tools with it,
+  // and a capability refresh checks every registered secret: all read on demand, under the
+  // registrations' prefix. The outbound HTTPS calls need no IAM.
   const apiFunction = handlerFunction("ApiFunction", {
     handler: "api",
     description: "The Toolbus HTTPS API (REST and MCP)",
     size: config.functions.api,
-    // Calls, keys, catalog and capabilities are items (Get / Put / Update); listings and a
-    // run's events are queries on the table and its two indexes. Registering or removing an
-    // registered toolset is one TransactWriteItems of conditional Put and Delete items: IAM
-    // has no action for the transaction itself but authorizes each item as its own operation
-    // (PutItem, DeleteItem; ConditionCheckItem only for standalone ConditionCheck items, which
-    // are not used). DeleteItem runs only inside those transactions: removing a toolset, or
-    // the tools a re-registration no longer lists.
-    // Registration checks that a named secret is set, lists a remote MCP server's tools with
-    // it, and a capability refresh checks every registered secret: all read on demand.
-    // The outbound HTTPS calls need no IAM. Direct dispatch invokes the handlers' functions.
-    // `/health` reads a key that is never stored and describes the bus.
-    statements: [
-      onTable("GetItem", "PutItem", "UpdateItem", "DeleteItem"),
-      queryTableAndIndexes,
-      publish,
-      describeBus,
-      readStageSecrets,
-      invokeHandlers,
-    ],
-    // Handler id -> function name, for the dispatcher (core's FUNCTIONS_ENV).
-    environment: {
-      TOOLBUS_FUNCTIONS: stack.toJsonString(
-        Object.fromEntries(dispatchable.map(([handler, fn]) => [handler, fn.functionName])),
-      ),
-    },
+    statements: [...serveCalls, onTable("DeleteItem"), readStageSecrets],
+    environment: { TOOLBUS_FUNCTIONS: dispatchTargets, TOOLBUS_STREAM_URL: streamUrl },
     // The admin key, and every tool secret because POST /v1/capabilities/refresh detects and
     // verifies each capability (e.g. GitHub accepts GITHUB_TOKEN) — it never runs a tool.
     secrets: [ADMIN_KEY_SECRET, ...toolSecretNames],
   });
+  const domain = config.api.domain;
   const api = new Api(stack, "Api", {
     routes: { $default: apiFunction },
     // No CORS at the gateway: the app decides (browsers are not the intended caller).
@@ -511,6 +575,22 @@ export function Toolbus({ stack, app }: StackContext) {
       >,
     },
     defaults: { throttle: config.api.throttle },
+    ...(domain
+      ? {
+          customDomain: {
+            domainName: domain.name,
+            // DNS is the operator's (any provider): Toolbus only attaches the certificate.
+            isExternalDomain: true,
+            cdk: {
+              certificate: acm.Certificate.fromCertificateArn(
+                stack,
+                "ApiCertificate",
+                domain.certificateArn,
+              ),
+            },
+          },
+        }
+      : {}),
   });
 
   // ---- On every deploy: seed the catalog and refresh capability statuses.
@@ -526,27 +606,60 @@ export function Toolbus({ stack, app }: StackContext) {
     // (not bound, though the stage-wide read above could reach it if a toolset named it).
     secrets: toolSecretNames,
   });
-  new Script(stack, "SeedScript", { onCreate: seed, onUpdate: seed });
+  const seedScript = new Script(stack, "SeedScript", { onCreate: seed, onUpdate: seed });
 
   // ---- What needs a person: the stage's dashboard and alarms (stacks/observability.ts).
   const observability = addObservability(stack, {
     stage: app.stage,
     api,
-    handlers: new Map([...handlers, ["api", apiFunction]]),
+    handlers: new Map([...handlers, ["api", apiFunction], ["api-stream", streamFunction]]),
     deadLetters: deadLetterQueues,
     workQueues,
   });
   notifyAlarms(stack, app.stage, observability.alarms, config.alarms);
 
+  const ours = [...handlers.values(), apiFunction, streamFunction, seed];
+  const roleOf = (fn: SstFunction) => {
+    if (!fn.role) throw new Error(`${fn.node.id} has no role`);
+    return fn.role;
+  };
+  auditStack(stack, {
+    deadLetterQueues: targetDeadLetters,
+    tracedRoles: config.tracing === "disabled" ? [] : ours.map(roleOf),
+    registeredSecretReaders: ours.filter((fn) => readsRegisteredSecrets.has(fn)).map(roleOf),
+    registeredSecretResources: registeredSecretPaths.map(
+      (path) => `Resource::arn:<AWS::Partition>:ssm:${app.region}:${app.account}:parameter${path}`,
+    ),
+    api,
+    seed,
+    seedScript,
+    ...(config.data.pointInTimeRecovery ? {} : { tableWithoutBackups: table }),
+  });
+
   stack.addOutputs({
-    ApiUrl: api.url,
+    ApiUrl: api.customDomainUrl ?? api.url,
+    StreamUrl: streamUrl,
+    ...(domain
+      ? { ApiDomainTarget: api.cdk.domainName?.regionalDomainName ?? "", ApiGatewayUrl: api.url }
+      : {}),
     Dashboard: observability.dashboard.dashboardName,
     BusName: bus.eventBusName,
     BusArn: bus.eventBusArn,
     TableName: table.tableName,
   });
 
-  return { table, bus, api, apiFunction, seed, handlers, rules, secrets, config };
+  return {
+    table,
+    bus,
+    api,
+    apiFunction,
+    streamFunction,
+    seed,
+    handlers,
+    rules,
+    secrets,
+    config,
+  };
 }
 
 /** An SQS queue's ARN from its URL (https://sqs.<region>.amazonaws.com/<account>/<name>). */

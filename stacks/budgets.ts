@@ -19,6 +19,8 @@ export const BUNDLE_BUDGETS_KB = {
   deliveries: 500,
   external: 600,
   api: 900,
+  /** The streaming endpoint: the API's code for event streams and MCP. */
+  "api-stream": 900,
   /** Runs once per deploy, never on a request's path: bounded only so it cannot balloon. */
   seed: 1_600,
 } as const;

@@ -131,7 +131,7 @@ export const NODEJS: FunctionProps["nodejs"] = {
  * chunks it imports statically; a chunk behind `await import(...)` loads on that path's first
  * use. A function that runs one thing gains nothing from chunks and stays one file.
  */
-export const SPLIT_HANDLERS: ReadonlySet<string> = new Set(["api"]);
+export const SPLIT_HANDLERS: ReadonlySet<string> = new Set(["api", "api-stream"]);
 
 /** How the function of `handler` is bundled: `NODEJS`, in chunks for `SPLIT_HANDLERS`. */
 export function nodejsFor(handler: string): FunctionProps["nodejs"] {

@@ -47,24 +47,44 @@ export const stackConfig = z
       .strict(),
     logs: z.object({ retentionDays: logRetentionDays }).strict(),
     tracing: z.enum(["active", "pass_through", "disabled"]),
-    /** Who hears of an alarm (stacks/alarm-topic.ts); without it alarms only show on the dashboard. */
-    alarms: z
-      .union([
-        z.object({ emails: z.array(z.email()).min(1).max(10) }).strict(),
-        z
-          .object({
-            topicArn: z
-              .string()
-              .regex(
-                /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/,
-                "must be an SNS topic ARN",
-              ),
-          })
-          .strict(),
-      ])
-      .optional(),
+    /**
+     * Who hears of an alarm (stacks/alarm-topic.ts). Every stage says so: e-mails, a topic the
+     * team has, or, explicitly, nobody (alarms then only change state on the dashboard), so a
+     * production stage cannot go live paging no one by an omission.
+     */
+    alarms: z.union([
+      z
+        .object({
+          emails: z
+            .array(z.email())
+            .min(
+              1,
+              'name at least one address to notify (or a topicArn, or {"nobody": "<why>"} to alarm on the dashboard only)',
+            )
+            .max(10),
+        })
+        .strict(),
+      z
+        .object({
+          topicArn: z
+            .string()
+            .regex(
+              /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/,
+              "must be an SNS topic ARN",
+            ),
+        })
+        .strict(),
+      z.object({ nobody: z.string().trim().min(3, "say why nobody is notified") }).strict(),
+    ]),
     functions: z
-      .object({ api: functionSize, tool: functionSize, recorder: functionSize, seed: functionSize })
+      .object({
+        api: functionSize,
+        /** The streaming endpoint (event streams, /mcp): a Function URL, up to 15 minutes. */
+        streaming: functionSize,
+        tool: functionSize,
+        recorder: functionSize,
+        seed: functionSize,
+      })
       .strict(),
     api: z
       .object({
@@ -75,6 +95,39 @@ export const stackConfig = z
             rate: z.number().min(1).max(10_000),
           })
           .strict(),
+        /**
+         * A custom domain for the HTTP API: a certificate ACM already holds for it, in the
+         * stage's region; you point the domain's DNS at the `ApiDomainTarget` output.
+         */
+        domain: z
+          .object({
+            name: z
+              .string()
+              .regex(
+                /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/,
+                "a lower-case DNS name (tools.example.com)",
+              ),
+            certificateArn: z
+              .string()
+              .regex(
+                /^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[A-Za-z0-9-]{1,128}$/,
+                "must be an ACM certificate ARN",
+              ),
+          })
+          .strict()
+          .optional(),
+      })
+      .strict(),
+    /**
+     * The streaming endpoint's limits. API Gateway's throttle does not apply to a Function URL:
+     * reserved concurrency is what caps it (and keeps it from starving the tools). null leaves
+     * it uncapped, for accounts whose concurrency quota is still AWS's starting 10.
+     */
+    streaming: z
+      .object({
+        reservedConcurrency: z.number().int().min(1).max(1000).nullable(),
+        /** How often an open event stream reads the log for new events. */
+        pollIntervalMs: z.number().int().min(250).max(10_000),
       })
       .strict(),
     events: z
@@ -176,6 +229,12 @@ export function stackConfigFor(
   if (api < toolbus.calls.maxWaitSeconds + 2) {
     problems.push(
       `functions.api.timeoutSeconds: ${api} s leaves no room for toolbus.calls.maxWaitSeconds (${toolbus.calls.maxWaitSeconds} s) plus 2 s`,
+    );
+  }
+  const streaming = config.functions.streaming.timeoutSeconds;
+  if (streaming < toolbus.calls.maxWaitSeconds + 5) {
+    problems.push(
+      `functions.streaming.timeoutSeconds: ${streaming} s leaves no room for an MCP call's wait (toolbus.calls.maxWaitSeconds, ${toolbus.calls.maxWaitSeconds} s) plus 5 s`,
     );
   }
   const tools = options.tools ?? [];

@@ -7,10 +7,40 @@ const FIVE_MINUTES = Duration.minutes(5);
 /** A handler failing this share of its invocations in five minutes needs a person. */
 export const HANDLER_ERROR_RATE_PERCENT = 5;
 
-/** The call metrics every tool's function writes (EMF, namespace Toolbus), summed over tools. */
+/*
+ * Ratios guard their zero denominator with IF, not MAX([x, 1]): CloudWatch's MAX takes one time
+ * series or an array of time series only, and an array holding the scalar 1 fails the deploy
+ * ("Unsupported operand type(s) for MAX: '[Array[TimeSeries, Scalar]]'"). IF(condition, a, b)
+ * is documented for a series condition with series or scalar branches and returns one series:
+ * per timestamp it takes a where the condition is non-zero, b where it is zero, and has no data
+ * point where the condition has none. So five minutes with no invocations stay missing data
+ * (the alarm treats that as not breaching), and a period whose count is 0 reads 0%.
+ * stacks/metric-math.ts checks these expressions offline (test/metric-math.test.ts).
+ */
+
+/** A handler's error rate in percent, over ids `errors` and `invocations`. */
+export const HANDLER_ERROR_RATE_EXPRESSION = "IF(invocations > 0, 100 * errors / invocations, 0)";
+
+/**
+ * The cache hit ratio in percent, over ids `hits` and `misses`. The sum is parenthesised before
+ * it is compared: the docs do not state the operators' precedence.
+ */
+export const CACHE_HIT_RATIO_EXPRESSION =
+  "IF((hits + misses) > 0, 100 * hits / (hits + misses), 0)";
+
+/** A call metric every tool's function writes (EMF, namespace Toolbus), summed over tools. */
+export function callMetricExpression(stage: string, name: string, stat: string): string {
+  return `SUM(SEARCH('{Toolbus,stage,toolId} MetricName="${name}" stage="${stage}"', '${stat}', 300))`;
+}
+
+/** A duration percentile, one series per tool. */
+export function durationExpression(stage: string, stat: "p50" | "p99"): string {
+  return `SEARCH('{Toolbus,stage,toolId} MetricName="duration" stage="${stage}"', '${stat}', 300)`;
+}
+
 function callMetric(stage: string, name: string, stat: string, label: string) {
   return new cloudwatch.MathExpression({
-    expression: `SUM(SEARCH('{Toolbus,stage,toolId} MetricName="${name}" stage="${stage}"', '${stat}', 300))`,
+    expression: callMetricExpression(stage, name, stat),
     label,
     period: FIVE_MINUTES,
   });
@@ -18,7 +48,7 @@ function callMetric(stage: string, name: string, stat: string, label: string) {
 
 function durationPercentile(stage: string, stat: "p50" | "p99") {
   return new cloudwatch.MathExpression({
-    expression: `SEARCH('{Toolbus,stage,toolId} MetricName="duration" stage="${stage}"', '${stat}', 300)`,
+    expression: durationExpression(stage, stat),
     label: `duration ${stat}`,
     period: FIVE_MINUTES,
   });
@@ -72,7 +102,7 @@ export function addObservability(
   }
   for (const [handler, fn] of handlers) {
     const rate = new cloudwatch.MathExpression({
-      expression: "100 * errors / MAX([invocations, 1])",
+      expression: HANDLER_ERROR_RATE_EXPRESSION,
       usingMetrics: {
         errors: fn.metricErrors({ period: FIVE_MINUTES }),
         invocations: fn.metricInvocations({ period: FIVE_MINUTES }),
@@ -123,7 +153,7 @@ export function addObservability(
           title: "Cache hit ratio (%)",
           left: [
             new cloudwatch.MathExpression({
-              expression: "100 * hits / MAX([hits + misses, 1])",
+              expression: CACHE_HIT_RATIO_EXPRESSION,
               usingMetrics: {
                 hits: callMetric(stage, "cacheHits", "Sum", "hits"),
                 misses: callMetric(stage, "cacheMisses", "Sum", "misses"),

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Template } from "aws-cdk-lib/assertions";
@@ -14,6 +14,8 @@ export interface Synthesized {
   template: Template;
   /** Where the cloud assembly was written (a temp dir). */
   outdir: string;
+  /** What synthesis reported: cdk-nag's findings and CDK's own errors and warnings, one line each. */
+  findings: string[];
   /** Each of our functions' bundle (SST's build output), by handler path (`functions/api`). */
   bundles: Map<string, string>;
   durationMs: number;
@@ -94,6 +96,7 @@ export async function synthesizeStage(
       stage,
       template,
       outdir,
+      findings: await reportedFindings(outdir),
       bundles,
       durationMs: performance.now() - started,
       cleanup,
@@ -102,4 +105,18 @@ export async function synthesizeStage(
     await cleanup();
     throw error;
   }
+}
+
+/** Errors and warnings in a cloud assembly's manifest (`<path> <message>`), cdk-nag's among them. */
+async function reportedFindings(outdir: string): Promise<string[]> {
+  const manifest = JSON.parse(await readFile(join(outdir, "manifest.json"), "utf8")) as {
+    artifacts?: Record<string, { metadata?: Record<string, { type: string; data?: unknown }[]> }>;
+  };
+  return Object.values(manifest.artifacts ?? {}).flatMap((artifact) =>
+    Object.entries(artifact.metadata ?? {}).flatMap(([path, entries]) =>
+      entries
+        .filter((entry) => entry.type === "aws:cdk:error" || entry.type === "aws:cdk:warning")
+        .map((entry) => `${path} ${String(entry.data)}`),
+    ),
+  );
 }

@@ -35,7 +35,7 @@ function httpRegistration(description = "Reads one inventory item by id.") {
     name: "cli_acme",
     description: "Acme's inventory API",
     owner: "team-acme",
-    auth: { header: "X-Api-Key", secret: "ACME_KEY" },
+    auth: { header: "X-Api-Key", secret: "TOOLSET_ACME_KEY" },
     tools: [
       {
         id: "cli_acme_get_item",
@@ -80,7 +80,7 @@ beforeAll(async () => {
   mcp = await startMcpUpstream([lookup, alerts]);
   system = await startTestToolbus({
     config: { outbound: { allowHosts: ["127.0.0.1"] } },
-    secrets: { ACME_KEY: "s3cret" },
+    secrets: { TOOLSET_ACME_KEY: "s3cret" },
   });
   server = await serveApi(system.app, { port: 0 });
   scratch = await mkdtemp(join(tmpdir(), "toolbus-cli-external-"));
@@ -242,13 +242,13 @@ describe("toolbus toolsets register", { timeout: 90_000 }, () => {
     const path = await file("secretless.json", {
       ...registration,
       name: "cli_secretless",
-      auth: { header: "X-Api-Key", secret: "CLI_MISSING" },
+      auth: { header: "X-Api-Key", secret: "TOOLSET_CLI_MISSING" },
       tools: registration.tools.map((tool) => ({ ...tool, id: `${tool.id}_2` })),
     });
     const run = await toolbus(["toolsets", "register", path]);
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(
-      /^toolbus: The secret CLI_MISSING is not set on this stage\..*\[400 invalid_request\]$/m,
+      /^toolbus: The secret TOOLSET_CLI_MISSING is not set on this stage\..*\[400 invalid_request\]$/m,
     );
   });
 });

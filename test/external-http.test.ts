@@ -18,7 +18,7 @@ function registration(overrides: Record<string, unknown> = {}) {
     name: "acme",
     description: "Acme's inventory API",
     owner: "team-acme",
-    auth: { header: "X-Api-Key", secret: "ACME_KEY" },
+    auth: { header: "X-Api-Key", secret: "TOOLSET_ACME_KEY" },
     tools: [
       {
         id: "acme_get_item",
@@ -110,7 +110,7 @@ beforeAll(async () => {
     config: {
       outbound: { allowHosts: ["127.0.0.1"], networkProbe: { host: hostname, port: Number(port) } },
     },
-    secrets: { ACME_KEY: "s3cret" },
+    secrets: { TOOLSET_ACME_KEY: "s3cret" },
   });
 }, 60_000);
 
@@ -152,7 +152,7 @@ describe("an http toolset registered through the API", () => {
     expect(body.toolset.kind).toBe("http");
     expect(body.diff.added).toEqual(["acme_create_item", "acme_get_item", "acme_probe"]);
     const get = body.tools.find((tool) => tool.id === "acme_get_item");
-    expect(get?.requires).toEqual(["network", "secret_acme_key"]);
+    expect(get?.requires).toEqual(["network", "secret_toolset_acme_key"]);
     // Not declared, so judged from the method: a GET reads, may be retried, reaches out.
     expect(get).toMatchObject({
       annotations: { readOnly: true, idempotent: true, openWorld: true },
@@ -177,9 +177,9 @@ describe("an http toolset registered through the API", () => {
     };
     expect(capabilities.capabilities).toContainEqual(
       expect.objectContaining({
-        name: "secret_acme_key",
+        name: "secret_toolset_acme_key",
         available: true,
-        source: "secret:ACME_KEY",
+        source: "secret:TOOLSET_ACME_KEY",
       }),
     );
   });
@@ -189,7 +189,7 @@ describe("an http toolset registered through the API", () => {
       const listed = (await (await system.request("/v1/capabilities")).json()) as {
         capabilities: { name: string; available: boolean; checkedAt: string }[];
       };
-      return listed.capabilities.find((entry) => entry.name === "secret_acme_key");
+      return listed.capabilities.find((entry) => entry.name === "secret_toolset_acme_key");
     };
     const before = await status();
     await new Promise((resolve) => setTimeout(resolve, 5));
@@ -350,9 +350,9 @@ describe("a bad http registration", () => {
 
   it("is refused when a referenced secret is not set", async () => {
     const message = await refused(
-      one({}, { auth: { header: "X-Api-Key", secret: "ACME_MISSING" } }),
+      one({}, { auth: { header: "X-Api-Key", secret: "TOOLSET_ACME_MISSING" } }),
     );
-    expect(message).toMatch(/ACME_MISSING is not set on this stage/);
+    expect(message).toMatch(/TOOLSET_ACME_MISSING is not set on this stage/);
   });
 
   it.each(["AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "TOOLBUS_ADMIN_KEY", "SST_SECRET"])(

@@ -55,7 +55,7 @@ function registration(overrides: Record<string, unknown> = {}) {
     description: "The weather team's MCP server",
     owner: "team-weather",
     url: server.url,
-    auth: { header: "Authorization", secret: "WEATHER_TOKEN", prefix: "Bearer " },
+    auth: { header: "Authorization", secret: "TOOLSET_WEATHER_TOKEN", prefix: "Bearer " },
     renames: { search: "weather_search" },
     defaults: { category: "research", timeoutMs: 5_000 },
     ...overrides,
@@ -92,7 +92,7 @@ beforeAll(async () => {
   });
   system = await startTestToolbus({
     config: { outbound: { allowHosts: ["127.0.0.1"] } },
-    secrets: { WEATHER_TOKEN: "w-token", OTHER_TOKEN: "wrong" },
+    secrets: { TOOLSET_WEATHER_TOKEN: "w-token", TOOLSET_OTHER_TOKEN: "wrong" },
   });
 }, 60_000);
 

@@ -27,9 +27,14 @@ const tools: ToolLimits[] = builtinTools.map((tool) => ({
 // biome-ignore lint/suspicious/noExplicitAny: configs under test are deliberately malformed.
 type Raw = Record<string, any>;
 const valid = () => structuredClone(STAGE_FILES.dev) as Raw;
+/** prod as shipped, with the one thing an operator must fill in filled in. */
+const prodWithAlarms = () => ({
+  ...(structuredClone(STAGE_FILES.prod) as Raw),
+  alarms: { emails: ["oncall@toolbus.test"] },
+});
 
 /** One alarm on a plain stack, notified as the stage's config says. */
-function alarmTemplate(alarms: NonNullable<StackConfig["alarms"]>): Template {
+function alarmTemplate(alarms: StackConfig["alarms"]): Template {
   const stack = new Stack(new App(), "Alarms");
   const alarm = new cloudwatch.Alarm(stack, "Alarm", {
     metric: new cloudwatch.Metric({ namespace: "Toolbus", metricName: "failed" }),
@@ -48,7 +53,7 @@ describe("per-stage stack configuration", () => {
       .sort();
     expect(files).toEqual(["dev", "prod", "staging"]);
     expect(Object.keys(STAGE_FILES).sort()).toEqual(files);
-    for (const stage of files) {
+    for (const stage of files.filter((file) => file !== "prod")) {
       const config = stackConfigFor(stage, { tools });
       expect(config.source).toBe(`stacks/config/${stage}.json`);
       expect(config.toolbus.stage).toBe(stage);
@@ -57,9 +62,19 @@ describe("per-stage stack configuration", () => {
     }
   });
 
+  it("ships prod with its alarm addresses to fill in, and refuses to deploy it until they are", () => {
+    const error = catchError(() => stackConfigFor("prod", { tools }));
+    expect(error).toBeInstanceOf(StackConfigError);
+    expect(error.message).toContain("stacks/config/prod.json");
+    expect(error.message).toMatch(/alarms\.emails: name at least one address to notify/);
+    const filled = stackConfigFor("prod", { raw: prodWithAlarms(), tools });
+    expect(filled.alarms).toEqual({ emails: ["oncall@toolbus.test"] });
+    expect(parseStageConfig(JSON.parse(filled.toolbusJson))).toEqual(filled.toolbus);
+  });
+
   it("protects data in prod only, and sizes prod at least as generously as dev", () => {
     const dev = stackConfigFor("dev");
-    const prod = stackConfigFor("prod");
+    const prod = stackConfigFor("prod", { raw: prodWithAlarms() });
     expect(prod.data).toEqual({
       retain: true,
       pointInTimeRecovery: true,
@@ -94,13 +109,16 @@ describe("per-stage stack configuration", () => {
     expect(error.message).toMatch(/surprise/);
   });
 
-  it("sends alarms to a person only where the stage names whom: e-mails, or a topic it has", () => {
+  it("makes every stage say who hears its alarms: e-mails, a topic it has, or nobody and why", () => {
     const alarmsOf = (alarms: unknown) => {
       const raw = valid();
       raw.alarms = alarms;
       return stackConfigFor("dev", { raw }).alarms;
     };
-    expect(stackConfigFor("dev").alarms).toBeUndefined();
+    expect(stackConfigFor("dev").alarms).toMatchObject({ nobody: expect.any(String) });
+    expect(alarmsOf({ nobody: "a sandbox nobody watches" })).toEqual({
+      nobody: "a sandbox nobody watches",
+    });
     expect(alarmsOf({ emails: ["oncall@example.com"] })).toEqual({
       emails: ["oncall@example.com"],
     });
@@ -112,6 +130,8 @@ describe("per-stage stack configuration", () => {
       { topicArn: "arn:aws:sqs:eu-west-1:123456789012:queue" },
       { emails: ["oncall@example.com"], topicArn: arn },
       { slack: "#oncall" },
+      { nobody: "" },
+      undefined,
     ]) {
       expect(() => alarmsOf(bad), JSON.stringify(bad)).toThrow(/alarms/);
     }
@@ -128,6 +148,18 @@ describe("per-stage stack configuration", () => {
     ]);
     const [alarm] = Object.values(template.findResources("AWS::CloudWatch::Alarm"));
     const topicRef = { Ref: Object.keys(template.findResources("AWS::SNS::Topic"))[0] };
+    // Publishing in the clear is refused (cdk-nag's SNS3).
+    template.hasResourceProperties("AWS::SNS::TopicPolicy", {
+      PolicyDocument: {
+        Statement: [
+          {
+            Effect: "Deny",
+            Action: "sns:Publish",
+            Condition: { Bool: { "aws:SecureTransport": "false" } },
+          },
+        ],
+      },
+    });
     expect(alarm?.Properties.AlarmActions).toEqual([topicRef]);
     expect(alarm?.Properties.OKActions).toEqual([topicRef]);
   });
@@ -139,6 +171,13 @@ describe("per-stage stack configuration", () => {
     expect(queueArnOf("https://sqs.cn-north-1.amazonaws.com.cn/123456789012/q")).toBe(
       "arn:aws-cn:sqs:cn-north-1:123456789012:q",
     );
+  });
+
+  it("notifies nobody, with no topic, where the stage says so", () => {
+    const template = alarmTemplate({ nobody: "a sandbox" });
+    template.resourceCountIs("AWS::SNS::Topic", 0);
+    const [alarm] = Object.values(template.findResources("AWS::CloudWatch::Alarm"));
+    expect(alarm?.Properties.AlarmActions).toBeUndefined();
   });
 
   it("uses a topic the team already has as it is, subscribing nobody to it", () => {
@@ -201,6 +240,27 @@ describe("per-stage stack configuration", () => {
           raw.functions = { ...raw.functions, tool: { memoryMB: 512, timeoutSeconds: 10 } };
         },
         /too short for link_validator/,
+      ],
+      [
+        "a streaming timeout shorter than an MCP call's wait",
+        (raw) => {
+          raw.functions = { ...raw.functions, streaming: { memoryMB: 512, timeoutSeconds: 20 } };
+        },
+        /functions\.streaming\.timeoutSeconds: 20 s leaves no room/,
+      ],
+      [
+        "a custom domain without a certificate ACM holds",
+        (raw) => {
+          raw.api = { ...raw.api, domain: { name: "tools.example.com", certificateArn: "x" } };
+        },
+        /api\.domain\.certificateArn: must be an ACM certificate ARN/,
+      ],
+      [
+        "a streaming endpoint with no concurrency at all",
+        (raw) => {
+          raw.streaming = { ...raw.streaming, reservedConcurrency: 0 };
+        },
+        /streaming\.reservedConcurrency/,
       ],
       [
         "more runtime config than a function's environment holds",

@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -14,6 +14,7 @@ import {
   createTableInput,
   DELIVERIES_HANDLER,
   parseStageConfig,
+  REGISTERED_SECRET_PREFIX,
   SCHEDULED_JOBS,
   SUBSCRIPTIONS_HANDLER,
   SWEEPER_HANDLER,
@@ -43,20 +44,53 @@ import {
 import { bundleBudgetKB, OVER_BUDGET } from "../stacks/budgets";
 import { bundleFiles, bundleSizes, codeOf } from "../stacks/bundle-files";
 import { SPLIT_HANDLERS, UNUSED_CREDENTIAL_PROVIDERS } from "../stacks/bundling";
-import { stackConfigFor } from "../stacks/config";
+import { STAGE_FILES, stackConfigFor } from "../stacks/config";
+import { metricMathProblems } from "../stacks/metric-math";
+import { HANDLER_ERROR_RATE_EXPRESSION } from "../stacks/observability";
 import { type Synthesized, synthesizeStage } from "../stacks/synth";
-import { ADMIN_KEY_SECRET, isRegisteredHandler, toolSecrets } from "../stacks/Toolbus";
+import {
+  ADMIN_KEY_SECRET,
+  CONFIG_CONTEXT,
+  isRegisteredHandler,
+  LAMBDA_RUNTIME,
+  toolSecrets,
+} from "../stacks/Toolbus";
 import "./setup/context";
 import { createTestTable, testDynamoDbClient } from "./support/dynamodb";
+import { STREAMING_INVOKER, StreamedResponses } from "./support/lambda-streaming";
+import { startTestToolbus } from "./support/toolbus";
 
 // Synthesizing bundles ten functions with esbuild: tens of seconds per stage, done once each.
 const STAGES = ["dev", "prod"] as const;
 type Stage = (typeof STAGES)[number];
 const synthesized = new Map<Stage, Synthesized>();
 
+/**
+ * prod ships with its alarm addresses left to fill in, which refuses to deploy as it is; the
+ * tests fill in one address, and a custom domain as an operator would, and leave every other
+ * setting as shipped.
+ */
+const rawConfigOf = (stage: Stage) =>
+  stage === "prod"
+    ? {
+        ...(STAGE_FILES.prod as Record<string, Json>),
+        alarms: { emails: ["oncall@toolbus.test"] },
+        api: {
+          ...(STAGE_FILES.prod as Record<string, Json>).api,
+          domain: {
+            name: "tools.toolbus.test",
+            certificateArn:
+              "arn:aws:acm:us-east-1:123456789012:certificate/0f6c1e2a-1111-4222-8333-944455556666",
+          },
+        },
+      }
+    : STAGE_FILES[stage];
+
 beforeAll(async () => {
   for (const stage of STAGES) {
-    const result = await synthesizeStage(stage);
+    const result = await synthesizeStage(stage, {
+      context: { [CONFIG_CONTEXT]: rawConfigOf(stage) },
+    });
     synthesized.set(stage, result);
     console.log(`synthesized ${stage} in ${(result.durationMs / 1000).toFixed(1)} s`);
   }
@@ -165,7 +199,7 @@ function stageOf(stage: Stage) {
     rule,
     eventSourceOf,
     schedules,
-    config: stackConfigFor(stage),
+    config: stackConfigFor(stage, { raw: rawConfigOf(stage) }),
   };
 }
 
@@ -186,6 +220,8 @@ const DISPATCHABLE = [
   ...toolIds.map((toolId) => handlerIdFor({ toolId, implementation: "builtin" })),
   ...REGISTERED_KINDS.map((kind) => handlerIdFor({ toolId: "registered", implementation: kind })),
 ].sort();
+/** The API's entry points: behind API Gateway, and the streaming Function URL. Both run calls. */
+const SERVES_CALLS: ReadonlySet<string> = new Set(["api", "api-stream"]);
 /** What a direct dispatch skips on the bus: absent, or anything but "direct". */
 const BUS_DISPATCHED = [{ exists: false }, { "anything-but": "direct" }];
 
@@ -239,6 +275,8 @@ const parameterArn = (name: string) => `arn:aws:ssm:us-east-1:123456789012:param
 /** Which secrets each function may read: the admin key only on the API. */
 function expectedSecrets(handler: string): string[] {
   if (handler === "api") return ALL_SECRETS;
+  // The streaming endpoint only needs to recognise the admin key; it refreshes no capability.
+  if (handler === "api-stream") return [ADMIN_KEY_SECRET];
   if (handler === "seed") return TOOL_SECRET_NAMES;
   const tool = builtinTools.find((t) => `tools/${t.spec.id}` === handler);
   if (!tool) return [];
@@ -271,9 +309,16 @@ function expectedAccess(handler: string, tracing: boolean): string[] {
         "ReceiveMessage",
       ].map((action) => `sqs:${action} own-queue`),
     );
-  } else if (handler === "api") {
+  } else if (SERVES_CALLS.has(handler)) {
     lines.push(
-      ...table("GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query"),
+      // Only the API behind API Gateway removes registered toolsets.
+      ...table(
+        "GetItem",
+        "PutItem",
+        "UpdateItem",
+        ...(handler === "api" ? ["DeleteItem"] : []),
+        "Query",
+      ),
       ...TABLE.indexes.map((index) => `dynamodb:Query index/${index.name}`),
       "events:PutEvents bus",
       // `/health` asks whether the bus answers.
@@ -306,7 +351,7 @@ function expectedAccess(handler: string, tracing: boolean): string[] {
   }
   const secretNames = [
     ...expectedSecrets(handler),
-    ...(READS_STAGE_SECRETS.has(handler) ? ["*"] : []),
+    ...(READS_STAGE_SECRETS.has(handler) ? [`${REGISTERED_SECRET_PREFIX}*`] : []),
   ];
   for (const name of secretNames) {
     lines.push(`ssm:GetParameters secret:${name}`, `ssm:GetParameters secret-fallback:${name}`);
@@ -363,6 +408,8 @@ describe.each(STAGES)("the %s stack", (stage) => {
     expect(archive.Properties.EventPattern).toEqual({ source: ["toolbus"] });
     expect(archive.Properties.SourceArn).toEqual({ "Fn::GetAtt": [s.busId, "Arn"] });
     expect(archive.Properties.RetentionDays).toBe(s.config.events.archiveRetentionDays);
+    // No empty key id (CDK's default), which regions other than us-east-1 refuse.
+    expect(archive.Properties).not.toHaveProperty("KmsKeyIdentifier");
   });
 
   it("creates exactly the wiring table's rules, each targeting its handler's function", () => {
@@ -414,37 +461,40 @@ describe.each(STAGES)("the %s stack", (stage) => {
     }
   });
 
-  it("lets the API invoke exactly the tool and registered-tool functions, and nothing else invoke anything", () => {
+  it("lets the API's two entry points invoke exactly the tool and registered-tool functions, and nothing else invoke anything", () => {
     const s = stageOf(stage);
-    const apiId = s.fn("api").id;
-    const invokes = s.grantsOf(apiId).filter((g) => g.action.startsWith("lambda:"));
-    for (const grant of invokes) {
-      expect(grant.effect).toBe("Allow");
-      expect(grant.action).toBe("lambda:InvokeFunction");
+    for (const entry of SERVES_CALLS) {
+      const invokes = s.grantsOf(s.fn(entry).id).filter((g) => g.action.startsWith("lambda:"));
+      for (const grant of invokes) {
+        expect(grant.effect).toBe("Allow");
+        expect(grant.action).toBe("lambda:InvokeFunction");
+      }
+      // Each resource is a function's own unqualified ARN: no wildcard, no version or alias.
+      expect(invokes.map((g) => g.resource).sort(byJson), entry).toEqual(
+        DISPATCHABLE.map((handler) => ({ "Fn::GetAtt": [s.fn(handler).id, "Arn"] })).sort(byJson),
+      );
     }
-    // Each resource is a function's own unqualified ARN: no wildcard, no version or alias.
-    expect(invokes.map((g) => g.resource).sort(byJson)).toEqual(
-      DISPATCHABLE.map((handler) => ({ "Fn::GetAtt": [s.fn(handler).id, "Arn"] })).sort(byJson),
-    );
     expect(DISPATCHABLE).not.toContain(RECORDER_HANDLER);
     expect(DISPATCHABLE).not.toContain(SWEEPER_HANDLER);
     expect(DISPATCHABLE).not.toContain("seed");
     for (const [handler, id] of s.functions) {
-      if (handler === "api") continue;
+      if (SERVES_CALLS.has(handler)) continue;
       expect(
         s.grantsOf(id).filter((g) => g.action.startsWith("lambda:")),
         `${handler} invokes nothing`,
       ).toEqual([]);
     }
-    // Across the whole template: only the API and SST's seed runner may invoke a function.
-    const apiRole = s.roleOf(apiId);
+    // Across the whole template: only the API's entry points and SST's seed runner may invoke.
+    const apiRoles = [...SERVES_CALLS].map((entry) => s.roleOf(s.fn(entry).id));
     for (const [id, policy] of s.ofType("AWS::IAM::Policy")) {
       const invoking = policy.Properties.PolicyDocument.Statement.filter((st: Json) =>
         [st.Action].flat().some((action: string) => action.startsWith("lambda:")),
       );
       if (invoking.length === 0) continue;
-      const roles = policy.Properties.Roles.map((ref: Json) => ref.Ref);
-      expect(roles.includes(apiRole) || id.startsWith("SeedScript"), id).toBe(true);
+      const roles: string[] = policy.Properties.Roles.map((ref: Json) => ref.Ref);
+      expect(roles.some((role) => apiRoles.includes(role)) || id.startsWith("SeedScript"), id).toBe(
+        true,
+      );
     }
   });
 
@@ -499,9 +549,13 @@ describe.each(STAGES)("the %s stack", (stage) => {
     }
   });
 
-  it("names each dispatchable handler's function in the API's environment, and no one else's", () => {
+  it("names each dispatchable handler's function in the API's environments, and no one else's", () => {
     const s = stageOf(stage);
+    const { resource: stream } = s.fn("api-stream");
     const { resource: api } = s.fn("api");
+    expect(stream.Properties.Environment.Variables[FUNCTIONS_ENV]).toEqual(
+      api.Properties.Environment.Variables[FUNCTIONS_ENV],
+    );
     const value = api.Properties.Environment.Variables[FUNCTIONS_ENV];
     // CloudFormation fills in each function's name (its Ref): here, its logical id.
     const rendered = renderRefs(value, (logicalId) => logicalId);
@@ -520,7 +574,7 @@ describe.each(STAGES)("the %s stack", (stage) => {
     );
     expect(size).toBeLessThan(4 * 1024);
     for (const [handler, id] of s.functions) {
-      if (handler === "api") continue;
+      if (SERVES_CALLS.has(handler)) continue;
       const variables = s.json.Resources[id].Properties.Environment.Variables;
       expect(variables[FUNCTIONS_ENV], handler).toBeUndefined();
     }
@@ -654,22 +708,37 @@ describe.each(STAGES)("the %s stack", (stage) => {
     }
   });
 
-  it("runs every function on nodejs22.x, ours on arm64, sized and logged as the stage says", () => {
+  it("runs every function of ours on nodejs24.x and arm64, sized and logged as the stage says", () => {
     const s = stageOf(stage);
-    for (const [id, fn] of s.ofType("AWS::Lambda::Function")) {
-      expect(fn.Properties.Runtime, id).toBe("nodejs22.x");
-    }
+    expect(LAMBDA_RUNTIME).toBe("nodejs24.x");
+    const ours = new Set(s.functions.values());
+    const others = s.ofType("AWS::Lambda::Function").filter(([id]) => !ours.has(id));
+    for (const id of ours) expect(s.json.Resources[id].Properties.Runtime, id).toBe("nodejs24.x");
+    // The rest are SST's deploy-time handlers (its custom resources, the seed's Script).
+    expect(others.map(([id]) => id.replace(/[0-9A-F]{8}$/, "")).sort()).toEqual([
+      "CustomResourceHandler",
+      "SeedScriptScriptHandler",
+    ]);
     const sizes = s.config.functions;
     const sizeOf = (handler: string) =>
       handler === "api"
         ? sizes.api
-        : handler === "seed"
-          ? sizes.seed
-          : handler === "recorder" || handler === SWEEPER_HANDLER || handler === STREAM_HANDLER
-            ? sizes.recorder
-            : sizes.tool;
+        : handler === "api-stream"
+          ? sizes.streaming
+          : handler === "seed"
+            ? sizes.seed
+            : handler === "recorder" || handler === SWEEPER_HANDLER || handler === STREAM_HANDLER
+              ? sizes.recorder
+              : sizes.tool;
     expect([...s.functions.keys()].sort()).toEqual(
-      ["api", "seed", SWEEPER_HANDLER, DELIVERIES_HANDLER, ...wiring.map((r) => r.handler)].sort(),
+      [
+        "api",
+        "api-stream",
+        "seed",
+        SWEEPER_HANDLER,
+        DELIVERIES_HANDLER,
+        ...wiring.map((r) => r.handler),
+      ].sort(),
     );
     for (const [handler, id] of s.functions) {
       const p = s.json.Resources[id].Properties;
@@ -714,9 +783,10 @@ describe.each(STAGES)("the %s stack", (stage) => {
       );
       expect(new Set(fromRuntime), handler).toEqual(new Set(UNUSED_CREDENTIAL_PROVIDERS));
       expect(code, handler).toContain("DynamoDBClient");
-      // Only the API dispatches (core's ./dispatch subpath): no other bundle carries Lambda's client.
+      // Only the API's entry points dispatch (core's ./dispatch subpath): no other bundle
+      // carries Lambda's client.
       expect(code.includes("/2015-03-31/functions/"), `${handler}: Lambda's Invoke`).toBe(
-        handler === "api",
+        SERVES_CALLS.has(handler),
       );
       // Minified: about two thousand characters a line (newlines survive only inside strings,
       // and the API's prompt texts hold a few dozen), where unminified code has ~40.
@@ -809,7 +879,11 @@ describe.each(STAGES)("the %s stack", (stage) => {
       const reaches = handler.startsWith("tools/")
         ? !offline.has(handler)
         : isRegisteredHandler(handler) ||
-          ["api", "seed", SUBSCRIPTIONS_HANDLER, DELIVERIES_HANDLER].includes(handler);
+          // The streaming endpoint is built from the API's code, registration checks included,
+          // though it serves no registration route.
+          ["api", "api-stream", "seed", SUBSCRIPTIONS_HANDLER, DELIVERIES_HANDLER].includes(
+            handler,
+          );
       expect(bundleCode(s, handler).includes("cloud metadata"), handler).toBe(reaches);
     }
   });
@@ -909,7 +983,7 @@ describe.each(STAGES)("the %s stack", (stage) => {
         if (Array.isArray(joined)) {
           if (s.arnOf(joined[0]) === s.tableId) return String(joined[1]).replace(/^\//, "");
           const text = joined.filter((part: Json) => typeof part === "string").join("");
-          for (const secret of [...ALL_SECRETS, "*"]) {
+          for (const secret of [...ALL_SECRETS, `${REGISTERED_SECRET_PREFIX}*`]) {
             const paths = secretParameterNames(secret, env);
             if (text.endsWith(`:parameter${paths.stage}`)) return `secret:${secret}`;
             if (text.endsWith(`:parameter${paths.fallback}`)) return `secret-fallback:${secret}`;
@@ -943,40 +1017,54 @@ describe.each(STAGES)("the %s stack", (stage) => {
     return (name: string) => patterns.some((pattern) => iamMatches(pattern, parameterArn(name)));
   }
 
-  /** Any secret named after the deploy is readable, this stage's and the fallback only. */
-  function expectStageSecretsReadable(s: ReturnType<typeof stageOf>, handler: string) {
+  /**
+   * A secret named after the deploy is readable, this stage's and the fallback, when it is under
+   * the registrations' prefix; the admin key and the built-in tools' secrets never are.
+   */
+  function expectRegisteredSecretsReadable(s: ReturnType<typeof stageOf>, handler: string) {
     const { id, resource } = s.fn(handler);
     const readable = parametersReadable(s, id);
     const env = resource.Properties.Environment.Variables;
+    const name = `${REGISTERED_SECRET_PREFIX}ACME_TOKEN`;
     // Exactly where the runtime (readStageSecrets) looks for a secret registered today...
-    const paths = secretParameterNames("ACME_TOKEN", env);
-    expect(paths.stage, handler).toBe(`/sst/toolbus/${stage}/Secret/ACME_TOKEN/value`);
+    const paths = secretParameterNames(name, env);
+    expect(paths.stage, handler).toBe(`/sst/toolbus/${stage}/Secret/${name}/value`);
     expect(readable(paths.stage), handler).toBe(true);
     expect(readable(paths.fallback), handler).toBe(true);
-    // ...and not another stage's secrets, another app's, or SST's other parameters.
+    // ...and not another stage's secrets, another app's, or SST's other parameters...
     const other = stage === "dev" ? "prod" : "dev";
-    expect(readable(`/sst/toolbus/${other}/Secret/ACME_TOKEN/value`), handler).toBe(false);
-    expect(readable(`/sst/other/${stage}/Secret/ACME_TOKEN/value`), handler).toBe(false);
+    expect(readable(`/sst/toolbus/${other}/Secret/${name}/value`), handler).toBe(false);
+    expect(readable(`/sst/other/${stage}/Secret/${name}/value`), handler).toBe(false);
     expect(readable(`/sst/toolbus/${stage}/Parameter/ACME/value`), handler).toBe(false);
-    expect(readable(`/sst/toolbus/${stage}/Secret/ACME_TOKEN/other`), handler).toBe(false);
+    expect(readable(`/sst/toolbus/${stage}/Secret/${name}/other`), handler).toBe(false);
+    // ...nor, through that grant, a secret outside the prefix: the admin key, a tool's, any other.
+    for (const secret of [...ALL_SECRETS, "ACME_TOKEN", "TOOLSETX"]) {
+      if (expectedSecrets(handler).includes(secret)) continue;
+      const { stage: own, fallback } = secretParameterNames(secret, env);
+      expect(readable(own), `${handler} reads ${secret}`).toBe(false);
+      expect(readable(fallback), `${handler} reads ${secret}`).toBe(false);
+    }
   }
 
-  it("lets the registered-tool handlers read any secret of this stage by name, and never delete", () => {
+  it("lets the registered-tool handlers read only the secrets registrations may name, and never delete", () => {
     const s = stageOf(stage);
     for (const { handler } of EXTERNAL) {
       const { id } = s.fn(handler);
       const ssm = s.grantsOf(id).filter((g) => g.action.startsWith("ssm:"));
       expect(ssm.map((g) => renderArn(g.resource)).sort(), handler).toEqual(
         [
-          parameterArn(`/sst/toolbus/${stage}/Secret/*/value`),
-          parameterArn("/sst/toolbus/.fallback/Secret/*/value"),
+          parameterArn(`/sst/toolbus/${stage}/Secret/${REGISTERED_SECRET_PREFIX}*/value`),
+          parameterArn(`/sst/toolbus/.fallback/Secret/${REGISTERED_SECRET_PREFIX}*/value`),
         ].sort(),
       );
-      expectStageSecretsReadable(s, handler);
+      expectRegisteredSecretsReadable(s, handler);
       const actions = s.grantsOf(id).map((g) => g.action);
       expect(actions, handler).not.toContain("dynamodb:DeleteItem");
       expect(actions, handler).not.toContain("dynamodb:BatchWriteItem");
     }
+    // No built-in secret sits under the prefix, where registrations could name it.
+    for (const secret of ALL_SECRETS)
+      expect(secret.startsWith(REGISTERED_SECRET_PREFIX)).toBe(false);
   });
 
   it("lets only the API delete, to remove a registered toolset in one transaction", () => {
@@ -998,8 +1086,14 @@ describe.each(STAGES)("the %s stack", (stage) => {
 
   it("lets the API and the seed read the secrets registered toolsets name, to check and refresh them", () => {
     const s = stageOf(stage);
-    expectStageSecretsReadable(s, "api");
-    expectStageSecretsReadable(s, "seed");
+    expectRegisteredSecretsReadable(s, "api");
+    expectRegisteredSecretsReadable(s, "seed");
+    // The streaming endpoint checks and refreshes nothing: it reads the admin key alone.
+    const streamReads = parametersReadable(s, s.fn("api-stream").id);
+    const streamEnv = s.fn("api-stream").resource.Properties.Environment.Variables;
+    expect(streamReads(secretParameterNames(`${REGISTERED_SECRET_PREFIX}X`, streamEnv).stage)).toBe(
+      false,
+    );
     // The seed finds those secrets by listing the catalog: gsi1 only, not the table or gsi2.
     const queries = s
       .grantsOf(s.fn("seed").id)
@@ -1088,13 +1182,178 @@ describe.each(STAGES)("the %s stack", (stage) => {
     expect(script.Properties.UserDeleteFunction).toBeUndefined();
   });
 
-  it("outputs the API URL, the bus name and ARN, and the table name", () => {
+  it("outputs the API and streaming URLs, the dashboard, the bus name and ARN, and the table name", () => {
     const s = stageOf(stage);
     const [apiId] = s.only("AWS::ApiGatewayV2::Api");
-    expect(s.json.Outputs.ApiUrl.Value).toEqual({ "Fn::GetAtt": [apiId, "ApiEndpoint"] });
+    const [urlId] = s.only("AWS::Lambda::Url");
+    const domain = s.config.api.domain;
+    if (domain) {
+      // The custom domain is the API's URL; DNS points at the regional target it outputs.
+      expect(s.json.Outputs.ApiUrl.Value).toBe(`https://${domain.name}`);
+      const [domainId, apiDomain] = s.only("AWS::ApiGatewayV2::DomainName");
+      expect(apiDomain.Properties).toMatchObject({
+        DomainName: domain.name,
+        DomainNameConfigurations: [{ CertificateArn: domain.certificateArn }],
+      });
+      expect(s.json.Outputs.ApiDomainTarget.Value).toEqual({
+        "Fn::GetAtt": [domainId, "RegionalDomainName"],
+      });
+      expect(s.json.Outputs.ApiGatewayUrl.Value).toEqual({ "Fn::GetAtt": [apiId, "ApiEndpoint"] });
+    } else {
+      expect(s.json.Outputs.ApiUrl.Value).toEqual({ "Fn::GetAtt": [apiId, "ApiEndpoint"] });
+      expect(s.ofType("AWS::ApiGatewayV2::DomainName")).toEqual([]);
+    }
+    expect(s.json.Outputs.StreamUrl.Value).toEqual({ "Fn::GetAtt": [urlId, "FunctionUrl"] });
+    const [dashboardId] = s.only("AWS::CloudWatch::Dashboard");
+    expect(s.json.Outputs.Dashboard.Value).toEqual({ Ref: dashboardId });
     expect(s.json.Outputs.BusName.Value).toEqual({ Ref: s.busId });
     expect(s.json.Outputs.BusArn.Value).toEqual({ "Fn::GetAtt": [s.busId, "Arn"] });
     expect(s.json.Outputs.TableName.Value).toEqual({ Ref: s.tableId });
+  });
+
+  it("streams event streams and /mcp from a Function URL, capped by reserved concurrency, its URL known to the API", () => {
+    const s = stageOf(stage);
+    const { id: streamId, resource: stream } = s.fn("api-stream");
+    const [urlId, url] = s.only("AWS::Lambda::Url");
+    expect(url.Properties).toEqual({
+      TargetFunctionArn: { "Fn::GetAtt": [streamId, "Arn"] },
+      // API Gateway buffers; a Function URL in this mode streams each chunk as it is written.
+      InvokeMode: "RESPONSE_STREAM",
+      // The app checks the API key on every route, exactly as behind API Gateway.
+      AuthType: "NONE",
+    });
+    // Anyone may call the URL (the app decides), and nothing but the URL may invoke it so.
+    const permissions = s
+      .ofType("AWS::Lambda::Permission")
+      .filter(([, p]) => p.Properties.FunctionName?.["Fn::GetAtt"]?.[0] === streamId);
+    // Public URLs now need both grants: the URL's, and Invoke only by way of the URL.
+    expect(permissions.map(([, p]) => p.Properties)).toEqual([
+      {
+        Action: "lambda:InvokeFunctionUrl",
+        FunctionName: { "Fn::GetAtt": [streamId, "Arn"] },
+        FunctionUrlAuthType: "NONE",
+        Principal: "*",
+      },
+      {
+        Action: "lambda:InvokeFunction",
+        FunctionName: { "Fn::GetAtt": [streamId, "Arn"] },
+        InvokedViaFunctionUrl: true,
+        Principal: "*",
+      },
+    ]);
+    const reserved = s.config.streaming.reservedConcurrency;
+    expect(stream.Properties.ReservedConcurrentExecutions).toBe(reserved ?? undefined);
+    if (stage === "prod") expect(reserved).toBeGreaterThan(0);
+    const variables = stream.Properties.Environment.Variables;
+    expect(variables.TOOLBUS_FOLLOW_POLL_MS).toBe(String(s.config.streaming.pollIntervalMs));
+    // A follower is ended (and resumes) before the function's timeout would cut it off.
+    expect(Number(variables.TOOLBUS_FOLLOW_MAX_MS)).toBe(
+      (s.config.functions.streaming.timeoutSeconds - 5) * 1000,
+    );
+    // The API names the streaming URL (for /health and agent files); no other function does.
+    const streamUrl = { "Fn::GetAtt": [urlId, "FunctionUrl"] };
+    for (const [handler, id] of s.functions) {
+      const env = s.json.Resources[id].Properties.Environment.Variables;
+      expect(env.TOOLBUS_STREAM_URL, handler).toEqual(handler === "api" ? streamUrl : undefined);
+    }
+  });
+
+  it("uses only metric math CloudWatch accepts, in every alarm and dashboard widget", () => {
+    const s = stageOf(stage);
+    expect(metricMathProblems(s.json)).toEqual([]);
+    // The checker does see them: every handler's error-rate alarm (each function's but the
+    // seed's, which runs only on deploy) and the cache-ratio widget.
+    const alarmed = s.functions.size - 1;
+    const expressions = s
+      .ofType("AWS::CloudWatch::Alarm")
+      .flatMap(([, alarm]) => (alarm.Properties.Metrics ?? []).map((m: Json) => m.Expression))
+      .filter(Boolean);
+    expect(expressions.filter((e: string) => e.startsWith("IF("))).toHaveLength(alarmed);
+    const broken = JSON.parse(
+      JSON.stringify(s.json).replaceAll(
+        HANDLER_ERROR_RATE_EXPRESSION,
+        "100 * errors / MAX([invocations, 1])",
+      ),
+    );
+    expect(metricMathProblems(broken)).toHaveLength(alarmed);
+  });
+
+  it("passes cdk-nag's AwsSolutions checks, each exception suppressed on its own resource with its evidence", () => {
+    const s = stageOf(stage);
+    expect(s.result.findings).toEqual([]);
+    // Nothing suppressed stack-wide...
+    expect(JSON.stringify((s.json as Json).Metadata ?? {})).not.toContain("cdk_nag");
+    const suppressed: {
+      resource: string;
+      type: string;
+      rule: string;
+      reason: string;
+      appliesTo?: unknown[];
+    }[] = s.all.flatMap(([resource, r]) =>
+      ((r as Json).Metadata?.cdk_nag?.rules_to_suppress ?? []).map((rule: Json) => ({
+        resource,
+        type: r.Type,
+        rule: rule.id,
+        reason: rule.reason,
+        appliesTo: rule.applies_to,
+      })),
+    );
+    const expected = [
+      "AwsSolutions-APIG4",
+      "AwsSolutions-IAM4",
+      "AwsSolutions-IAM5",
+      "AwsSolutions-L1",
+      "AwsSolutions-SQS3",
+      ...(s.config.data.pointInTimeRecovery ? [] : ["AwsSolutions-DDB3"]),
+    ];
+    expect([...new Set(suppressed.map((x) => x.rule))].sort()).toEqual(expected.sort());
+    const ours = new Set(s.functions.values());
+    const ourRoles = new Set([...ours].map((id) => s.roleOf(id)));
+    // Queues that are some target's or function's dead-letter queue.
+    const deadLetterQueues = new Set(
+      [
+        ...s.rules.flatMap(([, r]) =>
+          r.Properties.Targets.map((t: Json) => s.arnOf(t.DeadLetterConfig?.Arn)),
+        ),
+        ...s
+          .ofType("AWS::Lambda::EventInvokeConfig")
+          .map(([, c]) => s.arnOf(c.Properties.DestinationConfig.OnFailure.Destination)),
+      ].filter(Boolean),
+    );
+    const parameter = (path: string) =>
+      `Resource::arn:<AWS::Partition>:ssm:us-east-1:123456789012:parameter${path}`;
+    const registeredSecrets = [
+      parameter(`/sst/toolbus/${stage}/Secret/${REGISTERED_SECRET_PREFIX}*/value`),
+      parameter(`/sst/toolbus/.fallback/Secret/${REGISTERED_SECRET_PREFIX}*/value`),
+    ];
+    for (const { resource, type, rule, reason, appliesTo } of suppressed) {
+      const what = `${rule} on ${resource}`;
+      // ...and each with a reason that names its evidence.
+      expect(reason.length, what).toBeGreaterThan(60);
+      for (const target of appliesTo ?? []) expect(typeof target, what).toBe("string");
+      if (rule === "AwsSolutions-SQS3") {
+        expect(type, what).toBe("AWS::SQS::Queue");
+        expect(deadLetterQueues.has(resource), what).toBe(true);
+      }
+      if (rule === "AwsSolutions-APIG4") expect(type, what).toBe("AWS::ApiGatewayV2::Route");
+      if (rule === "AwsSolutions-DDB3") expect(resource, what).toBe(s.tableId);
+      if (rule === "AwsSolutions-IAM5") {
+        // Only the exact resources: X-Ray's `*` where the stage traces, the registrations'
+        // secrets, SST's seed runner invoking its seed.
+        expect(appliesTo?.length, what).toBeGreaterThan(0);
+        for (const target of appliesTo ?? []) {
+          const xray = target === "Resource::*";
+          const seedRunner = target === `Resource::<${s.fn("seed").id}.Arn>:*`;
+          expect(xray || seedRunner || registeredSecrets.includes(String(target)), what).toBe(true);
+          if (xray) expect(s.config.tracing, what).not.toBe("disabled");
+        }
+      }
+      if (rule === "AwsSolutions-L1" || rule === "AwsSolutions-IAM4") {
+        // Never on a function of ours: only SST's deploy-time handlers and their roles.
+        expect(ours.has(resource) || ourRoles.has(resource), what).toBe(false);
+        expect(reason, what).toContain("SST");
+      }
+    }
   });
 
   it("registers exactly the stack's rules and targets when the local runtime wires its bus", async () => {
@@ -1211,6 +1470,24 @@ describe("the bundles the dev stack deploys, run in a fresh Node process", () =>
     return { endpoint: `http://127.0.0.1:${port}`, requests, close: () => server.close() };
   }
 
+  /**
+   * A function's environment as Lambda would give it: what the template sets (strings; table
+   * and bus names are references), and what Lambda and CloudFormation fill in, pointed at
+   * loopback.
+   */
+  const bundleEnv = (fnEnv: Record<string, unknown>, env: Record<string, string>) => ({
+    PATH: process.env.PATH ?? "",
+    ...Object.fromEntries(Object.entries(fnEnv).filter(([, v]) => typeof v === "string")),
+    AWS_REGION: "us-east-1",
+    AWS_ACCESS_KEY_ID: "test",
+    AWS_SECRET_ACCESS_KEY: "test",
+    AWS_EC2_METADATA_DISABLED: "true",
+    AWS_ENDPOINT_URL_DYNAMODB: inject("dynamodbEndpoint"),
+    AWS_ENDPOINT_URL_EVENTBRIDGE: busServer.endpoint,
+    TOOLBUS_BUS: "toolbus-dev",
+    ...env,
+  });
+
   /** Imports a bundle as Lambda would (ESM, cold) and calls its handler with each event. */
   async function invoke(handler: string, env: Record<string, string>, events: unknown[]) {
     const s = stageOf("dev");
@@ -1227,20 +1504,7 @@ describe("the bundles the dev stack deploys, run in a fresh Node process", () =>
       process.execPath,
       ["--input-type=module", "-e", script, String(bundle), JSON.stringify(events)],
       {
-        env: {
-          PATH: process.env.PATH ?? "",
-          // What the template sets (strings; table and bus names are references)...
-          ...Object.fromEntries(Object.entries(fnEnv).filter(([, v]) => typeof v === "string")),
-          // ...and what Lambda and CloudFormation would fill in, pointed at loopback.
-          AWS_REGION: "us-east-1",
-          AWS_ACCESS_KEY_ID: "test",
-          AWS_SECRET_ACCESS_KEY: "test",
-          AWS_EC2_METADATA_DISABLED: "true",
-          AWS_ENDPOINT_URL_DYNAMODB: inject("dynamodbEndpoint"),
-          AWS_ENDPOINT_URL_EVENTBRIDGE: busServer.endpoint,
-          TOOLBUS_BUS: "toolbus-dev",
-          ...env,
-        },
+        env: bundleEnv(fnEnv, env),
         timeout: 60_000,
       },
     );
@@ -1275,6 +1539,113 @@ describe("the bundles the dev stack deploys, run in a fresh Node process", () =>
     ...(json === undefined ? {} : { body: JSON.stringify(json) }),
     isBase64Encoded: false,
   });
+
+  it("streams a run's events from the streaming endpoint's bundle as they are logged, and stops when the client goes away", async () => {
+    // The rest of the stage runs here: the API, the tools and the recorder, on their own table.
+    const system = await startTestToolbus();
+    const ssm = await fakeSsm({
+      "/sst/toolbus/dev/Secret/TOOLBUS_ADMIN_KEY/value": system.adminKey,
+    });
+    const s = stageOf("dev");
+    const { resource } = s.fn("api-stream");
+    const fnEnv = resource.Properties.Environment.Variables;
+    const runId = system.runId();
+    const auth = { authorization: `Bearer ${system.adminKey}` };
+    const events = [
+      // What only the HTTP API serves is refused here, and says where to go.
+      httpEvent("/v1/tools", auth),
+      // MCP is served (its answers will stream), with the catalog the stage seeded.
+      httpEvent(
+        "/mcp",
+        { ...auth, accept: "application/json, text/event-stream" },
+        {
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/list",
+        },
+      ),
+      httpEvent("/v1/runs/x/events", { accept: "text/event-stream" }),
+      // Last: a follower of the run, held open until the test hangs up.
+      httpEvent(`/v1/runs/${runId}/events`, { ...auth, accept: "text/event-stream" }),
+    ];
+    const child = spawn(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        STREAMING_INVOKER,
+        String(bundleEntry(s, "api-stream")),
+        JSON.stringify(events),
+      ],
+      {
+        env: bundleEnv(fnEnv, {
+          AWS_ENDPOINT_URL_SSM: ssm.endpoint,
+          AWS_LAMBDA_FUNCTION_NAME: "toolbus-dev-ApiStream",
+          TOOLBUS_TABLE: system.tableName,
+          // As CloudFormation fills them in; the calls here run in the test's own process.
+          [FUNCTIONS_ENV]: renderRefs(fnEnv[FUNCTIONS_ENV], longestFunctionName) ?? "",
+        }),
+        stdio: ["pipe", "pipe", "pipe"],
+      },
+    );
+    const responses = new StreamedResponses();
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (text: string) => responses.feed(text));
+    child.stderr.setEncoding("utf8").on("data", (text: string) => {
+      stderr += text;
+    });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    const until = async (what: string, check: () => boolean, ms = 20_000) => {
+      const deadline = Date.now() + ms;
+      while (!check()) {
+        if (Date.now() > deadline)
+          throw new Error(`timed out waiting for ${what}\n${stderr.slice(-2000)}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    try {
+      const follower = () => responses.response(3);
+      await until("the follower's headers", () => follower().statusCode !== undefined);
+      expect(follower().statusCode).toBe(200);
+      expect(follower().headers["content-type"]).toMatch(/^text\/event-stream/);
+      expect(follower().done).toBe(false);
+
+      const refused = responses.response(0);
+      const mcp = responses.response(1);
+      const anonymous = responses.response(2);
+      expect(refused.statusCode).toBe(404);
+      expect(JSON.parse(refused.body).error.message).toContain("served by the API URL");
+      expect(mcp.statusCode).toBe(200);
+      expect(mcp.body).toContain('"name":"readability_analyzer"');
+      expect(anonymous.statusCode).toBe(401);
+
+      // A call made now reaches the open stream: both of its events, while it stays open.
+      const call = await system.request(`/v1/runs/${runId}/calls`, {
+        method: "POST",
+        json: { tool: "readability_analyzer", input: { text: "The cat sat." }, callId: "live-1" },
+      });
+      expect(call.status).toBe(200);
+      await until("both events of the call", () =>
+        /event: ToolResultReceived/.test(follower().body),
+      );
+      const body = follower().body;
+      expect(body.indexOf("event: ToolCallScheduled")).toBeGreaterThanOrEqual(0);
+      expect(body.indexOf("event: ToolCallScheduled")).toBeLessThan(
+        body.indexOf("event: ToolResultReceived"),
+      );
+      expect(body).toContain('"callId":"live-1"');
+      expect(follower().done).toBe(false);
+
+      // The client hangs up: the handler ends at once instead of polling on to its timeout.
+      child.stdin.write("hang up\n");
+      await until("the handler to end", () => follower().done, 10_000);
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill();
+      ssm.close();
+      await system.stop();
+    }
+  }, 120_000);
 
   it("seeds the catalog, then serves it to the admin key SST bound from SSM", async () => {
     const dynamodb = testDynamoDbClient();

@@ -80,6 +80,12 @@ export interface ToolbusClientOptions {
   baseUrl: string;
   /** Sent as `Authorization: Bearer <apiKey>`. */
   apiKey: string;
+  /**
+   * Where followed event streams are read: the stage's `StreamUrl` output on AWS, where API
+   * Gateway would buffer them. Absent: the URL the API names in `/health`, else `baseUrl`.
+   * `false`: always `baseUrl`.
+   */
+  streamUrl?: string | false;
   /** Defaults to the global fetch. */
   fetch?: typeof fetch;
   /** Extra headers for every request (e.g. `x-request-id`). */
@@ -368,6 +374,7 @@ export class ToolbusClient {
   constructor(options: ToolbusClientOptions) {
     this.#http = new Transport({
       baseUrl: options.baseUrl,
+      ...(options.streamUrl !== undefined ? { streamUrl: options.streamUrl } : {}),
       apiKey: options.apiKey,
       fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
       headers: options.headers ?? {},

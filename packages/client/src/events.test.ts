@@ -71,8 +71,14 @@ function scriptedFetch(script: Scripted[]) {
   return { fetch, lastEventIds };
 }
 
+/** Every request goes to the scripted fetch: no `/health` asked for a streaming URL. */
 function client(fetch: typeof globalThis.fetch) {
-  return createToolbusClient({ baseUrl: "http://toolbus.test", apiKey: "k", fetch });
+  return createToolbusClient({
+    baseUrl: "http://toolbus.test",
+    streamUrl: false,
+    apiKey: "k",
+    fetch,
+  });
 }
 
 async function take(iterable: AsyncIterable<{ eventKey: string }>, count: number) {

@@ -48,6 +48,7 @@ export async function* followEvents(
       let problem: ToolbusClientError | undefined;
       try {
         const response = await transport.send("GET", path, {
+          streaming: true,
           query,
           headers: {
             accept: "text/event-stream",

@@ -4,12 +4,19 @@ import { errorBodySchema } from "./schemas.js";
 
 export interface TransportOptions {
   baseUrl: string;
+  /**
+   * Where event streams are read: a URL, `false` for the base URL, or (absent) whatever the
+   * API's `/health` names as its `streamUrl`, asked once, else the base URL.
+   */
+  streamUrl?: string | false;
   apiKey: string;
   fetch: typeof fetch;
   headers: Record<string, string>;
 }
 
 export interface SendOptions {
+  /** Sent to the stage's streaming endpoint (event streams), not the base URL. */
+  streaming?: boolean;
   query?: Record<string, string | number | boolean | undefined>;
   json?: unknown;
   headers?: Record<string, string>;
@@ -20,21 +27,18 @@ export interface SendOptions {
 export class Transport {
   readonly #options: TransportOptions;
   readonly #base: string;
+  #streamBase: Promise<string> | undefined;
 
   constructor(options: TransportOptions) {
     this.#options = options;
-    // A base URL may carry a path (an API Gateway stage): paths are appended, not resolved.
-    this.#base = options.baseUrl.replace(/\/+$/, "");
-    if (!URL.canParse(this.#base) || !/^https?:$/.test(new URL(this.#base).protocol)) {
-      throw new ToolbusClientError(
-        "invalid_base_url",
-        `The base URL must be an http(s) URL, not ${JSON.stringify(options.baseUrl)}.`,
-      );
-    }
+    this.#base = checkedBase(options.baseUrl, "base URL");
+    if (typeof options.streamUrl === "string") {
+      this.#streamBase = Promise.resolve(checkedBase(options.streamUrl, "stream URL"));
+    } else if (options.streamUrl === false) this.#streamBase = Promise.resolve(this.#base);
   }
 
-  url(path: string, query: SendOptions["query"] = {}): string {
-    const url = new URL(`${this.#base}${path}`);
+  url(path: string, query: SendOptions["query"] = {}, base = this.#base): string {
+    const url = new URL(`${base}${path}`);
     for (const [name, value] of Object.entries(query)) {
       if (value !== undefined) url.searchParams.set(name, String(value));
     }
@@ -52,7 +56,8 @@ export class Transport {
     if (options.json !== undefined) headers["content-type"] = "application/json";
     let response: Response;
     try {
-      response = await this.#options.fetch(this.url(path, options.query), {
+      const base = options.streaming ? await this.streamBase() : this.#base;
+      response = await this.#options.fetch(this.url(path, options.query, base), {
         method,
         headers,
         ...(options.json !== undefined ? { body: JSON.stringify(options.json) } : {}),
@@ -67,6 +72,26 @@ export class Transport {
     return response;
   }
 
+  /**
+   * Where event streams go. On AWS the API (behind API Gateway, which buffers) names the
+   * stage's streaming endpoint in `/health`; locally it names none and the API streams itself.
+   * Asked once; a failed ask is asked again next time.
+   */
+  streamBase(): Promise<string> {
+    this.#streamBase ??= this.#options
+      .fetch(this.url("/health"), { headers: { accept: "application/json" } })
+      .then(async (response) => {
+        const body = (await response.json().catch(() => undefined)) as { streamUrl?: unknown };
+        const named = typeof body?.streamUrl === "string" ? body.streamUrl : undefined;
+        return named && URL.canParse(named) ? checkedBase(named, "stream URL") : this.#base;
+      })
+      .catch((error: unknown) => {
+        this.#streamBase = undefined;
+        throw networkError("GET", "/health", error);
+      });
+    return this.#streamBase;
+  }
+
   /** Sends a request and returns its JSON body, checked against `schema` when one is given. */
   async json<T>(
     method: string,
@@ -76,6 +101,18 @@ export class Transport {
     const response = await this.send(method, path, options);
     return readJson(response, options.schema);
   }
+}
+
+/** A base URL without its trailing `/`; it may carry a path (an API Gateway stage). */
+function checkedBase(url: string, what: string): string {
+  const base = url.replace(/\/+$/, "");
+  if (!URL.canParse(base) || !/^https?:$/.test(new URL(base).protocol)) {
+    throw new ToolbusClientError(
+      "invalid_base_url",
+      `The ${what} must be an http(s) URL, not ${JSON.stringify(url)}.`,
+    );
+  }
+  return base;
 }
 
 export async function readJson<T>(response: Response, schema?: z.ZodType<T>): Promise<T> {

@@ -211,7 +211,9 @@ export const replayResultSchema = z
   })
   .loose();
 
-export const healthSchema = z.object({ status: z.literal("ok"), stage: z.string() }).loose();
+export const healthSchema = z
+  .object({ status: z.literal("ok"), stage: z.string(), streamUrl: z.string().optional() })
+  .loose();
 
 /** A run's limits, as the API answers them (the API checks what is sent). */
 const runPolicy = z.object({

@@ -42,6 +42,7 @@ export {
   ValidationError,
 } from "./errors";
 export { EventPublisher, type OutgoingEvent } from "./events/publisher";
+export { REGISTERED_SECRET_PREFIX } from "./model/registered-secret";
 export { createRecorder } from "./runtime/recorder";
 export { createSweeper } from "./runtime/sweeper";
 export { createToolHandler, type ToolRuntimeDeps } from "./runtime/tool-handler";

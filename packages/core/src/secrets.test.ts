@@ -6,6 +6,7 @@ import {
   SST_SECRET_PLACEHOLDER,
   secretBindingVariable,
   secretParameterNames,
+  stageSecretReader,
 } from "./secrets";
 
 const sst = { SST_APP: "toolbus", SST_STAGE: "dev", SST_SSM_PREFIX: "/sst/toolbus/dev/" };
@@ -126,5 +127,20 @@ describe("secrets", () => {
     const ssm = fakeSsm({ "/sst/toolbus/dev/Secret/GITHUB_TOKEN/value": "ghp_retry" });
     const secret = await loadSecrets(["GITHUB_TOKEN"], env, { fetch: ssm.fetch, cache });
     expect(secret("GITHUB_TOKEN")).toBe("ghp_retry");
+  });
+
+  it("reads and answers only TOOLSET_ secrets for registered toolsets, never the stage's others", async () => {
+    const ssm = fakeSsm({
+      "/sst/toolbus/dev/Secret/TOOLSET_ACME_KEY/value": "acme",
+      "/sst/toolbus/dev/Secret/GITHUB_TOKEN/value": "ghp_stage",
+    });
+    // The function's own secrets: the admin key and a built-in tool's token.
+    const own = (name: string) => ({ TOOLBUS_ADMIN_KEY: "admin", GITHUB_TOKEN: "ghp_own" })[name];
+    const read = stageSecretReader(own, sst, { fetch: ssm.fetch, cache: new Map() });
+    const secret = await read(["GITHUB_TOKEN", "TOOLSET_ACME_KEY", "TOOLBUS_ADMIN_KEY"]);
+    expect(ssm.calls).toEqual([["/sst/toolbus/dev/Secret/TOOLSET_ACME_KEY/value"]]);
+    expect(secret("TOOLSET_ACME_KEY")).toBe("acme");
+    expect(secret("GITHUB_TOKEN")).toBeUndefined();
+    expect(secret("TOOLBUS_ADMIN_KEY")).toBeUndefined();
   });
 });

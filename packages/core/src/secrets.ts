@@ -1,3 +1,4 @@
+import { isRegisteredSecret } from "./model/registered-secret";
 import type { SecretSource } from "./outbound/types";
 import { ssmParameterFetcher } from "./ssm-parameters";
 
@@ -163,9 +164,18 @@ export function firstSecret(...sources: readonly (SecretSource | undefined)[]): 
 
 /**
  * How registered toolsets' secrets are read, everywhere: what this function already knows
- * (`own`: its environment, its bound secrets), then the stage's secrets.
+ * (`own`: its environment, its bound secrets), then the stage's secrets. Only names under the
+ * registered prefix are read or answered: the others (the admin key, a built-in tool's
+ * secret) belong to Toolbus, and on AWS these functions may not read them at all.
  */
-export function stageSecretReader(own: SecretSource) {
-  return async (names: readonly string[]): Promise<SecretSource> =>
-    firstSecret(own, await readStageSecrets(names));
+export function stageSecretReader(
+  own: SecretSource,
+  env: NodeJS.ProcessEnv = process.env,
+  options: LoadSecretsOptions = {},
+) {
+  return async (names: readonly string[]): Promise<SecretSource> => {
+    const readable = names.filter(isRegisteredSecret);
+    const source = firstSecret(own, await readStageSecrets(readable, env, options));
+    return (name) => (isRegisteredSecret(name) ? source(name) : undefined);
+  };
 }

@@ -23,6 +23,7 @@ import { registerRunRoutes } from "./routes/runs";
 import { registerSearchRoutes } from "./routes/search";
 import { registerSelectionRoutes } from "./routes/selection";
 import { registerSubscriptionRoutes } from "./routes/subscriptions";
+import { streamedRoutesOnly } from "./streaming";
 
 export { MAX_BODY_BYTES } from "./body";
 
@@ -39,6 +40,7 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
   app.use("*", settleRequestBody());
   app.use("*", requestId(deps.log));
   app.use("*", secureHeaders());
+  if (deps.surface === "streaming") app.use("*", streamedRoutesOnly());
   app.use("/v1/*", authenticate(deps));
   app.use("/v1/*", limitRequestBody());
   app.use("/v1/*", auditAdminWrites(deps.audit));

@@ -1,16 +1,29 @@
 import type { MiddlewareHandler } from "hono";
+import { type AuditObject, type AuditObjectKind, MAX_AUDIT_TOUCHED } from "../model/audit";
 import type { AuditLog } from "../ports";
 import type { ApiEnv } from "./env";
 
 const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+/** Longer names and ids are cut: an entry stays small whatever a route hands it. */
+const MAX_TEXT = 200;
+
+/**
+ * What a route says it touched, in one line: `c.set("audited", { kind: "key", id, name, role })`.
+ * Names and ids only, never a key, a secret or a body. `touched` may be long; the entry keeps
+ * the first {@link MAX_AUDIT_TOUCHED} and the count.
+ */
+export type AuditedObject = Omit<AuditObject, "touched" | "touchedCount"> & {
+  touched?: readonly string[];
+};
 
 /**
  * Records every admin write that succeeded: who (key id and role), the request, its target,
- * and the version it replaced (`If-Match`) and made (`ETag`). One middleware on every route, so
- * a new admin route is audited without a line of its own; a route is an admin write when its
- * `requirePermission` asks for admin. Bodies are never recorded: a new key is in one.
- * The write already happened when the entry is made: a failed entry is logged, not answered
- * as an error that would tell the caller its change did not happen.
+ * the object it touched, and the version it replaced (`If-Match`) and made (`ETag`). One
+ * middleware on every route, so a new admin route is audited without a line of its own; a route
+ * is an admin write when its `requirePermission` asks for admin. The object is what the route
+ * set as `audited`, or else one derived from the path. Bodies are never recorded: a new key is
+ * in one. The write already happened when the entry is made: a failed entry is logged, not
+ * answered as an error that would tell the caller its change did not happen.
  */
 export function auditAdminWrites(audit: AuditLog | undefined): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
@@ -25,6 +38,7 @@ export function auditAdminWrites(audit: AuditLog | undefined): MiddlewareHandler
       actor: { keyId: principal.id, role: principal.role },
       action: c.req.method,
       target: c.req.path,
+      object: bounded(c.get("audited") ?? objectFromPath(c.req.path)),
       status: c.res.status,
       ...(before ? { before: before.slice(0, 200) } : {}),
       ...(after ? { after } : {}),
@@ -34,4 +48,41 @@ export function auditAdminWrites(audit: AuditLog | undefined): MiddlewareHandler
       c.get("log").error("An admin write could not be audited", { ...entry, error });
     });
   };
+}
+
+/** The first path segment under /v1 names the collection; the next one, the object. */
+const COLLECTIONS = new Map<string, AuditObjectKind>([
+  ["keys", "key"],
+  ["tools", "tool"],
+  ["toolsets", "toolset"],
+  ["external-toolsets", "toolset"],
+  ["capabilities", "capability"],
+  ["subscriptions", "subscription"],
+  ["runs", "run"],
+]);
+
+/** The object of a route that did not say: `/v1/keys/k1` is key k1, `/v1/keys` is all keys. */
+function objectFromPath(path: string): AuditedObject {
+  const [, , collection = "", id] = path.split("/");
+  const kind = COLLECTIONS.get(collection);
+  if (!kind) return { kind: "other", id: path };
+  return { kind, id: id || "*" };
+}
+
+/** Only the known fields, each cut to length, and at most so many touched ids. */
+function bounded(object: AuditedObject): AuditObject {
+  const result: AuditObject = { kind: object.kind, id: clip(object.id) };
+  if (object.name !== undefined) result.name = clip(object.name);
+  if (object.role !== undefined) result.role = clip(object.role);
+  if (object.toolset !== undefined) result.toolset = clip(object.toolset);
+  if (object.touched) {
+    const unique = [...new Set(object.touched)];
+    result.touched = unique.slice(0, MAX_AUDIT_TOUCHED).map(clip);
+    if (unique.length > MAX_AUDIT_TOUCHED) result.touchedCount = unique.length;
+  }
+  return result;
+}
+
+function clip(text: string): string {
+  return text.slice(0, MAX_TEXT);
 }

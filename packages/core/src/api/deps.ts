@@ -40,6 +40,16 @@ export interface ApiDeps {
    * a function is asked on every request (on AWS the key is a secret loaded on first use).
    */
   adminKey?: string | (() => string | undefined);
+  /**
+   * The stage's streaming endpoint, when it has one apart from this API (the Function URL on
+   * AWS): `/health` names it, and agent files point MCP clients at its `/mcp`.
+   */
+  streamUrl?: string;
+  /**
+   * `streaming`: this app is that endpoint, and serves only what streams (event streams, /mcp)
+   * and `/health` (api/streaming.ts). Default `api`: every route.
+   */
+  surface?: "api" | "streaming";
   /** Poll interval for `text/event-stream` followers, ms. */
   followIntervalMs?: number;
   /** Longest a `text/event-stream` follower stays connected, ms (default 15 min); it then reconnects. */

@@ -1,5 +1,6 @@
 import type { Principal } from "../model/call";
 import type { Logger } from "../observability/log";
+import type { AuditedObject } from "./audit";
 import type { Permission } from "./auth";
 
 /** What middleware hands to route handlers through the context. */
@@ -17,5 +18,10 @@ export interface ApiEnv {
     keyStillValid: () => Promise<boolean>;
     /** Set by `requirePermission`: what the matched route needs (admin writes are audited). */
     permission?: Permission;
+    /**
+     * What an admin write touched, set by its route in one line and recorded by the audit
+     * middleware (a route that sets none is audited with the object its path names).
+     */
+    audited?: AuditedObject;
   };
 }

@@ -205,6 +205,8 @@ export const healthSchema = z
     /** Each dependency's state: `dynamodb`, `eventbridge`. */
     dependencies: z.record(z.string(), dependencyStateSchema).optional(),
     checkedAt: z.string().optional(),
+    /** Where event streams and MCP are served, when not at this URL (the stage's StreamUrl). */
+    streamUrl: z.string().optional(),
   })
   .openapi("Health");
 

@@ -9,7 +9,10 @@ const RESERVED_SECRET_PREFIXES = ["AWS_", "LAMBDA_", "SST_", "TOOLBUS_"];
 
 /**
  * Secrets are referenced by name (the environment variable locally, the SST secret on AWS);
- * the catalog never holds a value.
+ * the catalog never holds a value. Stored tools are parsed with this too, so the registered
+ * prefix (./registered-secret) is not part of it: a registration stored before that rule must
+ * still load (and is reported unavailable); the rule is checked where registrations are
+ * written (app/catalog/checks.ts).
  */
 export const secretName = z
   .string()

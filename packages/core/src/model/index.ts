@@ -44,6 +44,11 @@ export {
   toolsetRegistration,
 } from "./registered";
 export {
+  isRegisteredSecret,
+  REGISTERED_SECRET_PREFIX,
+  registeredSecretRule,
+} from "./registered-secret";
+export {
   type RunBudget,
   type RunPolicy,
   runBudget,

@@ -5,6 +5,11 @@ import {
   secretCapabilityName,
   secretName as secretNameSchema,
 } from "../model/implementation";
+import {
+  isRegisteredSecret,
+  REGISTERED_SECRET_PREFIX,
+  registeredSecretRule,
+} from "../model/registered-secret";
 import type { ToolSpec, ToolsetSpec } from "../model/tool";
 import type { SecretSource } from "../outbound/types";
 import { ToolFailure } from "../tool-definition";
@@ -16,6 +21,13 @@ export function authHeaders(
   toolId: string,
 ): Record<string, string> {
   if (!auth) return {};
+  // Refused before the read: this function's own secrets (the admin key, a built-in tool's)
+  // may be in `secret`, and none of them may leave with a registered tool's request.
+  if (!isRegisteredSecret(auth.secret)) {
+    throw new ToolFailure(
+      Failures.unavailable(`${toolId} is unavailable: ${outsidePrefix(auth.secret)}`),
+    );
+  }
   const value = secret(auth.secret);
   if (!value) {
     throw new ToolFailure(
@@ -44,15 +56,39 @@ export function referencedSecrets(
   return [...names].sort();
 }
 
-/** A capability per referenced secret: present when the secret is set on this stage. */
+/**
+ * A capability per referenced secret: present when the secret is set on this stage. A secret
+ * outside the registered prefix (a registration stored before the rule) is never present and
+ * never read: its tools are unavailable, with the rule and the fix as the reason.
+ */
 export function secretDetectors(names: readonly string[]): CapabilityDetector[] {
   return names
     .filter((name) => secretNameSchema.safeParse(name).success)
-    .map((name) =>
-      secretCapability(
-        secretCapabilityName(name),
-        name,
-        `The secret ${name}, referenced by a registered toolset.`,
-      ),
-    );
+    .map((name) => (isRegisteredSecret(name) ? stageSecret(name) : forbiddenSecret(name)));
+}
+
+function stageSecret(name: string): CapabilityDetector {
+  return secretCapability(
+    secretCapabilityName(name),
+    name,
+    `The secret ${name}, referenced by a registered toolset.`,
+  );
+}
+
+function forbiddenSecret(name: string): CapabilityDetector {
+  const check = {
+    available: false,
+    reason: outsidePrefix(name),
+    source: `rule:${REGISTERED_SECRET_PREFIX}*`,
+  };
+  return {
+    name: secretCapabilityName(name),
+    description: `The secret ${name}, referenced by a registered toolset but outside ${REGISTERED_SECRET_PREFIX}*.`,
+    detect: () => check,
+  };
+}
+
+/** Why a stored registration's secret is not read, and how to fix it. */
+function outsidePrefix(name: string): string {
+  return `${name} is not read: ${registeredSecretRule(name)}. Set the secret under a ${REGISTERED_SECRET_PREFIX} name and register the toolset again naming it.`;
 }

@@ -38,7 +38,7 @@ export function registerAgentRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): vo
       const files = await renderAgentFiles(c.req.valid("json"), {
         selector,
         principal: c.get("principal"),
-        mcpUrl: new URL("/mcp", c.req.url).href,
+        mcpUrl: new URL("/mcp", deps.streamUrl ?? c.req.url).href,
       });
       return c.json(files, 200);
     },

@@ -1,22 +1,12 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { auditEntry } from "../../model/audit";
 import { requirePermission } from "../auth";
 import type { ApiDeps } from "../deps";
 import type { ApiEnv } from "../env";
 import { bearerSecurity, errorResponses, jsonContent } from "../schemas";
 
-const entrySchema = z.object({
-  id: z.string(),
-  at: z.string(),
-  actor: z.object({ keyId: z.string(), role: z.string() }),
-  action: z.string(),
-  target: z.string(),
-  status: z.number(),
-  before: z.string().optional(),
-  after: z.string().optional(),
-  requestId: z.string().optional(),
-});
 const pageSchema = z
-  .object({ entries: z.array(entrySchema), cursor: z.string().nullable() })
+  .object({ entries: z.array(auditEntry), cursor: z.string().nullable() })
   .openapi("AuditPage");
 const query = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),

@@ -45,6 +45,10 @@ export function registerCapabilityRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps
         ...errorResponses(401, 403),
       },
     }),
-    async (c) => c.json({ capabilities: await capabilities.refresh() }, 200),
+    async (c) => {
+      const statuses = await capabilities.refresh();
+      c.set("audited", { kind: "capability", id: "*", touched: statuses.map((s) => s.name) });
+      return c.json({ capabilities: statuses }, 200);
+    },
   );
 }

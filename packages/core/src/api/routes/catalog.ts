@@ -167,6 +167,7 @@ export function registerCatalogRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): 
       if (spec.name !== name) throw pathMismatch("name", name, spec.name);
       const expected = parseIfMatch(c.req.valid("header")["if-match"]);
       const stored = await writes.putToolset(spec, expected);
+      c.set("audited", { kind: "toolset", id: stored.name });
       c.header("ETag", etag(stored));
       if (stored.revision === 1) {
         c.header("Location", `/v1/toolsets/${stored.name}`);
@@ -203,6 +204,7 @@ export function registerCatalogRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): 
       if (spec.id !== id) throw pathMismatch("id", id, spec.id);
       const expected = parseIfMatch(c.req.valid("header")["if-match"]);
       const stored = await writes.putTool(spec, expected);
+      c.set("audited", { kind: "tool", id: stored.id, toolset: stored.toolset });
       c.header("ETag", etag(stored));
       if (stored.revision === 1) {
         c.header("Location", `/v1/tools/${stored.id}`);
@@ -232,6 +234,7 @@ export function registerCatalogRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): 
         const { id } = c.req.valid("param");
         const expected = parseIfMatch(c.req.valid("header")["if-match"]);
         const stored = await writes.setEnabled(id, action === "enable", expected);
+        c.set("audited", { kind: "tool", id: stored.id, toolset: stored.toolset });
         c.header("ETag", etag(stored));
         return c.json(stored, 200);
       },

@@ -20,9 +20,10 @@ const health = createRoute({
 export function registerHealthRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
   app.openapi(health, async (c) => {
     const stage = deps.config.stage;
-    if (!deps.health) return c.json({ status: "ok" as const, stage }, 200);
+    const streamUrl = deps.streamUrl ? { streamUrl: deps.streamUrl } : {};
+    if (!deps.health) return c.json({ status: "ok" as const, stage, ...streamUrl }, 200);
     const report = await deps.health.report();
-    const body = { ...report, stage };
+    const body = { ...report, stage, ...streamUrl };
     c.header("cache-control", "no-store");
     return report.status === "ok" ? c.json(body, 200) : c.json(body, 503);
   });

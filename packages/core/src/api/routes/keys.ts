@@ -43,6 +43,7 @@ export function registerKeyRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void
         });
       }
       const { key, record } = await keys.create({ name, role });
+      c.set("audited", { kind: "key", id: record.keyId, name: record.name, role: record.role });
       c.header("Location", `/v1/keys/${record.keyId}`);
       return c.json(
         {
@@ -89,7 +90,9 @@ export function registerKeyRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void
     }),
     async (c) => {
       const { keyId } = c.req.valid("param");
-      return c.json(keyView(await keys.revoke(keyId)), 200);
+      const record = await keys.revoke(keyId);
+      c.set("audited", { kind: "key", id: record.keyId, name: record.name, role: record.role });
+      return c.json(keyView(record), 200);
     },
   );
 }

@@ -1,5 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { ValidationError } from "../../errors";
+import { REGISTERED_SECRET_PREFIX } from "../../model/registered-secret";
+import type { AuditedObject } from "../audit";
 import { requirePermission } from "../auth";
 import type { ApiDeps } from "../deps";
 import type { ApiEnv } from "../env";
@@ -29,8 +31,7 @@ export function registerRegisteredToolsetRoutes(app: OpenAPIHono<ApiEnv>, deps: 
       path: "/v1/external-toolsets/{name}",
       tags: ["Catalog admin"],
       summary: "Register or replace an http or mcp toolset",
-      description:
-        "Checks everything before writing: owner, ids (a clash names both owners), JSON Schemas, URL templates, the SSRF guard on every URL, that each named secret is set, and for mcp that the server lists its tools. Then the toolset and exactly its tools are written in one transaction. The answer says which tools were added, removed or changed.",
+      description: `Checks everything before writing: owner, ids (a clash names both owners), JSON Schemas, URL templates, the SSRF guard on every URL, that each named secret starts with ${REGISTERED_SECRET_PREFIX} (the stage's other secrets belong to Toolbus and its built-in tools) and is set, and for mcp that the server lists its tools. Then the toolset and exactly its tools are written in one transaction. The answer says which tools were added, removed or changed.`,
       security: bearerSecurity,
       middleware: [admin] as const,
       request: {
@@ -56,6 +57,7 @@ export function registerRegisteredToolsetRoutes(app: OpenAPIHono<ApiEnv>, deps: 
         );
       }
       const { created, ...outcome } = await registered.register(registration);
+      c.set("audited", toolsetTouched(name, outcome));
       c.header("ETag", etag(outcome.toolset));
       if (created) {
         c.header("Location", `/v1/toolsets/${name}`);
@@ -94,6 +96,7 @@ export function registerRegisteredToolsetRoutes(app: OpenAPIHono<ApiEnv>, deps: 
         name,
         body.renames ? { renames: body.renames } : {},
       );
+      c.set("audited", toolsetTouched(name, outcome));
       c.header("ETag", etag(outcome.toolset));
       return c.json(outcome, 200);
     },
@@ -118,7 +121,18 @@ export function registerRegisteredToolsetRoutes(app: OpenAPIHono<ApiEnv>, deps: 
     async (c) => {
       const { name } = c.req.valid("param");
       const expected = parseIfMatch(c.req.valid("header")["if-match"]);
-      return c.json(await registered.remove(name, expected), 200);
+      const { removed } = await registered.remove(name, expected);
+      c.set("audited", { kind: "toolset", id: name, touched: removed });
+      return c.json({ removed }, 200);
     },
   );
+}
+
+/** A registration or refresh writes the toolset and all its tools, and removes the ones gone. */
+function toolsetTouched(
+  name: string,
+  outcome: { tools: readonly { id: string }[]; diff: { removed: readonly string[] } },
+): AuditedObject {
+  const touched = [...outcome.tools.map((tool) => tool.id), ...outcome.diff.removed];
+  return { kind: "toolset", id: name, touched };
 }

@@ -1,6 +1,7 @@
 import type { StageConfig } from "../../config";
 import { type Issue, ValidationError } from "../../errors";
 import type { ToolsetRegistration } from "../../model/registered";
+import { isRegisteredSecret, registeredSecretRule } from "../../model/registered-secret";
 import type { ToolSpec } from "../../model/tool";
 
 /** Roles and modes an availability names must be the stage's own. */
@@ -37,16 +38,45 @@ export function refuseIssues(what: string, issues: readonly Issue[]): void {
   });
 }
 
-/** The roles and modes a registration's tools (or an MCP server's defaults) name. */
+/**
+ * What a registration names that the stage refuses: secrets outside the registered prefix,
+ * then the roles and modes its tools (or an MCP server's defaults) name.
+ */
 export function registrationIssues(
   registration: ToolsetRegistration,
   config: StageConfig,
 ): Issue[] {
+  const issues = secretIssues(registration);
   if (registration.kind === "mcp") {
     const { availability } = registration.defaults;
-    return availability ? availabilityIssues(availability, config, "defaults.availability") : [];
+    if (availability) {
+      issues.push(...availabilityIssues(availability, config, "defaults.availability"));
+    }
+    return issues;
   }
-  return registration.tools.flatMap((tool, index) =>
-    availabilityIssues(tool.availability, config, `tools.${index}.availability`),
+  registration.tools.forEach((tool, index) => {
+    issues.push(...availabilityIssues(tool.availability, config, `tools.${index}.availability`));
+  });
+  return issues;
+}
+
+/**
+ * Secrets a registration may not name. Checked here, where registrations are written, and not
+ * in the schema stored tools are parsed with: one stored before the rule must keep loading.
+ */
+function secretIssues(registration: ToolsetRegistration): Issue[] {
+  const auths = [
+    { path: "auth.secret", auth: registration.auth },
+    ...(registration.kind === "http"
+      ? registration.tools.map((tool, index) => ({
+          path: `tools.${index}.auth.secret`,
+          auth: tool.auth,
+        }))
+      : []),
+  ];
+  return auths.flatMap(({ path, auth }) =>
+    auth && !isRegisteredSecret(auth.secret)
+      ? [{ path, message: `names ${auth.secret}, but ${registeredSecretRule(auth.secret)}` }]
+      : [],
   );
 }
