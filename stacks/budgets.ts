@@ -11,7 +11,8 @@
 export const BUNDLE_BUDGETS_KB = {
   tool: 450,
   recorder: 380,
-  sweeper: 380,
+  /** 380 until the stage configuration gained the proxy setting (its schema, in every function). */
+  sweeper: 384,
   /** The stage stream's writer: the recorder's check and the stream's store. */
   stream: 380,
   /** The subscriptions dispatcher and its retry driver: matcher, signer, bus and queue clients. */
@@ -33,18 +34,28 @@ export const BUNDLE_BUDGETS_KB = {
 export const OVER_BUDGET: Readonly<Record<string, { ceilingKB: number; blockedBy: string }>> = {
   "tools/calendar": {
     // 568 until the stage config and the call model gained run budgets, approvals and the
-    // stream (+2 KB in every function: the schemas every handler parses calls and config with).
-    ceilingKB: 571,
+    // stream (+2 KB in every function: the schemas every handler parses calls and config with);
+    // 571 until the tools that reach the internet required `network` (+3 KB: its detector,
+    // which the runtime's capability gate needs in each of their functions, and the runtime's
+    // fallback rule, which says why a fallback did not answer); 574 until outbound requests
+    // could go through a forward proxy (+5 KB: the CONNECT tunnel and NO_PROXY matching, in
+    // every function that reaches the network; a single-file bundle cannot leave it lazy).
+    ceilingKB: 579,
     blockedBy: "ical.js (~77 KB) and windows-iana (~41 KB), which the tool runs",
   },
   "tools/rss_feed": {
-    // 550 until run budgets, approvals and the stream (+2 KB of shared schemas; see calendar).
-    ceilingKB: 553,
+    // 550 until run budgets, approvals and the stream (+2 KB of shared schemas; see calendar);
+    // 553 until it required `network` (+3 KB: its detector and the fallback rule; see calendar);
+    // 556 until the forward proxy (+5 KB; see calendar).
+    ceilingKB: 562,
     blockedBy: "fast-xml-parser, htmlparser2 and entities (~83 KB), which the tool runs",
   },
   "tools/web_search": {
-    // 490 until run budgets, approvals and the stream (+2 KB of shared schemas; see calendar).
-    ceilingKB: 494,
+    // 490 until run budgets, approvals and the stream (+2 KB of shared schemas; see calendar);
+    // 494 until it required `network` and its fallback could say it has nothing to serve (+3 KB:
+    // the network and static_links detectors and the fallback rule; see calendar); 497 until
+    // the forward proxy (+5 KB; see calendar).
+    ceilingKB: 502,
     blockedBy: "htmlparser2 with entities (~52 KB), which the tool runs to read result pages",
   },
 };

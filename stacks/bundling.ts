@@ -97,7 +97,7 @@ export const mcpSdkWithoutAjv: BundlePlugin = {
 const PLUGINS = [zodEnglishOnly, mcpSdkWithoutAjv];
 
 /**
- * How every function is bundled: ESM for Node 22 on Graviton, minified, and with the AWS SDK
+ * How every function is bundled: ESM for Node 24 on Graviton, minified, and with the AWS SDK
  * inside, not taken from the runtime. Measured (`npm run bench -- bundles`, README "Bundles"):
  *
  * - Size is not the reason to leave the SDK out. With it external a tool's bundle drops from

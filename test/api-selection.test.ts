@@ -124,6 +124,7 @@ describe("POST /v1/select", () => {
         { tool: "kit_review", reasons: ["mode"] },
         { tool: "kit_secret", reasons: ["capability:test_secret"] },
       ],
+      servedByFallback: [],
     });
     expect(await selectAs(system.adminKey, {})).toEqual(await selectAs(system.adminKey));
   });

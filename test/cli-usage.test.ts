@@ -91,6 +91,23 @@ describe("the command line's usage errors", () => {
       "--harness is one of claude-code, opencode, copilot, all",
     ],
     [["render-agent", "agent.json", "--harness", "all"], "agent.json does not exist."],
+    [
+      ["render-agent", "agent.json", "--harness", "all", "--no-toolbus-tools=yes"],
+      "Option '--no-toolbus-tools' does not take an argument.",
+    ],
+    [["runs", "policy"], "Missing <runId>."],
+    [
+      ["runs", "policy", "run-1"],
+      "give at least one limit: --max-calls, --max-calls-per-tool, --max-seconds, --max-cost, --max-repeats",
+    ],
+    [["runs", "policy", "run-1", "--max-calls", "0"], "--max-calls is at least 1"],
+    [["runs", "policy", "run-1", "--max-repeats", "1001"], "--max-repeats is at most 1000"],
+    [["runs", "policy", "run-1", "--max-seconds", "2.5"], "--max-seconds must be a whole number"],
+    [["runs", "policy", "run-1", "--max-cost", "ten"], "--max-cost must be a whole number"],
+    [
+      ["runs", "show", "run-1", "--max-calls", "3"],
+      "--max-calls is not an option of toolbus runs show.",
+    ],
     [["keys", "create", "--name", "x"], "--role is required"],
     [["keys", "create", "--role", "member"], "--name is required"],
     [["keys", "revoke"], "Missing <keyId>."],

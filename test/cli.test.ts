@@ -491,11 +491,14 @@ describe("toolbus render-agent", { timeout: 90_000 }, () => {
       toolbus(flags("render-agent", file)),
     ]);
     expect(run.code).toBe(0);
+    // With Toolbus's catalog (the default), the servers files the agents name come too.
     expect(run.stdout.trimEnd().split("\n").sort()).toEqual(
       [
         ".claude/agents/reviewer.md",
         ".github/agents/reviewer.agent.md",
+        ".mcp.json",
         ".opencode/agents/reviewer.md",
+        "opencode.json",
       ].map((path) => `Wrote ${join(out, path)}`),
     );
     expect(await readFile(join(out, ".claude/agents/reviewer.md"), "utf8")).toContain(
@@ -537,6 +540,87 @@ describe("toolbus render-agent", { timeout: 90_000 }, () => {
     const broken = await toolbus(flags("render-agent", file, "--out", out));
     expect(broken.code).toBe(2);
     expect(broken.stderr).toContain("opencode.json is not JSON");
+  });
+
+  it("adds Toolbus's catalog tools by default, and leaves them out with --no-toolbus-tools", async () => {
+    const file = join(scratch, "plain-agent.json");
+    await writeFile(file, JSON.stringify(agent));
+    const [plain, without, asJson, help] = await Promise.all([
+      toolbus(flags("render-agent", file, "--harness", "claude-code")),
+      toolbus(flags("render-agent", file, "--harness", "claude-code", "--no-toolbus-tools")),
+      toolbus(flags("render-agent", file, "--harness", "opencode", "--json")),
+      toolbus(["render-agent", "--help"]),
+    ]);
+    // The catalog's optional tools the agent may use, as tools of Toolbus's MCP server.
+    const selection = (await (
+      await system.request("/v1/select", { method: "POST", json: {} })
+    ).json()) as { tools: string[] };
+    const optional = new Set(
+      [...builtinTools, alwaysFails]
+        .filter((tool) => tool.spec.optionality !== "core")
+        .map((tool) => tool.spec.id),
+    );
+    const offered = selection.tools.filter((id) => optional.has(id));
+    expect(offered).toContain("readability_analyzer");
+    expect(plain.code).toBe(0);
+    const tools = plain.stdout.match(/^tools: (.+)$/m)?.[1]?.split(", ") ?? [];
+    expect(tools.slice(0, 3)).toEqual(["Read", "Grep", "Bash"]);
+    expect(tools.slice(3).sort()).toEqual(offered.map((id) => `mcp__toolbus__${id}`).sort());
+    expect(plain.stdout).toMatch(/^mcpServers:\n {2}- toolbus$/m);
+    expect(plain.stderr).toContain('the MCP servers it uses go in .mcp.json (under "mcpServers")');
+
+    expect(without.code).toBe(0);
+    expect(without.stdout).toMatch(/^tools: Read, Grep, Bash$/m);
+    expect(without.stdout).not.toContain("toolbus");
+    expect(without.stderr).toBe("");
+
+    expect(asJson.code).toBe(0);
+    const rendered = JSON.parse(asJson.stdout) as { mcpServersFile?: { content: string } };
+    const servers = JSON.parse(rendered.mcpServersFile?.content ?? "{}");
+    expect(servers.mcp.toolbus).toMatchObject({ type: "remote", url: `${server.url}/mcp` });
+
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("[--no-toolbus-tools]");
+    expect(help.stdout).toMatch(/^ {2}--no-toolbus-tools {2}leave Toolbus's catalog out/m);
+  });
+
+  it("says how to render without the catalog when the agent's mode cannot be selected for", async () => {
+    const file = join(scratch, "unknown-mode.json");
+    await writeFile(file, JSON.stringify({ ...agent, mode: "no_such_mode" }));
+    const [refused, asJson, without] = await Promise.all([
+      toolbus(flags("render-agent", file, "--harness", "claude-code")),
+      toolbus(flags("render-agent", file, "--harness", "claude-code", "--json")),
+      toolbus(flags("render-agent", file, "--harness", "claude-code", "--no-toolbus-tools")),
+    ]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("Unknown mode no_such_mode. [400 invalid_request]");
+    expect(refused.stderr).toMatch(/--no-toolbus-tools renders the agent without it\.\n$/);
+    expect(JSON.parse(asJson.stderr).error.hint).toContain("--no-toolbus-tools");
+    expect(without.code).toBe(0);
+    expect(without.stdout).toContain("Review the draft.");
+  });
+
+  it("keeps a request's own addToolbusCatalog, and --no-toolbus-tools removes it", async () => {
+    const file = join(scratch, "search-surface.json");
+    await writeFile(
+      file,
+      JSON.stringify({
+        agent,
+        harness: "claude-code",
+        enrichers: [{ type: "addToolbusCatalog", surface: "search", server: "catalog" }],
+      }),
+    );
+    const [own, off] = await Promise.all([
+      toolbus(flags("render-agent", file)),
+      toolbus(flags("render-agent", file, "--no-toolbus-tools")),
+    ]);
+    expect(own.code).toBe(0);
+    // Its options stand (the search surface's two tools, its server name), added once.
+    expect(own.stdout).toMatch(
+      /^tools: Read, Grep, Bash, mcp__catalog__search_tools, mcp__catalog__call_tool$/m,
+    );
+    expect(off.code).toBe(0);
+    expect(off.stdout).toMatch(/^tools: Read, Grep, Bash$/m);
   });
 
   it("prints every file with its path for all harnesses", async () => {

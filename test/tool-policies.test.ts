@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { defineTool, secretCapability, type ToolContext, ToolFailure } from "@toolbus/core";
+import { Failures } from "@toolbus/core/model";
 import {
   failureFromOutbound,
   failureFromStatus,
@@ -124,6 +125,29 @@ const strictQuote = defineTool({
   },
 });
 
+// A fallback that fails too: the tool's failure says so rather than skipping it in silence.
+const brokenBackup = defineTool({
+  spec: { ...quoteSpec, id: "test_broken_backup", title: "Broken backup" },
+  input: z.object({ topic: z.string().optional() }),
+  output: z.object({ note: z.string() }),
+  async execute() {
+    throw new ToolFailure(Failures.upstreamError("The backup service failed (503)."));
+  },
+});
+const shakyQuote = defineTool({
+  spec: {
+    ...quoteSpec,
+    id: "test_shaky_quote",
+    title: "Shaky quote",
+    requires: ["test_secret"],
+    fallback: "test_broken_backup",
+  },
+  input: z.object({ topic: z.string() }),
+  output: z.object({ quote: z.string() }),
+  settings,
+  execute: fetchQuote,
+});
+
 const tools = [
   ...builtinTools,
   cachedQuote,
@@ -132,6 +156,8 @@ const tools = [
   secretQuote,
   backup,
   strictQuote,
+  brokenBackup,
+  shakyQuote,
 ];
 const toolsets = [
   ...builtinToolsets,
@@ -339,5 +365,15 @@ describe("call policies without the secret", () => {
     expect(result.status).toBe("succeeded");
     expect(result.result.fallback).toMatchObject({ from: "test_secret_quote", to: "test_backup" });
     expect(result.result.output).toContain("note instead");
+  });
+
+  it("says why the fallback did not answer when it fails too, and not to count on the tool", async () => {
+    const result = await call(system, "test_shaky_quote", { topic: "x" });
+    expect(result.status).toBe("failed");
+    expect(result.result.fallback).toBeUndefined();
+    expect(result.result.failure).toMatchObject({ kind: "unavailable", recovery: "replan" });
+    expect(result.result.failure?.message).toMatch(
+      /^test_shaky_quote is unavailable: TEST_SECRET is not set on this stage\. test_shaky_quote's fallback test_broken_backup could not answer either: The backup service failed \(503\)\.$/,
+    );
   });
 });

@@ -56,13 +56,20 @@ beforeEach(() => {
   route = (_, response) => sendHtml(response, fixture("web_search", "duckduckgo-results.html"));
 });
 
-function start(tool: Record<string, unknown>, secrets: Record<string, string> = {}) {
+function start(
+  tool: Record<string, unknown>,
+  secrets: Record<string, string> = {},
+  staticLinks?: Record<string, unknown>,
+) {
   return startTestToolbus({
     tools,
     toolsets,
     config: {
       outbound: { allowHosts: ["127.0.0.1"] },
-      tools: { web_search: { duckduckgoUrl: `${upstream.origin}/html/`, ...tool } },
+      tools: {
+        web_search: { duckduckgoUrl: `${upstream.origin}/html/`, ...tool },
+        ...(staticLinks ? { static_links: staticLinks } : {}),
+      },
     },
     secrets,
   });
@@ -153,34 +160,44 @@ describe("web_search through the API, with DuckDuckGo on loopback", () => {
     expect(seen[1]?.detail).toMatchObject({ status: "failed" });
   });
 
-  it("falls back to static_links when the SSRF guard refuses a redirect to a private address", async () => {
+  it("says its fallback has nothing to serve when the SSRF guard refuses a redirect and no links are configured", async () => {
     route = (_, response) => {
       response.writeHead(302, { location: "http://10.0.0.1/html/" });
       response.end();
     };
     const { response } = await call(system, { query: "redirected search" });
     const view = (await response.json()) as CallView;
-    // An unavailable web_search falls back to static_links, which succeeds with no links.
-    expect(view.status).toBe("succeeded");
-    expect(view.result.data).toMatchObject({ links: [], total: 0 });
+    // static_links without links is no stand-in: the failure says so instead of an empty list.
+    expect(view.status).toBe("failed");
+    expect(view.result.failure).toMatchObject({ kind: "unavailable", recovery: "replan" });
+    expect(view.result.failure?.message).toContain(
+      "web_search's fallback static_links has no links configured on this stage",
+    );
   });
 });
 
 describe("web_search set to Brave without SEARCH_API_KEY", () => {
   let system: TestToolbus;
   beforeAll(async () => {
-    system = await start({ provider: "brave", braveUrl: `${upstream.origin}/res/v1/web/search` });
+    system = await start(
+      { provider: "brave", braveUrl: `${upstream.origin}/res/v1/web/search` },
+      {},
+      { links: [{ platform: "docs", url: "https://docs.example.com/", label: "Docs" }] },
+    );
   });
   afterAll(() => system.stop());
 
-  it("is unavailable and answers through its fallback, static_links", async () => {
+  it("is unavailable and answers through its fallback, static_links, which has links", async () => {
     const before = upstream.requests.length;
     const { response, runId } = await call(system, { query: "typescript zod" });
     expect(response.status).toBe(200);
-    const view = (await response.json()) as CallView;
+    const view = (await response.json()) as CallView & {
+      result: { fallback?: { from: string; to: string } };
+    };
     expect(view.status).toBe("succeeded");
-    expect(view.result.data).toMatchObject({ links: [], total: 0 });
-    expect(view.result.output).toMatch(/No links are configured/);
+    expect(view.result.fallback).toMatchObject({ from: "web_search", to: "static_links" });
+    expect(view.result.data).toMatchObject({ total: 1 });
+    expect(view.result.output).toContain("https://docs.example.com/");
     expect(upstream.requests.length).toBe(before);
     const seen = await system.events<EventView>(runId);
     expect(seen.map((e) => e.detailType)).toEqual(["ToolCallScheduled", "ToolResultReceived"]);

@@ -1,3 +1,4 @@
+import { networkCapability } from "@toolbus/core/capabilities";
 import { withFunctionSecrets } from "@toolbus/core/deployment";
 import { createToolHandler, deploymentFromEnv, toolRuntimeDeps } from "@toolbus/core/runtime";
 import { calendar, googleCalendarCapability } from "@toolbus/tools/calendar";
@@ -8,6 +9,8 @@ import { calendar, googleCalendarCapability } from "@toolbus/tools/calendar";
  */
 export const handler = withFunctionSecrets(
   createToolHandler(calendar, () =>
-    toolRuntimeDeps(deploymentFromEnv(), { capabilities: [googleCalendarCapability] }),
+    toolRuntimeDeps(deploymentFromEnv(), {
+      capabilities: [googleCalendarCapability, networkCapability],
+    }),
   ),
 );

@@ -1,3 +1,4 @@
+import { networkCapability } from "@toolbus/core/capabilities";
 import { withFunctionSecrets } from "@toolbus/core/deployment";
 import { createToolHandler, deploymentFromEnv, toolRuntimeDeps } from "@toolbus/core/runtime";
 import { githubApi, githubTokenCapability } from "@toolbus/tools/github";
@@ -8,6 +9,8 @@ import { githubApi, githubTokenCapability } from "@toolbus/tools/github";
  */
 export const handler = withFunctionSecrets(
   createToolHandler(githubApi, () =>
-    toolRuntimeDeps(deploymentFromEnv(), { capabilities: [githubTokenCapability] }),
+    toolRuntimeDeps(deploymentFromEnv(), {
+      capabilities: [githubTokenCapability, networkCapability],
+    }),
   ),
 );

@@ -1,3 +1,4 @@
+import { networkCapability } from "@toolbus/core/capabilities";
 import { createToolHandler, deploymentFromEnv, toolRuntimeDeps } from "@toolbus/core/runtime";
 import { rssFeed } from "@toolbus/tools/rss-feed";
 
@@ -6,4 +7,6 @@ import { rssFeed } from "@toolbus/tools/rss-feed";
  * Only what this tool runs: its module and the detectors of the capabilities it requires; no
  * SSM client, as its function binds no secret.
  */
-export const handler = createToolHandler(rssFeed, () => toolRuntimeDeps(deploymentFromEnv()));
+export const handler = createToolHandler(rssFeed, () =>
+  toolRuntimeDeps(deploymentFromEnv(), { capabilities: [networkCapability] }),
+);

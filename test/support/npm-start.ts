@@ -2,7 +2,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 
-const START = join(import.meta.dirname, "../../packages/local/src/cli/start.ts");
+const ROOT = join(import.meta.dirname, "../..");
+const START = join(ROOT, "packages/local/src/cli/start.ts");
 
 export interface StartedToolbus {
   child: ChildProcess;
@@ -29,10 +30,11 @@ export async function readEndpoints(stateDir: string): Promise<LocalEndpoints> {
  * `npm start`'s entry point in a child process, resolved once it says it is running. Generous
  * with time: on a loaded 2-core machine a cold start (JVM, tsx, every handler) can take long.
  */
-export async function spawnToolbus(args: readonly string[]): Promise<StartedToolbus> {
-  const child = spawn(process.execPath, ["--import", "tsx", START, ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+export async function spawnToolbus(
+  args: readonly string[],
+  options: { via?: "node" | "npm"; env?: NodeJS.ProcessEnv } = {},
+): Promise<StartedToolbus> {
+  const child = startProcess(args, options);
   let output = "";
   child.stdout?.on("data", (chunk) => {
     output += chunk;
@@ -40,7 +42,9 @@ export async function spawnToolbus(args: readonly string[]): Promise<StartedTool
   child.stderr?.on("data", (chunk) => {
     output += chunk;
   });
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) =>
+    child.on("exit", (code, signal) => resolve(code ?? (signal ? -1 : null))),
+  );
   const deadline = Date.now() + 100_000;
   while (!output.includes("Toolbus is running")) {
     if (Date.now() > deadline || child.exitCode !== null) {
@@ -68,4 +72,29 @@ export async function jvmsOnPort(port: string): Promise<number[]> {
     }
   }
   return pids;
+}
+
+/**
+ * `npm start -- <args>` as a user (or a supervisor) runs it, or its entry point under `node`
+ * directly; `env` replaces variables of this process's environment.
+ */
+export function startProcess(
+  args: readonly string[],
+  options: { via?: "node" | "npm"; env?: NodeJS.ProcessEnv } = {},
+): ChildProcess {
+  const env = { ...process.env, ...options.env };
+  for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
+  return options.via === "npm"
+    ? spawn("npm", ["start", "--", ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] })
+    : spawn(process.execPath, ["--import", "tsx", START, ...args], {
+        cwd: ROOT,
+        env,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+}
+
+/** Whether a process is alive (and not a zombie). */
+export async function alive(pid: number): Promise<boolean> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "");
+  return status !== "" && !/^State:\s+Z/m.test(status);
 }

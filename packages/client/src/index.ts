@@ -30,6 +30,7 @@ export type {
 } from "./registration.js";
 export type {
   ApiKeyRecord,
+  CallApproval,
   CallStatus,
   CallView,
   CapabilityStatus,
@@ -58,6 +59,7 @@ export type {
   SubscriptionWithSecret,
   SucceededResult,
   Tool,
+  ToolCallApprovalRequested,
   ToolListItem,
   ToolSearch,
   Toolset,

@@ -35,6 +35,23 @@ export const errorBodySchema = z.object({
   error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }),
 });
 
+/** On a call that needs a person's approval: until when it waits, and the decision once made. */
+const callApproval = z
+  .object({
+    requestedAt: z.string(),
+    expiresAt: z.string(),
+    decision: z
+      .object({
+        approved: z.boolean(),
+        by: principal.optional(),
+        at: z.string(),
+        reason: z.string().optional(),
+      })
+      .loose()
+      .optional(),
+  })
+  .loose();
+
 export const callViewSchema = z
   .object({
     parentRunId: z.string(),
@@ -47,6 +64,7 @@ export const callViewSchema = z
     requestedBy: principal,
     scheduledAt: z.string(),
     startedAt: z.string().optional(),
+    approval: callApproval.optional(),
     result: callResult.omit({ status: true }).loose().optional(),
   })
   .loose()
@@ -384,6 +402,13 @@ export type FailedResult = ResultFields & {
   fallback?: FallbackInfo;
 };
 
+/** A call's approval: when it was asked for, until when it waits, and the decision once made. */
+export interface CallApproval {
+  requestedAt: string;
+  expiresAt: string;
+  decision?: { approved: boolean; by?: Principal; at: string; reason?: string };
+}
+
 interface CallFields {
   parentRunId: string;
   callId: string;
@@ -394,6 +419,8 @@ interface CallFields {
   requestedBy: Principal;
   scheduledAt: string;
   startedAt?: string;
+  /** Set on a call that needs a person's approval (the stage's `approvals` rules). */
+  approval?: CallApproval;
 }
 
 /** A call as the API shows it; narrow on `status` to reach a typed `result`. */
@@ -417,7 +444,18 @@ export type RunEvent =
       detailType: "ToolResultReceived";
       occurredAt: string;
       detail: ToolResultReceived;
+    }
+  | {
+      eventKey: string;
+      detailType: "ToolCallApprovalRequested";
+      occurredAt: string;
+      detail: ToolCallApprovalRequested;
     };
+
+/** A call waits for a person's approval: the scheduling's fields, until when, where to decide. */
+export type ToolCallApprovalRequested = ToolCallScheduled & {
+  approval: { expiresAt: string; decideUrl: string };
+};
 
 /**
  * A page of the stage's events. It may be empty while a pattern skips what it does not match:

@@ -100,6 +100,31 @@ describe("stage configuration", () => {
     expect((error as ValidationError).details).toHaveLength(4);
   });
 
+  it("takes an outbound proxy as an http URL with noProxy, or false, and refuses anything else", () => {
+    expect(parseStageConfig({}).outbound.proxy).toBeUndefined();
+    expect(
+      parseStageConfig({ outbound: { proxy: { url: "http://user:pw@proxy.corp:3128" } } }).outbound
+        .proxy,
+    ).toEqual({ url: "http://user:pw@proxy.corp:3128", noProxy: [] });
+    expect(parseStageConfig({ outbound: { proxy: false } }).outbound.proxy).toBe(false);
+    const problems = (proxy: unknown) => {
+      try {
+        parseStageConfig({ outbound: { proxy } });
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return "";
+    };
+    for (const url of ["https://proxy.corp:3128", "proxy.corp:3128", "http://proxy.corp/path"]) {
+      expect(problems({ url }), url).toContain(
+        "outbound.proxy.url: expected http://[user:password@]host[:port]",
+      );
+    }
+    expect(problems({ url: "http://proxy.corp:3128", noProxi: [] })).toContain(
+      'outbound.proxy.noProxi: unknown field; did you mean "noProxy"?',
+    );
+  });
+
   it("refuses settings for a tool that does not exist, or that its tool refuses", () => {
     const tools = new Map([
       ["static_links", { settings: z.strictObject({ links: z.array(z.string()) }) }],

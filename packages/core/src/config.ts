@@ -64,6 +64,23 @@ export const stageConfig = z.strictObject({
           }),
         ])
         .default({ host: "aws.amazon.com", port: 443 }),
+      /**
+       * The forward proxy requests (and the network probe) go through. Absent, HTTPS_PROXY /
+       * HTTP_PROXY / NO_PROXY in the environment decide; set, it wins and they are not read;
+       * `false` goes direct whatever they say. See outbound/proxy.ts.
+       */
+      proxy: z
+        .union([
+          z.literal(false),
+          z.strictObject({
+            url: z.string().refine(isHttpProxyUrl, {
+              message: "expected http://[user:password@]host[:port]",
+            }),
+            /** Hosts that go direct: names (and their subdomains), addresses, CIDRs, `*`. */
+            noProxy: z.array(z.string().min(1).max(300)).max(1000).default([]),
+          }),
+        ])
+        .optional(),
     })
     .default({
       userAgent: "Toolbus/0.1 (+https://github.com/toolbus)",
@@ -142,6 +159,22 @@ export const stageConfig = z.strictObject({
   tools: z.record(z.string(), z.unknown()).default({}),
 });
 export type StageConfig = z.infer<typeof stageConfig>;
+
+/** A proxy URL the outbound client can use: plain http to the proxy, nothing after the host. */
+function isHttpProxyUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (
+      url.protocol === "http:" &&
+      url.hostname !== "" &&
+      url.pathname === "/" &&
+      !url.search &&
+      !url.hash
+    );
+  } catch {
+    return false;
+  }
+}
 
 /** The lowest role a permission needs; `subscribe` falls back to `call`'s, `approve` to `admin`'s. */
 export function roleFor(
@@ -229,18 +262,66 @@ function invalidConfig(details: Issue[]): ValidationError {
   });
 }
 
-export function loadStageConfig(env: NodeJS.ProcessEnv = process.env): StageConfig {
+/** Where the stage configuration came from: for messages, and for `npm start`'s banner. */
+export interface StageConfigSource {
+  /** The JSON as given, parsed but not validated (`{}` when nothing is set). */
+  value: unknown;
+  /** `TOOLBUS_CONFIG`, `TOOLBUS_CONFIG_FILE (<path>)`, or `defaults`. */
+  source: string;
+}
+
+/**
+ * The stage configuration as given, read the same way by `npm start` and on Lambda: the JSON
+ * in TOOLBUS_CONFIG, or the file TOOLBUS_CONFIG_FILE names. Setting both is an error naming
+ * both, rather than a rule about which one silently wins.
+ */
+export function readStageConfigSource(env: NodeJS.ProcessEnv = process.env): StageConfigSource {
+  const inline = env.TOOLBUS_CONFIG;
   const file = env.TOOLBUS_CONFIG_FILE;
-  const text = env.TOOLBUS_CONFIG ?? (file ? readFileSync(file, "utf8") : undefined);
-  let value: unknown = {};
-  if (text) {
+  if (inline && file) {
+    throw new ValidationError(
+      `Both TOOLBUS_CONFIG and TOOLBUS_CONFIG_FILE (${file}) are set: set one of them.`,
+      { details: [{ path: "TOOLBUS_CONFIG_FILE", message: "set together with TOOLBUS_CONFIG" }] },
+    );
+  }
+  if (!inline && !file) return { value: {}, source: "defaults" };
+  const source = inline ? "TOOLBUS_CONFIG" : `TOOLBUS_CONFIG_FILE (${file})`;
+  let text = inline;
+  if (file) {
     try {
-      value = JSON.parse(text);
+      text = readFileSync(file, "utf8");
     } catch (cause) {
-      throw new ValidationError("The stage configuration is not valid JSON.", { cause });
+      throw new ValidationError(`${source} cannot be read: ${(cause as Error).message}`, {
+        cause,
+      });
     }
   }
-  return parseStageConfig(value);
+  try {
+    return { value: JSON.parse(text ?? ""), source };
+  } catch (cause) {
+    throw new ValidationError(`The stage configuration in ${source} is not valid JSON.`, {
+      cause,
+    });
+  }
+}
+
+/** The stage configuration from the environment (readStageConfigSource), validated. */
+export function loadStageConfig(env: NodeJS.ProcessEnv = process.env): StageConfig {
+  const { value, source } = readStageConfigSource(env);
+  try {
+    return parseStageConfig(value);
+  } catch (error) {
+    if (error instanceof ValidationError && source !== "defaults") {
+      throw new ValidationError(
+        error.message.replace("configuration", `configuration (${source})`),
+        {
+          details: error.details,
+          cause: error,
+        },
+      );
+    }
+    throw error;
+  }
 }
 
 /** True when `role` is at least `minimum` in the stage's role order. */

@@ -27,7 +27,14 @@ export {
 export { checkToolRegistration, validateCatalog } from "./app/catalog/registration";
 export { seedCatalog } from "./app/catalog/seed";
 export type { PromptTool, RenderedPrompt } from "./app/selection/prompt";
-export { loadStageConfig, parseStageConfig, roleAtLeast, type StageConfig } from "./config";
+export {
+  loadStageConfig,
+  parseStageConfig,
+  readStageConfigSource,
+  roleAtLeast,
+  type StageConfig,
+  type StageConfigSource,
+} from "./config";
 export { type Deployment, deploymentFromEnv } from "./deployment";
 export {
   ConflictError,

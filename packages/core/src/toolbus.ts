@@ -6,6 +6,7 @@ import {
   handlersLoadedOnUse,
   inProcessDispatcher,
 } from "./app/calls/dispatch";
+import { loggedWait } from "./app/calls/logged";
 import { CallService } from "./app/calls/service";
 import type { CapabilityDetector } from "./app/capabilities/detectors";
 import { CapabilityService } from "./app/capabilities/service";
@@ -180,6 +181,18 @@ export function createToolbus(
     dispatcher,
     governor: runGovernor,
     ...(deployment.log ? { log: deployment.log } : {}),
+    // Where this process alone writes the table (the local composition: `npm start`, tests),
+    // the recorder runs here too, and a finished call is answered once its events are in its
+    // run's log. On AWS the recorder is another function: nothing waits for it.
+    ...(deployment.appendLog
+      ? {
+          logged: loggedWait({
+            events: stores.events,
+            recent: (runId, callId) => dynamo.calls.recent(runId, callId),
+            ...(deployment.log ? { log: deployment.log } : {}),
+          }),
+        }
+      : {}),
   });
   return {
     stores,

@@ -6,7 +6,8 @@ export function approvalTable(calls: readonly CallView[]): string {
   return table(
     ["EXPIRES", "TOOL", "REQUESTED BY", "RUN / CALL"],
     calls.map((call) => [
-      String((call as { approval?: { expiresAt?: string } }).approval?.expiresAt ?? "?"),
+      // Every call awaiting approval has one; "-" only for a server older than the field.
+      call.approval?.expiresAt ?? "-",
       call.toolId,
       `${call.requestedBy.id} (${call.requestedBy.role})`,
       `${call.parentRunId} / ${call.callId}`,

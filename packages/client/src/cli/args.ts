@@ -48,6 +48,12 @@ const OPTIONS = {
   "forward-to": { type: "string" },
   reason: { type: "string" },
   secret: { type: "string" },
+  "no-toolbus-tools": { type: "boolean" },
+  "max-calls": { type: "string" },
+  "max-calls-per-tool": { type: "string" },
+  "max-seconds": { type: "string" },
+  "max-cost": { type: "string" },
+  "max-repeats": { type: "string" },
 } as const satisfies NonNullable<ParseArgsConfig["options"]>;
 
 type OptionName = keyof typeof OPTIONS;
@@ -203,16 +209,23 @@ export const COMMANDS = {
     ],
   },
   "render-agent": {
-    usage: "render-agent <file> --harness <claude-code|opencode|copilot|all> [--out <dir>]",
-    summary: "Render an agent file for a harness from a JSON agent definition.",
+    usage:
+      "render-agent <file> --harness <claude-code|opencode|copilot|all> [--out <dir>] [--no-toolbus-tools]",
+    summary:
+      "Render an agent file for a harness from a JSON agent definition, with Toolbus's tools.",
     args: ["file"],
-    options: ["harness", "out"],
+    options: ["harness", "out", "no-toolbus-tools"],
     help: [
-      "<file>           JSON: an agent { name, description, prompt, tools?, model?, mode?,",
-      "                 role?, tags?, disallowedTools? } or a render request { agent,",
-      "                 enrichers?, format?, opencodeTools?, opencodeMode?, harness? }",
-      "--harness <h>    claude-code, opencode, copilot or all (wins over the file's harness)",
-      "--out <dir>      write each file at its harness path under <dir>; default: print it",
+      "<file>              JSON: an agent { name, description, prompt, tools?, model?, mode?,",
+      "                    role?, tags?, disallowedTools? } or a render request { agent,",
+      "                    enrichers?, format?, opencodeTools?, opencodeMode?, harness? }",
+      "--harness <h>       claude-code, opencode, copilot or all (wins over the file's harness)",
+      "--out <dir>         write each file at its harness path under <dir>, and merge Toolbus's",
+      "                    MCP server into the project's .mcp.json / opencode.json; default: print",
+      "--no-toolbus-tools  leave Toolbus's catalog out. By default the agent gets the catalog's",
+      "                    tools it may use (in its mode and role) as tools of Toolbus's MCP",
+      "                    server: the addToolbusCatalog enricher, added first unless the file",
+      "                    already has one (then its options are kept)",
     ],
   },
   "keys create": {
@@ -284,6 +297,23 @@ export const COMMANDS = {
     summary: "A run's limits, what it used and has left, and its calls by status.",
     args: ["runId"],
     options: [],
+  },
+  "runs policy": {
+    usage:
+      "runs policy <runId> [--max-calls <n>] [--max-calls-per-tool <n>] [--max-seconds <n>] [--max-cost <n>] [--max-repeats <n>]",
+    summary:
+      "Set a run's own limits: once, before or at its first call, only tighter than the stage's.",
+    args: ["runId"],
+    options: ["max-calls", "max-calls-per-tool", "max-seconds", "max-cost", "max-repeats"],
+    help: [
+      "--max-calls <n>            calls in the run, 1-1000000",
+      "--max-calls-per-tool <n>   calls of any one tool in the run, 1-1000000",
+      "--max-seconds <n>          seconds from the run's first call, 1-2592000 (30 days)",
+      "--max-cost <n>             cost units (each tool's cost, default 1, summed), 1-1000000000",
+      "--max-repeats <n>          runs of one tool with one input (the loop breaker), 1-1000",
+      "At least one limit. A second, different policy for the run is refused (409), and so is",
+      "a limit looser than the stage's (400). toolbus runs show <runId> shows what it used.",
+    ],
   },
   "approvals list": {
     usage: "approvals list [--limit <n>]",
@@ -490,6 +520,15 @@ const targets = {
     })
     .optional(),
 };
+/** The run policy's limits as options, in the order the API lists them. */
+export const RUN_LIMIT_OPTIONS = [
+  "max-calls",
+  "max-calls-per-tool",
+  "max-seconds",
+  "max-cost",
+  "max-repeats",
+] as const;
+
 type TargetOption = keyof typeof targets;
 const TARGET_OPTIONS = Object.keys(targets) as TargetOption[];
 
@@ -565,6 +604,7 @@ const SCHEMAS = {
       .enum(HARNESS_CHOICES, { error: `--harness is one of ${HARNESS_CHOICES.join(", ")}` })
       .optional(),
     out: z.string().min(1).optional(),
+    "no-toolbus-tools": z.boolean().optional(),
   }),
   "keys create": z
     .object({
@@ -632,6 +672,18 @@ const SCHEMAS = {
       .optional(),
   }),
   "runs show": z.object({ runId }),
+  "runs policy": z
+    .object({
+      runId,
+      "max-calls": number("--max-calls", 1, 1_000_000, true).optional(),
+      "max-calls-per-tool": number("--max-calls-per-tool", 1, 1_000_000, true).optional(),
+      "max-seconds": number("--max-seconds", 1, 30 * 86_400, true).optional(),
+      "max-cost": number("--max-cost", 1, 1_000_000_000, true).optional(),
+      "max-repeats": number("--max-repeats", 1, 1_000, true).optional(),
+    })
+    .refine((v) => RUN_LIMIT_OPTIONS.some((option) => v[option] !== undefined), {
+      message: `give at least one limit: ${RUN_LIMIT_OPTIONS.map((option) => `--${option}`).join(", ")}`,
+    }),
   "approvals list": z.object({ limit: number("--limit", 1, 100, true).optional() }),
   "approvals approve": z.object({
     runId,

@@ -1,16 +1,18 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, isAbsolute, relative, resolve } from "node:path";
 import type { RenderAgentRequest, ToolbusClient } from "../client.js";
+import { ToolbusClientError } from "../errors.js";
 import type { ToolsetRegistration } from "../registration.js";
 import type {
   CapabilityStatus,
   RegistrationOutcome,
   RenderedAgentFile,
+  RunPolicy,
   SubscriptionRequest,
 } from "../schemas.js";
 import { approvalTable } from "./approvals.js";
-import type { CommandArgs, CommandName } from "./args.js";
-import { UsageError } from "./errors.js";
+import { type CommandArgs, type CommandName, RUN_LIMIT_OPTIONS } from "./args.js";
+import { UsageError, withHint } from "./errors.js";
 import {
   callSummary,
   diffTable,
@@ -286,7 +288,21 @@ export const HANDLERS: { [N in CommandName]: Handler<N> } = {
     if (harness === undefined) {
       throw new UsageError("--harness is required (claude-code, opencode, copilot or all).");
     }
-    const result = await client.renderAgent({ ...body, harness } as RenderAgentRequest);
+    const enrichers = withToolbusCatalog(body.enrichers, !args["no-toolbus-tools"]);
+    const result = await client
+      .renderAgent({ ...body, harness, ...(enrichers ? { enrichers } : {}) } as RenderAgentRequest)
+      .catch((error: unknown) => {
+        // The catalog is selected for the agent's mode and role: one this key may not select
+        // for is refused, where the file alone would have rendered.
+        const addedHere = !args["no-toolbus-tools"] && !hasToolbusCatalog(body.enrichers);
+        if (addedHere && isSelectionRefusal(error)) {
+          throw withHint(
+            error,
+            "Toolbus's catalog is added for the agent's mode and role by default; --no-toolbus-tools renders the agent without it.",
+          );
+        }
+        throw error;
+      });
     const files: RenderedAgentFile[] = "files" in result ? result.files : [result];
     if (!asJson) {
       for (const rendered of files) {
@@ -331,6 +347,16 @@ export const HANDLERS: { [N in CommandName]: Handler<N> } = {
           : written.map((target) => `Wrote ${shownPath(io.cwd, target)}\n`).join(""),
       );
       return 0;
+    }
+    if (!asJson) {
+      // The agent file names Toolbus's server; where the harness keeps servers in a project
+      // file, that file is not printed: say where it goes.
+      for (const { harness: name, mcpServersFile: servers } of files) {
+        if (!servers) continue;
+        io.stderr.write(
+          `note (${name}): the MCP servers it uses go in ${servers.path} (under "${servers.key}"); --out <dir> merges them there, --json shows them.\n`,
+        );
+      }
     }
     if (asJson) io.stdout.write(json(result));
     else if (files.length === 1) io.stdout.write(files[0]?.content ?? "");
@@ -446,11 +472,7 @@ export const HANDLERS: { [N in CommandName]: Handler<N> } = {
       io.stdout.write(json(run));
       return 0;
     }
-    const pairs = (record: Record<string, number | undefined>) =>
-      Object.entries(record)
-        .filter((entry): entry is [string, number] => entry[1] !== undefined)
-        .map(([name, value]) => `${name} ${value}`)
-        .join(", ");
+    const pairs = limits;
     const { usage } = run;
     io.stdout.write(
       fields([
@@ -462,10 +484,41 @@ export const HANDLERS: { [N in CommandName]: Handler<N> } = {
           `${usage.calls} call(s), cost ${usage.cost}` +
             (usage.firstCallAt ? `, since ${usage.firstCallAt}` : ""),
         ],
-        ["Left", pairs(run.remaining) || "no limit"],
+        [
+          "Left",
+          // Whole seconds: what is left of maxSeconds is counted to the millisecond.
+          pairs({
+            ...run.remaining,
+            ...(run.remaining.seconds !== undefined
+              ? { seconds: Math.floor(run.remaining.seconds) }
+              : {}),
+          }) || "no limit",
+        ],
         ["By tool", pairs(usage.perTool) || undefined],
         ["Calls", pairs(run.calls) || "none"],
       ]),
+    );
+    return 0;
+  },
+
+  async "runs policy"(args, { client, io, json: asJson }) {
+    const policy = Object.fromEntries(
+      RUN_LIMIT_OPTIONS.flatMap((option) =>
+        args[option] === undefined ? [] : [[RUN_LIMITS[option], args[option]]],
+      ),
+    );
+    const set = await client.runs.setPolicy(args.runId, policy);
+    if (asJson) {
+      io.stdout.write(json(set));
+      return 0;
+    }
+    io.stdout.write(
+      `${fields([
+        ["Run", args.runId],
+        ["Own limits", limits(set.runPolicy ?? {}) || "none"],
+        ["Stage limits", limits(set.stagePolicy) || "none"],
+        ["Limits", limits(set.policy) || "none"],
+      ])}\nThe run works under these limits from now on; toolbus runs show ${args.runId} shows what it used.\n`,
     );
     return 0;
   },
@@ -611,6 +664,56 @@ export const HANDLERS: { [N in CommandName]: Handler<N> } = {
     return 0;
   },
 };
+
+/** `name value` pairs of the numbers set, e.g. `maxCalls 10, maxRepeats 2`; "" for none. */
+function limits(record: Record<string, number | undefined>): string {
+  return Object.entries(record)
+    .filter((entry): entry is [string, number] => entry[1] !== undefined)
+    .map(([name, value]) => `${name} ${value}`)
+    .join(", ");
+}
+
+/** Each --max-* option's field in the API's run policy. */
+const RUN_LIMITS = {
+  "max-calls": "maxCalls",
+  "max-calls-per-tool": "maxCallsPerTool",
+  "max-seconds": "maxSeconds",
+  "max-cost": "maxCost",
+  "max-repeats": "maxRepeats",
+} as const satisfies Record<(typeof RUN_LIMIT_OPTIONS)[number], keyof RunPolicy>;
+
+/**
+ * The enrichers to send: Toolbus's catalog first (so the file's own enrichers, such as
+ * stripMcpForHarness, still have the last word) unless the file already asks for it, or
+ * without any addToolbusCatalog when the catalog is turned off. Undefined leaves the field out.
+ */
+function withToolbusCatalog(given: unknown, catalog: boolean): unknown[] | undefined {
+  // Not a list: sent as it is, for the API to name what is wrong with it.
+  if (given !== undefined && !Array.isArray(given)) return undefined;
+  const enrichers: unknown[] = given ?? [];
+  if (!catalog) return given === undefined ? undefined : enrichers.filter((e) => !isCatalog(e));
+  return enrichers.some(isCatalog) ? enrichers : [{ type: "addToolbusCatalog" }, ...enrichers];
+}
+
+const isCatalog = (enricher: unknown) =>
+  typeof enricher === "object" &&
+  enricher !== null &&
+  (enricher as { type?: unknown }).type === "addToolbusCatalog";
+
+const hasToolbusCatalog = (given: unknown) => Array.isArray(given) && given.some(isCatalog);
+
+/** The API refused to select tools for the agent: a mode it lacks, a role above the key's. */
+function isSelectionRefusal(error: unknown): error is ToolbusClientError {
+  if (!(error instanceof ToolbusClientError)) return false;
+  if (error.status === 403) return true;
+  const paths = Array.isArray(error.details)
+    ? error.details.map((detail) => (detail as { path?: unknown }).path)
+    : [];
+  return (
+    error.status === 400 &&
+    paths.some((path) => ["mode", "role", "agent.mode", "agent.role"].includes(String(path)))
+  );
+}
 
 async function setEnabled(
   id: string,

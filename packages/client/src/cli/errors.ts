@@ -15,3 +15,15 @@ export class UsageError extends ToolbusClientError {
     return (this.details as { hint?: string } | undefined)?.hint;
   }
 }
+
+const hints = new WeakMap<Error, string>();
+
+/** Advice for an API error, printed after it (and as `hint` with --json). */
+export function withHint<E extends Error>(error: E, hint: string): E {
+  hints.set(error, hint);
+  return error;
+}
+
+export function hintOf(error: Error): string | undefined {
+  return hints.get(error);
+}

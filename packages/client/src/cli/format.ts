@@ -95,9 +95,9 @@ export function eventCells(event: RunEvent): string[] {
   ];
 }
 
-// Wide enough for an ISO time, the longest detail type, a generated (UUID) call id and most
-// tool ids, so rows printed one at a time while following line up.
-const FOLLOW_WIDTHS = [24, 18, 36, 20] as const;
+// Wide enough for an ISO time, the longest detail type (ToolCallApprovalRequested), a generated
+// (UUID) call id and most tool ids, so rows printed one at a time while following line up.
+const FOLLOW_WIDTHS = [24, 25, 36, 20] as const;
 
 /** A row with fixed column widths, for output that cannot wait for the widest cell. */
 export function fixedRow(
@@ -111,19 +111,27 @@ export function fixedRow(
 }
 
 function eventDetail(event: RunEvent): string {
-  if (event.detailType === "ToolCallScheduled") {
-    const { requestedBy, mode } = event.detail;
-    return `by ${requestedBy.id} (${requestedBy.role})${mode ? `, mode ${mode}` : ""}`;
+  switch (event.detailType) {
+    case "ToolCallScheduled": {
+      const { requestedBy, mode } = event.detail;
+      return `by ${requestedBy.id} (${requestedBy.role})${mode ? `, mode ${mode}` : ""}`;
+    }
+    case "ToolCallApprovalRequested": {
+      const { requestedBy, approval } = event.detail;
+      return `awaiting approval until ${approval.expiresAt}, by ${requestedBy.id} (${requestedBy.role})`;
+    }
+    case "ToolResultReceived": {
+      const detail = event.detail;
+      const notes = [
+        `${Math.round(detail.durationMs)} ms`,
+        ...(detail.cached ? ["cached"] : []),
+        ...(detail.stale ? ["stale"] : []),
+      ].join(", ");
+      return detail.status === "failed" && detail.failure
+        ? `failed ${detail.failure.kind}: ${detail.failure.message} (${notes})`
+        : `${detail.status} (${notes})`;
+    }
   }
-  const detail = event.detail;
-  const notes = [
-    `${Math.round(detail.durationMs)} ms`,
-    ...(detail.cached ? ["cached"] : []),
-    ...(detail.stale ? ["stale"] : []),
-  ].join(", ");
-  return detail.status === "failed" && detail.failure
-    ? `failed ${detail.failure.kind}: ${detail.failure.message} (${notes})`
-    : `${detail.status} (${notes})`;
 }
 
 /** What a registration or refresh changed: one row per kind of change, with its tool ids. */

@@ -3,7 +3,7 @@ import { ToolbusClientError } from "../errors.js";
 import { type CommandName, parseCommandLine } from "./args.js";
 import { HANDLERS } from "./commands.js";
 import { type Connection, resolveConnection } from "./config.js";
-import { UsageError } from "./errors.js";
+import { hintOf, UsageError } from "./errors.js";
 import { clientVersion } from "./version.js";
 
 export { COMMANDS, type CommandName, groupHelp, HELP } from "./args.js";
@@ -96,7 +96,8 @@ function report(error: unknown, io: CliIo, asJson: boolean, connection: Connecti
     );
     return;
   }
-  const hint = error instanceof UsageError ? error.hint : hintFor(error, connection);
+  const hint =
+    error instanceof UsageError ? error.hint : (hintOf(error) ?? hintFor(error, connection));
   if (asJson) {
     const details = error instanceof UsageError ? undefined : error.details;
     const body = {

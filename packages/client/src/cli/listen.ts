@@ -9,9 +9,10 @@ import { type ForwardOutcome, forwardEvent } from "./forward.js";
 // local receiver, so a webhook handler can be built against real events before any
 // subscription points at it (as `stripe listen --forward-to` does for Stripe's).
 
-// Wide enough for an ISO time, the longest detail type, most tool ids, the longest status and
-// a receiver's answer; the run and call ids vary most, so they come last.
-const WIDTHS = [24, 18, 20, 9, 9] as const;
+// Wide enough for an ISO time, the longest detail type (ToolCallApprovalRequested), most tool
+// ids, the longest status and a receiver's answer; the run and call ids vary most, so they come
+// last.
+const WIDTHS = [24, 25, 20, 9, 9] as const;
 
 export async function listen(
   args: CommandArgs["listen"],
@@ -88,7 +89,12 @@ function headers(forwarding: boolean): string[] {
 }
 
 function eventRow(event: RunEvent, outcome: ForwardOutcome | undefined): string[] {
-  const status = event.detailType === "ToolCallScheduled" ? "scheduled" : event.detail.status;
+  const status =
+    event.detailType === "ToolResultReceived"
+      ? event.detail.status
+      : event.detailType === "ToolCallScheduled"
+        ? "scheduled"
+        : "awaiting";
   return [
     event.occurredAt,
     event.detailType,

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { callRequest } from "../app/calls/request";
-import { callResult, callStatus, principal } from "../model/call";
+import { approval, callResult, callStatus, principal } from "../model/call";
 import { runEvent } from "../model/events";
 import { callId, runId, toolId, toolsetName } from "../model/ids";
 import { catalogDiff, toolsetRegistration } from "../model/registered";
@@ -49,14 +49,28 @@ export const toolListItemSchema = toolSchema
   .extend({
     available: z.boolean().openapi({
       description:
-        "In your selection for the requested (or default) mode: enabled, offered in the mode, open to your role, and its capabilities present.",
+        "In your selection for the requested (or default) mode: enabled, offered in the mode, open to your role, and its capabilities present, or only capabilities missing and its fallback able to serve (`servedBy`).",
     }),
     reasons: z
       .array(z.string())
       .optional()
       .openapi({
-        description: "When not available, why: disabled, mode, role, capability:<name>.",
+        description:
+          "When not available, why: disabled, mode, role, capability:<name>. When served by its fallback, the capabilities it lacks.",
         example: ["capability:github_token"],
+      }),
+    servedBy: z.string().optional().openapi({
+      description:
+        "Set when the tool lacks capabilities but is available because its fallback (this tool) answers its calls.",
+      example: "static_links",
+    }),
+    fallbackReasons: z
+      .array(z.string())
+      .optional()
+      .openapi({
+        description:
+          "Set when the tool lacks only capabilities and its fallback cannot serve either: why not (capability:<fallback> when it has nothing to serve on this stage).",
+        example: ["capability:static_links"],
       }),
   })
   .openapi("ToolListItem");
@@ -120,6 +134,8 @@ export const callViewSchema = z
     traceId: z.string().optional(),
     /** What the run had left once this call was counted (the limits its policy sets). */
     budget: runBudget.optional(),
+    /** On a call that needs a person's approval: until when it waits, and the decision once made. */
+    approval: approval.optional(),
     result: callResult.omit({ status: true }).optional(),
   })
   .openapi("Call");

@@ -1,5 +1,5 @@
 import { ValidationError } from "../errors";
-import type { CallRecord } from "../model/call";
+import type { Approval, CallRecord } from "../model/call";
 import type { ApiKeyRecord, Versioned } from "../ports";
 
 /**
@@ -21,6 +21,7 @@ export function callView(call: CallRecord) {
     ...(call.startedAt ? { startedAt: call.startedAt } : {}),
     ...(call.trace ? { traceId: call.trace.traceId } : {}),
     ...(call.budget ? { budget: call.budget } : {}),
+    ...(call.approval ? { approval: approvalView(call.approval) } : {}),
     ...(result
       ? {
           result: {
@@ -35,6 +36,28 @@ export function callView(call: CallRecord) {
             truncated: result.truncated,
             completedAt: result.completedAt,
             ...(result.fallback ? { fallback: result.fallback } : {}),
+          },
+        }
+      : {}),
+  };
+}
+
+/**
+ * A call's approval as callers see it: when it was asked for and until when it waits, and once
+ * decided, by whom (principal id and role only), when and why.
+ */
+function approvalView(approval: Approval) {
+  const { decision } = approval;
+  return {
+    requestedAt: approval.requestedAt,
+    expiresAt: approval.expiresAt,
+    ...(decision
+      ? {
+          decision: {
+            approved: decision.approved,
+            ...(decision.by ? { by: { id: decision.by.id, role: decision.by.role } } : {}),
+            at: decision.at,
+            ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
           },
         }
       : {}),

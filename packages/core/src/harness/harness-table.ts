@@ -68,7 +68,7 @@ export interface HarnessTable {
    * (its `write` is governed by the `edit` permission).
    */
   opencodePermissionKeys: Readonly<Record<string, string>>;
-  /** Where the vendors' current documentation differs from DESIGN.md, and other caveats. */
+  /** Caveats: where a vendor's documentation has moved on, and what else a reader should know. */
   notes: readonly string[];
 }
 
@@ -165,7 +165,7 @@ export const HARNESS_TABLE: HarnessTable = {
   },
   opencodePermissionKeys: { write: "edit" },
   notes: [
-    "OpenCode now documents project agents in `.opencode/agents/` (plural); the singular `.opencode/agent/` that DESIGN.md names is still read for backwards compatibility.",
+    "OpenCode now documents project agents in `.opencode/agents/` (plural); the singular `.opencode/agent/` is still read for backwards compatibility.",
     "OpenCode's `tools:` boolean map is deprecated since v1.1.1 in favour of `permission:`; `write` is governed by the `edit` permission key.",
     "OpenCode's tools page no longer lists `list` or `todoread` as tools, but its permissions page still has `list`, `todoread` and `todowrite` keys; the table keeps both names.",
     "OpenCode 2 reads V1 agent files and normalizes V1 permission keys (`bash`, `task`) to its own (`shell`, `subagent`); rendered files use the V1 keys both versions accept.",

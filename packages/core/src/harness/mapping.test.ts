@@ -3,7 +3,7 @@ import { HARNESS_TABLE, HARNESSES, type Harness, TABLE_TOOLS } from "./harness-t
 import { mapTools, mcpToolName } from "./mapping";
 import { Tool, type UniversalTool } from "./vocabulary";
 
-// Written out by hand from DESIGN.md's table and the vendors' documentation, not derived from
+// Written out by hand from the design's harness table and the vendors' documentation, not derived from
 // HARNESS_TABLE, so a wrong edit to the data file fails here.
 const EXPECTED: Record<string, Record<Harness, string[]>> = {
   Read: { "claude-code": ["Read"], opencode: ["read"], copilot: ["read"] },

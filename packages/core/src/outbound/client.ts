@@ -2,17 +2,21 @@ import { lookup as dnsLookup } from "node:dns/promises";
 import type { IncomingMessage } from "node:http";
 import * as http from "node:http";
 import * as https from "node:https";
-import { isIP, type LookupFunction } from "node:net";
+import { isIP, type LookupFunction, type Socket } from "node:net";
 import { pipeline } from "node:stream/promises";
+import * as tls from "node:tls";
 import * as zlib from "node:zlib";
 import { OutboundError } from "./errors";
 import { retryAfter } from "./failures";
+import type { ProxyChoice, ProxyEnv, ProxyRoute } from "./proxy";
 import { checkUrl, type ResolvedAddress, type Resolver } from "./ssrf";
 import type { HttpClient, OutboundConfig, OutboundRequest, OutboundResponse } from "./types";
 
 export interface HttpClientOptions {
   /** Resolves host names; defaults to the system resolver (node:dns `lookup`). */
   lookup?: Resolver;
+  /** Where HTTPS_PROXY, HTTP_PROXY and NO_PROXY are read unless the config sets `proxy`. */
+  env?: ProxyEnv;
 }
 
 const DEFAULT_RETRIES = 2;
@@ -52,20 +56,37 @@ export const systemLookup: Resolver = async (hostname) => {
 /**
  * The one HTTP client tools use. Every hop is checked by the SSRF guard before connecting and
  * the connection goes to the address that was checked; bodies are capped after decompression.
+ * Through a forward proxy (see ./proxy) the guard still judges the target: its name is
+ * resolved and checked here first, and a tunnel is opened to the checked address.
  */
 export function createHttpClient(
   config: OutboundConfig,
   options: HttpClientOptions = {},
 ): HttpClient {
   const lookup = options.lookup ?? systemLookup;
+  const env = options.env ?? process.env;
+  // The proxy code is loaded only where a proxy may apply (a lazy chunk in a split bundle).
+  const configured =
+    config.proxy !== undefined
+      ? config.proxy !== false
+      : PROXY_VARIABLES.some((name) => env[name]?.trim());
+  let choice: Promise<ProxyChoice> | undefined;
+  const proxy = () =>
+    (choice ??= configured
+      ? import("./proxy").then((module) => module.proxyChoice(config.proxy, env))
+      : Promise.resolve(() => undefined));
   return {
-    request: (url, request = {}) => send(config, lookup, url, request),
+    request: (url, request = {}) => send(config, lookup, proxy, url, request),
   };
 }
+
+/** What ./proxy reads when the config names no proxy (NO_PROXY alone sends nothing anywhere). */
+const PROXY_VARIABLES = ["https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"];
 
 interface Settings {
   config: OutboundConfig;
   lookup: Resolver;
+  proxy: () => Promise<ProxyChoice>;
   method: NonNullable<OutboundRequest["method"]>;
   headers: Record<string, string>;
   body: string | undefined;
@@ -86,6 +107,7 @@ interface Answer {
 async function send(
   config: OutboundConfig,
   lookup: Resolver,
+  proxy: () => Promise<ProxyChoice>,
   url: string,
   request: OutboundRequest,
 ): Promise<OutboundResponse> {
@@ -102,6 +124,7 @@ async function send(
   const settings: Settings = {
     config,
     lookup,
+    proxy,
     method,
     headers: requestHeaders(config, request.headers, request.body),
     body: request.body,
@@ -154,8 +177,21 @@ async function attemptOnce(
         signal,
         { timeoutMs: settings.timeoutMs },
       );
-      const context = { origin: url.origin, method, timeoutMs: settings.timeoutMs };
-      const pending = await exchange(url, addresses, { method, headers, body }, signal, context);
+      const route = (await settings.proxy())(url);
+      const context = {
+        origin: url.origin,
+        method,
+        timeoutMs: settings.timeoutMs,
+        ...(route ? { proxy: route.address } : {}),
+      };
+      const pending = await exchange(
+        url,
+        addresses,
+        route,
+        { method, headers, body },
+        signal,
+        context,
+      );
       const location = pending.headers.get("location");
       if (!settings.followRedirects || !REDIRECT_STATUSES.has(pending.status) || !location) {
         const bytes = await pending.read(settings.maxBytes);
@@ -214,35 +250,69 @@ interface Pending {
   discard(): void;
 }
 
-/** Sends one request to one of the pre-checked addresses and resolves once headers arrive. */
-function exchange(
+/**
+ * Sends one request to one of the pre-checked addresses, through `route` when a proxy applies,
+ * and resolves once headers arrive.
+ */
+async function exchange(
   url: URL,
   addresses: string[],
+  route: ProxyRoute | undefined,
   outgoing: { method: string; headers: Record<string, string>; body: string | undefined },
   signal: AbortSignal,
   context: Record<string, unknown>,
 ): Promise<Pending> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      reject(abortError(signal, context));
-      return;
-    }
-    const secure = url.protocol === "https:";
-    const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
-    const options: https.RequestOptions = {
-      method: outgoing.method,
-      hostname,
-      port: url.port === "" ? (secure ? 443 : 80) : Number(url.port),
-      path: `${url.pathname}${url.search}`,
-      headers: outgoing.headers,
+  if (signal.aborted) throw abortError(signal, context);
+  const secure = url.protocol === "https:";
+  const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+  // SNI and certificate checks use the host name; an IP literal has no server name.
+  const servername = secure && isIP(hostname) === 0 ? { servername: hostname } : {};
+  const target: https.RequestOptions = {
+    method: outgoing.method,
+    hostname,
+    port: portOf(url),
+    path: `${url.pathname}${url.search}`,
+    headers: outgoing.headers,
+  };
+  let options: https.RequestOptions;
+  if (!route) {
+    options = {
+      ...target,
       // A fresh connection per request: a pooled socket would sidestep the per-hop check.
       agent: false,
       // DNS rebinding: the socket connects to what checkUrl resolved, never to a new answer.
       lookup: pinnedLookup(addresses),
-      // SNI and certificate checks use the host name; an IP literal has no server name.
-      ...(secure && isIP(hostname) === 0 ? { servername: hostname } : {}),
+      ...servername,
     };
-
+  } else if (secure) {
+    const socket = await tunnel(route, hostname, portOf(url), signal, context);
+    options = {
+      ...target,
+      defaultPort: 443,
+      // TLS end to end through the tunnel, the certificate checked against the host name.
+      createConnection: () => {
+        const secured = tls.connect({ socket, host: hostname, ...servername });
+        secured.once("close", () => socket.destroy());
+        return secured;
+      },
+    };
+  } else {
+    // Plain http: the proxy gets the absolute URI and connects itself, by the name that was
+    // resolved and checked above (a pinned address would reach the upstream as its Host).
+    options = {
+      method: outgoing.method,
+      hostname: route.hostname,
+      port: route.port,
+      path: `${url.protocol}//${url.host}${url.pathname}${url.search}`,
+      headers: {
+        host: url.host,
+        ...outgoing.headers,
+        ...(route.authorization ? { "proxy-authorization": route.authorization } : {}),
+      },
+      agent: false,
+    };
+  }
+  return new Promise((resolve, reject) => {
     let request: http.ClientRequest;
     try {
       request = (secure ? https : http).request(options);
@@ -253,16 +323,34 @@ function exchange(
     const onAbort = () => request.destroy();
     signal.addEventListener("abort", onAbort, { once: true });
     const detach = () => signal.removeEventListener("abort", onAbort);
+    let connected = false;
+    request.once("socket", (socket) => socket.once("connect", () => (connected = true)));
 
     request.on("error", (cause) => {
       detach();
       reject(
         signal.aborted
           ? abortError(signal, context)
-          : new OutboundError("network", describeNetworkError(cause), { cause, context }),
+          : new OutboundError(
+              "network",
+              route && !secure && !connected
+                ? `the proxy ${route.address} could not be reached (${errorCode(cause)})`
+                : describeNetworkError(cause),
+              { cause, context },
+            ),
       );
     });
     request.on("response", (response: IncomingMessage) => {
+      if (route && !secure && response.statusCode === 407) {
+        detach();
+        request.destroy();
+        reject(
+          new OutboundError("network", `the proxy ${route.address} wants credentials (407)`, {
+            context: { ...context, status: 407 },
+          }),
+        );
+        return;
+      }
       resolve({
         status: response.statusCode ?? 0,
         headers: toHeaders(response.rawHeaders),
@@ -290,6 +378,40 @@ function exchange(
     });
     request.end(outgoing.body);
   });
+}
+
+/**
+ * A CONNECT tunnel to the host by name, as for plain http: corporate proxies allow or refuse by
+ * domain and would refuse a bare address. The guard has checked what the name resolves to here;
+ * the proxy resolves it again, so what it may reach from there is the proxy's own policy.
+ */
+async function tunnel(
+  route: ProxyRoute,
+  hostname: string,
+  port: number,
+  signal: AbortSignal,
+  context: Record<string, unknown>,
+): Promise<Socket> {
+  const { authority, openTunnel } = await import("./proxy");
+  try {
+    const socket = await openTunnel(
+      route,
+      authority(hostname.replace(/^\[|\]$/g, ""), port),
+      signal,
+    );
+    if (signal.aborted) {
+      socket.destroy();
+      throw abortError(signal, context);
+    }
+    return socket;
+  } catch (error) {
+    if (signal.aborted) throw abortError(signal, context);
+    if (!(error instanceof OutboundError)) throw error;
+    throw new OutboundError(error.kind, error.message, {
+      cause: error.cause,
+      context: { ...context, ...error.context },
+    });
+  }
 }
 
 /** Streams the body through its decoders and stops as soon as it exceeds `maxBytes`. */
@@ -515,9 +637,17 @@ function abortError(signal: AbortSignal, context: Record<string, unknown>): Outb
   return callerAborted(context);
 }
 
+function portOf(url: URL): number {
+  return url.port === "" ? (url.protocol === "https:" ? 443 : 80) : Number(url.port);
+}
+
 function describeNetworkError(cause: unknown): string {
   const code = (cause as NodeJS.ErrnoException | undefined)?.code;
   return code ? `the connection failed (${code})` : "the connection failed";
+}
+
+function errorCode(cause: unknown): string {
+  return (cause as NodeJS.ErrnoException | undefined)?.code ?? "error";
 }
 
 function asOutboundError(error: unknown): OutboundError {

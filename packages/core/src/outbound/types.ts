@@ -58,6 +58,19 @@ export interface OutboundConfig {
   defaultMaxBytes: number;
   /** When false, nothing leaves the machine: every request fails fast with `network`. */
   networkEnabled: boolean;
+  /**
+   * The forward proxy requests go through. Absent: HTTPS_PROXY / HTTP_PROXY / NO_PROXY from
+   * the environment; set, it replaces them all; `false` goes direct whatever they say.
+   */
+  proxy?: ProxySetting | false | undefined;
+}
+
+/** A forward proxy (`outbound.proxy` in the stage config). */
+export interface ProxySetting {
+  /** `http://[user:password@]host[:port]`; credentials become Proxy-Authorization. */
+  url: string;
+  /** Hosts that go direct, as NO_PROXY lists them (`internal.corp`, `.corp`, `10.0.0.0/8`, `*`). */
+  noProxy?: string[] | undefined;
 }
 
 /** Where secrets come from: environment variables by name (Lambda gets them bound by name). */

@@ -27,9 +27,23 @@ export interface PolicyOutcome {
 const STALE_WORTHY = new Set<Failure["kind"]>(["upstream_error", "timeout", "rate_limited"]);
 
 /**
+ * Failures a tool's fallback answers for: it cannot run here, or its upstream failed or did
+ * not answer (offline, DuckDuckGo is not reached). Not a request the upstream refused
+ * (`correct_call`: the fallback would not fix the input), nor a rate limit the caller can
+ * wait out (`retryAfterMs`).
+ */
+function fallbackWorthy(failure: Failure): boolean {
+  if (failure.kind === "unavailable") return true;
+  return (
+    (failure.kind === "upstream_error" || failure.kind === "timeout") &&
+    failure.recovery !== "correct_call"
+  );
+}
+
+/**
  * Everything around running a tool, in the order that protects upstream quotas: capability
  * gate (or fallback), the caller's rate limit, a fresh cache hit, the tool's own rate limit,
- * then the run itself, with a stale result served when the upstream fails.
+ * then the run itself, with a stale result served when the upstream fails, else the fallback.
  */
 export async function runWithPolicies(
   tool: AnyToolDefinition,
@@ -41,9 +55,7 @@ export async function runWithPolicies(
   const missing = missingCapability(spec.requires, deps.capabilities, deps);
   if (missing) {
     const failure = Failures.unavailable(`${spec.id} is unavailable: ${missing.reason}`);
-    return (
-      (allowFallback && (await viaFallback(spec, call, deps, failure.message))) || failed(failure)
-    );
+    return allowFallback ? withFallback(spec, call, deps, failure) : failed(failure);
   }
 
   const now = deps.now().getTime();
@@ -102,26 +114,59 @@ export async function runWithPolicies(
     return { execution, cached: false, stale: false };
   }
   if (staleUsable && STALE_WORTHY.has(execution.failure.kind)) return fromCache(entry.value, true);
-  if (allowFallback && execution.failure.kind === "unavailable") {
-    const viaOther = await viaFallback(spec, call, deps, execution.failure.message);
-    if (viaOther) return viaOther;
+  if (allowFallback && fallbackWorthy(execution.failure)) {
+    return withFallback(spec, call, deps, execution.failure);
   }
   return { execution, cached: false, stale: false };
 }
 
-async function viaFallback(
+/**
+ * The tool's fallback answering in its place, or the tool's failure saying why its declared
+ * fallback did not: it is never skipped in silence. Such a failure's recovery is `replan`:
+ * nothing on this stage answers for the tool now.
+ */
+async function withFallback(
   spec: ToolPolicy,
   call: RunnableCall,
   deps: PolicyDeps,
+  failure: Failure,
+): Promise<PolicyOutcome> {
+  if (!spec.fallback) return failed(failure);
+  const via = await viaFallback(spec, spec.fallback, call, deps, failure.message);
+  if ("outcome" in via) return via.outcome;
+  return failed({
+    ...failure,
+    message: `${failure.message} ${spec.id}'s fallback ${via.why}`,
+    recovery: "replan",
+  });
+}
+
+async function viaFallback(
+  spec: ToolPolicy,
+  id: string,
+  call: RunnableCall,
+  deps: PolicyDeps,
   reason: string,
-): Promise<PolicyOutcome | undefined> {
-  const fallback = spec.fallback ? deps.fallbacks?.get(spec.fallback) : undefined;
-  if (!fallback) return undefined;
+): Promise<{ outcome: PolicyOutcome } | { why: string }> {
+  const fallback = deps.fallbacks?.get(id);
+  if (!fallback) return { why: `${id} is not deployed with it.` };
+  // A capability named after the fallback says whether it has anything to serve here
+  // (static_links: links configured); selection judges it by the same status.
+  const serving = deps.capabilities.find((detector) => detector.name === id)?.detect(deps);
+  if (serving && !serving.available) return { why: cannotServe(id, serving.reason) };
   // The fallback answers in its own terms: the original input may not fit its schema.
   const input = fallback.input.safeParse(call.input).success ? call.input : {};
   const outcome = await runWithPolicies(fallback, { ...call, input }, deps, false);
-  if (!outcome.execution.ok) return undefined;
-  return { ...outcome, fallback: { from: spec.id, to: fallback.spec.id, reason } };
+  if (!outcome.execution.ok) {
+    return { why: `${id} could not answer either: ${outcome.execution.failure.message}` };
+  }
+  return { outcome: { ...outcome, fallback: { from: spec.id, to: id, reason } } };
+}
+
+/** "static_links has no links configured on this stage.", or the reason after the name. */
+function cannotServe(id: string, reason: string | undefined): string {
+  if (reason?.startsWith(`${id} `)) return reason;
+  return `${id} has nothing to serve on this stage${reason ? `: ${reason}` : "."}`;
 }
 
 /** Tool id + version + hash of the canonical JSON of the key fields (all input by default). */

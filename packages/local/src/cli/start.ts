@@ -7,6 +7,8 @@ import {
   createToolbus,
   deploymentFromEnv,
   ensureTable,
+  parseStageConfig,
+  readStageConfigSource,
   SCHEDULED_JOBS,
 } from "@toolbus/core";
 import {
@@ -33,6 +35,8 @@ tool's handler and the HTTPS API.
   --memory            keep DynamoDB in memory (default: on disk under the state dir)
   --state-dir <dir>   where local.json, the admin key and the database live (default: .toolbus)
   --port <port>       API port (default: TOOLBUS_PORT or 8787; 0 picks a free one)
+  --host <address>    where the API listens (default: TOOLBUS_HOST or 127.0.0.1; 0.0.0.0 in a
+                      container, so its port mapping reaches it)
   --bus-port <port>   port for the local bus (default: a free port)
   --stage <name>      stage name; the bus and table are toolbus-<stage> (default: local)
   --log-format <f>    pretty (one readable line per call step, default) or json (the JSON lines
@@ -48,6 +52,7 @@ const options = z.object({
   memory: z.boolean().default(false),
   stateDir: z.string().min(1).default(".toolbus"),
   port: port.default(8787),
+  host: z.union([z.ipv4(), z.ipv6()]).default("127.0.0.1"),
   busPort: port.optional(),
   stage: z
     .string()
@@ -91,6 +96,7 @@ function readOptions() {
       memory: { type: "boolean" },
       "state-dir": { type: "string" },
       port: { type: "string" },
+      host: { type: "string" },
       "bus-port": { type: "string" },
       stage: { type: "string" },
       "log-format": { type: "string" },
@@ -105,6 +111,7 @@ function readOptions() {
     memory: values.memory,
     stateDir: values["state-dir"],
     port: values.port ?? process.env.TOOLBUS_PORT,
+    host: values.host ?? process.env.TOOLBUS_HOST,
     busPort: values["bus-port"],
     stage: values.stage,
     logFormat: values["log-format"] ?? process.env.TOOLBUS_LOG_FORMAT,
@@ -116,9 +123,55 @@ function readOptions() {
   return parsed.data;
 }
 
+/**
+ * The stage configuration exactly as Lambda reads it (core's readStageConfigSource: the JSON
+ * in TOOLBUS_CONFIG or the file TOOLBUS_CONFIG_FILE names, never both), with this run's stage
+ * filled in, validated before anything starts. The handlers then read it from TOOLBUS_CONFIG.
+ */
+function applyStageConfig(stage: string): string {
+  const given = readStageConfigSource(process.env);
+  const value = given.value;
+  const declared = isObject(value) ? value.stage : undefined;
+  if (declared !== undefined && declared !== stage) {
+    throw new Error(
+      `The stage configuration (${given.source}) is for stage "${String(declared)}", but this run is stage "${stage}" (--stage).`,
+    );
+  }
+  const withStage = isObject(value) ? { ...value, stage } : value;
+  const problems = (() => {
+    try {
+      parseStageConfig(withStage);
+      return undefined;
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
+    }
+  })();
+  if (problems)
+    throw new Error(problems.replace("configuration", `configuration (${given.source})`));
+  process.env.TOOLBUS_CONFIG = JSON.stringify(withStage);
+  delete process.env.TOOLBUS_CONFIG_FILE;
+  return given.source;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/**
+ * Supervisors that signal only the process they started (npm, a container's PID 1, systemd with
+ * KillMode=process) may end our parent without passing the signal on: a process left without
+ * its parent stops as if it had been told to.
+ */
+function stopWhenOrphaned(stop: () => void): void {
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) stop();
+  }, 1_000).unref();
+}
+
 async function main(): Promise<void> {
   const config = readOptions();
   const stateDir = resolve(config.stateDir);
+  const configSource = applyStageConfig(config.stage);
   console.log("Starting Toolbus locally...");
   // In memory, a DynamoDB Local that died took the table and the catalog with it.
   let makeAgain: (() => Promise<void>) | undefined;
@@ -139,6 +192,7 @@ async function main(): Promise<void> {
     await settled?.();
     await system.stop();
   });
+  stopWhenOrphaned(() => process.kill(process.pid, "SIGTERM"));
 
   // The handlers and the API read their deployment from the environment, exactly as on
   // Lambda; only the endpoints point at this machine.
@@ -153,7 +207,6 @@ async function main(): Promise<void> {
     TOOLBUS_BUS: system.busName,
     TOOLBUS_ADMIN_KEY: admin.key,
   });
-  process.env.TOOLBUS_CONFIG ??= JSON.stringify({ stage: system.stage });
   // Our own process reaches the bus without a socket (the SDK client is the same, its
   // transport is not); the HTTP endpoint serves everyone else. This process alone writes the
   // table, so it appends run logs with plain puts that wait a moment to share a batch.
@@ -200,14 +253,15 @@ async function main(): Promise<void> {
   }>("api");
   const { app } = entry;
   settled = entry.settled;
-  api = await serveApi(app, { port: config.port });
+  api = await serveApi(app, { port: config.port, host: config.host });
   await system.writeStateFile({ api: api.url });
 
-  const keyNote = {
-    environment: "from TOOLBUS_ADMIN_KEY",
-    file: `kept in ${admin.file}`,
-    generated: `generated, kept in ${admin.file}`,
-  }[admin.source];
+  // Shown whole only when it was just made; otherwise whoever set it has it, and a service
+  // manager's logs would keep it.
+  const shownKey =
+    admin.source === "generated"
+      ? `${admin.key}  (generated, kept in ${admin.file})`
+      : `${maskKey(admin.key)}  (${admin.source === "environment" ? "from TOOLBUS_ADMIN_KEY" : `kept in ${admin.file}`})`;
   console.log(
     [
       `Toolbus is running (stage ${system.stage}).`,
@@ -216,11 +270,20 @@ async function main(): Promise<void> {
       `  EventBridge:     ${system.busServer.endpoint} (bus ${system.busName})${replayed > 0 ? `, ${replayed} undelivered events of the last run delivered again` : ""}`,
       `  Catalog:         ${builtinTools.length} tools, ${rules.length} bus rules (${seeded.written.length} catalog entries written)`,
       `  Capabilities:    ${capabilities.map((c) => `${c.name} ${c.available ? "yes" : "no"}`).join(", ")}`,
-      `  Admin key:       ${admin.key}  (${keyNote})`,
+      `  Admin key:       ${shownKey}`,
+      `  Configuration:   ${configSource}`,
       `  Endpoints file:  ${system.stateFile}`,
+      "Try:",
+      `  curl -s ${api.url}/v1/tools -H "Authorization: Bearer $(cat ${admin.file ?? "<your admin key>"})"`,
+      `  npx --no-install toolbus call readability_analyzer --run try-1 --input '{"text":"The cat sat on the mat."}'`,
       "Press Ctrl-C to stop.",
     ].join("\n"),
   );
+}
+
+/** The first and last four characters: enough to tell keys apart, not to use one. */
+function maskKey(key: string): string {
+  return key.length <= 12 ? "…" : `${key.slice(0, 4)}…${key.slice(-4)}`;
 }
 
 main().catch((error: unknown) => {

@@ -3,6 +3,8 @@ import { constants } from "node:os";
 type Stopper = () => Promise<void>;
 
 const HANDLED_SIGNALS = ["SIGINT", "SIGTERM"] as const;
+/** The longest a stop may take before the process exits anyway (the JVM's watchdog follows). */
+export const STOP_WITHIN_MS = 15_000;
 const stoppers = new Set<Stopper>();
 let shuttingDown = false;
 
@@ -14,6 +16,8 @@ function onSignal(signal: NodeJS.Signals): void {
     process.exit(exitCode);
   }
   shuttingDown = true;
+  // Bounded: a stop that hangs (a call that never settles) must not keep the process up.
+  setTimeout(() => process.exit(exitCode), STOP_WITHIN_MS).unref();
   void Promise.allSettled([...stoppers].map((stop) => stop())).then(() => process.exit(exitCode));
 }
 

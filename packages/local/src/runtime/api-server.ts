@@ -16,7 +16,7 @@ export function serveApi(
     const server = serve({ fetch: app.fetch, port: options.port, hostname: host }, (info) => {
       const { port } = info as AddressInfo;
       resolve({
-        url: `http://${host}:${port}`,
+        url: `http://${reachableHost(host)}:${port}`,
         close: () =>
           new Promise((done) => {
             server.close(() => done());
@@ -26,4 +26,11 @@ export function serveApi(
     });
     server.once("error", reject);
   });
+}
+
+/** A URL's host for a listening address: "every address" is reached on loopback. */
+function reachableHost(host: string): string {
+  if (host === "0.0.0.0") return "127.0.0.1";
+  if (host === "::") return "[::1]";
+  return host.includes(":") ? `[${host}]` : host;
 }

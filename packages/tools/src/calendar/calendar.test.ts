@@ -690,7 +690,7 @@ describe("the calendar tool", () => {
       id: "calendar",
       toolset: "calendar",
       category: "research",
-      requires: ["google_calendar"],
+      requires: ["google_calendar", "network"],
       annotations: { readOnly: true, openWorld: true, idempotent: true },
       timeoutMs: 15_000,
       cache: { ttlSeconds: 300, keyFields: ["action", "time_min", "time_max", "max_results"] },

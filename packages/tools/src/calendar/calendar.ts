@@ -96,7 +96,7 @@ export const calendar = defineTool({
         "Don't call it again with the same window in one task: results are cached for minutes.",
       ],
     },
-    requires: ["google_calendar"],
+    requires: ["google_calendar", "network"],
     produces: ["events", "citations"],
     examples: [
       { title: "What is coming up in the next 30 days", input: { action: "list_events" } },

@@ -810,7 +810,7 @@ it("publishes a valid catalog spec with an object input schema", () => {
     id: "github_api",
     toolset: "github",
     category: "reference",
-    requires: ["github_token"],
+    requires: ["github_token", "network"],
     annotations: { readOnly: true, openWorld: true, idempotent: true },
     cache: { ttlSeconds: 300 },
     version: "1",

@@ -181,7 +181,7 @@ export const githubApi = defineTool({
         "Don't assume a private repository is visible: a 404 may mean no access.",
       ],
     },
-    requires: ["github_token"],
+    requires: ["github_token", "network"],
     produces: ["github_content", "citations"],
     examples: [
       {

@@ -384,7 +384,7 @@ describe("link_validator", () => {
       id: "link_validator",
       toolset: "link_validator",
       category: "reference",
-      requires: [],
+      requires: ["network"],
       annotations: { readOnly: true, openWorld: true, idempotent: true },
       cache: { ttlSeconds: 600, keyFields: ["urls"] },
       timeoutMs: 30_000,

@@ -110,7 +110,7 @@ export const linkValidator = defineTool({
         "Don't assume reachable means correct: a page can answer 200 and still be the wrong one.",
       ],
     },
-    requires: [],
+    requires: ["network"],
     produces: ["link_status"],
     examples: [
       {

@@ -465,7 +465,7 @@ describe("rss_feed", () => {
         id: "rss_feed",
         toolset: "rss_feed",
         category: "research",
-        requires: [],
+        requires: ["network"],
         annotations: { readOnly: true, openWorld: true, idempotent: true },
         cache: {
           ttlSeconds: 900,

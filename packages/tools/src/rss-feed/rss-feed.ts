@@ -105,7 +105,7 @@ export const rssFeed = defineTool({
         "Don't use it when the text is timeless and recent posts would not help the reader.",
       ],
     },
-    requires: [],
+    requires: ["network"],
     produces: ["feed_items", "citations"],
     examples: [
       {

@@ -1,3 +1,4 @@
+export { staticLinksCapability } from "./capability";
 export {
   type StaticLink,
   type StaticLinksInput,

@@ -1,7 +1,9 @@
+import { parseStageConfig } from "@toolbus/core/config";
 import { toolSpec } from "@toolbus/core/model";
 import { testToolContext } from "@toolbus/core/testing";
 import { toolSpecOf } from "@toolbus/core/tool-definition";
 import { describe, expect, it } from "vitest";
+import { staticLinksCapability } from "./capability";
 import {
   type StaticLinksSettings,
   staticLinks,
@@ -233,5 +235,30 @@ describe("static_links", () => {
       type: "object",
       required: ["links", "total", "filteredBy"],
     });
+  });
+});
+
+describe("the static_links capability: whether it has anything to serve as a fallback", () => {
+  const detect = (tools: unknown) =>
+    staticLinksCapability.detect({
+      config: parseStageConfig({ tools }),
+      secret: () => undefined,
+    });
+
+  it("is there when links are configured", () => {
+    expect(detect({ static_links: { links: [configured.links[0]] } })).toEqual({
+      available: true,
+      source: "config:tools.static_links.links",
+    });
+  });
+
+  it("is missing without links, and says so in words a failure can quote", () => {
+    for (const tools of [{}, { static_links: {} }, { static_links: { links: [] } }]) {
+      expect(detect(tools)).toEqual({
+        available: false,
+        reason: "static_links has no links configured on this stage.",
+        source: "config:tools.static_links.links",
+      });
+    }
   });
 });

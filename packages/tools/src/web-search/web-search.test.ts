@@ -545,7 +545,7 @@ it("publishes a valid catalog spec", () => {
     toolset: "web_search",
     category: "research",
     optionality: "optional",
-    requires: [],
+    requires: ["network"],
     fallback: "static_links",
     annotations: { readOnly: true, openWorld: true, idempotent: true },
     cache: {

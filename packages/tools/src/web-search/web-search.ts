@@ -142,7 +142,7 @@ export const webSearch = defineTool({
         "Don't fire many near-identical queries in one turn; results are cached for minutes.",
       ],
     },
-    requires: [],
+    requires: ["network"],
     produces: ["search_results", "citations"],
     examples: [
       { title: "Latest release of a project", input: { query: "Node.js 22 LTS release notes" } },

@@ -53,7 +53,7 @@ export function registerCatalogRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): 
       // Availability is the caller's own selection: role and capabilities count too.
       const {
         tools,
-        selection: { excluded },
+        selection: { excluded, servedByFallback },
       } = await selector.select(c.get("principal"), {
         mode: query.mode,
         filter: {
@@ -61,13 +61,29 @@ export function registerCatalogRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): 
           ...(query.category ? { category: query.category } : {}),
         },
       });
-      const reasons = new Map(excluded.map((entry) => [entry.tool, entry.reasons]));
+      const left = new Map(excluded.map((entry) => [entry.tool, entry]));
+      const served = new Map(servedByFallback.map((entry) => [entry.tool, entry]));
       const wanted = query.available === undefined ? undefined : query.available === "true";
       const items = tools
-        .filter((tool) => query.mode === undefined || !reasons.get(tool.id)?.includes("mode"))
+        .filter((tool) => query.mode === undefined || !left.get(tool.id)?.reasons.includes("mode"))
         .map((tool) => {
-          const why = reasons.get(tool.id);
-          return { ...tool, available: why === undefined, ...(why ? { reasons: why } : {}) };
+          const out = left.get(tool.id);
+          if (out) {
+            const { reasons, fallbackReasons } = out;
+            return {
+              ...tool,
+              available: false,
+              reasons,
+              ...(fallbackReasons ? { fallbackReasons } : {}),
+            };
+          }
+          const by = served.get(tool.id);
+          // Offered, but answered by its fallback: what it lacks, and who answers.
+          return {
+            ...tool,
+            available: true,
+            ...(by ? { reasons: by.reasons, servedBy: by.fallback } : {}),
+          };
         })
         .filter((tool) => wanted === undefined || tool.available === wanted);
       return c.json({ tools: items }, 200);

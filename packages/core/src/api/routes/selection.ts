@@ -25,8 +25,31 @@ const selectionSchema = z
             "All that apply, in this order: disabled, mode, role, capability:<name>, denied, not_allowed.",
           example: ["capability:github_token"],
         }),
+        fallbackReasons: z
+          .array(z.string())
+          .optional()
+          .openapi({
+            description:
+              "Set when the tool lacks only capabilities and its fallback cannot serve in its place either: the fallback's own reasons, and capability:<fallback> when it has nothing to serve on this stage (GET /v1/capabilities says why).",
+            example: ["capability:static_links"],
+          }),
       }),
     ),
+    servedByFallback: z
+      .array(
+        z.object({
+          tool: z.string(),
+          fallback: z.string().openapi({ description: "The tool that answers in its place." }),
+          reasons: z.array(z.string()).openapi({
+            description: "Why the tool cannot answer itself: the capabilities it lacks.",
+            example: ["capability:network"],
+          }),
+        }),
+      )
+      .openapi({
+        description:
+          "Tools in `tools` that lack capabilities but are offered because their fallback can serve: their calls are answered by the fallback (the result's `fallback` says so).",
+      }),
   })
   .openapi("Selection");
 
@@ -85,7 +108,7 @@ export function registerSelectionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps)
       tags: ["Selection"],
       summary: "Which tools a role may and can use in a mode, and why the others are left out",
       description:
-        "Judges every catalog tool by whether it is enabled, offered in the mode, open to the role, has the capabilities it needs, and the request's allow / deny lists. An empty body selects for your own role in the default mode.",
+        "Judges every catalog tool by whether it is enabled, offered in the mode, open to the role, has the capabilities it needs, and the request's allow / deny lists. A tool that lacks only capabilities is still offered when its fallback can serve (listed in `servedByFallback`), and otherwise left out with `fallbackReasons` saying why its fallback cannot. An empty body selects for your own role in the default mode.",
       security: bearerSecurity,
       middleware: [read] as const,
       request: {
@@ -105,6 +128,7 @@ export function registerSelectionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps)
           role,
           tools: selection.available.map((tool) => tool.id),
           excluded: selection.excluded,
+          servedByFallback: selection.servedByFallback,
         },
         200,
       );

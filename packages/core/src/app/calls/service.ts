@@ -50,6 +50,12 @@ export interface CallServiceDeps {
   dispatcher?: Dispatcher;
   /** Where a call's first steps (accepted, dispatched) are logged; its handler logs the last. */
   log?: Logger;
+  /**
+   * Where the recorder runs in this process (the local composition): resolves once a finished
+   * call's events are in its run's log, within a bound (`loggedWait`, app/calls/logged.ts).
+   * Every finished answer waits for it; absent (AWS), none does.
+   */
+  logged?: (call: CallRecord) => Promise<void>;
   now?: () => Date;
 }
 
@@ -87,6 +93,19 @@ export class CallService {
     request: CallRequest,
     /** The caller's W3C `traceparent`; a malformed or absent one starts a new trace. */
     traceparent?: string,
+  ): Promise<CallOutcome> {
+    const outcome = await this.place(principal, parentRunId, request, traceparent);
+    // Read your own calls where the recorder runs here: the run's log holds the call's events
+    // when its answer leaves (see `logged`).
+    if (outcome.finished && this.deps.logged) await this.deps.logged(outcome.call);
+    return outcome;
+  }
+
+  private async place(
+    principal: Principal,
+    parentRunId: string,
+    request: CallRequest,
+    traceparent: string | undefined,
   ): Promise<CallOutcome> {
     const { config, dispatcher } = this.deps;
     if (!runIdSchema.safeParse(parentRunId).success) {

@@ -1,6 +1,8 @@
-import { createConnection } from "node:net";
+import { createConnection, type Socket } from "node:net";
 import type { StageConfig } from "../../config";
 import type { CapabilityStatus } from "../../model/capability";
+import { OutboundError } from "../../outbound/errors";
+import type { ProxyRoute } from "../../outbound/proxy";
 import type { HttpClient, SecretSource } from "../../outbound/types";
 
 export interface CapabilityContext {
@@ -53,8 +55,9 @@ const NETWORK_PROBE_TIMEOUT_MS = 2_000;
 /**
  * Outbound network access: off when the stage says so, and otherwise found out, not assumed:
  * verification opens a TCP connection to the stage's probe host (`outbound.networkProbe`,
- * aws.amazon.com:443 by default). A stage whose tools reach only an intranet names a host
- * there; `false` trusts the configuration alone.
+ * aws.amazon.com:443 by default), or, when the outbound client would use a proxy for
+ * https://host:port, a CONNECT tunnel to it through that proxy (a 2xx answer counts). A stage
+ * whose tools reach only an intranet names a host there; `false` trusts the configuration alone.
  */
 export const networkCapability: CapabilityDetector = {
   name: "network",
@@ -70,14 +73,41 @@ export const networkCapability: CapabilityDetector = {
   async verify({ config }) {
     const probe = config.outbound.networkProbe;
     if (probe === false) return { available: true, source: "config:outbound.networkEnabled" };
-    const target = `${probe.host}:${probe.port}`;
+    // Loaded here, on a capability refresh, not on every cold start (a lazy chunk in the API).
+    const { authority, openTunnel, proxyChoice } = await import("../../outbound/proxy");
+    const target = authority(probe.host, probe.port);
+    const source = `probe:${target}`;
+    let route: ProxyRoute | undefined;
+    try {
+      // The proxy the outbound client would take to https://host:port, NO_PROXY included.
+      route = proxyChoice(config.outbound.proxy)(new URL(`https://${target}/`));
+    } catch (error) {
+      if (error instanceof OutboundError) {
+        return { available: false, reason: `No outbound network: ${error.message}.`, source };
+      }
+      // Not a host a URL can name: the direct connection below says what is wrong with it.
+    }
+    if (route) {
+      const through = `through proxy ${route.address}`;
+      const failure = await tunnels(
+        (signal) => openTunnel(route, target, signal),
+        NETWORK_PROBE_TIMEOUT_MS,
+      );
+      return failure === undefined
+        ? { available: true, reason: `${target} is reachable ${through}.`, source }
+        : {
+            available: false,
+            reason: `No outbound network: ${target} could not be reached ${through} (${failure}).`,
+            source,
+          };
+    }
     const failure = await connects(probe.host, probe.port, NETWORK_PROBE_TIMEOUT_MS);
     return failure === undefined
-      ? { available: true, source: `probe:${target}` }
+      ? { available: true, source }
       : {
           available: false,
           reason: `No outbound network: ${target} could not be reached (${failure}).`,
-          source: `probe:${target}`,
+          source,
         };
   },
 };
@@ -94,6 +124,25 @@ function connects(host: string, port: number, timeoutMs: number): Promise<string
     socket.once("timeout", () => done(`no answer within ${timeoutMs} ms`));
     socket.once("error", (error: NodeJS.ErrnoException) => done(error.code ?? error.message));
   });
+}
+
+/** Undefined once `open` gets its tunnel through the proxy; else why not. */
+async function tunnels(
+  open: (signal: AbortSignal) => Promise<Socket>,
+  timeoutMs: number,
+): Promise<string | undefined> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  try {
+    (await open(controller.signal)).destroy();
+    return undefined;
+  } catch (error) {
+    if (controller.signal.aborted) return `no answer within ${timeoutMs} ms`;
+    const detail = error instanceof OutboundError ? error.context.detail : undefined;
+    return typeof detail === "string" ? detail : "the tunnel failed";
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The first missing capability among `requires`, with its reason, or undefined. */

@@ -11,5 +11,6 @@ export {
   resolveMode,
   type Selection,
   type SelectionInput,
+  type ServedByFallback,
   select,
 } from "./select";

@@ -271,3 +271,111 @@ describe("selection", () => {
     expect(input).toEqual([utility, reference, enhance, research]);
   });
 });
+
+describe("a tool whose fallback can serve in its place", () => {
+  const search = tool("web_search", {
+    category: "research",
+    requires: ["network"],
+    fallback: "static_links",
+  });
+  const links = tool("static_links", { category: "reference" });
+  const offline = [status("network", false)];
+
+  it("is offered when it lacks only capabilities and its fallback is available", () => {
+    const selection = select({
+      config,
+      tools: [search, links],
+      role: "viewer",
+      capabilities: offline,
+    });
+    expect(selection.available.map((t) => t.id)).toEqual(["web_search", "static_links"]);
+    expect(selection.excluded).toEqual([]);
+    expect(selection.servedByFallback).toEqual([
+      { tool: "web_search", fallback: "static_links", reasons: ["capability:network"] },
+    ]);
+  });
+
+  it("is left out when a status named after the fallback says it has nothing to serve", () => {
+    const selection = select({
+      config,
+      tools: [search, links],
+      role: "viewer",
+      capabilities: [...offline, status("static_links", false)],
+    });
+    // static_links itself is still offered: it can say that no links are configured.
+    expect(selection.available.map((t) => t.id)).toEqual(["static_links"]);
+    expect(selection.excluded).toEqual([
+      {
+        tool: "web_search",
+        reasons: ["capability:network"],
+        fallbackReasons: ["capability:static_links"],
+      },
+    ]);
+    expect(selection.servedByFallback).toEqual([]);
+  });
+
+  it("is left out when the fallback would be left out itself, saying why", () => {
+    const disabled = tool("static_links", {
+      category: "reference",
+      requires: ["links_host"],
+      availability: { enabled: false },
+    });
+    const selection = select({
+      config,
+      tools: [search, disabled],
+      role: "viewer",
+      capabilities: offline,
+    });
+    expect(selection.excluded).toEqual([
+      {
+        tool: "web_search",
+        reasons: ["capability:network"],
+        fallbackReasons: ["disabled", "capability:links_host"],
+      },
+      { tool: "static_links", reasons: ["disabled", "capability:links_host"] },
+    ]);
+  });
+
+  it("is left out for any reason but capabilities, with no word on its fallback", () => {
+    const hidden = tool("web_search", {
+      category: "research",
+      requires: ["network"],
+      fallback: "static_links",
+      availability: { minRole: "admin" },
+    });
+    const selection = select({
+      config,
+      tools: [hidden, links],
+      role: "viewer",
+      capabilities: offline,
+      deny: ["static_links"],
+    });
+    expect(selection.excluded).toEqual([
+      { tool: "web_search", reasons: ["role", "capability:network"] },
+      { tool: "static_links", reasons: ["denied"] },
+    ]);
+    // Denying the fallback narrows what the caller sees, not what answers for a tool.
+    const denied = select({
+      config,
+      tools: [search, links],
+      role: "viewer",
+      capabilities: offline,
+      deny: ["static_links"],
+    });
+    expect(denied.available.map((t) => t.id)).toEqual(["web_search"]);
+  });
+
+  it("finds its fallback among `fallbacks` when a filtered read left it out", () => {
+    const alone = select({ config, tools: [search], role: "viewer", capabilities: offline });
+    expect(alone.excluded).toEqual([{ tool: "web_search", reasons: ["capability:network"] }]);
+    const judged = select({
+      config,
+      tools: [search],
+      fallbacks: [search, links],
+      role: "viewer",
+      capabilities: offline,
+    });
+    expect(judged.available.map((t) => t.id)).toEqual(["web_search"]);
+    expect(judged.servedByFallback).toHaveLength(1);
+  });
+});

@@ -19,17 +19,40 @@ export interface ExcludedTool {
   tool: string;
   /** Every reason that applies, in the order of ExclusionReason above. */
   reasons: ExclusionReason[];
+  /**
+   * Set when the tool lacks only capabilities and names a fallback that cannot serve in its
+   * place: the fallback's own reasons, and `capability:<fallback>` when the stage says it has
+   * nothing to serve (static_links without links). See `fallbackReasons`.
+   */
+  fallbackReasons?: ExclusionReason[];
+}
+
+/** A tool offered although it cannot run itself: its fallback answers its calls. */
+export interface ServedByFallback {
+  tool: string;
+  /** The tool that answers in its place (the spec's `fallback`). */
+  fallback: string;
+  /** Why the tool cannot answer itself: the capabilities it lacks. */
+  reasons: ExclusionReason[];
 }
 
 export interface SelectionInput<T extends ToolSpec = ToolSpec> {
   /** Only the role order and the modes are read. */
   config: Pick<StageConfig, "roles" | "modes">;
   tools: readonly T[];
+  /**
+   * Where the fallbacks `tools` name are looked up when a filtered read left them out of
+   * `tools` (default: `tools`). They are judged, never selected.
+   */
+  fallbacks?: readonly ToolSpec[];
   /** The principal's role; a role the stage does not know ranks below every role. */
   role: string;
   /** Absent or null: the stage's default mode. */
   mode?: string | null;
-  /** Stored statuses; a required capability with no status counts as missing. */
+  /**
+   * Stored statuses; a required capability with no status counts as missing. A status named
+   * after a tool says whether it has anything to serve as a fallback (see `fallbackReasons`).
+   */
   capabilities: readonly Pick<CapabilityStatus, "name" | "available">[];
   /** When given, only these tool ids may be selected. */
   allow?: readonly string[];
@@ -38,48 +61,121 @@ export interface SelectionInput<T extends ToolSpec = ToolSpec> {
 
 export interface Selection<T extends ToolSpec = ToolSpec> {
   mode: string;
-  /** Ordered by category (the fixed order of CATEGORIES), then id. */
+  /** Ordered by category (the fixed order of CATEGORIES), then id; with those served by a fallback. */
   available: T[];
   /** Same order as `available`. */
   excluded: ExcludedTool[];
+  /** The available tools whose fallback answers for them, in the same order. */
+  servedByFallback: ServedByFallback[];
 }
 
 /**
  * Which tools a principal may and can use in a mode, and why every other one is left out.
- * Pure: the same input gives the same output, whatever order the tools come in.
+ * A tool that lacks only capabilities is still offered when its fallback can serve in its
+ * place (see `fallbackReasons`), and listed in `servedByFallback`; the runtime answers its
+ * calls with the fallback (runtime/policies.ts). Pure: the same input gives the same output,
+ * whatever order the tools come in.
  */
 export function select<T extends ToolSpec>(input: SelectionInput<T>): Selection<T> {
+  const mode = resolveMode(input.config, input.mode);
+  const judge = judgement(input, mode);
+  const allow = input.allow ? new Set(input.allow) : undefined;
+  const deny = new Set(input.deny ?? []);
+  let byId: Map<string, ToolSpec> | undefined;
+  const lookup = (id: string) => {
+    byId ??= new Map((input.fallbacks ?? input.tools).map((tool) => [tool.id, tool]));
+    return byId.get(id);
+  };
+
+  const available: T[] = [];
+  const excluded: ExcludedTool[] = [];
+  const servedByFallback: ServedByFallback[] = [];
+  for (const tool of sortedTools(input.tools)) {
+    const reasons = judge.reasons(tool);
+    if (deny.has(tool.id)) reasons.push("denied");
+    if (allow && !allow.has(tool.id)) reasons.push("not_allowed");
+    if (reasons.length === 0) {
+      available.push(tool);
+      continue;
+    }
+    const fallback =
+      tool.fallback !== undefined && reasons.every(isCapabilityReason)
+        ? lookup(tool.fallback)
+        : undefined;
+    if (!fallback || fallback.id === tool.id) {
+      excluded.push({ tool: tool.id, reasons });
+      continue;
+    }
+    const fallbackReasons = fallbackReasonsOf(fallback, judge);
+    if (fallbackReasons.length === 0) {
+      available.push(tool);
+      servedByFallback.push({ tool: tool.id, fallback: fallback.id, reasons });
+    } else {
+      excluded.push({ tool: tool.id, reasons, fallbackReasons });
+    }
+  }
+  return { mode, available, excluded, servedByFallback };
+}
+
+/**
+ * Why a fallback cannot serve in another tool's place: whatever would leave it out of this
+ * selection itself (allow and deny aside: they narrow what the caller sees, not what answers
+ * for it), and `capability:<its id>` when a status named after it says it has nothing to serve
+ * on this stage (static_links without links: still offered itself, to say so, but no stand-in
+ * for web_search). A tool without such a status serves whenever it is available.
+ */
+function fallbackReasonsOf(
+  fallback: ToolSpec,
+  judge: Pick<Judgement, "reasons" | "lacks">,
+): ExclusionReason[] {
+  const reasons = judge.reasons(fallback);
+  const serving: ExclusionReason = `capability:${fallback.id}`;
+  if (judge.lacks(fallback.id) && !reasons.includes(serving)) reasons.push(serving);
+  return reasons;
+}
+
+interface Judgement {
+  /** What leaves a tool out for this role, mode and stage: every reason but allow / deny. */
+  reasons(tool: ToolSpec): ExclusionReason[];
+  /** A status under this name says it is missing (any one of them, if several). */
+  lacks(capability: string): boolean;
+}
+
+function judgement(
+  input: Pick<SelectionInput, "config" | "role" | "capabilities">,
+  mode: string,
+): Judgement {
   const { config } = input;
-  const mode = resolveMode(config, input.mode);
   const rank = (role: string) => config.roles.indexOf(role);
   const roleRank = rank(input.role);
   // A capability counts only if every status stored under its name says it is there.
   const present = new Set<string>();
   const absent = new Set<string>();
   for (const status of input.capabilities) (status.available ? present : absent).add(status.name);
-  const allow = input.allow ? new Set(input.allow) : undefined;
-  const deny = new Set(input.deny ?? []);
+  return {
+    reasons(tool) {
+      const reasons: ExclusionReason[] = [];
+      const { enabled, modes, minRole } = tool.availability;
+      if (!enabled) reasons.push("disabled");
+      if (modes !== undefined && !modes.includes(mode)) reasons.push("mode");
+      // An unknown minRole is a configuration mistake: fail closed rather than open.
+      if (
+        minRole !== undefined &&
+        (roleRank < 0 || rank(minRole) < 0 || roleRank < rank(minRole))
+      ) {
+        reasons.push("role");
+      }
+      for (const name of new Set(tool.requires)) {
+        if (!present.has(name) || absent.has(name)) reasons.push(`capability:${name}`);
+      }
+      return reasons;
+    },
+    lacks: (capability) => absent.has(capability),
+  };
+}
 
-  const available: T[] = [];
-  const excluded: ExcludedTool[] = [];
-  for (const tool of sortedTools(input.tools)) {
-    const reasons: ExclusionReason[] = [];
-    const { enabled, modes, minRole } = tool.availability;
-    if (!enabled) reasons.push("disabled");
-    if (modes !== undefined && !modes.includes(mode)) reasons.push("mode");
-    // An unknown minRole is a configuration mistake: fail closed rather than open.
-    if (minRole !== undefined && (roleRank < 0 || rank(minRole) < 0 || roleRank < rank(minRole))) {
-      reasons.push("role");
-    }
-    for (const name of new Set(tool.requires)) {
-      if (!present.has(name) || absent.has(name)) reasons.push(`capability:${name}`);
-    }
-    if (deny.has(tool.id)) reasons.push("denied");
-    if (allow && !allow.has(tool.id)) reasons.push("not_allowed");
-    if (reasons.length === 0) available.push(tool);
-    else excluded.push({ tool: tool.id, reasons });
-  }
-  return { mode, available, excluded };
+function isCapabilityReason(reason: ExclusionReason): boolean {
+  return reason.startsWith("capability:");
 }
 
 /**

@@ -21,7 +21,7 @@ export interface SelectionRequest {
   mode?: string | null | undefined;
   allow?: readonly string[] | undefined;
   deny?: readonly string[] | undefined;
-  /** Narrows the catalog read; selection still judges every tool read. */
+  /** Narrows the catalog read; selection still judges every tool read (and their fallbacks). */
   filter?: { toolset?: string; category?: string };
 }
 
@@ -51,14 +51,19 @@ export class SelectionService {
     const role = this.roleFor(principal, request.role, request.rolePath);
     // Checked before any read: a bad mode costs nothing.
     const mode = resolveMode(config, request.mode);
-    const [catalog, capabilities] = await Promise.all([
+    const filtered =
+      request.filter?.toolset !== undefined || request.filter?.category !== undefined;
+    const [catalog, everything, capabilities] = await Promise.all([
       this.deps.catalog.list(request.filter),
+      // A tool's fallback may be outside the filter; it is judged all the same.
+      filtered ? this.deps.catalog.list() : undefined,
       this.deps.capabilities.list(),
     ]);
     const { tools } = catalog;
     const selection = select({
       config,
       tools,
+      ...(everything ? { fallbacks: everything.tools } : {}),
       role,
       mode,
       capabilities,

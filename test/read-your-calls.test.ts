@@ -1,0 +1,140 @@
+import { createLogger, type LogRecord } from "@toolbus/core/observability";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LOGGED_WITHIN_MS } from "../packages/core/src/app/calls/logged";
+import { localFunctionName } from "../packages/local/src/runtime/wiring";
+import { startTestToolbus, type TestToolbus } from "./support/toolbus";
+
+/*
+ * Read your own calls under the local composition (npm start, tests): the real local bus and
+ * recorder, and a GET of the run's events straight after a synchronous call's answer, with no
+ * settle and no drain in between, as README's first example does with curl.
+ */
+
+interface EventsPage {
+  events: Array<{ detailType: string; detail: { callId: string } }>;
+}
+
+const TEXT = "Toolbus gives agents tools. They use them when it helps.";
+
+/** GET /v1/runs/{runId}/events as a caller makes it: nothing awaited before it. */
+async function eventsNow(system: TestToolbus, runId: string): Promise<EventsPage["events"]> {
+  const response = await system.request(`/v1/runs/${runId}/events`);
+  expect(response.status).toBe(200);
+  return ((await response.json()) as EventsPage).events;
+}
+
+async function restCall(system: TestToolbus, runId: string, body: Record<string, unknown> = {}) {
+  const response = await system.request(`/v1/runs/${runId}/calls`, {
+    method: "POST",
+    json: { tool: "readability_analyzer", input: { text: TEXT }, wait: 10, ...body },
+  });
+  expect(response.status).toBe(200);
+  return (await response.json()) as { callId: string; status: string };
+}
+
+describe("a synchronous call under the local composition", () => {
+  let system: TestToolbus;
+  beforeAll(async () => {
+    system = await startTestToolbus();
+  });
+  afterAll(() => system.stop());
+
+  it("is in its run's log when it answers: Scheduled, then Received", async () => {
+    for (let i = 0; i < 5; i++) {
+      const runId = system.runId();
+      const call = await restCall(system, runId, { callId: `c${i}` });
+      expect(call.status).toBe("succeeded");
+      const events = await eventsNow(system, runId);
+      expect(events.map((e) => [e.detailType, e.detail.callId])).toEqual([
+        ["ToolCallScheduled", call.callId],
+        ["ToolResultReceived", call.callId],
+      ]);
+    }
+  });
+
+  it("is, called through MCP too", async () => {
+    const runId = system.runId();
+    const response = await system.request("/mcp", {
+      method: "POST",
+      headers: { accept: "application/json, text/event-stream", "x-toolbus-run-id": runId },
+      json: {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "readability_analyzer", arguments: { text: TEXT } },
+      },
+    });
+    expect(response.status).toBe(200);
+    const answer = (await response.json()) as { result: { isError?: boolean } };
+    expect(answer.result.isError).toBeFalsy();
+    expect((await eventsNow(system, runId)).map((e) => e.detailType)).toEqual([
+      "ToolCallScheduled",
+      "ToolResultReceived",
+    ]);
+  });
+
+  it("is, when its run's policy refuses it", async () => {
+    const runId = system.runId();
+    await restCall(system, runId, { policy: { maxCalls: 1 } });
+    const refused = await restCall(system, runId);
+    expect(refused.status).toBe("failed");
+    const events = await eventsNow(system, runId);
+    expect(
+      events.filter((e) => e.detail.callId === refused.callId).map((e) => e.detailType),
+    ).toEqual(["ToolCallScheduled", "ToolResultReceived"]);
+  });
+
+  it("is, when the same call is made again", async () => {
+    const runId = system.runId();
+    const first = await restCall(system, runId, { callId: "again" });
+    const second = await restCall(system, runId, { callId: "again" });
+    expect(second.callId).toBe(first.callId);
+    expect((await eventsNow(system, runId)).map((e) => e.detailType)).toEqual([
+      "ToolCallScheduled",
+      "ToolResultReceived",
+    ]);
+  });
+});
+
+describe("a synchronous call while the recorder is down", () => {
+  let system: TestToolbus;
+  const lines: LogRecord[] = [];
+  beforeAll(async () => {
+    system = await startTestToolbus({
+      log: createLogger({ service: "toolbus", sink: (line) => lines.push(line) }),
+      // The recorder's deliveries keep failing for the whole bound.
+      bus: { defaultMaxRetries: 100, delivery: { baseDelayMs: 50, maxDelayMs: 200 } },
+    });
+  });
+  afterAll(() => system.stop());
+
+  it("answers anyway after a short bound, and logs that it did", async () => {
+    const recorder = localFunctionName("recorder");
+    system.bus.registerFunction(recorder, () => {
+      throw new Error("the recorder is down");
+    });
+    const runId = system.runId();
+    const started = performance.now();
+    const call = await restCall(system, runId);
+    const waited = performance.now() - started;
+    expect(call.status).toBe("succeeded");
+    expect(waited).toBeGreaterThanOrEqual(LOGGED_WITHIN_MS - 50);
+    expect(waited).toBeLessThan(LOGGED_WITHIN_MS + 3_000);
+    expect(await eventsNow(system, runId)).toEqual([]);
+    const warning = lines.find((line) => String(line.message).includes("is the recorder down?"));
+    expect(warning).toMatchObject({
+      level: "WARN",
+      parentRunId: runId,
+      callId: call.callId,
+      waitedMs: expect.any(Number),
+    });
+    // Back up: the bus delivers what it kept retrying, and the log catches up.
+    const { handlers } = system.toolbus;
+    system.bus.registerFunction(recorder, (event) => handlers.recorder?.(event));
+    await system.settle();
+    expect((await eventsNow(system, runId)).map((e) => e.detailType)).toEqual([
+      "ToolCallScheduled",
+      "ToolResultReceived",
+    ]);
+  }, 20_000);
+});
