@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { copyFile, cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -16,7 +16,7 @@ import { runToolbusCli } from "./support/cli";
 import { type StartedToolbus, spawnToolbus } from "./support/npm-start";
 
 /*
- * Every fenced block of README.md and packages/client/README.md, run or checked.
+ * Every fenced block of README.md, packages/client/README.md and docs/*.md, run or checked.
  *
  * - Shell blocks run in bash (-euo pipefail: an unset variable or a failing command fails the
  *   block) against one `npm start` (its entry point, as the other end-to-end tests start it)
@@ -50,7 +50,14 @@ import { type StartedToolbus, spawnToolbus } from "./support/npm-start";
  */
 
 const REPO = resolve(import.meta.dirname, "..");
-const READMES = ["README.md", "packages/client/README.md"] as const;
+/** The READMEs and every page under docs/: a page added there is checked the same way. */
+const READMES = [
+  "README.md",
+  "packages/client/README.md",
+  ...readdirSync(join(REPO, "docs"))
+    .filter((file) => file.endsWith(".md"))
+    .map((file) => `docs/${file}`),
+];
 const TSX = join(REPO, "node_modules/tsx/dist/cli.mjs");
 /** How long a command that follows a stream runs before it is interrupted. */
 const FOLLOW_SECONDS = 3;
