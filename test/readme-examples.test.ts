@@ -925,6 +925,9 @@ async function runTypeScript(block: Block): Promise<void> {
       TOOLBUS_ENDPOINT: api,
       TOOLBUS_API_KEY: adminKey,
       NODE_NO_WARNINGS: "1",
+      // In the checkout, the workspace packages (the stand-ins' client among them) load from
+      // source, as the type checker reads them: a fresh clone has no client build.
+      ...(dir === checkout ? { NODE_OPTIONS: "--conditions=@toolbus/source" } : {}),
     }),
     timeoutMs: 60_000,
   });
