@@ -45,6 +45,16 @@ import { addObservability } from "./observability";
 /** Lambda's newest Node.js: what every function of ours runs (and what `npm start` runs locally). */
 export const LAMBDA_RUNTIME = "nodejs24.x";
 
+/**
+ * How long one streamed response stays open before the follower resumes with Last-Event-ID.
+ * Lambda does not document telling a streaming function that its client went away, so an
+ * abandoned stream may hold its concurrency slot until this ends it: two minutes bounds that
+ * (and a reconnection every two minutes costs one request). Always before the timeout.
+ */
+export const STREAM_HOLD_SECONDS = 120;
+export const followMaxSeconds = (timeoutSeconds: number) =>
+  Math.min(timeoutSeconds - 5, STREAM_HOLD_SECONDS);
+
 /** CDK context key that replaces the stage's config file (tests, one-off experiments). */
 export const CONFIG_CONTEXT = "toolbus:config";
 
@@ -536,8 +546,7 @@ export function Toolbus({ stack, app }: StackContext) {
     environment: {
       TOOLBUS_FUNCTIONS: dispatchTargets,
       TOOLBUS_FOLLOW_POLL_MS: String(config.streaming.pollIntervalMs),
-      // A follower reconnects with Last-Event-ID before the function's timeout ends it.
-      TOOLBUS_FOLLOW_MAX_MS: String((streaming.timeoutSeconds - 5) * 1000),
+      TOOLBUS_FOLLOW_MAX_MS: String(followMaxSeconds(streaming.timeoutSeconds) * 1000),
     },
     secrets: [ADMIN_KEY_SECRET],
     url: { authorizer: "none", cors: false, streaming: true },
@@ -602,8 +611,8 @@ export function Toolbus({ stack, app }: StackContext) {
     // The refresh also covers registered toolsets: it lists the catalog (Query on gsi1) for
     // the secrets they name and reads those on demand.
     statements: [onTable("GetItem", "PutItem", "UpdateItem"), queryCatalog, readStageSecrets],
-    // Refreshing capabilities checks every built-in tool secret; it never needs the admin key
-    // (not bound, though the stage-wide read above could reach it if a toolset named it).
+    // Refreshing capabilities checks every built-in tool secret; it never needs the admin key,
+    // which is neither bound nor under the registrations' prefix.
     secrets: toolSecretNames,
   });
   const seedScript = new Script(stack, "SeedScript", { onCreate: seed, onUpdate: seed });

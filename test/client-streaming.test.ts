@@ -148,3 +148,32 @@ describe("an API with a streaming endpoint apart from it", () => {
     }
   });
 });
+
+describe("a /health that names a host the key must not go to", () => {
+  it("keeps following at the API's own URL", async () => {
+    const runId = system.runId();
+    await callOnce(runId, "elsewhere");
+    const seen: string[] = [];
+    const recording: typeof fetch = (input, init) => {
+      seen.push(String(input));
+      if (String(input).endsWith("/health")) {
+        return Promise.resolve(
+          Response.json({ status: "ok", stage: "test", streamUrl: "http://10.0.0.5:9/" }),
+        );
+      }
+      return fetch(input, init);
+    };
+    const client = createToolbusClient({
+      baseUrl: streaming.url,
+      apiKey: system.adminKey,
+      fetch: recording,
+    });
+    const controller = new AbortController();
+    expect(
+      await firstEvents(client.events(runId, { follow: true, signal: controller.signal }), 2),
+    ).toEqual(["ToolCallScheduled", "ToolResultReceived"]);
+    controller.abort();
+    expect(seen.some((url) => url.includes("10.0.0.5"))).toBe(false);
+    expect(seen.filter((url) => url.startsWith(`${streaming.url}/v1/runs/`))).not.toEqual([]);
+  });
+});

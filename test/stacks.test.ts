@@ -52,7 +52,9 @@ import {
   ADMIN_KEY_SECRET,
   CONFIG_CONTEXT,
   isRegisteredHandler,
+  followMaxSeconds,
   LAMBDA_RUNTIME,
+  STREAM_HOLD_SECONDS,
   toolSecrets,
 } from "../stacks/Toolbus";
 import "./setup/context";
@@ -1246,10 +1248,12 @@ describe.each(STAGES)("the %s stack", (stage) => {
     if (stage === "prod") expect(reserved).toBeGreaterThan(0);
     const variables = stream.Properties.Environment.Variables;
     expect(variables.TOOLBUS_FOLLOW_POLL_MS).toBe(String(s.config.streaming.pollIntervalMs));
-    // A follower is ended (and resumes) before the function's timeout would cut it off.
-    expect(Number(variables.TOOLBUS_FOLLOW_MAX_MS)).toBe(
-      (s.config.functions.streaming.timeoutSeconds - 5) * 1000,
-    );
+    // A follower is ended (and resumes) within two minutes, and always before the function's
+    // timeout would cut it off: an abandoned stream holds its slot no longer than that.
+    const maxMs = Number(variables.TOOLBUS_FOLLOW_MAX_MS);
+    expect(maxMs).toBe(STREAM_HOLD_SECONDS * 1000);
+    expect(maxMs).toBeLessThan((s.config.functions.streaming.timeoutSeconds - 5) * 1000 + 1);
+    expect(followMaxSeconds(20)).toBe(15);
     // The API names the streaming URL (for /health and agent files); no other function does.
     const streamUrl = { "Fn::GetAtt": [urlId, "FunctionUrl"] };
     for (const [handler, id] of s.functions) {

@@ -56,7 +56,7 @@ export class Transport {
     if (options.json !== undefined) headers["content-type"] = "application/json";
     let response: Response;
     try {
-      const base = options.streaming ? await this.streamBase() : this.#base;
+      const base = options.streaming ? await this.streamBase(options.signal) : this.#base;
       response = await this.#options.fetch(this.url(path, options.query, base), {
         method,
         headers,
@@ -75,21 +75,28 @@ export class Transport {
   /**
    * Where event streams go. On AWS the API (behind API Gateway, which buffers) names the
    * stage's streaming endpoint in `/health`; locally it names none and the API streams itself.
-   * Asked once; a failed ask is asked again next time.
+   * A named URL is used only where it is safe to send the key (`trustedStreamUrl`); an answer
+   * that is not a 2xx is not remembered, so the next stream asks again.
    */
-  streamBase(): Promise<string> {
-    this.#streamBase ??= this.#options
-      .fetch(this.url("/health"), { headers: { accept: "application/json" } })
-      .then(async (response) => {
-        const body = (await response.json().catch(() => undefined)) as { streamUrl?: unknown };
-        const named = typeof body?.streamUrl === "string" ? body.streamUrl : undefined;
-        return named && URL.canParse(named) ? checkedBase(named, "stream URL") : this.#base;
-      })
-      .catch((error: unknown) => {
-        this.#streamBase = undefined;
-        throw networkError("GET", "/health", error);
+  async streamBase(signal?: AbortSignal): Promise<string> {
+    if (this.#streamBase) return this.#streamBase;
+    let response: Response;
+    try {
+      response = await this.#options.fetch(this.url("/health"), {
+        headers: { accept: "application/json" },
+        ...(signal ? { signal } : {}),
       });
-    return this.#streamBase;
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason ?? error;
+      throw networkError("GET", "/health", error);
+    }
+    if (!response.ok) return this.#base;
+    const body = (await response.json().catch(() => undefined)) as { streamUrl?: unknown };
+    const named = typeof body?.streamUrl === "string" ? body.streamUrl : undefined;
+    const base =
+      named && trustedStreamUrl(this.#base, named) ? checkedBase(named, "stream URL") : this.#base;
+    this.#streamBase = Promise.resolve(base);
+    return base;
   }
 
   /** Sends a request and returns its JSON body, checked against `schema` when one is given. */
@@ -102,6 +109,29 @@ export class Transport {
     return readJson(response, options.schema);
   }
 }
+
+/**
+ * Whether the key may follow the API's pointer to `named` for event streams: never from https
+ * down to http; the same origin; a Lambda Function URL (how the stage's streaming endpoint is
+ * served on AWS); or, for `npm start` and tests, loopback to loopback. Anything else — a cache
+ * or gateway answering `/health` with a host of its own — is ignored, and streams stay on the
+ * API's URL. A URL given as `streamUrl` is the caller's choice and is not checked this way.
+ */
+export function trustedStreamUrl(base: string, named: string): boolean {
+  if (!URL.canParse(named)) return false;
+  const from = new URL(base);
+  const to = new URL(named);
+  if (!/^https?:$/.test(to.protocol)) return false;
+  if (from.protocol === "https:" && to.protocol !== "https:") return false;
+  if (from.origin === to.origin) return true;
+  if (to.protocol === "https:" && /\.lambda-url\.[a-z0-9-]+\.on\.aws$/.test(to.hostname)) {
+    return true;
+  }
+  return isLoopback(from.hostname) && isLoopback(to.hostname);
+}
+
+const isLoopback = (host: string) =>
+  host === "localhost" || host === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 
 /** A base URL without its trailing `/`; it may carry a path (an API Gateway stage). */
 function checkedBase(url: string, what: string): string {

@@ -307,7 +307,11 @@ export function readStageConfigSource(env: NodeJS.ProcessEnv = process.env): Sta
 
 /** The stage configuration from the environment (readStageConfigSource), validated. */
 export function loadStageConfig(env: NodeJS.ProcessEnv = process.env): StageConfig {
-  const { value, source } = readStageConfigSource(env);
+  return parseStageConfigFrom(readStageConfigSource(env));
+}
+
+/** Validates a configuration as given, its problems naming where it came from. */
+export function parseStageConfigFrom({ value, source }: StageConfigSource): StageConfig {
   try {
     return parseStageConfig(value);
   } catch (error) {

@@ -30,6 +30,7 @@ export type { PromptTool, RenderedPrompt } from "./app/selection/prompt";
 export {
   loadStageConfig,
   parseStageConfig,
+  parseStageConfigFrom,
   readStageConfigSource,
   roleAtLeast,
   type StageConfig,

@@ -81,16 +81,32 @@ export function streamingHandler(
     const abort = () => aborted.abort();
     responseStream.once("close", abort);
     responseStream.once("error", abort);
-    let response: Response;
+    // A header the platform would not carry (Headers refuses it) is the caller's to fix.
+    let response = errorResponse(400, "invalid_request", "The request's headers are not valid.");
+    let failed: unknown;
+    let request: Request | undefined;
     try {
-      await options.before?.();
-      response = await app.fetch(requestOfEvent(event, aborted.signal));
+      request = requestOfEvent(event, aborted.signal);
     } catch {
-      // The app answers its own errors; this is only a failure before it could (the secrets).
-      response = Response.json(
-        { error: { code: "internal", message: "The request could not be served." } },
-        { status: 500 },
-      );
+      request = undefined;
+    }
+    if (request) {
+      try {
+        await options.before?.();
+        response = await app.fetch(request);
+      } catch (error) {
+        // The app answers its own errors; this is a failure before it could (the secrets).
+        // Logged and rethrown once answered, so the invocation counts as an error and alarms.
+        failed = error;
+        console.error(
+          JSON.stringify({
+            level: "ERROR",
+            message: "the streaming endpoint could not serve a request",
+            error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+          }),
+        );
+        response = errorResponse(500, "internal", "The request could not be served.");
+      }
     }
     const headers: Record<string, string> = {};
     const cookies: string[] = [];
@@ -110,8 +126,12 @@ export function streamingHandler(
       responseStream.off("error", abort);
       if (!body.destroyed && !body.writableEnded) body.end();
     }
+    if (failed !== undefined) throw failed;
   });
 }
+
+const errorResponse = (status: number, code: string, message: string) =>
+  Response.json({ error: { code, message } }, { status });
 
 /** Copies `source` into `sink`, waiting for `sink` to drain; stops when `signal` aborts. */
 async function pipeBody(

@@ -57,7 +57,10 @@ export const systemLookup: Resolver = async (hostname) => {
  * The one HTTP client tools use. Every hop is checked by the SSRF guard before connecting and
  * the connection goes to the address that was checked; bodies are capped after decompression.
  * Through a forward proxy (see ./proxy) the guard still judges the target: its name is
- * resolved and checked here first, and a tunnel is opened to the checked address.
+ * resolved and checked here first, then the proxy is asked by name (domain-filtering proxies
+ * refuse bare addresses). The proxy resolves the name again, so a name that answers the
+ * guard with a public address and the proxy with a private one reaches what the proxy may
+ * reach: behind a proxy, the proxy's own policy is the last line for rebinding names.
  */
 export function createHttpClient(
   config: OutboundConfig,

@@ -7,7 +7,7 @@ import {
   createToolbus,
   deploymentFromEnv,
   ensureTable,
-  parseStageConfig,
+  parseStageConfigFrom,
   readStageConfigSource,
   SCHEDULED_JOBS,
 } from "@toolbus/core";
@@ -138,16 +138,7 @@ function applyStageConfig(stage: string): string {
     );
   }
   const withStage = isObject(value) ? { ...value, stage } : value;
-  const problems = (() => {
-    try {
-      parseStageConfig(withStage);
-      return undefined;
-    } catch (error) {
-      return error instanceof Error ? error.message : String(error);
-    }
-  })();
-  if (problems)
-    throw new Error(problems.replace("configuration", `configuration (${given.source})`));
+  parseStageConfigFrom({ value: withStage, source: given.source });
   process.env.TOOLBUS_CONFIG = JSON.stringify(withStage);
   delete process.env.TOOLBUS_CONFIG_FILE;
   return given.source;
@@ -163,9 +154,13 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
  */
 function stopWhenOrphaned(stop: () => void): void {
   const parent = process.ppid;
-  setInterval(() => {
-    if (process.ppid !== parent) stop();
-  }, 1_000).unref();
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return;
+    // Once: a second signal would mean "exit now" and cut the stop short.
+    clearInterval(watch);
+    stop();
+  }, 1_000);
+  watch.unref();
 }
 
 async function main(): Promise<void> {
@@ -274,7 +269,7 @@ async function main(): Promise<void> {
       `  Configuration:   ${configSource}`,
       `  Endpoints file:  ${system.stateFile}`,
       "Try:",
-      `  curl -s ${api.url}/v1/tools -H "Authorization: Bearer $(cat ${admin.file ?? "<your admin key>"})"`,
+      `  curl -s ${api.url}/v1/tools -H "Authorization: Bearer ${admin.file ? `$(cat ${admin.file})` : "$TOOLBUS_ADMIN_KEY"}"`,
       `  npx --no-install toolbus call readability_analyzer --run try-1 --input '{"text":"The cat sat on the mat."}'`,
       "Press Ctrl-C to stop.",
     ].join("\n"),
