@@ -245,6 +245,106 @@ describe("a stage whose network is on but whose search engine cannot be reached"
   });
 });
 
+/*
+ * Whether the fallback may answer for a caller is selection's to say, when the call is
+ * accepted: an administrator who disables static_links, or raises its minRole, closes it as a
+ * stand-in for web_search too, for exactly the callers selection would not offer it to.
+ */
+describe("a fallback an administrator has closed", () => {
+  let system: TestToolbus;
+  beforeAll(async () => {
+    const closed = await closedPort();
+    system = await startTestToolbus({
+      config: {
+        outbound: { allowHosts: ["127.0.0.1"] },
+        tools: {
+          web_search: { duckduckgoUrl: `http://127.0.0.1:${closed}/html/` },
+          static_links: { links: LINKS },
+        },
+      },
+    });
+  });
+  afterAll(() => system?.stop());
+
+  async function memberKey(): Promise<string> {
+    const created = await system.request("/v1/keys", {
+      method: "POST",
+      json: { name: "caller", role: "member" },
+    });
+    expect(created.status).toBe(201);
+    return ((await created.json()) as { key: string }).key;
+  }
+
+  async function callAs(key: string | undefined) {
+    const response = await system.request(`/v1/runs/${system.runId()}/calls`, {
+      method: "POST",
+      json: { tool: "web_search", input: { query: "typescript zod" }, wait: 15 },
+      ...(key ? { key } : {}),
+    });
+    expect(response.status).toBe(200);
+    return (await response.json()) as Awaited<ReturnType<typeof call>>;
+  }
+
+  it("does not answer web_search with static_links once static_links is disabled, and says why", async () => {
+    const disabled = await system.request("/v1/tools/static_links/disable", { method: "POST" });
+    expect(disabled.status).toBe(200);
+    try {
+      const view = await callAs(undefined);
+      expect(view.status).toBe("failed");
+      expect(view.result).not.toHaveProperty("fallback");
+      expect(view.result.failure).toMatchObject({ kind: "upstream_error", recovery: "replan" });
+      expect(view.result.failure?.message).toBe(
+        "DuckDuckGo could not be reached. " +
+          "web_search's fallback static_links is not available to this caller (disabled).",
+      );
+      expect(view.result.output).not.toContain("https://github.com/acme/widget");
+    } finally {
+      await system.request("/v1/tools/static_links/enable", { method: "POST" });
+    }
+  });
+
+  it("answers through static_links again once it is enabled, links configured", async () => {
+    const view = await callAs(undefined);
+    expect(view.status).toBe("succeeded");
+    expect(view.result.fallback).toMatchObject({ from: "web_search", to: "static_links" });
+    expect(view.result.output).toContain("https://github.com/acme/widget");
+  });
+
+  it("blocks static_links as a stand-in only for callers below its minRole", async () => {
+    const member = await memberKey();
+    const read = await system.request("/v1/tools/static_links");
+    expect(read.status).toBe(200);
+    const {
+      revision: _revision,
+      updatedAt: _updatedAt,
+      ...spec
+    } = (await read.json()) as {
+      revision: number;
+      updatedAt: string;
+      availability: Record<string, unknown>;
+    };
+    const raised = await system.request("/v1/tools/static_links", {
+      method: "PUT",
+      json: { ...spec, availability: { ...spec.availability, minRole: "admin" } },
+    });
+    expect(raised.status).toBe(200);
+
+    const refused = await callAs(member);
+    expect(refused.status).toBe("failed");
+    expect(refused.result).not.toHaveProperty("fallback");
+    expect(refused.result.failure).toMatchObject({ kind: "upstream_error", recovery: "replan" });
+    expect(refused.result.failure?.message).toBe(
+      "DuckDuckGo could not be reached. " +
+        "web_search's fallback static_links is not available to this caller (role).",
+    );
+
+    const admin = await callAs(undefined);
+    expect(admin.status).toBe("succeeded");
+    expect(admin.result.fallback).toMatchObject({ from: "web_search", to: "static_links" });
+    expect(admin.result.output).toContain("https://github.com/acme/widget");
+  });
+});
+
 /** A loopback port nothing listens on: connections to it are refused at once. */
 async function closedPort(): Promise<number> {
   const server = createServer();

@@ -112,6 +112,10 @@ async function call(tool: AnyToolDefinition, text = SECRET_INPUT) {
       callId: `call-${++sequence}`,
       toolset: "observe",
       requestedBy: { id: "key-observer", role: "member" },
+      // As the API records it once selection let the fallback answer for this caller.
+      ...(tool.spec.fallback
+        ? { fallbackAccess: { tool: tool.spec.fallback, allowed: true, reasons: [] } }
+        : {}),
     },
   );
   await calls.create(record);

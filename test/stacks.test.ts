@@ -51,8 +51,8 @@ import { type Synthesized, synthesizeStage } from "../stacks/synth";
 import {
   ADMIN_KEY_SECRET,
   CONFIG_CONTEXT,
-  isRegisteredHandler,
   followMaxSeconds,
+  isRegisteredHandler,
   LAMBDA_RUNTIME,
   STREAM_HOLD_SECONDS,
   toolSecrets,

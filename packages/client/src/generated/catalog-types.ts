@@ -648,6 +648,14 @@ export type ToolCallScheduled = {
     parentId: string;
     sampled: boolean;
   };
+  /** Whether the tool's fallback may answer for the caller (see the call's `fallbackAccess`). */
+  fallbackAccess?: {
+    /** The fallback judged: the tool's `fallback` when the call was accepted. */
+    tool: string;
+    allowed: boolean;
+    /** Why it may not answer for this caller (selection's reasons); empty when allowed. */
+    reasons: Array<string>;
+  };
 };
 
 export type ToolResultReceived = {

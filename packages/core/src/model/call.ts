@@ -95,6 +95,21 @@ export const approval = z.object({
 });
 export type Approval = z.infer<typeof approval>;
 
+/**
+ * Whether the tool's fallback may answer this call for its caller, as selection judged it when
+ * the call was accepted (disabled, mode, role; see SelectionService.fallbackAccess). The
+ * runtime obeys it without judging again: absent (a call recorded before this, or for a tool
+ * without a fallback) means the fallback may not answer.
+ */
+export const fallbackAccess = z.object({
+  /** The fallback judged: the tool's `fallback` when the call was accepted. */
+  tool: toolId,
+  allowed: z.boolean(),
+  /** Why it may not answer for this caller (selection's reasons); empty when allowed. */
+  reasons: z.array(z.string()).default([]),
+});
+export type FallbackAccess = z.infer<typeof fallbackAccess>;
+
 export const callRecord = z.object({
   parentRunId: runId,
   callId,
@@ -120,6 +135,8 @@ export const callRecord = z.object({
   trace: traceContext.optional(),
   /** What the run had left once this call was counted, by the limits its policy sets. */
   budget: runBudget.optional(),
+  /** Set on a call to a tool with a fallback: whether that fallback may answer for the caller. */
+  fallbackAccess: fallbackAccess.optional(),
   /** Set on a call that needs a person's approval: until when, and once decided, the decision. */
   approval: approval.optional(),
   /**

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { callResult, principal, traceContext } from "./call";
+import { callResult, fallbackAccess, principal, traceContext } from "./call";
 import { callId, runId, toolId, toolsetName } from "./ids";
 import { runBudget } from "./run";
 
@@ -22,6 +22,8 @@ export const toolCallScheduled = z.object({
    */
   dispatch: z.literal("direct").optional(),
   trace: traceContext.optional(),
+  /** Whether the tool's fallback may answer for the caller (see the call's `fallbackAccess`). */
+  fallbackAccess: fallbackAccess.optional(),
 });
 export type ToolCallScheduled = z.infer<typeof toolCallScheduled>;
 

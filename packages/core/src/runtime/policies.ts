@@ -148,6 +148,10 @@ async function viaFallback(
   deps: PolicyDeps,
   reason: string,
 ): Promise<{ outcome: PolicyOutcome } | { why: string }> {
+  // Whether it may answer for this caller was decided when the call was accepted (selection,
+  // recorded on the call): obeyed here, never judged again. A call without it gets none.
+  const access = call.fallbackAccess;
+  if (access?.tool !== id || !access.allowed) return { why: notForCaller(id, access?.reasons) };
   const fallback = deps.fallbacks?.get(id);
   if (!fallback) return { why: `${id} is not deployed with it.` };
   // A capability named after the fallback says whether it has anything to serve here
@@ -161,6 +165,12 @@ async function viaFallback(
     return { why: `${id} could not answer either: ${outcome.execution.failure.message}` };
   }
   return { outcome: { ...outcome, fallback: { from: spec.id, to: id, reason } } };
+}
+
+/** "static_links is not available to this caller (disabled, role)." */
+function notForCaller(id: string, reasons: readonly string[] | undefined): string {
+  const why = reasons?.length ? reasons.join(", ") : "not offered when the call was accepted";
+  return `${id} is not available to this caller (${why}).`;
 }
 
 /** "static_links has no links configured on this stage.", or the reason after the name. */

@@ -52,6 +52,7 @@ export type RunnableCall = Pick<
   | "requestedBy"
   | "scheduledAt"
   | "trace"
+  | "fallbackAccess"
 >;
 
 /**

@@ -153,6 +153,7 @@ export function scheduledDetail(call: CallRecord): ToolCallScheduled & { [key: s
     ...(call.parentCallId ? { parentCallId: call.parentCallId } : {}),
     ...(call.dispatch ? { dispatch: call.dispatch } : {}),
     ...(call.trace ? { trace: call.trace } : {}),
+    ...(call.fallbackAccess ? { fallbackAccess: call.fallbackAccess } : {}),
   };
 }
 

@@ -45,7 +45,7 @@ export interface CallServiceDeps {
    */
   governor?: () => Promise<RunGovernor>;
   /** Who may call what: the same selection every surface uses. */
-  selection: Pick<SelectionService, "authorizeCall">;
+  selection: Pick<SelectionService, "authorizeCall" | "fallbackAccess">;
   /** Runs calls a caller waits for straight away; without it every call goes by the bus. */
   dispatcher?: Dispatcher;
   /** Where a call's first steps (accepted, dispatched) are logged; its handler logs the last. */
@@ -118,6 +118,12 @@ export class CallService {
     const deadline = Date.now() + waitSeconds * 1000;
     const spec = (await this.deps.catalog.getTool(request.tool)) ?? notFound(request.tool);
     const mode = this.deps.selection.authorizeCall(principal, spec, request.mode);
+    // Whether the tool's fallback may answer for this caller is decided here, once, and
+    // recorded on the call: the runtime obeys it (absent: it may not).
+    const fallback = spec.fallback ? await this.deps.catalog.getTool(spec.fallback) : undefined;
+    const fallbackAccess = fallback
+      ? this.deps.selection.fallbackAccess(principal, spec, fallback, mode)
+      : undefined;
     const issues = await this.inputIssues(spec, request.input);
     if (issues.length > 0) {
       throw new ValidationError(`The input does not match ${spec.id}'s input schema.`, {
@@ -153,6 +159,7 @@ export class CallService {
       scheduledAt: now.toISOString(),
       ...(request.parentCallId ? { parentCallId: request.parentCallId } : {}),
       trace: parseTraceparent(traceparent) ?? newTrace(),
+      ...(fallbackAccess ? { fallbackAccess } : {}),
     };
     const governor = await this.deps.governor?.();
     if (request.policy) {

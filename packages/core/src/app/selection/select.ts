@@ -118,6 +118,18 @@ export function select<T extends ToolSpec>(input: SelectionInput<T>): Selection<
 }
 
 /**
+ * Why `fallback` cannot serve in another tool's place for this role and mode (empty: it can),
+ * by the same rule `select` offers a tool served by its fallback with. The calls service asks
+ * it when it accepts a call and records the answer on the call, for the runtime to obey.
+ */
+export function fallbackReasons(
+  input: Pick<SelectionInput, "config" | "role" | "mode" | "capabilities">,
+  fallback: ToolSpec,
+): ExclusionReason[] {
+  return fallbackReasonsOf(fallback, judgement(input, resolveMode(input.config, input.mode)));
+}
+
+/**
  * Why a fallback cannot serve in another tool's place: whatever would leave it out of this
  * selection itself (allow and deny aside: they narrow what the caller sees, not what answers
  * for it), and `capability:<its id>` when a status named after it says it has nothing to serve

@@ -1,10 +1,16 @@
 import { roleAtLeast, type StageConfig } from "../../config";
 import { ForbiddenError, ValidationError } from "../../errors";
-import type { Principal } from "../../model/call";
+import type { FallbackAccess, Principal } from "../../model/call";
 import type { CapabilityStatus } from "../../model/capability";
 import type { ToolSpec } from "../../model/tool";
 import type { CatalogList, CatalogStore, Versioned } from "../../ports";
-import { type ExclusionReason, resolveMode, type Selection, select } from "./select";
+import {
+  type ExclusionReason,
+  fallbackReasons,
+  resolveMode,
+  type Selection,
+  select,
+} from "./select";
 
 export interface SelectionDeps {
   config: StageConfig;
@@ -94,6 +100,28 @@ export class SelectionService {
       });
     }
     return mode;
+  }
+
+  /**
+   * May `fallback` answer a call to `spec` for this principal in this (resolved) mode? Judged
+   * once, when the call is accepted, by the rule selection offers a tool served by its
+   * fallback with: the fallback must be enabled, offered in the mode and open to the role.
+   * Its capabilities are left to the runtime, which checks them as it runs the fallback (they
+   * can change by then). Recorded on the call: the runtime obeys it without judging again.
+   */
+  fallbackAccess(
+    principal: Principal,
+    spec: ToolSpec,
+    fallback: ToolSpec,
+    mode: string,
+  ): FallbackAccess {
+    const reasons = fallbackReasons(
+      { config: this.deps.config, role: principal.role, mode, capabilities: [] },
+      fallback,
+    ).filter((reason) => BLOCKING.has(reason));
+    const allowed =
+      reasons.length === 0 && fallback.id === spec.fallback && fallback.id !== spec.id;
+    return { tool: fallback.id, allowed, reasons };
   }
 
   /**
