@@ -1,4 +1,4 @@
-import { parseStageConfig, type StageConfig } from "@toolbus/core/config";
+import { forStage, parseStageConfig, type StageConfig } from "@toolbus/core/config";
 import { z } from "zod";
 import dev from "./config/dev.json";
 import prod from "./config/prod.json";
@@ -202,13 +202,10 @@ export function stackConfigFor(
   const parsed = stackConfig.safeParse(options.raw ?? STAGE_FILES[file]);
   if (!parsed.success) fail(parsed.error.issues.map(describeIssue));
   const config = parsed.data;
-  const declared = config.toolbus.stage;
-  if (declared !== undefined && declared !== stage) {
-    fail([`toolbus.stage: is "${String(declared)}" but the stage being deployed is "${stage}"`]);
-  }
-  const runtime = { ...config.toolbus, stage };
+  let runtime: Record<string, unknown> = config.toolbus;
   let toolbus: StageConfig;
   try {
+    runtime = forStage(config.toolbus, stage) as Record<string, unknown>;
     toolbus = parseStageConfig(runtime);
   } catch (error) {
     const details = (error as { details?: unknown }).details;

@@ -1,13 +1,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
-import {
-  createHttpClient,
-  type OutboundConfig,
-  OutboundError,
-  type Resolver,
-} from "@toolbus/core/outbound";
+import { createHttpClient, OutboundError, type Resolver } from "@toolbus/core/outbound";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { outboundConfig } from "./support/outbound";
 
 interface Seen {
   method: string;
@@ -60,16 +56,7 @@ async function upstream(handler: Handler): Promise<Upstream> {
   return { port, origin: `http://127.0.0.1:${port}`, seen };
 }
 
-function config(overrides: Partial<OutboundConfig> = {}): OutboundConfig {
-  return {
-    userAgent: "ToolbusTest/1.0",
-    allowHosts: ["127.0.0.1"],
-    defaultTimeoutMs: 5_000,
-    defaultMaxBytes: 1024 * 1024,
-    networkEnabled: true,
-    ...overrides,
-  };
-}
+const config = outboundConfig;
 
 async function failure(promise: Promise<unknown>): Promise<OutboundError> {
   const error = await promise.then(

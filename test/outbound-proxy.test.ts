@@ -3,12 +3,7 @@ import { type AddressInfo, createServer as createNetServer, type Socket } from "
 import { createServer as createTlsServer, type Server as TlsServer } from "node:tls";
 import { checkCapabilities, networkCapability } from "@toolbus/core/capabilities";
 import { parseStageConfig } from "@toolbus/core/config";
-import {
-  createHttpClient,
-  type OutboundConfig,
-  OutboundError,
-  type Resolver,
-} from "@toolbus/core/outbound";
+import { createHttpClient, OutboundError, type Resolver } from "@toolbus/core/outbound";
 import { startUpstream, type Upstream } from "@toolbus/core/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -16,6 +11,7 @@ import {
   type ForwardProxyOptions,
   startForwardProxy,
 } from "./support/forward-proxy";
+import { outboundConfig } from "./support/outbound";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
 // Outbound HTTP through a real forward proxy on loopback, which records what it is asked for.
@@ -53,16 +49,7 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-function config(overrides: Partial<OutboundConfig> = {}): OutboundConfig {
-  return {
-    userAgent: "ToolbusTest/1.0",
-    allowHosts: ["127.0.0.1"],
-    defaultTimeoutMs: 5_000,
-    defaultMaxBytes: 1024 * 1024,
-    networkEnabled: true,
-    ...overrides,
-  };
-}
+const config = outboundConfig;
 
 /** Names the tests resolve themselves, as DNS would. */
 const names: Record<string, string> = {

@@ -16,7 +16,7 @@ import {
   type ToolLimits,
 } from "../stacks/config";
 import { synthesizeStage } from "../stacks/synth";
-import { CONFIG_CONTEXT, queueArnOf } from "../stacks/Toolbus";
+import { CONFIG_CONTEXT, LAMBDA_RUNTIME, queueArnOf } from "../stacks/Toolbus";
 
 const tools: ToolLimits[] = builtinTools.map((tool) => ({
   id: tool.spec.id,
@@ -44,6 +44,14 @@ function alarmTemplate(alarms: StackConfig["alarms"]): Template {
   notifyAlarms(stack, "dev", [alarm], alarms);
   return Template.fromStack(stack);
 }
+
+describe("the runtime the tests run on", () => {
+  it("is the Node major Lambda runs the functions on", () => {
+    // npm's scripts put the node-<platform> package's binary first on PATH (package.json).
+    const lambdaMajor = Number(/^nodejs(\d+)\.x$/.exec(LAMBDA_RUNTIME)?.[1]);
+    expect(Number(process.versions.node.split(".")[0])).toBe(lambdaMajor);
+  });
+});
 
 describe("per-stage stack configuration", () => {
   it("has a dev, a staging and a prod file, each valid for its stage", () => {

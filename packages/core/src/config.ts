@@ -305,6 +305,22 @@ export function readStageConfigSource(env: NodeJS.ProcessEnv = process.env): Sta
   }
 }
 
+/**
+ * A configuration as given, for the stage it runs as (`npm start --stage`, `sst deploy
+ * --stage`): a `stage` of its own must be that one, an absent one is filled in. Something
+ * other than an object is left for the schema to refuse.
+ */
+export function forStage(value: unknown, stage: string): unknown {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
+  const declared = (value as { stage?: unknown }).stage;
+  if (declared !== undefined && declared !== stage) {
+    throw invalidConfig([
+      { path: "stage", message: `is "${String(declared)}" but this stage is "${stage}"` },
+    ]);
+  }
+  return { ...value, stage };
+}
+
 /** The stage configuration from the environment (readStageConfigSource), validated. */
 export function loadStageConfig(env: NodeJS.ProcessEnv = process.env): StageConfig {
   return parseStageConfigFrom(readStageConfigSource(env));

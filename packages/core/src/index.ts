@@ -28,6 +28,7 @@ export { checkToolRegistration, validateCatalog } from "./app/catalog/registrati
 export { seedCatalog } from "./app/catalog/seed";
 export type { PromptTool, RenderedPrompt } from "./app/selection/prompt";
 export {
+  forStage,
   loadStageConfig,
   parseStageConfig,
   parseStageConfigFrom,

@@ -1,4 +1,5 @@
 import type { Writable } from "node:stream";
+import { fallbackLogger } from "../observability/log";
 
 /**
  * What Lambda's Node.js runtime gives a function whose URL streams its response
@@ -81,33 +82,7 @@ export function streamingHandler(
     const abort = () => aborted.abort();
     responseStream.once("close", abort);
     responseStream.once("error", abort);
-    // A header the platform would not carry (Headers refuses it) is the caller's to fix.
-    let response = errorResponse(400, "invalid_request", "The request's headers are not valid.");
-    let failed: unknown;
-    let request: Request | undefined;
-    try {
-      request = requestOfEvent(event, aborted.signal);
-    } catch {
-      request = undefined;
-    }
-    if (request) {
-      try {
-        await options.before?.();
-        response = await app.fetch(request);
-      } catch (error) {
-        // The app answers its own errors; this is a failure before it could (the secrets).
-        // Logged and rethrown once answered, so the invocation counts as an error and alarms.
-        failed = error;
-        console.error(
-          JSON.stringify({
-            level: "ERROR",
-            message: "the streaming endpoint could not serve a request",
-            error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-          }),
-        );
-        response = errorResponse(500, "internal", "The request could not be served.");
-      }
-    }
+    const { response, failed } = await answer(app, event, aborted.signal, options.before);
     const headers: Record<string, string> = {};
     const cookies: string[] = [];
     response.headers.forEach((value, name) => {
@@ -128,6 +103,38 @@ export function streamingHandler(
     }
     if (failed !== undefined) throw failed;
   });
+}
+
+/**
+ * The app's answer to the event. A header the platform cannot carry (Headers refuses it) is
+ * the caller's to fix: 400. The app answers its own errors; what fails before it could (the
+ * secrets' first load) is answered 500, logged, and handed back to be rethrown, so the
+ * invocation counts as an error and alarms.
+ */
+async function answer(
+  app: FetchApp,
+  event: FunctionUrlEvent,
+  signal: AbortSignal,
+  before: (() => Promise<void>) | undefined,
+): Promise<{ response: Response; failed?: unknown }> {
+  let request: Request;
+  try {
+    request = requestOfEvent(event, signal);
+  } catch {
+    return {
+      response: errorResponse(400, "invalid_request", "The request's headers are not valid."),
+    };
+  }
+  try {
+    await before?.();
+    return { response: await app.fetch(request) };
+  } catch (error) {
+    fallbackLogger().error("the streaming endpoint could not serve a request", { error });
+    return {
+      response: errorResponse(500, "internal", "The request could not be served."),
+      failed: error,
+    };
+  }
 }
 
 const errorResponse = (status: number, code: string, message: string) =>

@@ -7,6 +7,7 @@ import {
   createToolbus,
   deploymentFromEnv,
   ensureTable,
+  forStage,
   parseStageConfigFrom,
   readStageConfigSource,
   SCHEDULED_JOBS,
@@ -130,22 +131,12 @@ function readOptions() {
  */
 function applyStageConfig(stage: string): string {
   const given = readStageConfigSource(process.env);
-  const value = given.value;
-  const declared = isObject(value) ? value.stage : undefined;
-  if (declared !== undefined && declared !== stage) {
-    throw new Error(
-      `The stage configuration (${given.source}) is for stage "${String(declared)}", but this run is stage "${stage}" (--stage).`,
-    );
-  }
-  const withStage = isObject(value) ? { ...value, stage } : value;
-  parseStageConfigFrom({ value: withStage, source: given.source });
-  process.env.TOOLBUS_CONFIG = JSON.stringify(withStage);
+  const value = forStage(given.value, stage);
+  parseStageConfigFrom({ value, source: given.source });
+  process.env.TOOLBUS_CONFIG = JSON.stringify(value);
   delete process.env.TOOLBUS_CONFIG_FILE;
   return given.source;
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /**
  * Supervisors that signal only the process they started (npm, a container's PID 1, systemd with
