@@ -8,7 +8,7 @@ import { CreateEventBusCommand } from "@aws-sdk/client-eventbridge";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { EVENT_SOURCE, ensureTable } from "@toolbus/core";
 import { LocalEventBus, localEventBridgeClient, startEventBridgeServer } from "@toolbus/local/bus";
-import { scheduledDetail } from "../packages/core/src/app/calls/dispatch";
+import { scheduledDetail } from "../packages/core/src/app/calls/lifecycle";
 import type { CallRecord } from "../packages/core/src/model/call";
 import { DynamoCallStore } from "../packages/core/src/store/dynamodb";
 import { localDynamoDbClient, startDynamoDbLocal } from "../packages/local/src/dynamodb";
@@ -115,7 +115,7 @@ async function functionsToMeasure(): Promise<Fn[]> {
     { handler: "stream", event: recordedCall("readability_analyzer"), publishes: false },
     { handler: "sweeper", event: async () => ({ source: "aws.events" }), publishes: true },
     { handler: "seed", publishes: true },
-    // The subscriptions dispatcher matches a scheduled call's event (against no subscription),
+    // The subscriptions fan-out matches a scheduled call's event (against no subscription),
     // and the retry driver looks for what is due: what each does on a quiet stage.
     { handler: "subscriptions", event: recordedCall("readability_analyzer"), publishes: false },
     { handler: "deliveries", event: async () => ({ source: "aws.events" }), publishes: false },

@@ -1,4 +1,8 @@
 import { performance } from "node:perf_hooks";
+import { MAX_BODY_BYTES } from "../packages/core/src/api";
+import { createPatternIndex } from "../packages/core/src/pattern";
+import { schemaIssues } from "../packages/core/src/registered/json-schema";
+import { MAX_ENTRY_BYTES } from "../packages/local/src/bus";
 import { plainText } from "../packages/tools/src/calendar/events";
 import { occurrencesInWindow, parseIcs } from "../packages/tools/src/calendar/ics";
 import { ICS_MAX_BYTES } from "../packages/tools/src/calendar/ics-feed";
@@ -11,9 +15,11 @@ import { MAX_RESPONSE_BYTES } from "../packages/tools/src/web-search/provider";
 import { type Measurement, measurement } from "./stats";
 
 /**
- * Each parser a caller's input reaches, on the input shapes that used to go quadratic, at n
- * and 2n bytes with 2n at the tool's real cap. The ratio is time(2n) / time(n): about 2 means
- * linear, about 4 quadratic.
+ * Each parser and checker a caller's input reaches, on the input shapes that used to go
+ * quadratic, at n and 2n bytes with 2n at the real cap (the tool's, the API body's, the bus
+ * entry's). The ratio is time(2n) / time(n): about 2 means linear, about 4 quadratic. The tests
+ * count the same shapes' work where it can be counted; a regex's steps cannot, so it is timed
+ * here.
  */
 
 interface Shape {
@@ -38,6 +44,65 @@ const WINDOW = {
   windowEnd: Date.parse("2026-02-01T00:00:00Z"),
   limit: 101,
 };
+
+/** Nine levels of entities, each ten of the one below: &lol9; is three billion characters. */
+const LAUGHS = `<?xml version="1.0"?>
+<!DOCTYPE rss [
+  <!ENTITY lol "lol">
+${Array.from({ length: 9 }, (_, i) => `  <!ENTITY lol${i + 1} "${`&lol${i || ""};`.repeat(10)}">`).join("\n")}
+]>
+<rss version="2.0"><channel><title>Laughs &lol9;</title>`;
+
+/** A registered tool's input schema: two formats and a pattern on caller strings. */
+const CHECKED = {
+  type: "object",
+  properties: {
+    email: { type: "string", format: "email" },
+    uri: { type: "string", format: "uri" },
+    word: { type: "string", pattern: "^[a-z]+$" },
+  },
+};
+
+/** Built on first use, so a run of other groups never pays for it. */
+function lazy<T>(build: () => T): () => T {
+  let value: T | undefined;
+  return () => {
+    value ??= build();
+    return value;
+  };
+}
+
+/** 2,000 patterns anchored on "any value at v" or on ranges at n, and one on w. */
+const repeatedValueIndex = lazy(() => {
+  const index = createPatternIndex<number>();
+  for (let i = 0; i < 2_000; i++) {
+    const anchor = i % 2 ? { n: [{ numeric: [">", -i] }] } : { v: [{ exists: true }] };
+    index.add(i, { ...anchor, w: [{ exists: false }] });
+  }
+  index.add(-1, { w: [1] });
+  return index;
+});
+
+/**
+ * The bus hands the matcher events it has parsed already, and JSON.parse of a large array mostly
+ * times the allocator: each event text is parsed once (in the warm-up run), its object reused.
+ */
+const parsedEvents = new Map<string, unknown>();
+function parsedEvent(text: string): unknown {
+  let event = parsedEvents.get(text);
+  if (event === undefined) {
+    event = JSON.parse(text);
+    parsedEvents.set(text, event);
+  }
+  return event;
+}
+
+/** 1,000 prefixes sharing their first thousand characters. */
+const longPrefixIndex = lazy(() => {
+  const index = createPatternIndex<number>();
+  for (let i = 0; i < 1_000; i++) index.add(i, { s: [{ prefix: `${"p".repeat(1_000)}${i}` }] });
+  return index;
+});
 
 const SHAPES: Shape[] = [
   {
@@ -73,6 +138,18 @@ const SHAPES: Shape[] = [
         '<entry><title type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">Hello <b>brave</b> new <i>world</i></div></title></entry>',
         '<feed xmlns="http://www.w3.org/2005/Atom"><title>T</title>',
         "</feed>",
+      ),
+    parse: (xml) => parseFeed(xml),
+  },
+  {
+    name: "rss_feed: items full of billion-laughs references",
+    cap: FEED_MAX_BYTES,
+    make: (bytes) =>
+      fill(
+        bytes,
+        "<item><title>&lol9;&lol9;&lol9;</title><description>&lol9; &amp; goodbye</description></item>",
+        LAUGHS,
+        "</channel></rss>",
       ),
     parse: (xml) => parseFeed(xml),
   },
@@ -117,6 +194,31 @@ const SHAPES: Shape[] = [
     cap: ICS_MAX_BYTES,
     make: (bytes) => fill(bytes, "<a   \t  "),
     parse: (text) => plainText(text),
+  },
+  {
+    name: "registered JSON Schema: one long string against email, uri and a pattern",
+    cap: MAX_BODY_BYTES,
+    make: (bytes) => {
+      const value = `${"a".repeat(Math.floor(bytes / 3) - 20)}@`;
+      return JSON.stringify({ email: value, uri: value, word: value });
+    },
+    parse: (body) => schemaIssues(CHECKED, JSON.parse(body)),
+  },
+  {
+    name: "event pattern index: arrays repeating one value, 2,001 patterns",
+    cap: MAX_ENTRY_BYTES,
+    make: (bytes) => {
+      // '"same",' and '1,': nine bytes per pair of elements.
+      const count = Math.floor(bytes / 9);
+      return JSON.stringify({ v: Array(count).fill("same"), n: Array(count).fill(1), w: 1 });
+    },
+    parse: (event) => repeatedValueIndex().match(parsedEvent(event)),
+  },
+  {
+    name: "event pattern index: a long string against 1,000 long prefixes",
+    cap: MAX_ENTRY_BYTES,
+    make: (bytes) => JSON.stringify({ s: fill(bytes - 10, "q", `${"p".repeat(1_000)}7`) }),
+    parse: (event) => longPrefixIndex().match(parsedEvent(event)),
   },
   {
     name: "readability_analyzer: prose",

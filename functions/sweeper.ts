@@ -1,4 +1,6 @@
-import { createSweeper, deploymentFromEnv, sweeperDeps } from "@toolbus/core/runtime";
+import { unitFromEnv } from "@toolbus/core/compose/entry";
+import { sweeperDeps } from "@toolbus/core/compose/sweeper";
+import { createSweeper } from "@toolbus/core/runtime";
 
 /** Runs every minute: fails calls stuck in RUNNING past their deadline, and announces them. */
-export const handler = createSweeper(() => sweeperDeps(deploymentFromEnv()));
+export const handler = createSweeper(unitFromEnv(sweeperDeps));

@@ -444,7 +444,7 @@ export function Toolbus({ stack, app }: StackContext) {
   }
 
   /**
-   * The subscriptions dispatcher (and its retry driver): reads subscriptions (Get, Query on
+   * The subscriptions fan-out (and its retry driver): reads subscriptions (Get, Query on
    * gsi1) and what is due (Query on gsi2), writes deliveries (Put) and failure streaks
    * (Update); posts to the buses and queues the stage allows as targets, and nowhere else.
    * Webhooks go out over HTTPS through the SSRF guard, with no IAM.

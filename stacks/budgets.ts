@@ -15,7 +15,7 @@ export const BUNDLE_BUDGETS_KB = {
   sweeper: 384,
   /** The stage stream's writer: the recorder's check and the stream's store. */
   stream: 380,
-  /** The subscriptions dispatcher and its retry driver: matcher, signer, bus and queue clients. */
+  /** The subscriptions fan-out and its retry driver: matcher, signer, bus and queue clients. */
   subscriptions: 500,
   deliveries: 500,
   external: 600,

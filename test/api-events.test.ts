@@ -1,5 +1,5 @@
 import { createApi } from "@toolbus/core/api";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createDocumentClient, DynamoKeyStore } from "../packages/core/src/store/dynamodb";
 import { testDynamoDbClient } from "./support/dynamodb";
 import { SseReader } from "./support/sse";
@@ -27,6 +27,60 @@ async function callTool(runId: string, callId: string, wait = 10) {
   });
   expect([200, 202]).toContain(response.status);
   await system.settle();
+}
+
+/** How long a test waits for a condition it polls for, and how often it looks. */
+const WAIT = { timeout: 5_000, interval: 10 };
+
+/**
+ * The API with its event log and key store watched, so a test can wait for what a stream is
+ * doing instead of for the clock: `reads(runId)` counts finished reads of a run's log,
+ * `waits(runId)` the times a follower began waiting for this process's appends to the run,
+ * `revocationWatches()` the streams that listen for their key's revocation.
+ */
+function watchedApi(options: Partial<Parameters<typeof createApi>[0]>) {
+  const deps = system.toolbus.apiDeps;
+  const { events, keys } = deps;
+  const reads = new Map<string, number>();
+  const waits = new Map<string, number>();
+  const bump = (counts: Map<string, number>, runId: string) =>
+    counts.set(runId, (counts.get(runId) ?? 0) + 1);
+  let revocationWatches = 0;
+  const app = createApi({
+    ...deps,
+    ...options,
+    events: {
+      append: (call, entries) => events.append(call, entries),
+      read: async (runId, readOptions) => {
+        const page = await events.read(runId, readOptions);
+        bump(reads, runId);
+        return page;
+      },
+      appended: (runId, signal) => {
+        bump(waits, runId);
+        return events.appended?.(runId, signal) ?? new Promise<void>(() => undefined);
+      },
+    },
+    // The store's methods run on the store itself: a proxy, not a copy of its fields.
+    keys: new Proxy(keys, {
+      get(target, name) {
+        if (name === "revoked") {
+          return (keyId: string, signal: AbortSignal) => {
+            revocationWatches++;
+            return target.revoked?.(keyId, signal);
+          };
+        }
+        const value = Reflect.get(target, name, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    }),
+  });
+  return {
+    app,
+    reads: (runId: string) => reads.get(runId) ?? 0,
+    waits: (runId: string) => waits.get(runId) ?? 0,
+    revocationWatches: () => revocationWatches,
+  };
 }
 
 function follow(app: TestToolbus["app"], path: string, headers: Record<string, string> = {}) {
@@ -149,27 +203,26 @@ describe("following a run over text/event-stream", () => {
   });
 
   it("stops polling the event log once the client disconnects", async () => {
-    let reads = 0;
-    const events = system.toolbus.apiDeps.events;
-    const app = createApi({
-      ...system.toolbus.apiDeps,
-      followIntervalMs: 10,
-      events: {
-        append: (call, entries) => events.append(call, entries),
-        read: (runId, options) => {
-          reads++;
-          return events.read(runId, options);
-        },
-      },
-    });
-    const stream = new SseReader(await follow(app, `/v1/runs/${system.runId()}/events`));
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(reads).toBeGreaterThan(2);
-    await stream.cancel();
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const after = reads;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(reads).toBe(after);
+    const { app, reads } = watchedApi({ followIntervalMs: 10 });
+    const [followed, other] = [system.runId(), system.runId()];
+    const stream = new SseReader(await follow(app, `/v1/runs/${followed}/events`));
+    // A second follower of the same API polls on throughout: its reads are this test's clock.
+    const clock = new SseReader(await follow(app, `/v1/runs/${other}/events`));
+    const ticks = async (count: number) => {
+      const until = reads(other) + count;
+      await vi.waitFor(() => expect(reads(other)).toBeGreaterThanOrEqual(until), WAIT);
+    };
+    try {
+      await vi.waitFor(() => expect(reads(followed)).toBeGreaterThan(2), WAIT);
+      await stream.cancel();
+      // The server notices on its next wait; a read already under way may still finish.
+      await ticks(5);
+      const after = reads(followed);
+      await ticks(20);
+      expect(reads(followed)).toBe(after);
+    } finally {
+      await clock.cancel();
+    }
   });
 
   it("ends the stream after its maximum duration", async () => {
@@ -182,22 +235,20 @@ describe("following a run over text/event-stream", () => {
   });
 
   it("behind a buffering gateway, ends once it has sent events and has the client come back soon", async () => {
-    const app = createApi({
-      ...system.toolbus.apiDeps,
+    // A maximum duration past the test's own timeout: the stream can only end by sending.
+    const { app, waits } = watchedApi({
       followIntervalMs: 20,
-      followMaxMs: 10_000,
+      followMaxMs: 60_000,
       followBuffered: true,
     });
     const runId = system.runId();
-    const started = Date.now();
     const body = Promise.resolve(follow(app, `/v1/runs/${runId}/events`)).then((response) =>
       response.text(),
     );
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Past its first (empty) read, the stream waits for the run's events: send them now.
+    await vi.waitFor(() => expect(waits(runId)).toBeGreaterThan(0), WAIT);
     await callTool(runId, "buffered");
     const text = await body;
-    // Ended with the call's events, long before its maximum duration.
-    expect(Date.now() - started).toBeLessThan(5_000);
     expect(text.match(/^event: /gm)).toHaveLength(2);
     expect(text).toContain("event: ToolCallScheduled");
     expect(text).toMatch(/^retry: 20$/m);
@@ -210,17 +261,15 @@ describe("following a run over text/event-stream", () => {
     });
     const { key, keyId } = (await created.json()) as { key: string; keyId: string };
     // Neither the log nor the key is asked again for a minute: only the revocation can wake it.
-    const app = createApi({
-      ...system.toolbus.apiDeps,
-      followIntervalMs: 60_000,
-      keyCheckMs: 60_000,
+    const { app, revocationWatches } = watchedApi({ followIntervalMs: 60_000, keyCheckMs: 60_000 });
+    const response = await follow(app, `/v1/runs/${system.runId()}/events`, {
+      authorization: `Bearer ${key}`,
     });
-    const stream = new SseReader(
-      await follow(app, `/v1/runs/${system.runId()}/events`, { authorization: `Bearer ${key}` }),
-    );
+    expect(response.status).toBe(200);
+    const stream = new SseReader(response);
     try {
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(stream.done).toBe(false);
+      // The stream listens for its key's revocation before anything revokes it.
+      await vi.waitFor(() => expect(revocationWatches()).toBe(1), WAIT);
       const revoked = await system.request(`/v1/keys/${keyId}`, { method: "DELETE" });
       expect(revoked.status).toBe(200);
       await stream.until(() => stream.done, 5_000);
@@ -270,32 +319,30 @@ describe("following a run over text/event-stream", () => {
     expect(third.status).toBe(429);
     expect(((await third.json()) as { error: { code: string } }).error.code).toBe("rate_limited");
     await first.cancel();
-    // The server notices the closed stream on its next write or wait.
-    let again = await follow(app, path);
-    for (let tries = 0; again.status === 429 && tries < 50; tries++) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      again = await follow(app, path);
-    }
-    expect(again.status).toBe(200);
+    // The server notices the closed stream on its next write or wait: ask until it has.
+    const again = await vi.waitFor(async () => {
+      const response = await follow(app, path);
+      expect(response.status).toBe(200);
+      return response;
+    }, WAIT);
     await new SseReader(again).cancel();
     await second.cancel();
   });
 
   it("wakes a follower when this process appends to the run, without waiting for the poll", async () => {
-    const app = createApi({ ...system.toolbus.apiDeps, followIntervalMs: 60_000 });
+    // The next poll is a minute away, past the test's timeout: only the append can wake it.
+    const { app, waits } = watchedApi({ followIntervalMs: 60_000 });
     const runId = system.runId();
     const stream = new SseReader(await follow(app, `/v1/runs/${runId}/events`));
     try {
-      // Past the first (empty) read: the follower is now waiting.
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      const started = Date.now();
+      // Past the first (empty) read: the follower is now waiting for an append.
+      await vi.waitFor(() => expect(waits(runId)).toBeGreaterThan(0), WAIT);
       await callTool(runId, "woken");
       await stream.until(() => stream.frames.length >= 2, 5_000);
       expect(stream.frames.map((frame) => frame.event)).toEqual([
         "ToolCallScheduled",
         "ToolResultReceived",
       ]);
-      expect(Date.now() - started).toBeLessThan(5_000);
     } finally {
       await stream.cancel();
     }

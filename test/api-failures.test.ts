@@ -6,6 +6,7 @@ import { createLogger, type LogRecord } from "@toolbus/core/observability";
 import { localDynamoDbClient } from "@toolbus/local/dynamodb";
 import { builtinTools, builtinToolsets } from "@toolbus/tools";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SelectionService } from "../packages/core/src/app/selection/service";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
 let system: TestToolbus;
@@ -74,17 +75,24 @@ describe("when a dependency or the code fails", () => {
 
   it("answers a bug with a generic 500, logging it without the key", async () => {
     const { lines, log } = capturedLog();
-    const catalog = system.toolbus.apiDeps.catalog;
-    const app = createApi({
-      ...system.toolbus.apiDeps,
-      log,
-      catalog: {
-        ...catalog,
-        getTool: catalog.getTool.bind(catalog),
-        list: () => {
-          throw new TypeError("Cannot read properties of undefined at /srv/secret.ts:1:2");
-        },
+    const deps = system.toolbus.apiDeps;
+    const broken = {
+      ...deps.catalog,
+      getTool: deps.catalog.getTool.bind(deps.catalog),
+      list: () => {
+        throw new TypeError("Cannot read properties of undefined at /srv/secret.ts:1:2");
       },
+    };
+    // The catalog's readers are built with it: the selection lists the tools.
+    const app = createApi({
+      ...deps,
+      log,
+      catalog: broken,
+      selection: new SelectionService({
+        config: deps.config,
+        catalog: broken,
+        capabilities: deps.capabilities,
+      }),
     });
     const response = await app.request("/v1/tools", {
       headers: { authorization: `Bearer ${system.adminKey}`, "x-request-id": "bug-1" },

@@ -149,7 +149,7 @@ describe("approvals nobody decides", () => {
     const sweepAt = (minutes: number) =>
       createSweeper(() => ({
         calls: system.toolbus.stores.calls,
-        publisher: system.toolbus.publisher,
+        bus: system.toolbus.publisher,
         now: () => new Date(Date.now() + minutes * 60_000),
       }))();
     await sweepAt(14);

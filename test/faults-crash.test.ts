@@ -96,7 +96,7 @@ async function crashUnderLoad(kill: (running: Running) => Promise<Running>): Pro
     });
     const sweep = createSweeper(() => ({
       calls,
-      publisher: new EventPublisher({ client: eventBridge, busName: current.endpoints.busName }),
+      bus: new EventPublisher({ client: eventBridge, busName: current.endpoints.busName }),
       announceAgainAfterMs: 0,
       announceResultAfterMs: 0,
     }));

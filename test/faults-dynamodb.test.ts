@@ -169,7 +169,7 @@ describe("DynamoDB Local stopped mid-run", () => {
     const later = new Date(Date.now() + 10 * 60_000);
     await createSweeper(() => ({
       calls: toolbus.stores.calls,
-      publisher: toolbus.publisher,
+      bus: toolbus.publisher,
       now: () => later,
     }))();
     for (const id of leftRunning) {

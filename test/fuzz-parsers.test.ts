@@ -16,40 +16,81 @@ const piece = <T extends string>(...pieces: T[]) =>
     fc.string({ unit: "binary", maxLength: 4 }),
   );
 
+/** What hostile markup is made of, whatever the format. */
+const HOSTILE = [
+  "<",
+  ">",
+  "</",
+  "/>",
+  '"',
+  "'",
+  "=",
+  "<p>",
+  "</p>",
+  "<script>",
+  "</script>",
+  "<!--",
+  "-->",
+  "<![CDATA[",
+  "]]>",
+  "&",
+  "&amp;",
+  "&eacute;",
+  "&#0;",
+  "&#xD800;",
+  "\u0000",
+  "\ud800",
+  "\udc00",
+  " ",
+  "word",
+];
+
 const markup = fc
-  .array(
-    piece(
-      "<",
-      ">",
-      "</",
-      "/>",
-      '"',
-      "'",
-      "=",
-      "<p>",
-      "</p>",
-      '<div class="result">',
-      '<a class="result__a" href="',
-      "<script>",
-      "</script>",
-      "<!--",
-      "-->",
-      "<![CDATA[",
-      "]]>",
-      "&",
-      "&amp;",
-      "&eacute;",
-      "&#0;",
-      "&#xD800;",
-      "\u0000",
-      "\ud800",
-      "\udc00",
-      " ",
-      "word",
-    ),
-    { maxLength: 60 },
-  )
+  .array(piece(...HOSTILE, '<div class="result">', '<a class="result__a" href="'), {
+    maxLength: 60,
+  })
   .map((parts) => parts.join(""));
+
+/**
+ * Hostile text without the pieces that make up a result (`div.result`, `a.result__a`): what a
+ * title or snippet of a real results page could hold.
+ */
+const resultText = fc
+  .array(piece(...HOSTILE, "<b>", "</b>"), { maxLength: 12 })
+  .map((parts) => parts.join(""));
+
+/** Where result `i` links: directly, or through DuckDuckGo's redirector as the real page does. */
+const resultUrl = (i: number) => `https://r${i}.example/`;
+const resultHref = (i: number, redirected: boolean) =>
+  redirected
+    ? `//duckduckgo.com/l/?uddg=${encodeURIComponent(resultUrl(i))}&amp;rut=x`
+    : resultUrl(i);
+
+/**
+ * A results page: every result a well-formed skeleton around hostile title and snippet text,
+ * each title opening with its result's number. Hostile text can still swallow what follows it
+ * (an unclosed comment or script), so a page yields some of its results, not always all.
+ */
+const resultsPage = fc
+  .tuple(
+    resultText,
+    fc.array(fc.record({ title: resultText, snippet: resultText, redirected: fc.boolean() }), {
+      minLength: 1,
+      maxLength: 4,
+    }),
+  )
+  .map(([before, results]) => ({
+    count: results.length,
+    html:
+      `<div id="links">${before}` +
+      results
+        .map(
+          ({ title, snippet, redirected }, i) =>
+            `<div class="result"><a class="result__a" href="${resultHref(i, redirected)}">R${i} ${title}</a>` +
+            `<a class="result__snippet">${snippet}</a></div>`,
+        )
+        .join(""),
+  }));
 
 const icsLine = fc
   .array(
@@ -92,16 +133,31 @@ describe("parsers on stitched hostile documents", () => {
     );
   });
 
-  it("parseDuckDuckGoHtml returns results with clean titles and snippets", () => {
+  it("parseDuckDuckGoHtml returns the page's results in order, with clean titles and snippets", () => {
+    let runs = 0;
+    let withResults = 0;
     fc.assert(
-      fc.property(markup, (html) => {
-        const page = parseDuckDuckGoHtml(
-          `<div id="links">${html}`,
-          "https://html.duckduckgo.com/html/",
-        );
-        for (const result of page.results) expect(clean(result.title + result.snippet)).toBe(true);
+      fc.property(resultsPage, ({ html, count }) => {
+        runs++;
+        const page = parseDuckDuckGoHtml(html, "https://html.duckduckgo.com/html/");
+        expect(page.recognized).toBe(true);
+        expect(page.results.length).toBeLessThanOrEqual(count);
+        // Each result is one of the page's, redirects unwrapped, titled by the link it came
+        // with, in page order; hostile text never invents one.
+        const numbers = page.results.map((result) => {
+          const number = Number(/^https:\/\/r(\d+)\.example\/$/.exec(result.url)?.[1]);
+          expect(number).toBeLessThan(count);
+          expect(result.title.startsWith(`R${number}`)).toBe(true);
+          expect(clean(result.title + result.snippet)).toBe(true);
+          return number;
+        });
+        expect(numbers).toEqual([...numbers].sort((a, b) => a - b));
+        expect(new Set(numbers).size).toBe(numbers.length);
+        if (page.results.length > 0) withResults++;
       }),
     );
+    // The property says something only about pages that yield results: most of them must.
+    expect(withResults).toBeGreaterThan(runs / 2);
   });
 
   it("parseFeed returns undefined or a feed with clean text, for RSS summaries and Atom xhtml", () => {

@@ -7,12 +7,12 @@ import {
   parseStageConfig,
   ToolFailure,
 } from "@toolbus/core";
-import { offlineToolRuntimeDeps } from "@toolbus/core/runtime";
+import { offlineHttp, toolDeps } from "@toolbus/core/compose/tool";
 import { DynamoCallStore } from "@toolbus/core/store/dynamodb";
 import type { AnyToolDefinition } from "@toolbus/core/tool-definition";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { scheduledDetail } from "../packages/core/src/app/calls/dispatch";
+import { scheduledDetail } from "../packages/core/src/app/calls/lifecycle";
 import { Failures } from "../packages/core/src/model/failure";
 import { createLogger, type LogRecord } from "../packages/core/src/observability/log";
 import { InProcessMetrics } from "../packages/core/src/observability/metrics";
@@ -79,7 +79,7 @@ const primary = defineTool({
 });
 
 const deps = () =>
-  offlineToolRuntimeDeps(
+  toolDeps(
     {
       config: parseStageConfig({ stage: "observe" }),
       tableName,
@@ -94,6 +94,7 @@ const deps = () =>
       }),
       metrics,
     },
+    offlineHttp,
     { fallbacks: [backup] },
   );
 

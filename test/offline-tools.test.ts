@@ -1,13 +1,13 @@
 import { CreateEventBusCommand } from "@aws-sdk/client-eventbridge";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { createToolHandler, ensureTable, parseStageConfig } from "@toolbus/core";
-import { offlineToolRuntimeDeps } from "@toolbus/core/runtime";
+import { declaredToolDeps } from "@toolbus/core/compose/tool-entry";
 import { DynamoCallStore } from "@toolbus/core/store/dynamodb";
-import type { AnyToolDefinition } from "@toolbus/core/tool-definition";
+import type { DeployableTool } from "@toolbus/core/tool-definition";
 import { readabilityAnalyzer } from "@toolbus/tools/readability";
 import { staticLinks } from "@toolbus/tools/static-links";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { scheduledDetail } from "../packages/core/src/app/calls/dispatch";
+import { scheduledDetail } from "../packages/core/src/app/calls/lifecycle";
 import { LocalEventBus, localEventBridgeClient } from "../packages/local/src/bus";
 import { pendingCall } from "./support/calls";
 import { testDynamoDbClient } from "./support/dynamodb";
@@ -22,22 +22,21 @@ const busName = "offline-tools";
 const bus = new LocalEventBus();
 const dynamodb = testDynamoDbClient();
 const eventBridge = localEventBridgeClient({ bus });
-const deps = () =>
-  offlineToolRuntimeDeps({
-    config: parseStageConfig({
-      stage: "offline",
-      tools: {
-        static_links: {
-          links: [{ platform: "website", url: "https://example.com/", label: "Example" }],
-        },
+const deployment = {
+  config: parseStageConfig({
+    stage: "offline",
+    tools: {
+      static_links: {
+        links: [{ platform: "website", url: "https://example.com/", label: "Example" }],
       },
-    }),
-    tableName,
-    busName,
-    dynamodb,
-    eventBridge,
-    secret: () => undefined,
-  });
+    },
+  }),
+  tableName,
+  busName,
+  dynamodb,
+  eventBridge,
+  secret: () => undefined,
+};
 const calls = new DynamoCallStore({ client: DynamoDBDocumentClient.from(dynamodb), tableName });
 
 beforeAll(async () => {
@@ -46,10 +45,11 @@ beforeAll(async () => {
 });
 afterAll(() => bus.close());
 
-async function runRecordedCall(tool: AnyToolDefinition, input: unknown) {
+/** The tool's call, run with what its definition declares, as its own function runs it. */
+async function runRecordedCall(tool: DeployableTool, input: unknown) {
   const call = pendingCall(tool.spec.id, input, { toolset: tool.spec.toolset });
   await calls.create(call);
-  const handler = createToolHandler(tool, deps);
+  const handler = createToolHandler(tool, () => declaredToolDeps(tool.needs, deployment));
   await handler({
     source: "toolbus",
     "detail-type": "ToolCallScheduled",
@@ -76,7 +76,8 @@ describe("tools whose functions have no network", () => {
   });
 
   it("refuses any request such a tool makes anyway, as blocked", async () => {
-    await expect(deps().http.request("https://example.com/")).rejects.toMatchObject({
+    const { http } = declaredToolDeps(readabilityAnalyzer.needs, deployment);
+    await expect(http.request("https://example.com/")).rejects.toMatchObject({
       name: "OutboundError",
       kind: "blocked",
     });

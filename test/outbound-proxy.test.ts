@@ -6,6 +6,7 @@ import { parseStageConfig } from "@toolbus/core/config";
 import { createHttpClient, OutboundError, type Resolver } from "@toolbus/core/outbound";
 import { startUpstream, type Upstream } from "@toolbus/core/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { withProbe } from "../packages/core/src/outbound/probe";
 import {
   type ForwardProxy,
   type ForwardProxyOptions,
@@ -315,7 +316,8 @@ describe("the network capability through a proxy", () => {
       {
         config: stage,
         secret: () => undefined,
-        http: createHttpClient(stage.outbound, { env: {} }),
+        // A capability refresh's client: it probes as it routes requests.
+        http: withProbe(createHttpClient(stage.outbound, { env: {} }), stage.outbound, { env: {} }),
       },
       new Date(),
     );

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { scheduledDetail } from "../packages/core/src/app/calls/dispatch";
+import { scheduledDetail } from "../packages/core/src/app/calls/lifecycle";
 import type { CallRecord } from "../packages/core/src/model/call";
 import { createRecorder } from "../packages/core/src/runtime/recorder";
 import {

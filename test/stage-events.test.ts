@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { createApi } from "@toolbus/core/api";
 import { startUpstream, type Upstream } from "@toolbus/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { scheduledDetail } from "../packages/core/src/app/calls/dispatch";
+import { scheduledDetail } from "../packages/core/src/app/calls/lifecycle";
 import { STREAM_HANDLER } from "../packages/core/src/wiring";
 import { SseReader } from "./support/sse";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";

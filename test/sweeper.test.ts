@@ -28,7 +28,7 @@ describe("the sweeper", () => {
   const sweep = () =>
     createSweeper(() => ({
       calls: system.toolbus.stores.calls,
-      publisher: system.toolbus.publisher,
+      bus: system.toolbus.publisher,
     }))();
 
   it("fails a call stuck in RUNNING past its deadline as a timeout, and announces it", async () => {
@@ -98,7 +98,7 @@ describe("the sweeper", () => {
     await calls.create(pendingCall(runId, "never-taken"));
     await createSweeper(() => ({
       calls,
-      publisher: system.toolbus.publisher,
+      bus: system.toolbus.publisher,
       giveUpAfterMs: 60_000,
     }))();
     expect(await calls.get(runId, "never-taken")).toMatchObject({

@@ -1,16 +1,5 @@
-import { networkCapability } from "@toolbus/core/capabilities";
-import { withFunctionSecrets } from "@toolbus/core/deployment";
-import { createToolHandler, deploymentFromEnv, toolRuntimeDeps } from "@toolbus/core/runtime";
-import { githubApi, githubTokenCapability } from "@toolbus/tools/github";
+import { toolEntry } from "@toolbus/core/compose/tool-entry";
+import { githubApi } from "@toolbus/tools/github";
 
-/**
- * Runs scheduled github_api calls delivered by the bus.
- * Only what this tool runs: its module, the detectors of the capabilities it requires, and SSM for the secrets its function binds, loaded on the first event.
- */
-export const handler = withFunctionSecrets(
-  createToolHandler(githubApi, () =>
-    toolRuntimeDeps(deploymentFromEnv(), {
-      capabilities: [githubTokenCapability, networkCapability],
-    }),
-  ),
-);
+/** Runs github_api calls delivered by the bus, with what its definition says it needs. */
+export const handler = toolEntry(githubApi);

@@ -1,16 +1,5 @@
-import {
-  createToolHandler,
-  deploymentFromEnv,
-  offlineToolRuntimeDeps,
-} from "@toolbus/core/runtime";
+import { toolEntry } from "@toolbus/core/compose/tool-entry";
 import { staticLinks } from "@toolbus/tools/static-links";
 
-/**
- * Runs scheduled static_links calls delivered by the bus.
- * Only what this tool runs: its module and the detectors of the capabilities it requires; no
- * SSM client, as its function binds no secret, and no outbound client, as it never reaches the
- * network.
- */
-export const handler = createToolHandler(staticLinks, () =>
-  offlineToolRuntimeDeps(deploymentFromEnv()),
-);
+/** Runs static_links calls delivered by the bus, with what its definition says it needs. */
+export const handler = toolEntry(staticLinks);

@@ -1,10 +1,11 @@
-import { describe, expect, it } from "vitest";
+import { startUpstream, type Upstream } from "@toolbus/core/testing";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createToolbusClient } from "./client.js";
 import { ToolbusClientError } from "./errors.js";
 
-// The follower's reconnection rules against scripted streams: what a real server only does
-// under failure (ending mid-page, erroring, refusing) is spelled out here byte by byte.
-// test/client.test.ts follows the real API.
+// The follower's reconnection rules against a loopback server that answers from a script: what
+// a real server only does under failure (ending mid-page, erroring, dropping the connection,
+// refusing) is spelled out here byte by byte. test/client.test.ts follows the real API.
 
 function event(
   callId: string,
@@ -43,42 +44,42 @@ function frame(value: ReturnType<typeof event>, id?: string) {
   return `event: ${value.detailType}\ndata: ${JSON.stringify(value)}\n${id ? `id: ${id}\n` : ""}\n`;
 }
 
-type Scripted = string | { status: number; body: unknown } | Error;
+/** One answer: an event stream's text, a JSON status, or the connection dropped unanswered. */
+type Scripted = string | { status: number; body: unknown } | "drop";
 
-/** A fetch that answers each request with the next scripted stream, recording Last-Event-ID. */
-function scriptedFetch(script: Scripted[]) {
-  const lastEventIds: (string | null)[] = [];
-  const fetch: typeof globalThis.fetch = async (_input, init) => {
-    lastEventIds.push(new Headers(init?.headers).get("last-event-id"));
+const servers: Upstream[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+
+/**
+ * A loopback server answering each request with the next scripted answer; past the script, an
+ * event stream that stays open and silent. `lastEventIds` is what each request resumed from.
+ */
+async function scriptedServer(script: Scripted[]) {
+  const server = await startUpstream((_request, response) => {
     const next = script.shift();
     if (next === undefined) {
-      // Nothing more scripted: a stream that stays open until the caller goes away.
-      return new Response(
-        new ReadableStream({
-          start(controller) {
-            init?.signal?.addEventListener("abort", () => controller.error(new Error("aborted")));
-          },
-        }),
-        { headers: { "content-type": "text/event-stream" } },
-      );
+      response.writeHead(200, { "content-type": "text/event-stream" }).flushHeaders();
+    } else if (next === "drop") {
+      response.socket?.destroy();
+    } else if (typeof next === "string") {
+      response.writeHead(200, { "content-type": "text/event-stream" }).end(next);
+    } else {
+      response
+        .writeHead(next.status, { "content-type": "application/json" })
+        .end(JSON.stringify(next.body));
     }
-    if (next instanceof Error) throw next;
-    if (typeof next === "string") {
-      return new Response(next, { headers: { "content-type": "text/event-stream" } });
-    }
-    return Response.json(next.body, { status: next.status });
-  };
-  return { fetch, lastEventIds };
+  });
+  servers.push(server);
+  const lastEventIds = () =>
+    server.requests.map((request) => request.headers["last-event-id"] ?? null);
+  return { server, lastEventIds };
 }
 
-/** Every request goes to the scripted fetch: no `/health` asked for a streaming URL. */
-function client(fetch: typeof globalThis.fetch) {
-  return createToolbusClient({
-    baseUrl: "http://toolbus.test",
-    streamUrl: false,
-    apiKey: "k",
-    fetch,
-  });
+/** A client of the scripted server: no `/health` asked for a streaming URL. */
+function client(server: Upstream) {
+  return createToolbusClient({ baseUrl: server.origin, streamUrl: false, apiKey: "k" });
 }
 
 async function take(iterable: AsyncIterable<{ eventKey: string }>, count: number) {
@@ -95,45 +96,46 @@ describe("following a run's events", () => {
     const a = event("a");
     const b = event("b");
     const c = event("c");
-    const { fetch, lastEventIds } = scriptedFetch([
+    const { server, lastEventIds } = await scriptedServer([
       // A page [a] with its cursor, then the stream ends in the middle of the page [b, c].
       frame(a, "cur-a") + frame(b),
       // The server resends the page after cur-a whole.
       frame(b) + frame(c, "cur-c"),
     ]);
-    const stream = client(fetch).events("run-1", { follow: true, reconnectDelayMs: 0 });
+    const stream = client(server).events("run-1", { follow: true, reconnectDelayMs: 0 });
     expect(await take(stream, 3)).toEqual([a.eventKey, b.eventKey, c.eventKey]);
-    expect(lastEventIds).toEqual([null, "cur-a"]);
+    expect(lastEventIds()).toEqual([null, "cur-a"]);
+    expect(server.requests[0]?.url.pathname).toBe("/v1/runs/run-1/events");
     expect(stream.cursor).toBe("cur-c");
   });
 
   it("starts from the given cursor and sends it as Last-Event-ID", async () => {
-    const { fetch, lastEventIds } = scriptedFetch([frame(event("x"), "cur-x")]);
-    const stream = client(fetch).events("run-1", { follow: true, cursor: "cur-0" });
+    const { server, lastEventIds } = await scriptedServer([frame(event("x"), "cur-x")]);
+    const stream = client(server).events("run-1", { follow: true, cursor: "cur-0" });
     expect(await take(stream, 1)).toEqual([event("x").eventKey]);
-    expect(lastEventIds).toEqual(["cur-0"]);
+    expect(lastEventIds()).toEqual(["cur-0"]);
   });
 
   it("reconnects after an error frame and after a network failure", async () => {
     const a = event("a");
     const b = event("b", "ToolResultReceived");
-    const { fetch, lastEventIds } = scriptedFetch([
+    const { server, lastEventIds } = await scriptedServer([
       `${frame(a, "cur-a")}event: error\ndata: {"error":{"code":"internal","message":"stopped"}}\n\n`,
-      new TypeError("fetch failed"),
+      "drop",
       { status: 503, body: { error: { code: "unavailable", message: "try later" } } },
       frame(b, "cur-b"),
     ]);
-    const stream = client(fetch).events("run-1", { follow: true, reconnectDelayMs: 1 });
+    const stream = client(server).events("run-1", { follow: true, reconnectDelayMs: 1 });
     expect(await take(stream, 2)).toEqual([a.eventKey, b.eventKey]);
-    expect(lastEventIds).toEqual([null, "cur-a", "cur-a", "cur-a"]);
+    expect(lastEventIds()).toEqual([null, "cur-a", "cur-a", "cur-a"]);
   });
 
   it("gives up after maxRetries failures in a row with the last error", async () => {
-    const { fetch } = scriptedFetch([
-      new TypeError("fetch failed"),
+    const { server } = await scriptedServer([
+      "drop",
       { status: 503, body: { error: { code: "unavailable", message: "try later" } } },
     ]);
-    const stream = client(fetch).events("run-1", {
+    const stream = client(server).events("run-1", {
       follow: true,
       reconnectDelayMs: 1,
       maxRetries: 1,
@@ -144,29 +146,36 @@ describe("following a run's events", () => {
   });
 
   it("does not retry what cannot succeed: a refused key", async () => {
-    const { fetch, lastEventIds } = scriptedFetch([
+    const { server, lastEventIds } = await scriptedServer([
       { status: 401, body: { error: { code: "unauthorized", message: "no" } } },
     ]);
-    const stream = client(fetch).events("run-1", { follow: true, reconnectDelayMs: 1 });
+    const stream = client(server).events("run-1", { follow: true, reconnectDelayMs: 1 });
     await expect(take(stream, 1)).rejects.toMatchObject({ status: 401, code: "unauthorized" });
-    expect(lastEventIds).toHaveLength(1);
+    expect(lastEventIds()).toHaveLength(1);
   });
 
   it("rejects an event that is not a run event", async () => {
-    const { fetch } = scriptedFetch(['event: ToolCallScheduled\ndata: {"eventKey":1}\n\n']);
-    const stream = client(fetch).events("run-1", { follow: true });
+    const { server } = await scriptedServer(['event: ToolCallScheduled\ndata: {"eventKey":1}\n\n']);
+    const stream = client(server).events("run-1", { follow: true });
     await expect(take(stream, 1)).rejects.toMatchObject({ code: "invalid_response" });
   });
 
   it("ends quietly when the signal fires while waiting for events", async () => {
-    const { fetch } = scriptedFetch([frame(event("a"), "cur-a")]);
+    const { server } = await scriptedServer([frame(event("a"), "cur-a")]);
     const controller = new AbortController();
-    const stream = client(fetch).events("run-1", { follow: true, signal: controller.signal });
+    const stream = client(server).events("run-1", {
+      follow: true,
+      reconnectDelayMs: 0,
+      signal: controller.signal,
+    });
     const keys: string[] = [];
-    for await (const item of stream) {
-      keys.push(item.eventKey);
-      setTimeout(() => controller.abort(), 20);
-    }
+    const reading = (async () => {
+      for await (const item of stream) keys.push(item.eventKey);
+    })();
+    // The first stream ended after its event; the follower is back on a stream that is silent.
+    await vi.waitFor(() => expect(server.requests).toHaveLength(2), { timeout: 5_000 });
+    controller.abort();
+    await reading;
     expect(keys).toEqual([event("a").eventKey]);
   });
 });

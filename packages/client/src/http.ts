@@ -178,7 +178,7 @@ export async function readJson<T>(response: Response, schema?: z.ZodType<T>): Pr
 }
 
 /** The API's `{ error: { code, message, details? } }`, or a plain description of what came. */
-export async function errorFromResponse(
+async function errorFromResponse(
   response: Response,
   where: { method: string; path: string },
 ): Promise<ToolbusClientError> {

@@ -1,9 +1,10 @@
-import { describe, expect, it } from "vitest";
+import { startUpstream, type Upstream } from "@toolbus/core/testing";
+import { afterEach, describe, expect, it } from "vitest";
 import { createToolbusClient } from "./client.js";
 import type { StageEvent } from "./stage-events.js";
 
-// Where the stage's stream starts and what each connection asks for, against scripted answers:
-// test/cli-listen.test.ts follows the real API.
+// Where the stage's stream starts and what each connection asks for, against a loopback server
+// answering from a script: test/cli-listen.test.ts follows the real API.
 
 function event(callId: string) {
   const eventKey = `run-1/${callId}/scheduled`;
@@ -34,44 +35,39 @@ interface Seen {
   lastEventId: string | null;
 }
 
-/** Answers JSON bodies as JSON and strings as event streams, in order, recording requests. */
-function scriptedFetch(script: (string | object)[]) {
-  const seen: Seen[] = [];
-  const fetch: typeof globalThis.fetch = async (input, init) => {
-    const headers = new Headers(init?.headers);
-    seen.push({
-      url: new URL(String(input)),
-      accept: headers.get("accept"),
-      lastEventId: headers.get("last-event-id"),
-    });
+const servers: Upstream[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+
+/**
+ * A loopback server answering JSON bodies as JSON and strings as event streams, in order; past
+ * the script, an event stream that stays open and silent. `seen()` is what each request asked.
+ */
+async function scriptedServer(script: (string | object)[]) {
+  const server = await startUpstream((_request, response) => {
     const next = script.shift();
     if (next === undefined) {
-      // Nothing more scripted: a stream that stays open until the caller goes away.
-      return new Response(
-        new ReadableStream({
-          start(controller) {
-            init?.signal?.addEventListener("abort", () => controller.error(new Error("aborted")));
-          },
-        }),
-        { headers: { "content-type": "text/event-stream" } },
-      );
+      response.writeHead(200, { "content-type": "text/event-stream" }).flushHeaders();
+    } else if (typeof next === "string") {
+      response.writeHead(200, { "content-type": "text/event-stream" }).end(next);
+    } else {
+      response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(next));
     }
-    if (typeof next === "string") {
-      return new Response(next, { headers: { "content-type": "text/event-stream" } });
-    }
-    return Response.json(next);
-  };
-  return { fetch, seen };
+  });
+  servers.push(server);
+  const seen = (): Seen[] =>
+    server.requests.map(({ url, headers }) => ({
+      url,
+      accept: headers.accept ?? null,
+      lastEventId: typeof headers["last-event-id"] === "string" ? headers["last-event-id"] : null,
+    }));
+  return { server, seen };
 }
 
-/** Every request goes to the scripted fetch: no `/health` asked for a streaming URL. */
-function client(fetch: typeof globalThis.fetch) {
-  return createToolbusClient({
-    baseUrl: "http://toolbus.test",
-    streamUrl: false,
-    apiKey: "k",
-    fetch,
-  });
+/** A client of the scripted server: no `/health` asked for a streaming URL. */
+function client(server: Upstream) {
+  return createToolbusClient({ baseUrl: server.origin, streamUrl: false, apiKey: "k" });
 }
 
 async function take(iterable: AsyncIterable<StageEvent>, count: number) {
@@ -87,12 +83,12 @@ const query = (seen: Seen) => Object.fromEntries(seen.url.searchParams);
 
 describe("following the stage's events", () => {
   it("opens with a one-event page, then follows from its cursor with Last-Event-ID", async () => {
-    const { fetch, seen } = scriptedFetch([
+    const { server, seen } = await scriptedServer([
       { events: [event("a")], cursor: "7", more: true },
       frame(event("b")) + frame(event("c"), "12"),
     ]);
     const pattern = { detail: { status: ["failed"] } };
-    const stream = client(fetch).stageEvents({
+    const stream = client(server).stageEvents({
       pattern,
       since: new Date("2026-01-01T00:00:00Z"),
       limit: 50,
@@ -105,7 +101,7 @@ describe("following the stage's events", () => {
       ["c", "12"],
     ]);
     expect(stream.cursor).toBe("12");
-    const [opening, following] = seen;
+    const [opening, following] = seen();
     expect(opening?.url.pathname).toBe("/v1/events");
     expect(opening?.accept).toBe("application/json");
     expect(query(opening as Seen)).toEqual({
@@ -119,51 +115,53 @@ describe("following the stage's events", () => {
   });
 
   it("starts from a given cursor without an opening read", async () => {
-    const { fetch, seen } = scriptedFetch([frame(event("x"), "31")]);
-    const stream = client(fetch).stageEvents({ cursor: "30", pattern: '{"source":["toolbus"]}' });
+    const { server, seen } = await scriptedServer([frame(event("x"), "31")]);
+    const stream = client(server).stageEvents({ cursor: "30", pattern: '{"source":["toolbus"]}' });
     expect(await stream.open()).toBe("30");
-    expect(seen).toEqual([]);
+    expect(seen()).toEqual([]);
     expect(await take(stream, 1)).toEqual([["x", "31"]]);
-    expect(seen).toHaveLength(1);
-    expect(seen[0]).toMatchObject({ accept: "text/event-stream", lastEventId: "30" });
-    expect(query(seen[0] as Seen)).toEqual({ pattern: '{"source":["toolbus"]}' });
+    expect(seen()).toHaveLength(1);
+    expect(seen()[0]).toMatchObject({ accept: "text/event-stream", lastEventId: "30" });
+    expect(query(seen()[0] as Seen)).toEqual({ pattern: '{"source":["toolbus"]}' });
   });
 
   it("fixes its start when opened, before anything is read, and opens once", async () => {
-    const { fetch, seen } = scriptedFetch([
+    const { server, seen } = await scriptedServer([
       { events: [], cursor: "40", more: false },
       frame(event("later"), "41"),
     ]);
-    const stream = client(fetch).stageEvents();
+    const stream = client(server).stageEvents();
     expect(stream.cursor).toBeUndefined();
     expect(await stream.open()).toBe("40");
     expect(await stream.open()).toBe("40");
-    expect(seen).toHaveLength(1);
-    expect(query(seen[0] as Seen)).toEqual({ limit: "1" });
+    expect(seen()).toHaveLength(1);
+    expect(query(seen()[0] as Seen)).toEqual({ limit: "1" });
     expect(await take(stream, 1)).toEqual([["later", "41"]]);
-    expect(seen[1]?.lastEventId).toBe("40");
+    expect(seen()[1]?.lastEventId).toBe("40");
   });
 
   it("ends quietly when the signal fires before it opened", async () => {
-    const { fetch, seen } = scriptedFetch([]);
+    const { server, seen } = await scriptedServer([]);
     const controller = new AbortController();
     controller.abort();
-    const stream = client(fetch).stageEvents({ signal: controller.signal });
+    const stream = client(server).stageEvents({ signal: controller.signal });
     expect(await take(stream, 1)).toEqual([]);
-    expect(seen).toEqual([]);
+    expect(seen()).toEqual([]);
   });
 });
 
 describe("a page of the stage's events", () => {
   it("sends the query and gives the page as the API answered it", async () => {
-    const { fetch, seen } = scriptedFetch([{ events: [event("a")], cursor: "9", more: true }]);
-    const page = await client(fetch).stageEventsPage({
+    const { server, seen } = await scriptedServer([
+      { events: [event("a")], cursor: "9", more: true },
+    ]);
+    const page = await client(server).stageEventsPage({
       pattern: '{"detail-type":["ToolCallScheduled"]}',
       cursor: "8",
       limit: 10,
     });
     expect(page).toEqual({ events: [event("a")], cursor: "9", more: true });
-    expect(query(seen[0] as Seen)).toEqual({
+    expect(query(seen()[0] as Seen)).toEqual({
       pattern: '{"detail-type":["ToolCallScheduled"]}',
       cursor: "8",
       limit: "10",
@@ -171,8 +169,8 @@ describe("a page of the stage's events", () => {
   });
 
   it("rejects an answer that is not a page", async () => {
-    const { fetch } = scriptedFetch([{ events: [], cursor: null }]);
-    await expect(client(fetch).stageEventsPage()).rejects.toMatchObject({
+    const { server } = await scriptedServer([{ events: [], cursor: null }]);
+    await expect(client(server).stageEventsPage()).rejects.toMatchObject({
       code: "invalid_response",
     });
   });

@@ -1,9 +1,11 @@
-import { describe, expect, it } from "vitest";
+import type { ServerResponse } from "node:http";
+import { startUpstream, type Upstream } from "@toolbus/core/testing";
+import { afterEach, describe, expect, it } from "vitest";
 import { createToolbusClient } from "./client.js";
 import { ToolbusClientError } from "./errors.js";
 
-// The requests client.subscriptions makes and the answers it accepts, against a scripted
-// fetch; test/cli-subscriptions.test.ts runs them against the real API.
+// The requests client.subscriptions makes and the answers it accepts, against a loopback
+// server answering from a script; test/cli-subscriptions.test.ts runs them against the real API.
 
 const ID = "sub_0123456789abcdef01234567";
 const SUBSCRIPTION = {
@@ -21,38 +23,54 @@ const SUBSCRIPTION = {
 
 interface Seen {
   method: string;
+  /** Path and query, as the server received them. */
   url: string;
   body: unknown;
 }
 
-function scripted(answer: (seen: Seen) => Response) {
-  const seen: Seen[] = [];
-  const client = createToolbusClient({
-    baseUrl: "http://toolbus.test/stage",
-    apiKey: "k",
-    fetch: async (input, init) => {
-      const request = {
-        method: init?.method ?? "GET",
-        url: String(input),
-        body: init?.body === undefined ? undefined : JSON.parse(String(init.body)),
-      };
-      seen.push(request);
-      return answer(request);
-    },
+/** An answer: a status and JSON body (none for an empty answer). */
+type Answer = { status?: number; json?: unknown };
+
+const servers: Upstream[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+
+function send(response: ServerResponse, { status = 200, json }: Answer) {
+  if (json === undefined) response.writeHead(status).end();
+  else response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(json));
+}
+
+/**
+ * A client of a loopback server (under a stage path, as API Gateway serves it) that answers
+ * each request with `answer`; `seen()` is every request it received.
+ */
+async function scripted(answer: (seen: Seen) => Answer) {
+  const seenOf = (request: Upstream["requests"][number]): Seen => ({
+    method: request.method,
+    url: `${request.url.pathname}${request.url.search}`,
+    body: request.body === "" ? undefined : JSON.parse(request.body),
   });
-  return { client, seen };
+  const server = await startUpstream((request, response) => {
+    send(response, answer(seenOf(request)));
+  });
+  servers.push(server);
+  const client = createToolbusClient({ baseUrl: `${server.origin}/stage`, apiKey: "k" });
+  return { client, seen: () => server.requests.map(seenOf) };
 }
 
 describe("client.subscriptions", () => {
   it("sends each request to its path, with the bodies the API takes", async () => {
-    const { client, seen } = scripted(({ url }) => {
-      if (url.endsWith("/redrive")) return Response.json({ redriven: 2 });
-      if (url.endsWith("/replay"))
-        return Response.json({ replayId: "r", queued: 1, events: 2 }, { status: 202 });
-      if (url.includes("/failures")) return Response.json({ failures: [], cursor: null });
-      if (url.endsWith("/rotate-secret"))
-        return Response.json({ subscription: SUBSCRIPTION, secret: "whsec_x" });
-      return Response.json(SUBSCRIPTION);
+    const { client, seen } = await scripted(({ url }) => {
+      if (url.endsWith("/redrive")) return { json: { redriven: 2 } };
+      if (url.endsWith("/replay")) {
+        return { status: 202, json: { replayId: "r", queued: 1, events: 2 } };
+      }
+      if (url.includes("/failures")) return { json: { failures: [], cursor: null } };
+      if (url.endsWith("/rotate-secret")) {
+        return { json: { subscription: SUBSCRIPTION, secret: "whsec_x" } };
+      }
+      return { json: SUBSCRIPTION };
     });
     await client.subscriptions.get(ID);
     await client.subscriptions.pause(ID);
@@ -66,8 +84,8 @@ describe("client.subscriptions", () => {
       queued: 1,
       events: 2,
     });
-    const base = `http://toolbus.test/stage/v1/subscriptions/${ID}`;
-    expect(seen).toEqual([
+    const base = `/stage/v1/subscriptions/${ID}`;
+    expect(seen()).toEqual([
       { method: "GET", url: base, body: undefined },
       { method: "POST", url: `${base}/pause`, body: undefined },
       { method: "POST", url: `${base}/resume`, body: undefined },
@@ -80,23 +98,25 @@ describe("client.subscriptions", () => {
   });
 
   it("keeps an id inside its path segment", async () => {
-    const { client, seen } = scripted(() => Response.json(SUBSCRIPTION));
+    const { client, seen } = await scripted(() => ({ json: SUBSCRIPTION }));
     await client.subscriptions.get("../keys");
-    expect(seen[0]?.url).toBe("http://toolbus.test/stage/v1/subscriptions/..%2Fkeys");
+    expect(seen()[0]?.url).toBe("/stage/v1/subscriptions/..%2Fkeys");
   });
 
   it("resolves remove on the API's empty 204", async () => {
-    const { client, seen } = scripted(() => new Response(null, { status: 204 }));
+    const { client, seen } = await scripted(() => ({ status: 204 }));
     await expect(client.subscriptions.remove(ID)).resolves.toBeUndefined();
-    expect(seen[0]).toMatchObject({ method: "DELETE" });
+    expect(seen()).toEqual([
+      { method: "DELETE", url: `/stage/v1/subscriptions/${ID}`, body: undefined },
+    ]);
   });
 
   it("keeps fields the API adds later, and refuses an answer missing promised ones", async () => {
     const later = { ...SUBSCRIPTION, deliveredCount: 3 };
-    const { client } = scripted(({ url }) =>
+    const { client } = await scripted(({ url }) =>
       url.endsWith("/subscriptions")
-        ? Response.json({ subscriptions: [later] })
-        : Response.json({ ...SUBSCRIPTION, failureStreak: undefined }),
+        ? { json: { subscriptions: [later] } }
+        : { json: { ...SUBSCRIPTION, failureStreak: undefined } },
     );
     expect(await client.subscriptions.list()).toEqual([later]);
     const refused = await client.subscriptions.get(ID).catch((error: unknown) => error);
@@ -108,12 +128,10 @@ describe("client.subscriptions", () => {
   });
 
   it("turns the API's refusal into a ToolbusClientError with its status and code", async () => {
-    const { client } = scripted(() =>
-      Response.json(
-        { error: { code: "not_found", message: `Subscription ${ID} does not exist.` } },
-        { status: 404 },
-      ),
-    );
+    const { client } = await scripted(() => ({
+      status: 404,
+      json: { error: { code: "not_found", message: `Subscription ${ID} does not exist.` } },
+    }));
     await expect(client.subscriptions.failures(ID)).rejects.toMatchObject({
       status: 404,
       code: "not_found",

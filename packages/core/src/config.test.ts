@@ -1,12 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import {
-  checkToolSettings,
-  loadStageConfig,
-  parseStageConfig,
-  roleAtLeast,
-  roleFor,
-} from "./config";
+import { requiredRole } from "./app/access";
+import { checkToolSettings, loadStageConfig, parseStageConfig } from "./config";
 import { ValidationError } from "./errors";
 
 describe("stage configuration", () => {
@@ -15,16 +10,6 @@ describe("stage configuration", () => {
     expect(config.roles).toEqual(["viewer", "member", "admin"]);
     expect(config.modes).toEqual({ default: "default", available: ["default"] });
     expect(config.calls.maxWaitSeconds).toBe(25);
-  });
-
-  it("orders roles as configured", () => {
-    const config = parseStageConfig({
-      roles: ["guest", "dev", "ops"],
-      permissions: { read: "guest", call: "dev", admin: "ops" },
-    });
-    expect(roleAtLeast(config, "ops", "dev")).toBe(true);
-    expect(roleAtLeast(config, "guest", "dev")).toBe(false);
-    expect(roleAtLeast(config, "stranger", "guest")).toBe(false);
   });
 
   it("rejects permissions that name an unknown role, and a default mode that is not available", () => {
@@ -37,18 +22,18 @@ describe("stage configuration", () => {
   });
 
   it("lets subscribing take the call role unless the stage names another, which must be a role", () => {
-    expect(roleFor(parseStageConfig({}), "subscribe")).toBe("member");
+    expect(requiredRole(parseStageConfig({}), "subscribe")).toBe("member");
     const adminsOnly = parseStageConfig({
       permissions: { read: "viewer", call: "member", admin: "admin", subscribe: "admin" },
     });
-    expect(roleFor(adminsOnly, "subscribe")).toBe("admin");
+    expect(requiredRole(adminsOnly, "subscribe")).toBe("admin");
     expect(() =>
       parseStageConfig({
         permissions: { read: "viewer", call: "member", admin: "admin", subscribe: "root" },
       }),
     ).toThrow(/permissions\.subscribe: "root" is not one of roles/);
     // Deciding approvals falls back to the admin role; approval rules name known roles.
-    expect(roleFor(parseStageConfig({}), "approve")).toBe("admin");
+    expect(requiredRole(parseStageConfig({}), "approve")).toBe("admin");
     expect(() =>
       parseStageConfig({ approvals: { rules: [{ tools: ["web_search"], roles: ["intern"] }] } }),
     ).toThrow(/approvals\.rules\.0\.roles: "intern" is not one of roles/);

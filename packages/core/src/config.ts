@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import * as z from "zod";
+import { isKnownRole } from "./app/access";
 import { type Issue, ValidationError, zodIssues } from "./errors";
 import { runPolicy } from "./model/run";
 import { nearest } from "./util/nearest";
@@ -14,7 +15,7 @@ export const stageConfig = z.strictObject({
     .string()
     .regex(/^[a-z][a-z0-9-]{0,31}$/)
     .default("local"),
-  /** Roles from least to most privileged; a key's role must be one of them. */
+  /** Roles from least to most privileged; a key's role must be one of them (see app/access.ts). */
   roles: z.array(z.string().min(1)).min(1).default(["viewer", "member", "admin"]),
   /** Which role may do what: read the catalog, call tools, administer. */
   permissions: z
@@ -176,15 +177,6 @@ function isHttpProxyUrl(text: string): boolean {
   }
 }
 
-/** The lowest role a permission needs; `subscribe` falls back to `call`'s, `approve` to `admin`'s. */
-export function roleFor(
-  config: Pick<StageConfig, "permissions">,
-  permission: "read" | "call" | "admin" | "subscribe" | "approve",
-): string {
-  if (permission === "approve") return config.permissions.approve ?? config.permissions.admin;
-  return config.permissions[permission] ?? config.permissions.call;
-}
-
 /**
  * The stage configuration, or a ValidationError whose message lists every problem by path
  * (an unknown key with the known key it was probably meant to be): the message is all a
@@ -198,7 +190,7 @@ export function parseStageConfig(value: unknown): StageConfig {
   const config = result.data;
   const problems: Issue[] = [];
   for (const [action, role] of Object.entries(config.permissions)) {
-    if (role !== undefined && !config.roles.includes(role)) {
+    if (role !== undefined && !isKnownRole(config, role)) {
       problems.push({
         path: `permissions.${action}`,
         message: `"${role}" is not one of roles (${config.roles.join(", ")})`,
@@ -207,7 +199,7 @@ export function parseStageConfig(value: unknown): StageConfig {
   }
   config.approvals.rules.forEach((rule, index) => {
     for (const role of rule.roles ?? []) {
-      if (!config.roles.includes(role)) {
+      if (!isKnownRole(config, role)) {
         problems.push({
           path: `approvals.rules.${index}.roles`,
           message: `"${role}" is not one of roles (${config.roles.join(", ")})`,
@@ -342,11 +334,4 @@ export function parseStageConfigFrom({ value, source }: StageConfigSource): Stag
     }
     throw error;
   }
-}
-
-/** True when `role` is at least `minimum` in the stage's role order. */
-export function roleAtLeast(config: StageConfig, role: string, minimum: string): boolean {
-  const have = config.roles.indexOf(role);
-  const need = config.roles.indexOf(minimum);
-  return have >= 0 && need >= 0 && have >= need;
 }

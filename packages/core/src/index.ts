@@ -4,14 +4,9 @@
  * `ports` (what the application needs of storage), adapters (`store/dynamodb`, `api` for
  * HTTP, `mcp`, `runtime` for bus handlers). `toolbus.ts` composes them for one process.
  */
-export {
-  type CallHandler,
-  type Dispatcher,
-  DispatchNotStartedError,
-  inProcessDispatcher,
-  type ScheduledEnvelope,
-  scheduledEnvelope,
-} from "./app/calls/dispatch";
+export { roleAtLeast } from "./app/access";
+export { type Dispatcher, DispatchNotStartedError } from "./app/calls/dispatch";
+export { type ScheduledEnvelope, scheduledEnvelope } from "./app/calls/lifecycle";
 export { type CallRequest, callRequest } from "./app/calls/request";
 export { type CallOutcome, CallService, type CallServiceDeps } from "./app/calls/service";
 export { isFinished, statusUrl } from "./app/calls/status";
@@ -24,16 +19,17 @@ export {
   networkCapability,
   secretCapability,
 } from "./app/capabilities/detectors";
-export { checkToolRegistration, validateCatalog } from "./app/catalog/registration";
+export { checkToolRegistration, validateCatalog } from "./app/catalog/consistency";
 export { seedCatalog } from "./app/catalog/seed";
 export type { PromptTool, RenderedPrompt } from "./app/selection/prompt";
+export { type CallHandler, inProcessDispatcher } from "./compose/local-dispatch";
+export { createToolbus, type Toolbus, type ToolbusStores } from "./compose/toolbus";
 export {
   forStage,
   loadStageConfig,
   parseStageConfig,
   parseStageConfigFrom,
   readStageConfigSource,
-  roleAtLeast,
   type StageConfig,
   type StageConfigSource,
 } from "./config";
@@ -68,7 +64,6 @@ export {
   type ToolOutcome,
   toolSpecOf,
 } from "./tool-definition";
-export { createToolbus, type Toolbus, type ToolbusStores } from "./toolbus";
 export { Sha256 } from "./util/sha256";
 export {
   type BusRule,

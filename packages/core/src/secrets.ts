@@ -1,6 +1,10 @@
 import { isRegisteredSecret } from "./model/registered-secret";
 import type { SecretSource } from "./outbound/types";
-import { ssmParameterFetcher } from "./ssm-parameters";
+import { type ParameterFetcher, ssmParameterFetcher } from "./ssm-parameters";
+
+// The fetcher's shape belongs to the module that implements it; named here too for callers
+// (and tests) that hand loadSecrets a fake.
+export type { ParameterFetcher };
 
 /**
  * Secrets on AWS come from SST v2's `Config.Secret`. Binding one to a function sets
@@ -41,12 +45,6 @@ export function secretParameterNames(
     fallback: `/sst/${app}/.fallback/Secret/${name}/value`,
   };
 }
-
-/** One GetParameters call: at most 10 names, values decrypted. */
-export type ParameterFetcher = (names: string[]) => Promise<{
-  Parameters?: Array<{ Name?: string; Value?: string }>;
-  InvalidParameters?: string[];
-}>;
 
 export interface LoadSecretsOptions {
   /** Fetches parameters; SSM GetParameters (WithDecryption) unless given. Tests pass a fake. */

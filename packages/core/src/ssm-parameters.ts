@@ -2,8 +2,13 @@ import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { HttpRequest } from "@smithy/core/protocols";
 import { SignatureV4 } from "@smithy/signature-v4";
-import type { ParameterFetcher } from "./secrets";
 import { Sha256 } from "./util/sha256";
+
+/** One GetParameters call: at most 10 names, values decrypted. */
+export type ParameterFetcher = (names: string[]) => Promise<{
+  Parameters?: Array<{ Name?: string; Value?: string }>;
+  InvalidParameters?: string[];
+}>;
 
 /** How long one GetParameters may take, and how often a throttled or failed one is tried. */
 const TIMEOUT_MS = 2_000;

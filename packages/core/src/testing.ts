@@ -1,8 +1,10 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import * as z from "zod";
+import type { CapabilityDetector } from "./app/capabilities/detectors";
 import { createHttpClient } from "./outbound/client";
 import type { OutboundConfig, SecretSource } from "./outbound/types";
-import type { ToolContext } from "./tool-definition";
+import { defineTool, type ToolContext, type ToolNeeds } from "./tool-definition";
 
 /**
  * A ToolContext for calling a tool's `execute` directly (tests, benchmarks). Its HTTP client
@@ -94,3 +96,20 @@ export async function startUpstream(route: Route): Promise<Upstream> {
       }),
   };
 }
+
+/** A detector that always finds its capability: declarations under test name it. */
+export const testDetector = (name: string): CapabilityDetector => ({
+  name,
+  description: name,
+  detect: () => ({ available: true }),
+});
+
+/** A tool that does nothing, declaring `needs`: what is built from a declaration is under test. */
+export const testTool = (id: string, needs: ToolNeeds) =>
+  defineTool({
+    spec: { id, toolset: "test", title: id, description: "d", category: "utility", usageHint: "u" },
+    input: z.object({}),
+    output: z.object({}),
+    needs,
+    execute: async () => ({ output: "", data: {} }),
+  });

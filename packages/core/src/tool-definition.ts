@@ -1,9 +1,10 @@
 import * as z from "zod";
+import type { CapabilityDetector } from "./app/capabilities/detectors";
 import { ToolbusError } from "./errors";
 import type { Citation, Failure } from "./model/call";
 import { type ToolPolicy, toolPolicy } from "./model/policy";
 import { type ToolSpec, type ToolSpecInput, toolSpec } from "./model/tool";
-import type { HttpClient, SecretSource } from "./outbound/types";
+import type { HttpClient, OutboundConfig, SecretSource } from "./outbound/types";
 
 export interface ToolContext<S> {
   callId: string;
@@ -39,16 +40,72 @@ export interface ToolDefinition<I = unknown, O = unknown, S = unknown> {
    * mcp tools): their schemas are JSON Schema already, not zod to convert.
    */
   catalogSpec?: ToolSpec;
+  /**
+   * What it runs with besides itself, in its own function and wherever else it runs. A
+   * definition without it (one a test or an embedding composes) has no function of its own and
+   * runs with its composition's detectors, tools and network client.
+   */
+  needs?: ToolNeeds;
   execute(input: I, context: ToolContext<S>): Promise<ToolOutcome<O>>;
+}
+
+/**
+ * A tool's own declaration of what it runs with. References, not flags, on purpose: a tool's
+ * function is bundled from its definition, so it carries the detectors, fallback, outbound
+ * client and secrets reader named here, and nothing another tool needs.
+ */
+export interface ToolNeeds {
+  /**
+   * Detectors of the capabilities its run checks: those its spec `requires`, and the one named
+   * after it if it has one (whether it has anything to serve in another tool's place).
+   */
+  detectors: readonly CapabilityDetector[];
+  /** The tool its spec names as `fallback`: it answers in this one's place, in its function. */
+  fallback?: AnyToolDefinition;
+  /**
+   * How it reaches the network when its spec requires `network`: core's guarded client
+   * (`createHttpClient`). Without it every request it makes fails as blocked.
+   */
+  network?: (config: OutboundConfig) => HttpClient;
+  /**
+   * Loads the secrets its function binds (its spec's setup secrets) before a call: core's
+   * `loadFunctionSecrets`. A function that binds none carries no SSM reader.
+   */
+  secrets?: () => Promise<unknown>;
+}
+
+/** A tool that declares what it runs with, so it can have a function of its own. */
+export type DeployableTool = AnyToolDefinition & { needs: ToolNeeds };
+
+/**
+ * What a tool's function runs with by its declaration, joined with its fallback's: the
+ * fallback runs in the tool's function, so that function has the fallback's detectors,
+ * network and secrets too.
+ */
+export function toolScope({ detectors, fallback, network, secrets }: ToolNeeds) {
+  const its = fallback?.needs;
+  return {
+    capabilities: its ? [...detectors, ...its.detectors] : detectors,
+    fallbacks: fallback ? [fallback] : [],
+    network: network ?? its?.network,
+    secrets: secrets ?? its?.secrets,
+  };
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a registry holds tools of every input type.
 export type AnyToolDefinition = ToolDefinition<any, any, any>;
 
-/** Identity at runtime; gives `execute` its parameter types from the schemas. */
+/**
+ * Identity at runtime; gives `execute` its parameter types from the schemas, and keeps a
+ * declared `needs` in the type, so a tool's function can be built from the definition alone.
+ */
+export function defineTool<I, O, S = undefined>(
+  definition: ToolDefinition<I, O, S> & { needs: ToolNeeds },
+): ToolDefinition<I, O, S> & { needs: ToolNeeds };
 export function defineTool<I, O, S = undefined>(
   definition: ToolDefinition<I, O, S>,
-): ToolDefinition<I, O, S> {
+): ToolDefinition<I, O, S>;
+export function defineTool<I, O, S>(definition: ToolDefinition<I, O, S>): ToolDefinition<I, O, S> {
   return definition;
 }
 

@@ -13,7 +13,7 @@ export type DetailType = (typeof DETAIL_TYPES)[number];
 /** The recorder's handler id: it appends every Toolbus event to its run's event log. */
 export const RECORDER_HANDLER = "recorder";
 
-/** The subscriptions dispatcher's handler id: it delivers every Toolbus event that a subscription matches. */
+/** The subscriptions fan-out's handler id: it delivers every Toolbus event that a subscription matches. */
 export const SUBSCRIPTIONS_HANDLER = "subscriptions";
 
 /** The stage stream's handler id: it appends every Toolbus event to the stage-wide stream. */

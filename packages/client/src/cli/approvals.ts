@@ -6,7 +6,8 @@ export function approvalTable(calls: readonly CallView[]): string {
   return table(
     ["EXPIRES", "TOOL", "REQUESTED BY", "RUN / CALL"],
     calls.map((call) => [
-      // Every call awaiting approval has one; "-" only for a server older than the field.
+      // Every call awaiting approval has one; "-" only for a server older than the field
+      // (added 2026-11-26). Drop the "-" after 2027-03-31, once no stage runs a server that old.
       call.approval?.expiresAt ?? "-",
       call.toolId,
       `${call.requestedBy.id} (${call.requestedBy.role})`,

@@ -67,7 +67,7 @@ type Unlisted = Exclude<Harness, (typeof HARNESSES)[number]>;
 const everyHarnessListed: [Unlisted] extends [never] ? true : Unlisted = true;
 void everyHarnessListed;
 
-export const HARNESS_CHOICES = [...HARNESSES, "all"] as const;
+const HARNESS_CHOICES = [...HARNESSES, "all"] as const;
 
 interface CommandSpec {
   usage: string;
@@ -446,7 +446,7 @@ Exit codes: 0 ok, 1 failure (API error, unreachable endpoint, or the called tool
 2 usage error (unknown command or option, invalid value, no endpoint or key).
 `;
 
-export function commandHelp(name: CommandName): string {
+function commandHelp(name: CommandName): string {
   const spec: CommandSpec = COMMANDS[name];
   const lines = [`Usage: toolbus ${spec.usage}`, "", spec.summary];
   if (spec.help?.length) lines.push("", "Options:", ...spec.help.map((line) => `  ${line}`));

@@ -1,6 +1,6 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, isAbsolute, relative, resolve } from "node:path";
-import type { RenderAgentRequest, ToolbusClient } from "../client.js";
+import type { RenderAgentRequest } from "../client.js";
 import { ToolbusClientError } from "../errors.js";
 import type { ToolsetRegistration } from "../registration.js";
 import type {
@@ -12,6 +12,7 @@ import type {
 } from "../schemas.js";
 import { approvalTable } from "./approvals.js";
 import { type CommandArgs, type CommandName, RUN_LIMIT_OPTIONS } from "./args.js";
+import type { CommandContext, CommandIo } from "./context.js";
 import { UsageError, withHint } from "./errors.js";
 import {
   callSummary,
@@ -34,20 +35,6 @@ import {
   subscriptionTable,
   withSecret,
 } from "./subscriptions.js";
-
-export interface CommandIo {
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
-  stdin: AsyncIterable<string | Uint8Array>;
-  cwd: string;
-  signal?: AbortSignal;
-}
-
-export interface CommandContext {
-  client: ToolbusClient;
-  io: CommandIo;
-  json: boolean;
-}
 
 type Handler<N extends CommandName> = (
   args: CommandArgs[N],

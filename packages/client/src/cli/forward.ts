@@ -3,7 +3,7 @@ import { describeCause } from "../http.js";
 import type { RunEvent } from "../schemas.js";
 
 /** A receiver that takes longer than this is reported as failed, and listening goes on. */
-export const FORWARD_TIMEOUT_MS = 10_000;
+const FORWARD_TIMEOUT_MS = 10_000;
 /** How much of a failed answer is shown: enough for an error message, not a whole page. */
 const EXCERPT_CHARS = 200;
 

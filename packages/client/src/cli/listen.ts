@@ -1,7 +1,7 @@
 import { newWebhookSecret } from "@toolbus/core/webhooks";
 import type { RunEvent } from "../schemas.js";
 import type { CommandArgs } from "./args.js";
-import type { CommandContext } from "./commands.js";
+import type { CommandContext } from "./context.js";
 import { fixedRow } from "./format.js";
 import { type ForwardOutcome, forwardEvent } from "./forward.js";
 

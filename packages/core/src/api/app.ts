@@ -1,11 +1,11 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { secureHeaders } from "hono/secure-headers";
+import { authenticate } from "../http/auth";
+import { limitRequestBody, settleRequestBody } from "../http/body";
+import type { HttpEnv } from "../http/env";
 import { registerMcpRoutes } from "../mcp/route";
 import { auditAdminWrites } from "./audit";
-import { authenticate } from "./auth";
-import { limitRequestBody, settleRequestBody } from "./body";
 import type { ApiDeps } from "./deps";
-import type { ApiEnv } from "./env";
 import { errorHandler, notFoundHandler, validationHook } from "./errors";
 import { registerOpenApi } from "./openapi";
 import { requestId } from "./request-id";
@@ -25,14 +25,14 @@ import { registerSelectionRoutes } from "./routes/selection";
 import { registerSubscriptionRoutes } from "./routes/subscriptions";
 import { streamedRoutesOnly } from "./streaming";
 
-export { MAX_BODY_BYTES } from "./body";
+export { MAX_BODY_BYTES } from "../http/body";
 
 /**
  * The Toolbus HTTPS API: the same app behind API Gateway (hono/aws-lambda) and on the local
  * node server. No CORS unless a stage configures it: browsers are not the intended caller.
  */
-export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
-  const app = new OpenAPIHono<ApiEnv>({ defaultHook: validationHook });
+export function createApi(deps: ApiDeps): OpenAPIHono<HttpEnv> {
+  const app = new OpenAPIHono<HttpEnv>({ defaultHook: validationHook });
   app.onError(errorHandler());
   app.notFound(notFoundHandler());
 

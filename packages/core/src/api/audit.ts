@@ -1,20 +1,11 @@
 import type { MiddlewareHandler } from "hono";
+import type { AuditedObject, HttpEnv } from "../http/env";
 import { type AuditObject, type AuditObjectKind, MAX_AUDIT_TOUCHED } from "../model/audit";
 import type { AuditLog } from "../ports";
-import type { ApiEnv } from "./env";
 
 const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 /** Longer names and ids are cut: an entry stays small whatever a route hands it. */
 const MAX_TEXT = 200;
-
-/**
- * What a route says it touched, in one line: `c.set("audited", { kind: "key", id, name, role })`.
- * Names and ids only, never a key, a secret or a body. `touched` may be long; the entry keeps
- * the first {@link MAX_AUDIT_TOUCHED} and the count.
- */
-export type AuditedObject = Omit<AuditObject, "touched" | "touchedCount"> & {
-  touched?: readonly string[];
-};
 
 /**
  * Records every admin write that succeeded: who (key id and role), the request, its target,
@@ -25,7 +16,7 @@ export type AuditedObject = Omit<AuditObject, "touched" | "touchedCount"> & {
  * in one. The write already happened when the entry is made: a failed entry is logged, not
  * answered as an error that would tell the caller its change did not happen.
  */
-export function auditAdminWrites(audit: AuditLog | undefined): MiddlewareHandler<ApiEnv> {
+export function auditAdminWrites(audit: AuditLog | undefined): MiddlewareHandler<HttpEnv> {
   return async (c, next) => {
     await next();
     if (!audit || c.get("permission") !== "admin" || !WRITES.has(c.req.method)) return;

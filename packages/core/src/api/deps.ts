@@ -1,8 +1,10 @@
 import type { CallService } from "../app/calls/service";
-import type { RegisteredToolsets } from "../app/catalog/registered";
+import type { RegisteredToolsets } from "../app/catalog/registered-toolsets";
 import type { StageEvents } from "../app/events/stage-events";
 import type { HealthService } from "../app/health/service";
 import type { RunGovernor } from "../app/runs/governor";
+import type { SearchService } from "../app/search/service";
+import type { SelectionService } from "../app/selection/service";
 import type { SubscriptionService } from "../app/subscriptions/service";
 import type { StageConfig } from "../config";
 import type { CapabilityStatus } from "../model/capability";
@@ -15,6 +17,10 @@ export interface ApiDeps {
   config: StageConfig;
   catalog: CatalogStore;
   calls: CallService;
+  /** What each caller may see and use: the catalog, the agent files, /mcp. */
+  selection: SelectionService;
+  /** Tool search over what the caller may see: REST and /mcp. */
+  search: SearchService;
   events: EventLog;
   keys: KeyStore;
   /** Stored capability statuses, and a refresh that detects and verifies them again. */

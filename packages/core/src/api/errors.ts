@@ -1,10 +1,10 @@
-import type { Context, ErrorHandler, NotFoundHandler } from "hono";
+import type { ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ZodError } from "zod";
 import { callerMessage, ToolbusError, ValidationError, zodIssues } from "../errors";
-import { fallbackLogger } from "../observability/log";
-import type { ApiEnv } from "./env";
+import type { HttpEnv } from "../http/env";
+import { logFailure } from "../http/errors";
 
 interface ErrorBody {
   error: { code: string; message: string; details?: unknown };
@@ -42,7 +42,7 @@ export function validationHook(
  * and a fixed set of HTTP failures show their own words; anything else is a generic 500, so
  * no stack, class name or upstream message ever leaves the process.
  */
-export function errorHandler(): ErrorHandler<ApiEnv> {
+export function errorHandler(): ErrorHandler<HttpEnv> {
   return (error, c) => {
     const described = describe(error);
     if (described.status >= 500) logFailure(c, error);
@@ -51,7 +51,7 @@ export function errorHandler(): ErrorHandler<ApiEnv> {
   };
 }
 
-export function notFoundHandler(): NotFoundHandler<ApiEnv> {
+export function notFoundHandler(): NotFoundHandler<HttpEnv> {
   return (c) =>
     c.json(
       { error: { code: "not_found", message: `No route for ${c.req.method} ${c.req.path}.` } },
@@ -134,23 +134,4 @@ function body(
     status,
     body: { error: { code, message, ...(details === undefined ? {} : { details }) } },
   };
-}
-
-/** Server-side record of a failure. Headers are never logged: they carry API keys. */
-export function logFailure(c: Context<ApiEnv>, error: unknown): void {
-  const detail =
-    error instanceof Error
-      ? {
-          name: error.name,
-          message: error.message,
-          stack: error.stack,
-          ...(error instanceof ToolbusError ? { context: error.context } : {}),
-        }
-      : { value: String(error) };
-  (c.get("log") ?? fallbackLogger()).error("request failed", {
-    requestId: c.get("requestId"),
-    method: c.req.method,
-    path: c.req.path,
-    error: detail,
-  });
 }

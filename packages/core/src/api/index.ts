@@ -1,7 +1,8 @@
+export { ADMIN_BOOTSTRAP_ID } from "../http/auth";
+export type { HttpEnv } from "../http/env";
+export { API_VERSION } from "../http/version";
 export { createApi, MAX_BODY_BYTES } from "./app";
-export { ADMIN_BOOTSTRAP_ID } from "./auth";
 export type { ApiDeps } from "./deps";
-export type { ApiEnv } from "./env";
 export {
   type FetchApp,
   type FunctionUrlEvent,
@@ -9,5 +10,4 @@ export {
   requestOfEvent,
   streamingHandler,
 } from "./lambda-stream";
-export { API_VERSION } from "./openapi";
 export { isStreamedRoute } from "./streaming";

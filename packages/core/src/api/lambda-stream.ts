@@ -35,7 +35,7 @@ export interface FetchApp {
 }
 
 /** The runtime's `awslambda`, which exists only inside Lambda (and in tests that stand in for it). */
-export function lambdaStreamingRuntime(): LambdaStreamingRuntime {
+function lambdaStreamingRuntime(): LambdaStreamingRuntime {
   const runtime = (globalThis as { awslambda?: LambdaStreamingRuntime }).awslambda;
   if (!runtime) {
     throw new Error(

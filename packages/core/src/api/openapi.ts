@@ -1,10 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { roleFor } from "../config";
-import { permissionOf } from "./auth";
+import { requiredRole } from "../app/access";
+import { permissionOf } from "../http/auth";
+import type { HttpEnv } from "../http/env";
+import { API_VERSION } from "../http/version";
 import type { ApiDeps } from "./deps";
-import type { ApiEnv } from "./env";
-
-export const API_VERSION = "0.1.0";
 
 type OpenApiDocument = ReturnType<OpenAPIHono["getOpenAPI31Document"]>;
 
@@ -13,7 +12,7 @@ type OpenApiDocument = ReturnType<OpenAPIHono["getOpenAPI31Document"]>;
  * last and built on first request, once every route is known; the document never changes
  * while the process lives.
  */
-export function registerOpenApi(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+export function registerOpenApi(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): void {
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
     scheme: "bearer",
@@ -54,7 +53,7 @@ export function registerOpenApi(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
  * description.
  */
 function describePermissions(
-  app: OpenAPIHono<ApiEnv>,
+  app: OpenAPIHono<HttpEnv>,
   deps: ApiDeps,
   document: OpenApiDocument,
 ): void {
@@ -74,7 +73,7 @@ function describePermissions(
         operation["x-toolbus-permission"] = "public";
         continue;
       }
-      const role = roleFor(deps.config, permission);
+      const role = requiredRole(deps.config, permission);
       operation["x-toolbus-permission"] = permission;
       operation["x-toolbus-role"] = role;
       const rule = `Needs the \`${role}\` role or higher (the stage's \`${permission}\` permission).`;

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
+import type { HttpEnv } from "../http/env";
 import { fallbackLogger, type Logger } from "../observability/log";
-import type { ApiEnv } from "./env";
 
 // A caller's id is echoed only when it is boring: it ends up in logs and response headers.
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -10,7 +10,7 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * Echoes a well-formed `x-request-id`, or makes one, so a caller can quote it in a report; and
  * hands the stage's logger to whatever writes a line about the request.
  */
-export function requestId(log: Logger = fallbackLogger()): MiddlewareHandler<ApiEnv> {
+export function requestId(log: Logger = fallbackLogger()): MiddlewareHandler<HttpEnv> {
   return async (c, next) => {
     c.set("log", log);
     const given = c.req.header("x-request-id");

@@ -11,7 +11,7 @@ import { category, toolSpec, toolsetSpec } from "../model/tool";
 // The wire shapes of the API, built from the model's own zod schemas so /openapi.json
 // cannot drift from what the handlers validate.
 
-export const errorSchema = z
+const errorSchema = z
   .object({
     error: z.object({
       code: z.string().openapi({ example: "invalid_request" }),
@@ -148,7 +148,7 @@ export const callAcceptedSchema = z
   })
   .openapi("CallAccepted");
 
-export const runEventSchema = runEvent.meta({ id: "RunEvent" });
+const runEventSchema = runEvent.meta({ id: "RunEvent" });
 export const eventsQuery = z.object({
   cursor: z.string().min(1).max(2048).optional(),
   limit: z.coerce.number().int().min(1).max(1000).optional(),

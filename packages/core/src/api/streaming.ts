@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from "hono";
-import type { ApiEnv } from "./env";
+import type { HttpEnv } from "../http/env";
 
 /**
  * What the stage's streaming endpoint (a Lambda Function URL on AWS) serves: the answers that
@@ -20,7 +20,7 @@ export function isStreamedRoute(method: string, path: string): boolean {
 }
 
 /** Answers 404 for what only the HTTP API serves, naming where to send it instead. */
-export function streamedRoutesOnly(): MiddlewareHandler<ApiEnv> {
+export function streamedRoutesOnly(): MiddlewareHandler<HttpEnv> {
   return async (c, next) => {
     if (isStreamedRoute(c.req.method, c.req.path)) return next();
     return c.json(

@@ -6,15 +6,12 @@ import {
 } from "@aws-sdk/client-eventbridge";
 import type { DependencyProbe } from "../app/health/service";
 import { PublishError } from "../errors";
+import type { EventSink, OutgoingEvent } from "../ports";
 import { GroupCommit, type ItemOutcome } from "../util/group-commit";
-import type { DetailType } from "../wiring";
 import { EVENT_SOURCE } from "../wiring";
 import { MAX_EVENT_DETAIL_BYTES } from "./size";
 
-export interface OutgoingEvent {
-  detailType: DetailType;
-  detail: { eventKey: string; parentRunId: string } & Record<string, unknown>;
-}
+export type { OutgoingEvent } from "../ports";
 
 export interface PublisherOptions {
   client: EventBridgeClient;
@@ -35,7 +32,7 @@ const MAX_REQUEST_BYTES = 256 * 1024;
  * backoff; whatever is still refused after the last attempt is reported by key in a
  * PublishError.
  */
-export class EventPublisher {
+export class EventPublisher implements EventSink {
   private readonly maxAttempts: number;
   private readonly baseDelayMs: number;
   readonly #line: GroupCommit<Prepared, void>;

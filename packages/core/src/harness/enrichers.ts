@@ -1,4 +1,4 @@
-import { MCP_HEADERS } from "../mcp/headers";
+import { MCP_HEADERS } from "../model/mcp-surface";
 import type { Agent } from "./agent";
 import { HARNESS_TABLE, type Harness } from "./harness-table";
 import { Tool, toolKey, type UniversalTool } from "./vocabulary";

@@ -1,6 +1,5 @@
 import * as z from "zod";
-import { CALL_TOOL, SEARCH_TOOLS } from "../app/search/surface";
-import { MCP_SURFACES } from "../mcp/headers";
+import { CALL_TOOL, MCP_SURFACES, SEARCH_TOOLS } from "../model/mcp-surface";
 import { AGENT_NAME, AGENT_NAME_RULE, type Agent } from "./agent";
 import {
   addMcpTools,

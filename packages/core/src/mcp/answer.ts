@@ -1,7 +1,7 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { Context } from "hono";
-import { MAX_BODY_BYTES } from "../api/body";
-import type { ApiEnv } from "../api/env";
+import { MAX_BODY_BYTES } from "../http/body";
+import type { HttpEnv } from "../http/env";
 import { createMcpServer, type McpDeps, type McpRequestContext } from "./server";
 
 /**
@@ -9,7 +9,7 @@ import { createMcpServer, type McpDeps, type McpRequestContext } from "./server"
  * module: the MCP SDK's server loads on the endpoint's first request, not on the API's start.
  */
 export async function answerMcp(
-  c: Context<ApiEnv>,
+  c: Context<HttpEnv>,
   deps: McpDeps,
   context: McpRequestContext,
 ): Promise<Response> {

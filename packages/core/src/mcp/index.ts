@@ -1,4 +1,4 @@
-export { MCP_HEADERS } from "./headers";
+export { MCP_HEADERS } from "../model/mcp-surface";
 export { callToolResult, invalidInputResult, META } from "./results";
 export { MCP_PATH, registerMcpRoutes } from "./route";
 export { CALL_ID_META, createMcpServer, type McpDeps, type McpRequestContext } from "./server";

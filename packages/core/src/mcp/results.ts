@@ -1,6 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { decideUrl } from "../app/calls/approvals";
-import { statusUrl } from "../app/calls/status";
+import { decideUrl, statusUrl } from "../app/calls/status";
 import type { Issue } from "../errors";
 import type { CallRecord } from "../model/call";
 import { Failures } from "../model/failure";

@@ -1,29 +1,36 @@
 import { randomUUID } from "node:crypto";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { authenticate } from "../api/auth";
-import { limitRequestBody } from "../api/body";
-import type { ApiDeps } from "../api/deps";
-import type { ApiEnv } from "../api/env";
-import { logFailure } from "../api/errors";
-import { SearchService } from "../app/search/service";
+import type { SearchService } from "../app/search/service";
 import { resolveMode } from "../app/selection/select";
-import { SelectionService } from "../app/selection/service";
+import type { SelectionService } from "../app/selection/service";
 import { ValidationError } from "../errors";
+import { type AuthDeps, authenticate } from "../http/auth";
+import { limitRequestBody } from "../http/body";
+import type { HttpEnv } from "../http/env";
+import { logFailure } from "../http/errors";
 import { callId as callIdSchema, runId as runIdSchema } from "../model/ids";
-import { MCP_HEADERS, MCP_SURFACES, type McpSurface } from "./headers";
+import { MCP_HEADERS, MCP_SURFACES, type McpSurface } from "../model/mcp-surface";
 import type { McpDeps, McpRequestContext } from "./server";
 
 export const MCP_PATH = "/mcp";
+
+/** What `/mcp` needs of the stage: the key check's, selection's and the server's own. */
+export type McpRouteDeps = AuthDeps &
+  Pick<McpDeps, "config" | "catalog" | "calls"> & {
+    selection: SelectionService;
+    search: SearchService;
+  };
 
 /**
  * `/mcp`: MCP Streamable HTTP, stateless. Every POST gets a new server and transport and
  * nothing outlives it, so any instance (or Lambda) can answer any request; there are no
  * session ids. Answers are plain JSON rather than an SSE stream, which API Gateway and Lambda
- * pass through without response streaming. The API keys and role permissions are the REST
- * API's: no key or a bad one is an HTTP 401 before anything MCP happens.
+ * pass through without response streaming. Keys are checked as on the REST routes (http/auth.ts)
+ * and permissions decided by the same rules (app/access.ts): no key or a bad one is an HTTP
+ * 401 before anything MCP happens.
  */
-export function registerMcpRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+export function registerMcpRoutes(app: OpenAPIHono<HttpEnv>, deps: McpRouteDeps): void {
   app.use(MCP_PATH, authenticate(deps));
   // The REST API's body rules (size, nesting depth), refused in JSON-RPC's own shape.
   app.use(
@@ -38,13 +45,12 @@ export function registerMcpRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void
         ),
     }),
   );
-  const selection = new SelectionService(deps);
   const mcpDeps: McpDeps = {
     config: deps.config,
     catalog: deps.catalog,
     calls: deps.calls,
-    selection,
-    search: new SearchService({ selection }),
+    selection: deps.selection,
+    search: deps.search,
   };
 
   app.post(MCP_PATH, async (c) => {
@@ -62,7 +68,7 @@ export function registerMcpRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void
 
 /** An HTTP-level refusal in JSON-RPC's shape, as the MCP transport answers its own. */
 function jsonRpcError(
-  c: Context<ApiEnv>,
+  c: Context<HttpEnv>,
   status: 400 | 405 | 413,
   code: number,
   message: string,
@@ -71,7 +77,7 @@ function jsonRpcError(
 }
 
 /** Mode, run id and call id from the request; a malformed one is a 400 before any MCP work. */
-function requestContext(c: Context<ApiEnv>, deps: ApiDeps): McpRequestContext {
+function requestContext(c: Context<HttpEnv>, deps: McpRouteDeps): McpRequestContext {
   const mode = resolveMode(
     deps.config,
     c.req.header(MCP_HEADERS.mode) || c.req.query("mode") || undefined,

@@ -8,10 +8,10 @@ import {
   searchLimit,
   searchQuery,
 } from "../app/search/service";
-import { CALL_TOOL, SEARCH_TOOLS } from "../app/search/surface";
 import { zodIssues } from "../errors";
+import type { Principal } from "../model/call";
+import { CALL_TOOL, SEARCH_TOOLS } from "../model/mcp-surface";
 import { META } from "./results";
-import type { McpRequestContext } from "./server";
 
 const foundToolJsonSchema = {
   type: "object",
@@ -90,7 +90,8 @@ const callArguments = z.strictObject({
 /** `search_tools`: the same ranked, selection-scoped search as `GET /v1/tools/search`. */
 export async function searchToolsResult(
   search: SearchService,
-  context: McpRequestContext,
+  // Who asks and in which mode; the rest of the request's context is the server's.
+  context: { principal: Principal; mode: string },
   args: Record<string, unknown> | undefined,
 ): Promise<CallToolResult> {
   const parsed = searchArguments.safeParse(args ?? {});

@@ -8,19 +8,19 @@ import {
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
-import type { Permission } from "../api/auth";
-import type { ApiDeps } from "../api/deps";
-import { API_VERSION } from "../api/openapi";
-import type { CallOutcome } from "../app/calls/service";
+import { hasPermission, type Permission, requiredRole } from "../app/access";
+import type { CallOutcome, CallService } from "../app/calls/service";
 import type { SearchService } from "../app/search/service";
-import { CALL_TOOL, SEARCH_TOOLS } from "../app/search/surface";
 import type { SelectionService } from "../app/selection/service";
-import { roleAtLeast, roleFor } from "../config";
+import type { StageConfig } from "../config";
 import { callerMessage, type Issue, ToolbusError, ValidationError } from "../errors";
+import { API_VERSION } from "../http/version";
 import type { Principal } from "../model/call";
 import { callId as callIdSchema } from "../model/ids";
+import type { McpSurface } from "../model/mcp-surface";
+import { CALL_TOOL, SEARCH_TOOLS } from "../model/mcp-surface";
 import type { ToolSpec } from "../model/tool";
-import type { McpSurface } from "./headers";
+import type { CatalogStore } from "../ports";
 import { ReadableParamsServer } from "./params";
 import { callToolResult, invalidInputResult } from "./results";
 import { callToolArguments, SEARCH_SURFACE_TOOLS, searchToolsResult } from "./search-surface";
@@ -44,10 +44,14 @@ export interface McpRequestContext {
   logFailure(error: unknown): void;
 }
 
-export type McpDeps = Pick<ApiDeps, "config" | "catalog" | "calls"> & {
+/** What the server reads and calls; the route builds it once for every request. */
+export interface McpDeps {
+  config: StageConfig;
+  catalog: Pick<CatalogStore, "getTool">;
+  calls: Pick<CallService, "call">;
   selection: SelectionService;
   search: SearchService;
-};
+}
 
 /** The SDK's default is Ajv, which the bundles leave out (see `stacks/bundling.ts`). */
 const SCHEMA_VALIDATOR = new CfWorkerJsonSchemaValidator();
@@ -171,9 +175,10 @@ async function callCatalogTool(
   }
 }
 
+/** The REST routes' rule (app/access.ts), refused in JSON-RPC's shape. */
 function requirePermission(deps: McpDeps, principal: Principal, permission: Permission): void {
-  const required = roleFor(deps.config, permission);
-  if (!roleAtLeast(deps.config, principal.role, required)) {
+  if (!hasPermission(deps.config, principal, permission)) {
+    const required = requiredRole(deps.config, permission);
     const what = permission === "call" ? "Calling tools" : "Listing tools";
     throw new McpError(ErrorCode.InvalidRequest, `${what} needs the ${required} role or higher.`, {
       code: "forbidden",

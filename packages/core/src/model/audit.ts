@@ -4,7 +4,7 @@ import * as z from "zod";
  * What an admin write can touch: the API's collections, and `other` for a path outside them.
  * A closed list, so a reader can group entries by it.
  */
-export const AUDIT_OBJECT_KINDS = [
+const AUDIT_OBJECT_KINDS = [
   "key",
   "tool",
   "toolset",
@@ -22,7 +22,7 @@ export const MAX_AUDIT_TOUCHED = 50;
  * The object an admin write touched: names and ids only, never a secret or a body. Routes say
  * what they touched; a route that says nothing gets one derived from its path.
  */
-export const auditObject = z.object({
+const auditObject = z.object({
   kind: z.enum(AUDIT_OBJECT_KINDS),
   /** A key id, tool id or toolset name; `*` when a write touched the whole collection. */
   id: z.string(),
@@ -48,7 +48,11 @@ export const auditEntry = z.object({
   action: z.string(),
   /** The path it changed. */
   target: z.string(),
-  /** What it changed. Entries written before this field have none. */
+  /**
+   * What it changed. Entries written before this field (2026-11-26, with the first working AWS
+   * deploy, so only in local tables kept on disk) have none. Audit entries have no TTL: make it
+   * required after 2027-03-31, telling users that a state dir from before then is to be deleted.
+   */
   object: auditObject.optional(),
   status: z.number().int(),
   /** The version the writer said it changed (`If-Match`), and the version it made (`ETag`). */

@@ -13,6 +13,12 @@ const RESERVED_SECRET_PREFIXES = ["AWS_", "LAMBDA_", "SST_", "TOOLBUS_"];
  * prefix (./registered-secret) is not part of it: a registration stored before that rule must
  * still load (and is reported unavailable); the rule is checked where registrations are
  * written (app/catalog/checks.ts).
+ *
+ * Remove that leniency after 2027-03-31 (check the prefix here, drop forbiddenSecret in
+ * registered/secrets.ts and the separate check in app/catalog/checks.ts). The rule came on
+ * 2026-11-26 with the first working AWS deploy, so only a local table kept on disk can hold a
+ * registration stored before it; catalog items have no TTL, so such a registration has to be
+ * registered again or removed, and the release notes must say so.
  */
 export const secretName = z
   .string()
@@ -61,7 +67,7 @@ export type SecretHeader = z.infer<typeof secretHeader>;
 export const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 
 /** A registered HTTPS endpoint: the URL template is filled from the input at call time. */
-export const httpImplementation = z
+const httpImplementation = z
   .object({
     kind: z.literal("http"),
     method: z.enum(HTTP_METHODS),
@@ -72,7 +78,7 @@ export const httpImplementation = z
 export type HttpImplementation = z.infer<typeof httpImplementation>;
 
 /** A tool of a remote MCP server (Streamable HTTP), called by its name on that server. */
-export const mcpImplementation = z
+const mcpImplementation = z
   .object({
     kind: z.literal("mcp"),
     url: z.string().min(1).max(2048),
@@ -80,12 +86,11 @@ export const mcpImplementation = z
     remoteName: z.string().min(1).max(128),
   })
   .strict();
-export type McpImplementation = z.infer<typeof mcpImplementation>;
 
 export const implementation = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("builtin") }),
   httpImplementation,
   mcpImplementation,
 ]);
-export type Implementation = z.infer<typeof implementation>;
+type Implementation = z.infer<typeof implementation>;
 export type RegisteredKind = Exclude<Implementation["kind"], "builtin">;

@@ -16,7 +16,7 @@ const https = z
   .regex(/^https?:\/\//i, "an http(s) URL");
 
 /** One tool of an `http` toolset: the catalog fields of any tool, plus how to call it. */
-export const httpToolRegistration = toolSpec
+const httpToolRegistration = toolSpec
   .pick({
     id: true,
     title: true,

@@ -20,7 +20,7 @@ export const runPolicy = z.strictObject({
 });
 export type RunPolicy = z.infer<typeof runPolicy>;
 
-export const RUN_LIMITS = [
+const RUN_LIMITS = [
   "maxCalls",
   "maxCallsPerTool",
   "maxSeconds",
@@ -47,8 +47,6 @@ export function loosenedLimits(stage: RunPolicy, run: RunPolicy): RunLimit[] {
     return ceiling !== undefined && asked !== undefined && asked > ceiling;
   });
 }
-
-export const hasLimits = (policy: RunPolicy) => RUN_LIMITS.some((l) => policy[l] !== undefined);
 
 /** What a run has left, as every result reports it; only the limits that apply. */
 export const runBudget = z.object({

@@ -44,7 +44,7 @@ export const subscriptionRequest = z.strictObject({
 });
 export type SubscriptionRequest = z.infer<typeof subscriptionRequest>;
 
-export const subscriptionStatus = z.enum(["active", "paused"]);
+const subscriptionStatus = z.enum(["active", "paused"]);
 
 export const subscription = z.object({
   id: subscriptionId,
@@ -72,7 +72,7 @@ export const subscriptionSecrets = z.object({
 });
 export type SubscriptionSecrets = z.infer<typeof subscriptionSecrets>;
 
-export const deliveryStatus = z.enum(["pending", "delivered", "dead"]);
+const deliveryStatus = z.enum(["pending", "delivered", "dead"]);
 
 /** One event on its way to one subscription. */
 export const delivery = z.object({

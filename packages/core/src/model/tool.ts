@@ -16,7 +16,7 @@ export const guidelines = z.object({
   dont: z.array(z.string().min(1)).default([]),
 });
 
-export const setupField = z.object({
+const setupField = z.object({
   name: z.string().min(1),
   description: z.string().min(1),
   env: z.string().optional(),

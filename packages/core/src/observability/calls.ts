@@ -17,7 +17,7 @@ export function callFields(call: CallRecord): LogFields {
 }
 
 /** A logged input is cut here: a line must stay readable and within CloudWatch's 256 KB. */
-export const MAX_LOGGED_INPUT_CHARS = 4096;
+const MAX_LOGGED_INPUT_CHARS = 4096;
 
 /** The input as it goes on a log line: canonical JSON text, cut at MAX_LOGGED_INPUT_CHARS. */
 export function loggedInput(input: unknown): string {

@@ -101,7 +101,7 @@ function loggable(fields: LogFields): LogFields {
   return out;
 }
 
-export function errorFields(error: Error): LogFields {
+function errorFields(error: Error): LogFields {
   return {
     name: error.name,
     message: error.message,

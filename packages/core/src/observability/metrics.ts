@@ -187,12 +187,3 @@ export function cacheStatus(result: CallResult, cacheable: boolean): CacheStatus
   if (result.cached) return result.stale ? "stale" : "hit";
   return cacheable ? "miss" : "none";
 }
-
-/** Every sink gets every point. */
-export function teeMetrics(...sinks: MetricsSink[]): MetricsSink {
-  return {
-    record(points) {
-      for (const sink of sinks) sink.record(points);
-    },
-  };
-}

@@ -67,20 +67,25 @@ export function createHttpClient(
   options: HttpClientOptions = {},
 ): HttpClient {
   const lookup = options.lookup ?? systemLookup;
-  const env = options.env ?? process.env;
-  // The proxy code is loaded only where a proxy may apply (a lazy chunk in a split bundle).
+  const proxy = proxyChooser(config, options.env ?? process.env);
+  return { request: (url, request = {}) => send(config, lookup, proxy, url, request) };
+}
+
+/**
+ * Where a request goes, by the stage's proxy setting or the environment's: the proxy code is
+ * loaded only where a proxy may apply (a lazy chunk in a split bundle). The client and its
+ * probe (./probe) route alike through it.
+ */
+export function proxyChooser(config: OutboundConfig, env: ProxyEnv): () => Promise<ProxyChoice> {
   const configured =
     config.proxy !== undefined
       ? config.proxy !== false
       : PROXY_VARIABLES.some((name) => env[name]?.trim());
   let choice: Promise<ProxyChoice> | undefined;
-  const proxy = () =>
+  return () =>
     (choice ??= configured
       ? import("./proxy").then((module) => module.proxyChoice(config.proxy, env))
       : Promise.resolve(() => undefined));
-  return {
-    request: (url, request = {}) => send(config, lookup, proxy, url, request),
-  };
 }
 
 /** What ./proxy reads when the config names no proxy (NO_PROXY alone sends nothing anywhere). */

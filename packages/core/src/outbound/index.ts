@@ -15,5 +15,6 @@ export type {
   OutboundErrorKind,
   OutboundRequest,
   OutboundResponse,
+  Reachability,
   SecretSource,
 } from "./types";

@@ -35,6 +35,24 @@ export interface OutboundResponse {
 export interface HttpClient {
   /** Resolves for any HTTP status (the caller decides); rejects with OutboundError otherwise. */
   request(url: string, request?: OutboundRequest): Promise<OutboundResponse>;
+  /**
+   * Opens a TCP connection to host:port, routed as a request to https://host:port would be,
+   * and closes it: how the network capability finds out there is a network. Absent on a
+   * client that never reaches the network.
+   */
+  probe?(host: string, port: number, timeoutMs: number): Promise<Reachability>;
+}
+
+/** What a probe found. */
+export interface Reachability {
+  /** host:port as probed (IPv6 in brackets). */
+  target: string;
+  /** The forward proxy the connection was asked of, when the route goes through one. */
+  proxy?: string;
+  /** Why no connection opened, in a few words; absent once one did. */
+  failure?: string;
+  /** Why no connection was tried: the proxy setting cannot be used (OutboundError's message). */
+  unroutable?: string;
 }
 
 export type OutboundErrorKind =

@@ -1,4 +1,5 @@
 import { type Bucket, bucket, drain } from "./bucket";
+import type { MatchWork } from "./work";
 
 /**
  * A trie over UTF-16 code units, for the index's prefix and suffix conditions: walking an event
@@ -25,7 +26,8 @@ export interface AffixTrie<T> {
   collect(value: string, round: number, visit: (item: T) => void): void;
 }
 
-export function createAffixTrie<T>(direction: "prefix" | "suffix"): AffixTrie<T> {
+/** `work.affixSteps` counts the nodes each lookup steps through. */
+export function createAffixTrie<T>(direction: "prefix" | "suffix", work: MatchWork): AffixTrie<T> {
   const root = node<T>();
   const fromEnd = direction === "suffix";
   const codeAt = (text: string, i: number) =>
@@ -73,11 +75,13 @@ export function createAffixTrie<T>(direction: "prefix" | "suffix"): AffixTrie<T>
     },
     collect(value, round, visit) {
       let current: TrieNode<T> | undefined = root;
-      for (let i = 0; current !== undefined; i++) {
+      let i = 0;
+      for (; current !== undefined; i++) {
         if (current.items !== undefined) drain(current.items, round, visit);
-        if (i === value.length || current.children === undefined) return;
+        if (i === value.length || current.children === undefined) break;
         current = current.children.get(codeAt(value, i));
       }
+      work.affixSteps += i;
     },
   };
 }

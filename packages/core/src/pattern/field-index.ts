@@ -3,6 +3,7 @@ import type { AnchorCondition } from "./anchors";
 import { type Bucket, bucket, drain } from "./bucket";
 import { createNumericRanges, type NumericRanges } from "./numeric-ranges";
 import type { Scalar } from "./types";
+import type { MatchWork } from "./work";
 
 /**
  * The anchors stored at one field path, looked up by a value the event holds there. Each
@@ -30,7 +31,10 @@ class IgnoreCaseAffixes<T> {
   private readonly byLength = new Map<number, Map<string, Bucket<T>>>();
   private lengths: number[] = [];
 
-  constructor(private readonly fromEnd: boolean) {}
+  constructor(
+    private readonly fromEnd: boolean,
+    private readonly work: MatchWork,
+  ) {}
 
   add(length: number, lowered: string, item: T): () => void {
     let texts = this.byLength.get(length);
@@ -57,6 +61,7 @@ class IgnoreCaseAffixes<T> {
   collect(value: string, round: number, visit: (item: T) => void): void {
     for (const length of this.lengths) {
       if (length > value.length) return;
+      this.work.affixSteps += length;
       const slice = this.fromEnd ? value.slice(value.length - length) : value.slice(0, length);
       const items = this.byLength.get(length)?.get(slice.toLowerCase());
       if (items !== undefined) drain(items, round, visit);
@@ -82,7 +87,8 @@ function removerFrom<K, T>(map: Map<K, Bucket<T>>, key: K, item: T): () => void 
   };
 }
 
-export function createFieldIndex<T>(): FieldIndex<T> {
+/** `work` counts what lookups cost per event value (see MatchWork). */
+export function createFieldIndex<T>(work: MatchWork): FieldIndex<T> {
   // Strings, numbers, booleans and null share one map: Map keys compare by type and value
   // (SameValueZero), as the matcher does, so "5" and 5 stay apart and 0 meets -0.
   const exact = new Map<Scalar, Bucket<T>>();
@@ -103,16 +109,16 @@ export function createFieldIndex<T>(): FieldIndex<T> {
         case "ignore-case":
           return removerFrom(ignoreCase, condition.lowered, item);
         case "prefix":
-          prefixes ??= createAffixTrie("prefix");
+          prefixes ??= createAffixTrie("prefix", work);
           return prefixes.add(condition.text, item);
         case "suffix":
-          suffixes ??= createAffixTrie("suffix");
+          suffixes ??= createAffixTrie("suffix", work);
           return suffixes.add(condition.text, item);
         case "prefix-ignore-case":
-          prefixesIgnoreCase ??= new IgnoreCaseAffixes(false);
+          prefixesIgnoreCase ??= new IgnoreCaseAffixes(false, work);
           return prefixesIgnoreCase.add(condition.length, condition.lowered, item);
         case "suffix-ignore-case":
-          suffixesIgnoreCase ??= new IgnoreCaseAffixes(true);
+          suffixesIgnoreCase ??= new IgnoreCaseAffixes(true, work);
           return suffixesIgnoreCase.add(condition.length, condition.lowered, item);
         case "range":
           ranges ??= createNumericRanges();

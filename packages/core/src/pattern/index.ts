@@ -8,3 +8,4 @@ export {
 } from "./compile";
 export { InvalidEventPatternError } from "./errors";
 export { createPatternIndex, type PatternIndex } from "./pattern-index";
+export type { MatchWork } from "./work";

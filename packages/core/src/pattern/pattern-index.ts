@@ -3,6 +3,7 @@ import { type CompiledPattern, compilePattern, readPattern } from "./compile";
 import { createFieldIndex, type FieldIndex } from "./field-index";
 import type { JsonObject } from "./json";
 import type { Scalar } from "./types";
+import { type MatchWork, noWork } from "./work";
 
 /**
  * Many patterns, one lookup per event: which of them match it, at a cost that depends on the
@@ -36,6 +37,8 @@ export interface PatternIndex<Id> {
   readonly alwaysChecked: number;
   /** The ids whose pattern matches the event, each once, in the order they were first added. */
   match(event: unknown): Id[];
+  /** What the last `match` did: the work that should follow the event, not the patterns. */
+  readonly lastMatch: Readonly<MatchWork>;
 }
 
 interface Entry<Id> {
@@ -95,7 +98,9 @@ export function createPatternIndex<Id>(): PatternIndex<Id> {
   const values: unknown[] = [];
   const nodes: PathNode<Id>[] = [];
   const candidates: Entry<Id>[] = [];
+  const work = noWork();
   const visit = (entry: Entry<Id>) => {
+    work.reads++;
     if (entry.seen === round) return;
     entry.seen = round;
     candidates.push(entry);
@@ -124,7 +129,7 @@ export function createPatternIndex<Id>(): PatternIndex<Id> {
       current = next;
       trail.push(current);
     }
-    current.field ??= createFieldIndex();
+    current.field ??= createFieldIndex(work);
     const removeCondition = current.field.add(condition, entry);
     for (const node of trail) node.anchored++;
     entry.removers.push(() => {
@@ -172,7 +177,9 @@ export function createPatternIndex<Id>(): PatternIndex<Id> {
    */
   function walk(event: JsonObject): void {
     pushFields(event, root);
+    let walked = 0;
     while (values.length > 0) {
+      walked++;
       const value = values.pop();
       const node = nodes.pop() as PathNode<Id>;
       if (typeof value !== "object" || value === null) {
@@ -187,6 +194,7 @@ export function createPatternIndex<Id>(): PatternIndex<Id> {
         pushFields(value as JsonObject, node);
       }
     }
+    work.values = walked;
   }
 
   return {
@@ -224,12 +232,20 @@ export function createPatternIndex<Id>(): PatternIndex<Id> {
     get alwaysChecked() {
       return always.size;
     },
+    get lastMatch() {
+      return work;
+    },
     match(event) {
+      work.values = 0;
+      work.affixSteps = 0;
+      work.reads = 0;
+      work.verified = 0;
       if (typeof event !== "object" || event === null || Array.isArray(event)) return [];
       round++;
       try {
         walk(event as JsonObject);
         for (const entry of always) visit(entry);
+        work.verified = candidates.length;
         const matched: Entry<Id>[] = [];
         for (const candidate of candidates) {
           if (candidate.compiled.matches(event)) matched.push(candidate);

@@ -5,6 +5,21 @@ import type { RunEvent } from "../model/events";
 import type { RunPolicy } from "../model/run";
 import type { Delivery, Subscription, SubscriptionSecrets } from "../model/subscription";
 import type { ToolSpec, ToolsetSpec } from "../model/tool";
+import type { DetailType } from "../wiring";
+
+/** One Toolbus event to announce on the bus. */
+export interface OutgoingEvent {
+  detailType: DetailType;
+  detail: { eventKey: string; parentRunId: string } & Record<string, unknown>;
+}
+
+/**
+ * Where the application announces events: the bus (EventBridge on AWS, the local bus under
+ * `npm start`). Resolves once every event is accepted; rejects with what was refused.
+ */
+export interface EventSink {
+  publish(events: readonly OutgoingEvent[]): Promise<void>;
+}
 
 /** A stored spec with its optimistic-concurrency version (incremented on every write). */
 export type Versioned<T> = T & { revision: number; updatedAt: string };
@@ -276,7 +291,7 @@ export interface SubscriptionStore {
   /** One attempt's outcome: the failure streak after it (undefined if the subscription is gone). */
   countAttempt(id: string, ok: boolean): Promise<number | undefined>;
   remove(id: string): Promise<boolean>;
-  /** Changes with every write: a dispatcher's index is rebuilt only when it moved. */
+  /** Changes with every write: the fan-out's index is rebuilt only when it moved. */
   version(): Promise<number>;
 }
 

@@ -1,3 +1,4 @@
+import { runCall } from "../app/calls/lifecycle";
 import { networkCapability, withDetectors } from "../app/capabilities/detectors";
 import type { CallRecord } from "../model/call";
 import { Failures } from "../model/failure";
@@ -6,7 +7,7 @@ import type { ToolSpec } from "../model/tool";
 import type { SecretSource } from "../outbound/types";
 import type { CatalogStore } from "../ports";
 import { runWithPolicies } from "../runtime/policies";
-import { parseScheduled, runScheduledCall, type ToolRuntimeDeps } from "../runtime/tool-handler";
+import { parseScheduled, type ToolRuntimeDeps } from "../runtime/tool-handler";
 import { firstSecret } from "../secrets";
 import type { AnyToolDefinition } from "../tool-definition";
 import { secretDetectors, secretsOfTool } from "./secrets";
@@ -31,7 +32,7 @@ export function createRegisteredHandler(
   define: RegisteredDefinition,
   deps: () => RegisteredRuntimeDeps | Promise<RegisteredRuntimeDeps>,
 ) {
-  return async (event: unknown, context?: unknown): Promise<CallRecord | undefined> => {
+  return async (event: unknown): Promise<CallRecord | undefined> => {
     const runtime = await deps();
     const detail = parseScheduled(event);
     const spec = await runtime.catalog.getTool(detail.toolId);
@@ -40,13 +41,11 @@ export function createRegisteredHandler(
       const failure = Failures.unavailable(
         `${detail.toolId} is no longer registered as an ${kind} tool on this stage.`,
       );
-      return runScheduledCall(
-        detail,
-        runtime,
-        { timeoutMs: 0 },
-        async () => ({ execution: { ok: false, failure }, cached: false, stale: false }),
-        context,
-      );
+      return runCall(detail, runtime, { timeoutMs: 0 }, async () => ({
+        execution: { ok: false, failure },
+        cached: false,
+        stale: false,
+      }));
     }
     const tool = define(spec);
     const names = secretsOfTool(spec);
@@ -56,12 +55,8 @@ export function createRegisteredHandler(
       networkCapability,
       ...secretDetectors(names),
     ]);
-    return runScheduledCall(
-      detail,
-      runtime,
-      spec,
-      (claimed, now) => runWithPolicies(tool, claimed, { ...runtime, secret, capabilities, now }),
-      context,
+    return runCall(detail, runtime, spec, (claimed, now) =>
+      runWithPolicies(tool, claimed, { ...runtime, secret, capabilities, now }),
     );
   };
 }

@@ -1,6 +1,4 @@
-// Registered toolsets (http endpoints, remote MCP servers): what their generic handlers need.
-export { type Deployment, deploymentFromEnv } from "../deployment";
-export { registeredRuntimeDeps } from "./deps";
+// Registered toolsets (http endpoints, remote MCP servers): their generic handlers.
 export {
   createRegisteredHandler,
   type RegisteredDefinition,

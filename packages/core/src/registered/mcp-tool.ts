@@ -38,7 +38,7 @@ export function mcpToolDefinition(spec: ToolSpec): AnyToolDefinition {
  * A remote result in Toolbus's terms: `isError` is a failed result (the server's own words,
  * for the agent to act on); structured content is `data`, and without it the content blocks.
  */
-export function outcomeOf(result: CallToolResult, toolId: string, upstream: string) {
+function outcomeOf(result: CallToolResult, toolId: string, upstream: string) {
   const text = result.content
     .map((block) => (block.type === "text" ? block.text : `[${block.type}]`))
     .join("\n")

@@ -18,7 +18,7 @@ import { parseUrlTemplate } from "./url-template";
  */
 
 /** What a tool without a declared output schema returns from a remote MCP server. */
-export const MCP_CONTENT_OUTPUT = {
+const MCP_CONTENT_OUTPUT = {
   type: "object",
   properties: { content: { type: "array", items: { type: "object" } } },
   required: ["content"],

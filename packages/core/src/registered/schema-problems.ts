@@ -157,7 +157,7 @@ function keywordValue(root: Schema | boolean, lookup: SchemaLookup, location: st
 }
 
 /** `#/a/b~1c/%25` as its parts: `["a", "b/c", "%"]` (cfworker encodes them as URI text). */
-export function pathOf(location: string): string[] {
+function pathOf(location: string): string[] {
   const pointer = location.startsWith("#") ? location.slice(1) : location;
   if (pointer === "") return [];
   return pointer

@@ -59,7 +59,8 @@ export function referencedSecrets(
 /**
  * A capability per referenced secret: present when the secret is set on this stage. A secret
  * outside the registered prefix (a registration stored before the rule) is never present and
- * never read: its tools are unavailable, with the rule and the fix as the reason.
+ * never read: its tools are unavailable, with the rule and the fix as the reason. That case goes
+ * after 2027-03-31, with the lenient secret name (see model/implementation.ts).
  */
 export function secretDetectors(names: readonly string[]): CapabilityDetector[] {
   return names

@@ -11,6 +11,9 @@ const config = parseStageConfig({
 const { http, secret } = testToolContext(undefined);
 const context = { callId: "c1", parentRunId: "r1", config, now: () => new Date(), http, secret };
 
+/** What the slow tool saw of its signal: whether its abort listener ran, and with what reason. */
+let slowAbort: { listenerRan: boolean; reason: unknown } | undefined;
+
 const echo = defineTool({
   spec: {
     id: "echo",
@@ -29,7 +32,15 @@ const echo = defineTool({
   settings: z.object({ prefix: z.string() }),
   async execute(input, { settings, signal }) {
     if (input.mode === "slow") {
-      await new Promise((resolve) => signal.addEventListener("abort", resolve));
+      slowAbort = { listenerRan: false, reason: undefined };
+      const seen = slowAbort;
+      await new Promise<void>((resolve) =>
+        signal.addEventListener("abort", () => {
+          seen.listenerRan = true;
+          seen.reason = signal.reason;
+          resolve();
+        }),
+      );
     }
     if (input.mode === "fail") {
       throw new ToolFailure({
@@ -56,11 +67,14 @@ describe("executing a tool", () => {
   });
 
   it("turns a timeout into a retryable timeout failure and aborts the tool's signal", async () => {
+    slowAbort = undefined;
     const run = await executeTool(echo, { text: "hi", mode: "slow" }, context);
     expect(run).toMatchObject({
       ok: false,
       failure: { kind: "timeout", retryable: true, recovery: "replan" },
     });
+    // The tool was told to stop (so it can drop its upstream requests), not just abandoned.
+    expect(slowAbort).toEqual({ listenerRan: true, reason: expect.any(Error) });
   });
 
   it("passes a ToolFailure through as the result's failure", async () => {

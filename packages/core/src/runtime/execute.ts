@@ -3,7 +3,7 @@ import type { Citation, Failure } from "../model/call";
 import type { HttpClient, SecretSource } from "../outbound/types";
 import { type AnyToolDefinition, ToolFailure, toolPolicyOf } from "../tool-definition";
 
-export type Execution =
+type Execution =
   | { ok: true; output: string; data: unknown; citations: Citation[] }
   | { ok: false; failure: Failure };
 

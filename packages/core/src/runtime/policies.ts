@@ -1,27 +1,35 @@
-import { missingCapability } from "../app/capabilities/detectors";
+import type { RunnableCall, RunOutcome } from "../app/calls/lifecycle";
+import { type CapabilityDetector, missingCapability } from "../app/capabilities/detectors";
+import type { StageConfig } from "../config";
 import type { Failure } from "../model/call";
 import { Failures } from "../model/failure";
 import type { ToolPolicy } from "../model/policy";
-import { fallbackLogger } from "../observability/log";
+import { fallbackLogger, type Logger } from "../observability/log";
 import { withTraceparent } from "../observability/trace-context";
-import type { CachedOutput } from "../ports";
+import type { HttpClient, SecretSource } from "../outbound/types";
+import type { CachedOutput, RateLimiter, ResultCache } from "../ports";
 import { type AnyToolDefinition, toolPolicyOf } from "../tool-definition";
 import { canonicalJson, sha256Hex } from "../util/canonical-json";
-import { type Execution, executeTool } from "./execute";
-import type { RunnableCall, ToolRuntimeDeps } from "./tool-handler";
+import { executeTool } from "./execute";
 
-/** What the policies use of a tool's runtime, with the clock made explicit. */
-export type PolicyDeps = Pick<
-  ToolRuntimeDeps,
-  "config" | "http" | "secret" | "capabilities" | "cache" | "rateLimiter" | "fallbacks" | "log"
-> & { now: () => Date };
-
-export interface PolicyOutcome {
-  execution: Execution;
-  cached: boolean;
-  stale: boolean;
-  fallback?: { from: string; to: string; reason: string };
+/** What the policies use of a tool's runtime: upstream access, limits, cache, fallbacks. */
+export interface ToolRunDeps {
+  config: StageConfig;
+  http: HttpClient;
+  secret: SecretSource;
+  capabilities: readonly CapabilityDetector[];
+  cache?: ResultCache;
+  rateLimiter?: RateLimiter;
+  /** Tools that may stand in for others (a spec's `fallback`), by id. */
+  fallbacks?: ReadonlyMap<string, AnyToolDefinition>;
+  log?: Logger;
 }
+
+/** The same with the clock made explicit. */
+type PolicyDeps = ToolRunDeps & { now: () => Date };
+
+/** How a run under the policies ended: what the call lifecycle stores and announces. */
+type PolicyOutcome = RunOutcome;
 
 /** Failures a stale cached result may paper over: the upstream, not the request, is at fault. */
 const STALE_WORTHY = new Set<Failure["kind"]>(["upstream_error", "timeout", "rate_limited"]);

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { scheduledDetail } from "../app/calls/dispatch";
+import { scheduledDetail } from "../app/calls/lifecycle";
 import { ValidationError, zodIssues } from "../errors";
 import type { CallRecord } from "../model/call";
 import {

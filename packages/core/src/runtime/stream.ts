@@ -1,11 +1,8 @@
 import * as z from "zod";
-import type { Deployment } from "../deployment";
 import { ValidationError } from "../errors";
 import type { RunEvent } from "../model/events";
 import { fallbackLogger } from "../observability/log";
 import type { EventStream } from "../ports";
-import { DynamoCallStore, storeOptions } from "../store/dynamodb";
-import { DynamoEventStream } from "../store/dynamodb/event-stream";
 import { type VerifyDeps, verifiedEvent } from "./recorder";
 
 export interface StreamWriterDeps extends VerifyDeps {
@@ -53,19 +50,4 @@ function parseBody(body: string): unknown {
   } catch {
     return body;
   }
-}
-
-/**
- * The stream's function's dependencies: the stream, and the calls it checks events against.
- * Here rather than in deps.ts, so what the API loads never carries the stream's store.
- */
-export function streamWriterDeps(deployment: Deployment): StreamWriterDeps {
-  const options = storeOptions(deployment);
-  const calls = new DynamoCallStore(options);
-  return {
-    stream: new DynamoEventStream(options, deployment.config.stream),
-    calls,
-    recentCall: (runId, callId) => calls.recent(runId, callId),
-    ...(deployment.log ? { log: deployment.log } : {}),
-  };
 }

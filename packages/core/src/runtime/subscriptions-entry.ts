@@ -1,5 +1,3 @@
-// The slice of core the subscriptions dispatcher's function needs, apart from the other
-// handlers' (runtime/index.ts), so only this function carries the SQS client and the matcher.
-export { type Deployment, deploymentFromEnv } from "../deployment";
-export { subscriptionDeps } from "./subscription-deps";
+// The slice of core the subscriptions fan-out's functions need, apart from the other
+// handlers' (runtime/index.ts), so only they carry the SQS client and the matcher.
 export { subscriptionHandlers } from "./subscriptions";

@@ -1,27 +1,24 @@
-import type {
-  SubscriptionDispatcher,
-  SubscriptionDispatcherDeps,
-} from "../app/subscriptions/dispatcher";
+import type { SubscriptionFanOut, SubscriptionFanOutDeps } from "../app/subscriptions/fan-out";
 
 /**
- * The two entry points of the subscriptions dispatcher, sharing one dispatcher (and its
+ * The two entry points of the subscriptions fan-out, sharing one fan-out (and its
  * pattern index) per process: the bus hands it every Toolbus event, a timer has it attempt the
- * deliveries that are due again. Deps are built, and the dispatcher's code loaded, on first
+ * deliveries that are due again. Deps are built, and the fan-out's code loaded, on first
  * use: the API's split bundle keeps it out of its cold start.
  */
 export function subscriptionHandlers(
-  deps: () => SubscriptionDispatcherDeps | Promise<SubscriptionDispatcherDeps>,
+  deps: () => SubscriptionFanOutDeps | Promise<SubscriptionFanOutDeps>,
 ) {
-  let dispatcher: Promise<SubscriptionDispatcher> | undefined;
+  let fanOut: Promise<SubscriptionFanOut> | undefined;
   const get = () => {
-    dispatcher ??= (async () => {
-      const [{ SubscriptionDispatcher }, built] = await Promise.all([
-        import("../app/subscriptions/dispatcher"),
+    fanOut ??= (async () => {
+      const [{ SubscriptionFanOut }, built] = await Promise.all([
+        import("../app/subscriptions/fan-out"),
         deps(),
       ]);
-      return new SubscriptionDispatcher(built);
+      return new SubscriptionFanOut(built);
     })();
-    return dispatcher;
+    return fanOut;
   };
   return {
     dispatch: async (event: unknown): Promise<void> => {
@@ -32,7 +29,7 @@ export function subscriptionHandlers(
     },
     /** After a write in this process: the next event reads the subscriptions again. */
     invalidate: () => {
-      void dispatcher?.then((loaded) => loaded.invalidate());
+      void fanOut?.then((loaded) => loaded.invalidate());
     },
   };
 }

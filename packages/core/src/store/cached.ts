@@ -148,7 +148,7 @@ export function cachedKeys(
 }
 
 /** How many bytes of cached results one process keeps in memory (by their JSON size). */
-export const RESULT_MEMO_BYTES = 8 * 1024 * 1024;
+const RESULT_MEMO_BYTES = 8 * 1024 * 1024;
 
 /**
  * Fresh cached results kept in this process as well, so a repeated call is answered without

@@ -8,7 +8,7 @@ import type { CreateTableCommandInput } from "@aws-sdk/client-dynamodb";
  * - capability     CAPABILITY#<name> / STATUS
  * - call           RUN#<runId> / CALL#<callId>  gsi2 (only while running): RUNNING / <deadlineAt>
  *                                               gsi3: TRACE#<traceId> / <scheduledAt>
- * - run log entry  RUN#<runId> / LOG#<seq>    (EVENT#<occurredAt>#<eventKey> before)
+ * - run log entry  RUN#<runId> / LOG#<seq>    (EVENT#<occurredAt>#<eventKey> before 2026-11-24)
  * - cached result  CACHE#<toolId>#<version>#<hash> / RESULT    (expiresAt)
  * - rate window    RATE#<scope>#<window start> / COUNT         (expiresAt)
  * - API key        KEY#<sha256 of key> / KEY    gsi1: KEYS / KEY#<keyId>

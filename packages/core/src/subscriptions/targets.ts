@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { type EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";
 import { SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
-import type { AttemptOutcome, DeliverySender } from "../app/subscriptions/dispatcher";
+import type { AttemptOutcome, DeliverySender } from "../app/subscriptions/fan-out";
 import type { Delivery, SubscriptionSecrets } from "../model/subscription";
 import type { HttpClient } from "../outbound/types";
 import { sendWebhook } from "./webhook-sender";
@@ -16,7 +16,7 @@ export interface TargetClients {
 }
 
 /** The secrets that sign now: the current one, and a rotated one until it expires. */
-export function signingSecrets(secrets: SubscriptionSecrets, now: Date): string[] {
+function signingSecrets(secrets: SubscriptionSecrets, now: Date): string[] {
   const previousValid =
     secrets.previous !== undefined &&
     secrets.previousUntil !== undefined &&

@@ -7,12 +7,12 @@ import { ValidationError } from "../errors";
  * library verifies what we send without Toolbus-specific code.
  */
 
-export const WEBHOOK_SECRET_PREFIX = "whsec_";
+const WEBHOOK_SECRET_PREFIX = "whsec_";
 /** Replays older (or clocks further ahead) than this are refused, as the reference libraries do. */
 export const WEBHOOK_TOLERANCE_SECONDS = 5 * 60;
 /** 24 bytes is the shortest key the reference test vectors use; 64 is HMAC-SHA256's block size. */
-export const MIN_WEBHOOK_SECRET_BYTES = 24;
-export const MAX_WEBHOOK_SECRET_BYTES = 64;
+const MIN_WEBHOOK_SECRET_BYTES = 24;
+const MAX_WEBHOOK_SECRET_BYTES = 64;
 const NEW_SECRET_BYTES = 32;
 
 /** Standard base64 (not base64url), padded: what the reference libraries decode. */

@@ -1,5 +1,20 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import type { DeadLetter } from "./delivery";
+
+/** An event a target never accepted: kept for inspection, never silently dropped. */
+export interface DeadLetter {
+  /** Names the dead letter for ListDeadLetters and RedriveDeadLetters. */
+  id: string;
+  eventId: string;
+  busName: string;
+  ruleName: string;
+  targetId: string;
+  targetArn: string;
+  deadLetterArn?: string;
+  attempts: number;
+  error: string;
+  input: unknown;
+  failedAt: string;
+}
 
 /**
  * The events no target accepted, kept until someone redrives them: EventBridge sends them to

@@ -19,22 +19,6 @@ export interface DeliveryJob {
   redriveOf?: string;
 }
 
-/** An event a target never accepted: kept for inspection, never silently dropped. */
-export interface DeadLetter {
-  /** Names the dead letter for ListDeadLetters and RedriveDeadLetters. */
-  id: string;
-  eventId: string;
-  busName: string;
-  ruleName: string;
-  targetId: string;
-  targetArn: string;
-  deadLetterArn?: string;
-  attempts: number;
-  error: string;
-  input: unknown;
-  failedAt: string;
-}
-
 export interface DeliveryOptions {
   /**
    * First retry delay; later ones double, with jitter, up to maxDelayMs: EventBridge's

@@ -52,7 +52,7 @@ export function checkEntry(entry: PutEventsEntry): EntryCheck {
   return { ok: true, detail };
 }
 
-export function entrySize(entry: PutEventsEntry): number {
+function entrySize(entry: PutEventsEntry): number {
   let size = entry.Time !== undefined ? 14 : 0;
   size += Buffer.byteLength(entry.Source ?? "") + Buffer.byteLength(entry.DetailType ?? "");
   size += Buffer.byteLength(entry.Detail ?? "");

@@ -1,5 +1,6 @@
 export { localEventBridgeClient } from "./client";
-export type { DeadLetter, DeliveryOptions } from "./delivery";
+export type { DeadLetter } from "./dead-letters";
+export type { DeliveryOptions } from "./delivery";
 export type { EventEnvelope } from "./envelope";
 export { MAX_ENTRY_BYTES } from "./envelope";
 export { EventBridgeApiError } from "./errors";

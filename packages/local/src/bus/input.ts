@@ -26,7 +26,7 @@ export function targetInput(target: Target, envelope: object, ruleName: string):
 }
 
 /** Reads a JSONPath of the simple form EventBridge accepts: `$`, `$.a.b`, `$.a[0]`, `$['a']`. */
-export function readPath(value: unknown, path: string): unknown {
+function readPath(value: unknown, path: string): unknown {
   if (!path.startsWith("$")) return undefined;
   const steps = [...path.slice(1).matchAll(/\.([^.[\]]+)|\[(\d+)\]|\['([^']*)'\]/g)].map(
     (m) => m[1] ?? m[3] ?? Number(m[2]),

@@ -23,7 +23,7 @@ const busName = z
 const limit = z.number().int().min(1).max(100).optional();
 const nextToken = z.string().min(1).max(2048).optional();
 
-export const putEventsEntry = z.object({
+const putEventsEntry = z.object({
   Source: z.string().optional(),
   DetailType: z.string().optional(),
   Detail: z.string().optional(),
@@ -48,7 +48,7 @@ const retryPolicy = z.object({
   MaximumEventAgeInSeconds: z.number().int().min(60).max(86400).optional(),
 });
 
-export const target = z.object({
+const target = z.object({
   Id: z
     .string()
     .min(1)

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { DeadLetterStore } from "./dead-letters";
-import { type DeadLetter, type DeliveryJob, type DeliveryOptions, DeliveryQueue } from "./delivery";
+import { type DeadLetter, DeadLetterStore } from "./dead-letters";
+import { type DeliveryJob, type DeliveryOptions, DeliveryQueue } from "./delivery";
 import { buildEnvelope, checkEntry, type EventEnvelope } from "./envelope";
 import { EventBridgeApiError, validation } from "./errors";
 import { targetInput } from "./input";

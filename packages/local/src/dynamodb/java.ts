@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { JavaNotFoundError } from "./errors";
 
 /** DynamoDB Local 3.x is built for Java 17. */
-export const MINIMUM_JAVA_VERSION = 17;
+const MINIMUM_JAVA_VERSION = 17;
 
 /** The java binary to run: an explicit option wins, then TOOLBUS_JAVA, then `java` on PATH. */
 export function resolveJavaPath(javaPath?: string): string {

@@ -4,7 +4,7 @@ type Stopper = () => Promise<void>;
 
 const HANDLED_SIGNALS = ["SIGINT", "SIGTERM"] as const;
 /** The longest a stop may take before the process exits anyway (the JVM's watchdog follows). */
-export const STOP_WITHIN_MS = 15_000;
+const STOP_WITHIN_MS = 15_000;
 const stoppers = new Set<Stopper>();
 let shuttingDown = false;
 

@@ -1,8 +1,11 @@
+import { networkCapability } from "@toolbus/core/capabilities";
+import { loadFunctionSecrets } from "@toolbus/core/deployment";
 import { type Citation, Failures, type ToolsetSpec } from "@toolbus/core/model";
+import { createHttpClient } from "@toolbus/core/outbound";
 import { defineTool, ToolFailure } from "@toolbus/core/tool-definition";
 import * as z from "zod";
 import { type AgendaSource, renderAgenda } from "./agenda";
-import { calendarSettings } from "./capability";
+import { calendarSettings, googleCalendarCapability } from "./capability";
 import { calendarEvent, type FoundEvent, mergeEvents } from "./events";
 import { GOOGLE_CALENDAR_CREDENTIALS, listGoogleEvents, readServiceAccountKey } from "./google";
 import { DAY_MS, isoUtc } from "./time";
@@ -162,6 +165,11 @@ export const calendar = defineTool({
       },
     ],
     version: "1",
+  },
+  needs: {
+    detectors: [googleCalendarCapability, networkCapability],
+    network: createHttpClient,
+    secrets: loadFunctionSecrets,
   },
   input: calendarInput,
   output: calendarOutput,

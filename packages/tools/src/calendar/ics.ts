@@ -1,6 +1,13 @@
 import { ToolbusError } from "@toolbus/core/errors";
 import { RecurrenceBudgetSpent, type RecurrenceRule, readRule, ruleStarts } from "./recurrence";
-import { type CivilDateTime, civilAsUtcMs, DAY_MS, daysInMonth, zonedToUtcMs } from "./time";
+import {
+  type CivilDateTime,
+  civilAsUtcMs,
+  DAY_MS,
+  daysInMonth,
+  type IcsTime,
+  zonedToUtcMs,
+} from "./time";
 import { knownTimeZone } from "./zones";
 
 /** The feed is not an iCalendar document, or its structure is broken (e.g. cut off). */
@@ -8,13 +15,6 @@ export class IcsFormatError extends ToolbusError {
   override name = "IcsFormatError";
   override readonly code = "ics_malformed";
 }
-
-/** A DATE or DATE-TIME value as the feed wrote it, before it is placed on the timeline. */
-export type IcsTime =
-  | { kind: "date"; civil: CivilDateTime }
-  | { kind: "utc"; civil: CivilDateTime }
-  /** Floating when `tzid` is absent. */
-  | { kind: "local"; civil: CivilDateTime; tzid?: string };
 
 export interface IcsProperty {
   name: string;

@@ -1,6 +1,5 @@
 import ICAL from "ical.js";
-import type { IcsTime } from "./ics";
-import { type CivilDateTime, civilAsUtcMs, civilFromUtcMs } from "./time";
+import { type CivilDateTime, civilAsUtcMs, civilFromUtcMs, type IcsTime } from "./time";
 
 /**
  * RRULE expansion by ical.js, which implements all of RFC 5545's rule parts (BYSETPOS,

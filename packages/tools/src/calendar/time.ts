@@ -9,6 +9,17 @@ export interface CivilDateTime {
   second: number;
 }
 
+/**
+ * A DATE or DATE-TIME value as a feed wrote it, before it is placed on the timeline. Here
+ * rather than beside the parser: recurrence expansion reads it too, and the parser reads
+ * recurrence.
+ */
+export type IcsTime =
+  | { kind: "date"; civil: CivilDateTime }
+  | { kind: "utc"; civil: CivilDateTime }
+  /** Floating when `tzid` is absent. */
+  | { kind: "local"; civil: CivilDateTime; tzid?: string };
+
 export const DAY_MS = 86_400_000;
 
 /** The civil fields read as if they were UTC: exact for UTC, an ordering key for the rest. */

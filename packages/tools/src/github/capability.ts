@@ -1,5 +1,5 @@
 import { type CapabilityDetector, secretCapability } from "@toolbus/core/capabilities";
-import { githubSettings } from "./github-api";
+import { githubSettings } from "./settings";
 
 /** `github_token`: GITHUB_TOKEN is set and GitHub accepts it (`GET /user` answers 200). */
 export const githubTokenCapability: CapabilityDetector = secretCapability(

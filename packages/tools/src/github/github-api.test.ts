@@ -11,13 +11,9 @@ import {
   startUpstream,
   type Upstream,
 } from "../web-search/testing";
-import {
-  type GitHubSettings,
-  githubApi,
-  githubInput,
-  githubOutput,
-  githubSettings,
-} from "./github-api";
+import { githubApi } from "./github-api";
+import { githubInput, githubOutput } from "./schemas";
+import { type GitHubSettings, githubSettings } from "./settings";
 
 const TOKEN = "ghp_TESTtoken0123456789abcdefABCDEF";
 const NOW = new Date("2026-03-01T12:00:00Z");

@@ -1,14 +1,5 @@
 export { githubTokenCapability } from "./capability";
-export {
-  GITHUB_API_URL,
-  type GitHubInput,
-  type GitHubOutput,
-  type GitHubSettings,
-  githubApi,
-  githubInput,
-  githubOutput,
-  githubSettings,
-} from "./github-api";
+export { githubApi } from "./github-api";
 export { encodePath, gitRef, isValidRef, ownerName, repoName, repoPath } from "./names";
 export {
   codeSearchPayload,
@@ -19,4 +10,6 @@ export {
   releaseList,
 } from "./payloads";
 export { GITHUB_API_VERSION, GITHUB_TOKEN, githubFailure } from "./request";
+export { type GitHubInput, type GitHubOutput, githubInput, githubOutput } from "./schemas";
+export { GITHUB_API_URL, type GitHubSettings, githubSettings } from "./settings";
 export { githubToolset } from "./toolset";

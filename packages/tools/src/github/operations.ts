@@ -1,16 +1,6 @@
 import { type Citation, Failures } from "@toolbus/core/model";
 import { type ToolContext, ToolFailure } from "@toolbus/core/tool-definition";
 import type * as z from "zod";
-import type {
-  GitHubInput,
-  GitHubOutput,
-  GitHubSettings,
-  getFileInput,
-  getIssueInput,
-  getReadmeInput,
-  listReleasesInput,
-  searchCodeInput,
-} from "./github-api";
 import { encodePath } from "./names";
 import {
   type ContentEntry,
@@ -24,6 +14,16 @@ import {
   releaseList,
 } from "./payloads";
 import { githubGet, readJson, unreadable } from "./request";
+import type {
+  GitHubInput,
+  GitHubOutput,
+  getFileInput,
+  getIssueInput,
+  getReadmeInput,
+  listReleasesInput,
+  searchCodeInput,
+} from "./schemas";
+import type { GitHubSettings } from "./settings";
 
 type Output<A extends GitHubOutput["action"]> = Extract<GitHubOutput, { action: A }>;
 

@@ -8,7 +8,7 @@ import {
   type LinkCheck,
   type LinkValidatorInput,
   type LinkValidatorOutput,
-} from "./link-validator";
+} from "./schemas";
 
 /** The GET fallback only needs the status line; a range-capable server sends one byte. */
 const GET_MAX_BYTES = 64 * 1024;

@@ -1,5 +1,6 @@
 export { checkLink } from "./check";
 export { mapWithConcurrency } from "./concurrency";
+export { linkValidator, linkValidatorToolset } from "./link-validator";
 export {
   LINK_CONCURRENCY,
   LINK_ERROR_KINDS,
@@ -7,9 +8,7 @@ export {
   type LinkValidatorInput,
   type LinkValidatorOutput,
   linkCheck,
-  linkValidator,
   linkValidatorInput,
   linkValidatorOutput,
-  linkValidatorToolset,
   MAX_URLS,
-} from "./link-validator";
+} from "./schemas";

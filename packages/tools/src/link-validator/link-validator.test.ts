@@ -6,12 +6,8 @@ import { type ToolContext, toolSpecOf } from "@toolbus/core/tool-definition";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { checkLink } from "./check";
 import { mapWithConcurrency } from "./concurrency";
-import {
-  LINK_CONCURRENCY,
-  linkValidator,
-  linkValidatorInput,
-  linkValidatorOutput,
-} from "./link-validator";
+import { linkValidator } from "./link-validator";
+import { LINK_CONCURRENCY, linkValidatorInput, linkValidatorOutput } from "./schemas";
 
 /** What the upstream saw: method, path and Range header of each request, in order. */
 let seen: { method: string; path: string; range?: string }[] = [];

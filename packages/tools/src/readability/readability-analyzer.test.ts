@@ -106,7 +106,10 @@ describe("readability_analyzer", () => {
   });
 
   it("returns data that matches its output schema", async () => {
-    for (const example of readabilityAnalyzer.spec.examples ?? []) {
+    // The spec's two examples: without them the loop below would check nothing.
+    const examples = readabilityAnalyzer.spec.examples ?? [];
+    expect(examples).toHaveLength(2);
+    for (const example of examples) {
       const { data } = await readabilityAnalyzer.execute(
         readabilityInput.parse(example.input),
         context,

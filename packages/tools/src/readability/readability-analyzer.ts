@@ -99,6 +99,8 @@ export const readabilityAnalyzer = defineTool({
     setup: [],
     version: "1",
   },
+  // Computes from its input alone: no capability to check, no network, no secret.
+  needs: { detectors: [] },
   input: readabilityInput,
   output: readabilityOutput,
   // The analysis loads on first use: the API validates calls and never runs it.

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { newestFirst, parseFeed, SUMMARY_MAX_CHARS } from "./parse";
+import { newestFirst, parseFeed, referenceWork, SUMMARY_MAX_CHARS } from "./parse";
 
 const fixture = (name: string) =>
   readFileSync(new URL(`./fixtures/${name}`, import.meta.url), "utf8");
@@ -161,9 +161,15 @@ describe("parseFeed", () => {
 
   describe("safety", () => {
     it("does not expand DOCTYPE entities (billion laughs): output stays small", () => {
-      const started = performance.now();
-      const feed = parseFeed(fixture("billion-laughs.xml"));
-      expect(performance.now() - started).toBeLessThan(1_000);
+      const xml = fixture("billion-laughs.xml");
+      const before = { ...referenceWork };
+      const feed = parseFeed(xml);
+      // Expanded, &lol9; alone is three billion characters. Read once each, and only ever
+      // shortened by decoding, the document's references cost at most its own size.
+      const read = referenceWork.read - before.read;
+      expect(read).toBeGreaterThan(0);
+      expect(read).toBeLessThanOrEqual(xml.length);
+      expect(referenceWork.written - before.written).toBeLessThanOrEqual(read);
       expect(feed?.format).toBe("rss2");
       expect(JSON.stringify(feed).length).toBeLessThan(1_000);
       expect(JSON.stringify(feed)).not.toContain("lollol");
@@ -171,6 +177,26 @@ describe("parseFeed", () => {
       expect(feed?.title).toBe("Laughs &lol9;");
       expect(feed?.items[0]?.title).toBe("&lol9;&lol9;&lol9;");
       expect(feed?.items[0]?.summary).toBe("&lol9; &greeting; & goodbye");
+    });
+
+    it("decodes a laughing feed's references in work that grows with its items, not faster", () => {
+      const xml = fixture("billion-laughs.xml");
+      const item = xml.slice(xml.indexOf("<item>"), xml.indexOf("</item>") + "</item>".length);
+      const workFor = (items: number) => {
+        const before = { ...referenceWork };
+        expect(parseFeed(xml.replace(item, item.repeat(items)))?.items).toHaveLength(items);
+        return {
+          read: referenceWork.read - before.read,
+          written: referenceWork.written - before.written,
+        };
+      };
+      const once = workFor(100);
+      const twice = workFor(200);
+      expect(once.written).toBeLessThanOrEqual(once.read);
+      expect(twice.written).toBeLessThanOrEqual(twice.read);
+      // Twice the items, at most twice the work (the channel's share is paid once).
+      expect(twice.read).toBeGreaterThan(once.read);
+      expect(twice.read).toBeLessThanOrEqual(2 * once.read);
     });
 
     it("refuses external entities instead of reading files or URLs", () => {

@@ -1,5 +1,7 @@
+import { networkCapability } from "@toolbus/core/capabilities";
 import { type Citation, Failures, type ToolsetSpec } from "@toolbus/core/model";
 import {
+  createHttpClient,
   failureFromOutbound,
   failureFromStatus,
   type HttpClient,
@@ -146,6 +148,7 @@ export const rssFeed = defineTool({
     ],
     version: "1",
   },
+  needs: { detectors: [networkCapability], network: createHttpClient },
   input: rssFeedInput,
   output: rssFeedOutput,
   settings: rssFeedSettings,

@@ -1,5 +1,5 @@
 import type { CapabilityDetector } from "@toolbus/core/capabilities";
-import { staticLinksSettings } from "./static-links";
+import { staticLinksSettings } from "./settings";
 
 /**
  * `static_links`, named after the tool: whether it has anything to serve on this stage, that

@@ -1,12 +1,14 @@
 export { staticLinksCapability } from "./capability";
 export {
   type StaticLink,
-  type StaticLinksInput,
-  type StaticLinksOutput,
   type StaticLinksSettings,
   staticLink,
+  staticLinksSettings,
+} from "./settings";
+export {
+  type StaticLinksInput,
+  type StaticLinksOutput,
   staticLinks,
   staticLinksInput,
   staticLinksOutput,
-  staticLinksSettings,
 } from "./static-links";

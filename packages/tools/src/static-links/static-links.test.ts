@@ -4,13 +4,8 @@ import { testToolContext } from "@toolbus/core/testing";
 import { toolSpecOf } from "@toolbus/core/tool-definition";
 import { describe, expect, it } from "vitest";
 import { staticLinksCapability } from "./capability";
-import {
-  type StaticLinksSettings,
-  staticLinks,
-  staticLinksInput,
-  staticLinksOutput,
-  staticLinksSettings,
-} from "./static-links";
+import { type StaticLinksSettings, staticLinksSettings } from "./settings";
+import { staticLinks, staticLinksInput, staticLinksOutput } from "./static-links";
 
 const configured = staticLinksSettings.parse({
   links: [

@@ -1,32 +1,12 @@
 import type { Citation } from "@toolbus/core/model";
 import { defineTool } from "@toolbus/core/tool-definition";
 import * as z from "zod";
-
-const name = z.string().trim().min(1).max(40);
-
-/** One link as the stage operator configures it. */
-export const staticLink = z.strictObject({
-  platform: name.describe("Where the link points: github, discord, mastodon, website, docs..."),
-  url: z.url({
-    protocol: /^https$/,
-    hostname: z.regexes.domain,
-    error: "url must be an https URL with a domain name",
-  }),
-  label: z.string().trim().min(1).max(120).describe("Link text a reader sees."),
-  tags: z.array(name).max(20).default([]).describe("Free-form labels to filter by: community..."),
-  description: z.string().trim().min(1).max(500).optional(),
-});
-export type StaticLink = z.infer<typeof staticLink>;
-
-/** `tools.static_links` in the stage configuration. */
-export const staticLinksSettings = z.strictObject({
-  links: z.array(staticLink).max(200).default([]),
-});
-export type StaticLinksSettings = z.infer<typeof staticLinksSettings>;
+import { staticLinksCapability } from "./capability";
+import { linkName, type StaticLink, staticLinksSettings } from "./settings";
 
 export const staticLinksInput = z.strictObject({
-  platform: name.optional().describe("Only links of this platform, ignoring case: github."),
-  tag: name.optional().describe("Only links carrying this tag, ignoring case."),
+  platform: linkName.optional().describe("Only links of this platform, ignoring case: github."),
+  tag: linkName.optional().describe("Only links carrying this tag, ignoring case."),
   limit: z.number().int().min(1).max(100).default(50).describe("Most links to return."),
 });
 export type StaticLinksInput = z.infer<typeof staticLinksInput>;
@@ -102,6 +82,9 @@ export const staticLinks = defineTool({
     ],
     version: "1",
   },
+  // Not required (without links it answers that none are configured): its capability says
+  // whether it has links to serve in another tool's place.
+  needs: { detectors: [staticLinksCapability] },
   input: staticLinksInput,
   output: staticLinksOutput,
   settings: staticLinksSettings,

@@ -19,18 +19,15 @@ export {
 } from "./provider";
 export { searchProviderFor } from "./providers";
 export { parseSearxngResponse, searxngProvider, searxngSearchUrl } from "./searxng";
+export { BRAVE_URL, DUCKDUCKGO_URL, type WebSearchSettings, webSearchSettings } from "./settings";
 export { webSearchToolset } from "./toolset";
 export {
-  BRAVE_URL,
   cleanResults,
-  DUCKDUCKGO_URL,
   type WebSearchInput,
   type WebSearchOutput,
   type WebSearchResult,
-  type WebSearchSettings,
   webSearch,
   webSearchInput,
   webSearchOutput,
   webSearchResult,
-  webSearchSettings,
 } from "./web-search";

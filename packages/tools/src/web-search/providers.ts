@@ -2,7 +2,7 @@ import { braveProvider } from "./brave";
 import { duckDuckGoProvider } from "./duckduckgo";
 import type { SearchProvider } from "./provider";
 import { searxngProvider } from "./searxng";
-import type { WebSearchSettings } from "./web-search";
+import type { WebSearchSettings } from "./settings";
 
 /** The provider the stage's settings select. */
 export function searchProviderFor(settings: WebSearchSettings): SearchProvider {

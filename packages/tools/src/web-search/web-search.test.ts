@@ -3,6 +3,7 @@ import type { Failure } from "@toolbus/core/model";
 import { toolSpec } from "@toolbus/core/model";
 import { ToolFailure, toolSpecOf } from "@toolbus/core/tool-definition";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type WebSearchSettings, webSearchSettings } from "./settings";
 import {
   fixture,
   loopbackContext,
@@ -12,14 +13,7 @@ import {
   startUpstream,
   type Upstream,
 } from "./testing";
-import {
-  cleanResults,
-  type WebSearchSettings,
-  webSearch,
-  webSearchInput,
-  webSearchOutput,
-  webSearchSettings,
-} from "./web-search";
+import { cleanResults, webSearch, webSearchInput, webSearchOutput } from "./web-search";
 
 const BRAVE_KEY = "brave-key-7f3c9a1e5d";
 

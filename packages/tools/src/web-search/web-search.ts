@@ -1,6 +1,10 @@
+import { networkCapability } from "@toolbus/core/capabilities";
+import { loadFunctionSecrets } from "@toolbus/core/deployment";
 import type { Citation } from "@toolbus/core/model";
+import { createHttpClient } from "@toolbus/core/outbound";
 import { defineTool } from "@toolbus/core/tool-definition";
 import * as z from "zod";
+import { staticLinks } from "../static-links/static-links";
 import {
   PROVIDERS,
   type RawSearchResult,
@@ -8,36 +12,7 @@ import {
   type Recency,
   SEARCH_API_KEY,
 } from "./provider";
-
-export const DUCKDUCKGO_URL = "https://html.duckduckgo.com/html/";
-export const BRAVE_URL = "https://api.search.brave.com/res/v1/web/search";
-
-const upstreamUrl = z.url({
-  protocol: /^https?$/,
-  error: "must be an http or https URL",
-});
-
-/** `tools.web_search` in the stage configuration. */
-export const webSearchSettings = z
-  .strictObject({
-    provider: z
-      .enum(PROVIDERS)
-      .default("duckduckgo")
-      .describe("Which search engine answers: duckduckgo (no key), brave or searxng."),
-    duckduckgoUrl: upstreamUrl.default(DUCKDUCKGO_URL),
-    braveUrl: upstreamUrl.default(BRAVE_URL),
-    searxngUrl: upstreamUrl.optional().describe("Base URL of a SearXNG instance."),
-  })
-  .superRefine((settings, ctx) => {
-    if (settings.provider === "searxng" && settings.searxngUrl === undefined) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["searxngUrl"],
-        message: "searxngUrl is required when provider is searxng",
-      });
-    }
-  });
-export type WebSearchSettings = z.infer<typeof webSearchSettings>;
+import { BRAVE_URL, DUCKDUCKGO_URL, webSearchSettings } from "./settings";
 
 export const webSearchInput = z.strictObject({
   query: z
@@ -208,6 +183,12 @@ export const webSearch = defineTool({
       },
     ],
     version: "1",
+  },
+  needs: {
+    detectors: [networkCapability],
+    fallback: staticLinks,
+    network: createHttpClient,
+    secrets: loadFunctionSecrets,
   },
   input: webSearchInput,
   output: webSearchOutput,

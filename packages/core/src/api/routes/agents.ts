@@ -1,18 +1,17 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { SelectionService } from "../../app/selection/service";
 import { renderedFile, renderRequest } from "../../harness/schemas";
-import { requirePermission } from "../auth";
+import { requirePermission } from "../../http/auth";
+import type { HttpEnv } from "../../http/env";
 import type { ApiDeps } from "../deps";
-import type { ApiEnv } from "../env";
 import { bearerSecurity, errorResponses, jsonContent } from "../schemas";
 
 const requestSchema = renderRequest.meta({ id: "AgentRenderRequest" });
 const fileSchema = renderedFile.meta({ id: "AgentFile" });
 const responseSchema = z.union([fileSchema, z.object({ files: z.array(fileSchema) })]);
 
-export function registerAgentRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+export function registerAgentRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): void {
   const { config } = deps;
-  const selector = new SelectionService(deps);
+  const selector = deps.selection;
 
   app.openapi(
     createRoute({

@@ -1,8 +1,8 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { requirePermission } from "../../http/auth";
+import type { HttpEnv } from "../../http/env";
 import { auditEntry } from "../../model/audit";
-import { requirePermission } from "../auth";
 import type { ApiDeps } from "../deps";
-import type { ApiEnv } from "../env";
 import { bearerSecurity, errorResponses, jsonContent } from "../schemas";
 
 const pageSchema = z
@@ -14,7 +14,7 @@ const query = z.object({
 });
 
 /** Who changed the catalog, keys and registered toolsets, newest first. */
-export function registerAuditRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+export function registerAuditRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): void {
   const { audit, config } = deps;
   if (!audit) return;
   app.openapi(

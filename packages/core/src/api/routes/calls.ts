@@ -1,8 +1,8 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { NotFoundError } from "../../errors";
-import { requirePermission } from "../auth";
+import { requirePermission } from "../../http/auth";
+import type { HttpEnv } from "../../http/env";
 import type { ApiDeps } from "../deps";
-import type { ApiEnv } from "../env";
 import {
   bearerSecurity,
   callAcceptedSchema,
@@ -30,7 +30,7 @@ const traceSchema = z
   .object({ traceId: z.string(), calls: z.array(callViewSchema) })
   .openapi("TraceCalls");
 
-export function registerCallRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+export function registerCallRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): void {
   const { calls, config } = deps;
 
   app.openapi(

@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { requirePermission } from "../auth";
+import { requirePermission } from "../../http/auth";
+import type { HttpEnv } from "../../http/env";
 import type { ApiDeps } from "../deps";
-import type { ApiEnv } from "../env";
 import { bearerSecurity, errorResponses, jsonContent } from "../schemas";
 
 const capabilityStatusSchema = z.object({
@@ -13,7 +13,7 @@ const capabilityStatusSchema = z.object({
 });
 const statusesSchema = z.object({ capabilities: z.array(capabilityStatusSchema) });
 
-export function registerCapabilityRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+export function registerCapabilityRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): void {
   const { capabilities, config } = deps;
 
   app.openapi(

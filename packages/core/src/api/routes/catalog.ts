@@ -1,10 +1,9 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { CatalogService } from "../../app/catalog/service";
-import { SelectionService } from "../../app/selection/service";
 import { NotFoundError, ValidationError } from "../../errors";
-import { requirePermission } from "../auth";
+import { requirePermission } from "../../http/auth";
+import type { HttpEnv } from "../../http/env";
 import type { ApiDeps } from "../deps";
-import type { ApiEnv } from "../env";
 import {
   bearerSecurity,
   errorResponses,
@@ -25,11 +24,11 @@ import { etag, parseIfMatch } from "../views";
 const toolParams = z.object({ id: toolIdParam });
 const toolsetParams = z.object({ name: toolsetNameParam });
 
-export function registerCatalogRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+export function registerCatalogRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): void {
   const { catalog, config } = deps;
   const read = requirePermission(config, "read");
   const admin = requirePermission(config, "admin");
-  const selector = new SelectionService(deps);
+  const selector = deps.selection;
   const writes = new CatalogService(deps);
 
   app.openapi(

@@ -3,11 +3,11 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { type SSEStreamingApi, streamSSE } from "hono/streaming";
 import { RateLimitedError, ToolbusError, ValidationError } from "../../errors";
+import { requirePermission } from "../../http/auth";
+import type { HttpEnv } from "../../http/env";
+import { logFailure } from "../../http/errors";
 import type { EventLogPage, KeyStore } from "../../ports";
-import { requirePermission } from "../auth";
 import type { ApiDeps } from "../deps";
-import type { ApiEnv } from "../env";
-import { logFailure } from "../errors";
 import {
   bearerSecurity,
   errorResponses,
@@ -28,7 +28,7 @@ const DEFAULT_STREAMS_PER_KEY = 20;
 const DEFAULT_KEY_CHECK_MS = 1_000;
 const MAX_CURSOR_LENGTH = 2048;
 
-export function registerEventRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+export function registerEventRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): void {
   const { events, config } = deps;
   const timing = {
     intervalMs: deps.followIntervalMs ?? DEFAULT_FOLLOW_INTERVAL_MS,
@@ -138,7 +138,7 @@ export function registerEventRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): vo
    * Opens an event stream: the first read happens before it opens, so a bad cursor or an
    * outage is still an ordinary JSON error with its status; a key holds a bounded number open.
    */
-  async function serve(c: Context<ApiEnv>, source: FollowSource) {
+  async function serve(c: Context<HttpEnv>, source: FollowSource) {
     const first = await source.read(source.cursor);
     const holder = c.get("principal").id;
     const open = openStreams.get(holder) ?? 0;
@@ -214,7 +214,7 @@ interface FollowOptions extends FollowSource {
  * of each page. A client resuming from it may see the rest of a page again, which is fine:
  * delivery is at least once everywhere and events carry their eventKey.
  */
-async function follow(c: Context<ApiEnv>, stream: SSEStreamingApi, options: FollowOptions) {
+async function follow(c: Context<HttpEnv>, stream: SSEStreamingApi, options: FollowOptions) {
   const stop = new AbortController();
   stream.onAbort(() => stop.abort());
   c.req.raw.signal?.addEventListener("abort", () => stream.abort(), { once: true });

@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { HttpEnv } from "../../http/env";
 import type { ApiDeps } from "../deps";
-import type { ApiEnv } from "../env";
 import { healthSchema, jsonContent } from "../schemas";
 
 const health = createRoute({
@@ -17,7 +17,7 @@ const health = createRoute({
   },
 });
 
-export function registerHealthRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+export function registerHealthRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): void {
   app.openapi(health, async (c) => {
     const stage = deps.config.stage;
     const streamUrl = deps.streamUrl ? { streamUrl: deps.streamUrl } : {};

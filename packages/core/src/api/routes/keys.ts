@@ -1,8 +1,8 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { ValidationError } from "../../errors";
-import { requirePermission } from "../auth";
+import { requireKnownRole } from "../../app/access";
+import { requirePermission } from "../../http/auth";
+import type { HttpEnv } from "../../http/env";
 import type { ApiDeps } from "../deps";
-import type { ApiEnv } from "../env";
 import {
   bearerSecurity,
   createdKeySchema,
@@ -14,7 +14,7 @@ import {
 } from "../schemas";
 import { keyView } from "../views";
 
-export function registerKeyRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+export function registerKeyRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): void {
   const { keys, config } = deps;
   const admin = requirePermission(config, "admin");
 
@@ -37,11 +37,7 @@ export function registerKeyRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void
     }),
     async (c) => {
       const { name, role } = c.req.valid("json");
-      if (!config.roles.includes(role)) {
-        throw new ValidationError(`Unknown role ${role}.`, {
-          details: [{ path: "role", message: `One of: ${config.roles.join(", ")}.` }],
-        });
-      }
+      requireKnownRole(config, role);
       const { key, record } = await keys.create({ name, role });
       c.set("audited", { kind: "key", id: record.keyId, name: record.name, role: record.role });
       c.header("Location", `/v1/keys/${record.keyId}`);

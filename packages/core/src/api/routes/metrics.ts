@@ -1,8 +1,8 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { requirePermission } from "../../http/auth";
+import type { HttpEnv } from "../../http/env";
 import { METRICS_NAMESPACE } from "../../observability/metrics";
-import { requirePermission } from "../auth";
 import type { ApiDeps } from "../deps";
-import type { ApiEnv } from "../env";
 import { bearerSecurity, errorResponses, jsonContent } from "../schemas";
 
 const dimensions = z.record(z.string(), z.string());
@@ -37,7 +37,7 @@ const metricsSchema = z
  * are (CloudWatch namespace and the stage's dimension, and the stage's dashboard) rather than
  * answering with one function's share.
  */
-export function registerMetricsRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+export function registerMetricsRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): void {
   const { config, metrics } = deps;
   app.openapi(
     createRoute({

@@ -1,10 +1,9 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { ValidationError } from "../../errors";
+import { requirePermission } from "../../http/auth";
+import type { AuditedObject, HttpEnv } from "../../http/env";
 import { REGISTERED_SECRET_PREFIX } from "../../model/registered-secret";
-import type { AuditedObject } from "../audit";
-import { requirePermission } from "../auth";
 import type { ApiDeps } from "../deps";
-import type { ApiEnv } from "../env";
 import {
   bearerSecurity,
   errorResponses,
@@ -20,7 +19,7 @@ import { etag, parseIfMatch } from "../views";
 const params = z.object({ name: toolsetNameParam });
 
 /** Registered toolsets: http endpoints and remote MCP servers, added without a deploy. */
-export function registerRegisteredToolsetRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+export function registerRegisteredToolsetRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): void {
   const { registered } = deps;
   if (!registered) return;
   const admin = requirePermission(deps.config, "admin");

@@ -1,8 +1,8 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { requirePermission } from "../../http/auth";
+import type { HttpEnv } from "../../http/env";
 import { runBudget, runPolicy } from "../../model/run";
-import { requirePermission } from "../auth";
 import type { ApiDeps } from "../deps";
-import type { ApiEnv } from "../env";
 import {
   bearerSecurity,
   callIdParam,
@@ -42,7 +42,7 @@ const runView = policyView
  * left, its calls by status) and `PUT /v1/runs/{runId}/policy` (its own limits, set once,
  * tighter than the stage's). Thin: the rules are RunGovernor's.
  */
-export function registerRunRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+export function registerRunRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): void {
   const { runs: load, calls, config } = deps;
   registerApprovalRoutes(app, deps);
   if (!load) return;
@@ -110,7 +110,7 @@ const approvalsQuery = z.object({
  * with the `approve` permission; the decision is stored with who and when, and is final), and
  * list what waits.
  */
-function registerApprovalRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+function registerApprovalRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): void {
   const { calls, config } = deps;
   for (const verdict of ["approve", "deny"] as const) {
     app.openapi(

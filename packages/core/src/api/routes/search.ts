@@ -3,18 +3,16 @@ import { SEARCH_FIELDS } from "../../app/search/fields";
 import {
   DEFAULT_SEARCH_LIMIT,
   MAX_SEARCH_LIMIT,
-  SearchService,
   searchLimit,
   searchQuery,
 } from "../../app/search/service";
-import { SelectionService } from "../../app/selection/service";
+import { requirePermission } from "../../http/auth";
+import type { HttpEnv } from "../../http/env";
 import { category, jsonSchema } from "../../model/tool";
-import { requirePermission } from "../auth";
 import type { ApiDeps } from "../deps";
-import type { ApiEnv } from "../env";
 import { bearerSecurity, errorResponses, jsonContent, selectionFields } from "../schemas";
 
-export const SEARCH_PATH = "/v1/tools/search";
+const SEARCH_PATH = "/v1/tools/search";
 
 const limitDescription = `How many tools at most (1-${MAX_SEARCH_LIMIT}, default ${DEFAULT_SEARCH_LIMIT}).`;
 const queryDescription = "What the agent needs, in words (1-500 characters).";
@@ -66,9 +64,9 @@ const description =
  * `/v1/tools/search`. Registered before `/v1/tools/{id}`: a tool whose id is `search` (remote
  * MCP servers often have one) is read through its toolset or the list, not by that path.
  */
-export function registerSearchRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+export function registerSearchRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): void {
   const read = requirePermission(deps.config, "read");
-  const search = new SearchService({ selection: new SelectionService(deps) });
+  const { search } = deps;
   const responses = {
     200: jsonContent(toolSearchSchema, "The tools found, best first"),
     ...errorResponses(400, 401, 403),

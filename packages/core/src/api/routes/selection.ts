@@ -1,10 +1,9 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { type RenderedPrompt, renderPrompt, renderSearchPrompt } from "../../app/selection/prompt";
-import { SelectionService } from "../../app/selection/service";
+import { requirePermission } from "../../http/auth";
+import type { HttpEnv } from "../../http/env";
 import { category } from "../../model/tool";
-import { requirePermission } from "../auth";
 import type { ApiDeps } from "../deps";
-import type { ApiEnv } from "../env";
 import { bearerSecurity, errorResponses, jsonContent, selectionFields } from "../schemas";
 
 const selectRequestSchema = z.object(selectionFields).strict().openapi("SelectRequest");
@@ -96,10 +95,10 @@ const promptSchema = z
   })
   .openapi("Prompt");
 
-export function registerSelectionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+export function registerSelectionRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): void {
   const { config } = deps;
   const read = requirePermission(config, "read");
-  const selector = new SelectionService(deps);
+  const selector = deps.selection;
 
   app.openapi(
     createRoute({

@@ -1,4 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { requirePermission } from "../../http/auth";
+import type { HttpEnv } from "../../http/env";
 import { runId } from "../../model/ids";
 import {
   delivery,
@@ -6,9 +8,7 @@ import {
   subscriptionId,
   subscriptionRequest,
 } from "../../model/subscription";
-import { requirePermission } from "../auth";
 import type { ApiDeps } from "../deps";
-import type { ApiEnv } from "../env";
 import { bearerSecurity, errorResponses, jsonContent } from "../schemas";
 
 const subscriptionSchema = subscription.meta({ id: "Subscription" });
@@ -49,7 +49,7 @@ const redriveBody = z
  * its own subscriptions (an admin any); creating one needs the stage's `subscribe` permission.
  * Thin: every rule is SubscriptionService's.
  */
-export function registerSubscriptionRoutes(app: OpenAPIHono<ApiEnv>, deps: ApiDeps): void {
+export function registerSubscriptionRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): void {
   const { subscriptions: load, config } = deps;
   if (!load) return;
   const action = (path: "pause" | "resume", summary: string) =>

@@ -10,7 +10,7 @@ import type { EventLog } from "../../ports";
  */
 export const LOGGED_WITHIN_MS = 2_000;
 
-export interface LoggedWaitDeps {
+interface LoggedWaitDeps {
   /** Resolves when this process appends to the run's log (or the signal aborts). */
   events: Required<Pick<EventLog, "appended">>;
   /**

@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { StageConfig } from "../../config";
 import { ConflictError, type Issue, NotFoundError, ValidationError, zodIssues } from "../../errors";
-import type { EventPublisher } from "../../events/publisher";
 import type { CallRecord, Failure, Principal } from "../../model/call";
 import { runId as runIdSchema } from "../../model/ids";
 import type { RunBudget } from "../../model/run";
@@ -9,30 +8,33 @@ import type { ToolSpec } from "../../model/tool";
 import { callFields, loggedInput } from "../../observability/calls";
 import type { Logger } from "../../observability/log";
 import { newTrace, parseTraceparent } from "../../observability/trace-context";
-import type { CallStore, CatalogStore } from "../../ports";
-import { claimDeadline, publishResult } from "../../runtime/tool-handler";
+import type { CallStore, CatalogStore, EventSink } from "../../ports";
 import type { AnyToolDefinition } from "../../tool-definition";
 import { canonicalJson, sha256Hex } from "../../util/canonical-json";
 import { handlerIdFor } from "../../wiring";
 import type { RunGovernor } from "../runs/governor";
 import type { SelectionService } from "../selection/service";
-import { announceApprovalRequested, approvalFor, decideApproval, needsApproval } from "./approvals";
+import { type Dispatcher, DispatchNotStartedError, dispatchFailureReporter } from "./dispatch";
 import {
+  announceApprovalRequested,
+  announceFinished,
   announceScheduled,
-  type Dispatcher,
-  DispatchNotStartedError,
-  dispatchFailureReporter,
+  callStart,
+  decideApproval,
+  initialStatus,
+  refusedCall,
+  releasedCall,
   scheduledDetail,
   scheduledEnvelope,
-} from "./dispatch";
-import { refusalResult } from "./refusal";
+} from "./lifecycle";
 import type { CallRequest } from "./request";
 import { isFinished, statusUrl } from "./status";
 
 export interface CallServiceDeps {
   catalog: CatalogStore;
   calls: CallStore;
-  publisher: EventPublisher;
+  /** Where calls are announced. */
+  bus: EventSink;
   config: StageConfig;
   /**
    * Built-in tools by id: their zod schemas validate input before anything is written.
@@ -131,8 +133,10 @@ export class CallService {
       });
     }
     const now = this.now();
-    const awaitsApproval = needsApproval(config, spec, principal);
-    const direct = !awaitsApproval && waitSeconds > 0 && dispatcher !== undefined;
+    const start = callStart(config, spec, principal, {
+      waitSeconds,
+      canDispatch: dispatcher !== undefined,
+    });
     const record: CallRecord = {
       parentRunId,
       callId: request.callId ?? randomUUID(),
@@ -142,18 +146,7 @@ export class CallService {
       implementation: spec.implementation.kind,
       input: request.input,
       inputHash: sha256Hex(canonicalJson(request.input)),
-      // A direct dispatch claims the call as it creates it: one write instead of two, and no
-      // bus delivery can take it (its rule skips direct calls).
-      ...(direct
-        ? {
-            status: "running" as const,
-            dispatch: "direct" as const,
-            startedAt: now.toISOString(),
-            deadlineAt: claimDeadline(now, spec.timeoutMs),
-          }
-        : awaitsApproval
-          ? { status: "awaiting_approval" as const, approval: approvalFor(config, now) }
-          : { status: "pending" as const }),
+      ...initialStatus(start, config, spec.timeoutMs, now),
       mode,
       requestedBy: principal,
       scheduledAt: now.toISOString(),
@@ -185,13 +178,13 @@ export class CallService {
       await admission?.release();
       return this.existing(outcome.call, record, deadline);
     }
-    this.logStep(record, "accepted", direct && dispatcher ? "direct" : "bus");
-    if (awaitsApproval) {
+    this.logStep(record, "accepted", start === "direct" ? "direct" : "bus");
+    if (start === "approval") {
       // Nothing runs until a person decides: the caller gets the call's status URL at once.
-      await announceApprovalRequested(this.deps.publisher, record);
+      await announceApprovalRequested(this.deps.bus, record);
       return { finished: false, call: record, statusUrl: statusUrl(record) };
     }
-    if (!direct || !dispatcher) {
+    if (start === "bus" || !dispatcher) {
       await this.announce(record);
       this.logStep(record, "dispatched", "bus");
       return this.waitFor(record, deadline);
@@ -210,20 +203,12 @@ export class CallService {
     budget: RunBudget | undefined,
     deadline: number,
   ): Promise<CallOutcome> {
-    const { dispatch: _, startedAt: __, deadlineAt: ___, ...made } = record;
-    const result = refusalResult(record, failure, this.now());
-    const refused: CallRecord = {
-      ...made,
-      status: "failed",
-      result,
-      ...(budget ? { budget } : {}),
-    };
+    const refused = refusedCall(record, failure, budget, this.now());
     const outcome = await this.deps.calls.create(refused);
     if (!outcome.created) return this.existing(outcome.call, record, deadline);
     this.logStep(refused, "accepted", "bus");
     try {
-      await this.announce(refused);
-      await publishResult(refused, result, this.deps.publisher);
+      await announceFinished(this.deps.bus, refused);
     } catch (error) {
       // Stored, and on the sweeper's index until the recorder logs it: announced later.
       this.reportFailure(error);
@@ -278,30 +263,18 @@ export class CallService {
   }
 
   /**
-   * Runs the call in its handler and announces it. When the handler runs in this process, the
-   * announcement waits for the result (at most ANNOUNCE_WITHIN_MS), so ToolCallScheduled and
-   * ToolResultReceived leave in one PutEvents and reach the recorder together; the caller
-   * does not wait for either (a failed announcement is logged; the stored call is the truth).
-   * If the handler cannot start, the call is released to PENDING and announced without
-   * `dispatch`, so its bus rule delivers it: nothing is lost, and the event key stays the same.
+   * Hands the call to its handler and waits for it, within the caller's wait; the call's
+   * runner announces it (`runCall`). If the handler cannot start, the call is released to
+   * PENDING and announced without `dispatch`, so its bus rule delivers it: nothing is lost,
+   * and the event key stays the same. If it failed after it may have started, it is announced
+   * here too (the same event key): the stored call says how it ends, and if its handler died
+   * the sweeper fails it at its deadline.
    */
   private async dispatchDirectly(
     dispatcher: Dispatcher,
     record: CallRecord,
     deadline: number,
   ): Promise<CallOutcome> {
-    let announced: Promise<void> | undefined;
-    const announce = () => {
-      if (!announced) {
-        announced = this.announce(record);
-        // Observed at once (a timer may start it while nobody awaits it yet); still awaited,
-        // and its failure reported, below.
-        announced.catch(() => {});
-      }
-      return announced;
-    };
-    const timer = dispatcher.inProcess ? setTimeout(announce, ANNOUNCE_WITHIN_MS) : undefined;
-    if (!timer) announce();
     const waiting = new AbortController();
     let finished: CallRecord | undefined;
     try {
@@ -310,31 +283,20 @@ export class CallService {
           handlerIdFor(record),
           scheduledEnvelope(scheduledDetail(record)),
           waiting.signal,
-          announce,
         ),
         deadline,
       );
     } catch (error) {
-      if (!(error instanceof DispatchNotStartedError)) {
-        // It may have run, and may still finish: the stored call says, within the wait. If
-        // its handler died, the sweeper fails it at its deadline.
-        this.reportFailure(error);
-        await announce();
-        return this.waitFor(record, deadline);
-      }
-      const { dispatch: _, startedAt: __, deadlineAt: ___, ...pending } = record;
-      if (await this.deps.calls.release(record.parentRunId, record.callId)) {
-        // Never announced as direct: the bus rule takes this announcement.
-        announced ??= this.announce({ ...pending, status: "pending" });
-        announced.catch(() => {});
-      }
-      await announce();
+      if (!(error instanceof DispatchNotStartedError)) this.reportFailure(error);
+      const released =
+        error instanceof DispatchNotStartedError &&
+        (await this.deps.calls.release(record.parentRunId, record.callId));
+      // Released: never announced as direct, so the bus rule takes this announcement.
+      await this.announce(released ? releasedCall(record) : record).catch(this.reportFailure);
       return this.waitFor(record, deadline);
     } finally {
-      clearTimeout(timer);
       waiting.abort();
     }
-    announce().catch(this.reportFailure);
     // The wait ran out (undefined), or another runner completed the call: read where it is.
     return finished && isFinished(finished)
       ? { finished: true, call: finished }
@@ -351,7 +313,7 @@ export class CallService {
   }
 
   private announce(call: CallRecord): Promise<void> {
-    return announceScheduled(this.deps.publisher, call);
+    return announceScheduled(this.deps.bus, call);
   }
 
   /** Polls the call until it finishes or the deadline passes. */
@@ -400,12 +362,6 @@ export class CallService {
     }
   }
 }
-
-/**
- * Longest a directly dispatched call in this process waits to be announced together with its
- * result; a slower tool is announced when this runs out, so subscribers still see it start.
- */
-const ANNOUNCE_WITHIN_MS = 20;
 
 /** The promise's value, or undefined once `deadline` (epoch ms) passes. */
 async function withDeadline<T>(promise: Promise<T>, deadline: number): Promise<T | undefined> {

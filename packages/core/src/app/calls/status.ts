@@ -8,3 +8,7 @@ export const isFinished = (call: Pick<CallRecord, "status">) => TERMINAL.has(cal
 /** Where a call can be followed over REST. */
 export const statusUrl = (call: Pick<CallRecord, "parentRunId" | "callId">) =>
   `/v1/runs/${call.parentRunId}/calls/${call.callId}`;
+
+/** Where a person approves or denies a call (POST, `/approve` or `/deny`). */
+export const decideUrl = (call: Pick<CallRecord, "parentRunId" | "callId">) =>
+  `${statusUrl(call)}/approve`;

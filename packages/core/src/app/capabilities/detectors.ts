@@ -1,9 +1,6 @@
-import { createConnection, type Socket } from "node:net";
 import type { StageConfig } from "../../config";
 import type { CapabilityStatus } from "../../model/capability";
-import { OutboundError } from "../../outbound/errors";
-import type { ProxyRoute } from "../../outbound/proxy";
-import type { HttpClient, SecretSource } from "../../outbound/types";
+import type { HttpClient, Reachability, SecretSource } from "../../outbound/types";
 
 export interface CapabilityContext {
   config: StageConfig;
@@ -48,7 +45,6 @@ export function secretCapability(
   };
 }
 
-/** Whether the stage lets tools reach the network at all. */
 /** How long the network probe waits for a connection before it says there is no network. */
 const NETWORK_PROBE_TIMEOUT_MS = 2_000;
 
@@ -70,80 +66,33 @@ export const networkCapability: CapabilityDetector = {
           reason: "Outbound network access is disabled on this stage.",
           source: "config:outbound.networkEnabled",
         },
-  async verify({ config }) {
+  async verify({ config, http }) {
     const probe = config.outbound.networkProbe;
     if (probe === false) return { available: true, source: "config:outbound.networkEnabled" };
-    // Loaded here, on a capability refresh, not on every cold start (a lazy chunk in the API).
-    const { authority, openTunnel, proxyChoice } = await import("../../outbound/proxy");
-    const target = authority(probe.host, probe.port);
-    const source = `probe:${target}`;
-    let route: ProxyRoute | undefined;
-    try {
-      // The proxy the outbound client would take to https://host:port, NO_PROXY included.
-      route = proxyChoice(config.outbound.proxy)(new URL(`https://${target}/`));
-    } catch (error) {
-      if (error instanceof OutboundError) {
-        return { available: false, reason: `No outbound network: ${error.message}.`, source };
-      }
-      // Not a host a URL can name: the direct connection below says what is wrong with it.
-    }
-    if (route) {
-      const through = `through proxy ${route.address}`;
-      const failure = await tunnels(
-        (signal) => openTunnel(route, target, signal),
-        NETWORK_PROBE_TIMEOUT_MS,
-      );
-      return failure === undefined
-        ? { available: true, reason: `${target} is reachable ${through}.`, source }
-        : {
-            available: false,
-            reason: `No outbound network: ${target} could not be reached ${through} (${failure}).`,
-            source,
-          };
-    }
-    const failure = await connects(probe.host, probe.port, NETWORK_PROBE_TIMEOUT_MS);
-    return failure === undefined
-      ? { available: true, source }
+    // Opening the connection is the outbound client's job; the app judges what it found.
+    const found: Reachability = http.probe
+      ? await http.probe(probe.host, probe.port, NETWORK_PROBE_TIMEOUT_MS)
       : {
-          available: false,
-          reason: `No outbound network: ${target} could not be reached (${failure}).`,
-          source,
+          target: `${probe.host}:${probe.port}`,
+          unroutable: "this function's outbound client does not reach it",
         };
+    const source = `probe:${found.target}`;
+    if (found.unroutable !== undefined) {
+      return { available: false, reason: `No outbound network: ${found.unroutable}.`, source };
+    }
+    const through = found.proxy ? ` through proxy ${found.proxy}` : "";
+    if (found.failure !== undefined) {
+      return {
+        available: false,
+        reason: `No outbound network: ${found.target} could not be reached${through} (${found.failure}).`,
+        source,
+      };
+    }
+    return found.proxy
+      ? { available: true, reason: `${found.target} is reachable${through}.`, source }
+      : { available: true, source };
   },
 };
-
-/** Undefined once a TCP connection to host:port opens; else why not (an error code). */
-function connects(host: string, port: number, timeoutMs: number): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ host, port, timeout: timeoutMs });
-    const done = (failure: string | undefined) => {
-      socket.destroy();
-      resolve(failure);
-    };
-    socket.once("connect", () => done(undefined));
-    socket.once("timeout", () => done(`no answer within ${timeoutMs} ms`));
-    socket.once("error", (error: NodeJS.ErrnoException) => done(error.code ?? error.message));
-  });
-}
-
-/** Undefined once `open` gets its tunnel through the proxy; else why not. */
-async function tunnels(
-  open: (signal: AbortSignal) => Promise<Socket>,
-  timeoutMs: number,
-): Promise<string | undefined> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), timeoutMs);
-  try {
-    (await open(controller.signal)).destroy();
-    return undefined;
-  } catch (error) {
-    if (controller.signal.aborted) return `no answer within ${timeoutMs} ms`;
-    const detail = error instanceof OutboundError ? error.context.detail : undefined;
-    return typeof detail === "string" ? detail : "the tunnel failed";
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** The first missing capability among `requires`, with its reason, or undefined. */
 export function missingCapability(

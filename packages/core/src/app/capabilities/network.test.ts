@@ -2,6 +2,7 @@ import { createServer, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseStageConfig } from "../../config";
 import { createHttpClient } from "../../outbound/client";
+import { withProbe } from "../../outbound/probe";
 import { checkCapabilities, networkCapability } from "./detectors";
 
 const context = (outbound: object) => ({
@@ -31,7 +32,13 @@ describe("the network capability", () => {
       await checkCapabilities(
         [networkCapability],
         // Verification runs when an outbound client is given, as on a capability refresh.
-        { ...context(outbound), http: createHttpClient(context(outbound).config.outbound) },
+        {
+          ...context(outbound),
+          http: withProbe(
+            createHttpClient(context(outbound).config.outbound),
+            context(outbound).config.outbound,
+          ),
+        },
         new Date(),
       )
     )[0];

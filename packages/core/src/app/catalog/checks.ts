@@ -3,6 +3,7 @@ import { type Issue, ValidationError } from "../../errors";
 import type { ToolsetRegistration } from "../../model/registered";
 import { isRegisteredSecret, registeredSecretRule } from "../../model/registered-secret";
 import type { ToolSpec } from "../../model/tool";
+import { isKnownRole } from "../access";
 
 /** Roles and modes an availability names must be the stage's own. */
 export function availabilityIssues(
@@ -12,7 +13,7 @@ export function availabilityIssues(
 ): Issue[] {
   const issues: Issue[] = [];
   const { minRole, modes } = availability;
-  if (minRole !== undefined && !config.roles.includes(minRole)) {
+  if (minRole !== undefined && !isKnownRole(config, minRole)) {
     issues.push({
       path: `${at}.minRole`,
       message: `unknown role ${JSON.stringify(minRole)}; one of: ${config.roles.join(", ")}`,
@@ -63,6 +64,7 @@ export function registrationIssues(
 /**
  * Secrets a registration may not name. Checked here, where registrations are written, and not
  * in the schema stored tools are parsed with: one stored before the rule must keep loading.
+ * That leniency goes after 2027-03-31, with the stored schema's (see model/implementation.ts).
  */
 function secretIssues(registration: ToolsetRegistration): Issue[] {
   const auths = [

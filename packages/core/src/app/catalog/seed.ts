@@ -1,7 +1,7 @@
 import type { ToolSpec, ToolsetSpec } from "../../model/tool";
 import type { CatalogStore } from "../../ports";
 import { canonicalJson } from "../../util/canonical-json";
-import { validateCatalog } from "./registration";
+import { validateCatalog } from "./consistency";
 
 /**
  * Writes the built-in catalog at start-up or deploy. What the code owns (schemas,

@@ -3,8 +3,8 @@ import type { CapabilityStatus } from "../../model/capability";
 import type { ToolSpec, ToolsetSpec } from "../../model/tool";
 import type { CatalogStore, Versioned } from "../../ports";
 import { refuseIssues } from "./checks";
+import { checkToolRegistration } from "./consistency";
 import { checkToolsetClaim, registeredElsewhere } from "./ownership";
-import { checkToolRegistration } from "./registration";
 
 export interface CatalogServiceDeps {
   catalog: CatalogStore;

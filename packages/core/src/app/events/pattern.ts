@@ -3,7 +3,7 @@ import { type CompiledPattern, compilePattern, InvalidEventPatternError } from "
 import { canonicalJson } from "../../util/canonical-json";
 
 /** The longest pattern, as canonical JSON text (EventBridge allows a rule no more). */
-export const MAX_PATTERN_CHARS = 4096;
+const MAX_PATTERN_CHARS = 4096;
 
 /**
  * An event pattern from a caller (JSON text or an object): compiled, and as canonical JSON

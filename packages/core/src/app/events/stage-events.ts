@@ -5,8 +5,8 @@ import type { EventStream } from "../../ports";
 import { envelopeOf } from "./envelope";
 import { parseEventPattern } from "./pattern";
 
-export const DEFAULT_STREAM_PAGE = 100;
-export const MAX_STREAM_PAGE = 1_000;
+const DEFAULT_STREAM_PAGE = 100;
+const MAX_STREAM_PAGE = 1_000;
 /**
  * Places one read looks at when a pattern filters them: a rare match costs pages that come
  * back empty (with a cursor further on, and `more`), never one unbounded read.

@@ -1,7 +1,7 @@
 import { ValidationError } from "../../errors";
+import { CALL_TOOL, SEARCH_TOOLS } from "../../model/mcp-surface";
 import type { Category, ToolSpec } from "../../model/tool";
 import { canonicalJson } from "../../util/canonical-json";
-import { CALL_TOOL, SEARCH_TOOLS } from "../search/surface";
 import { byCategoryThenId, type Selection } from "./select";
 
 export interface PromptOptions {

@@ -2,6 +2,7 @@ import type { StageConfig } from "../../config";
 import { ValidationError } from "../../errors";
 import type { CapabilityStatus } from "../../model/capability";
 import { CATEGORIES, type ToolSpec } from "../../model/tool";
+import { roleAtLeast } from "../access";
 
 /**
  * Why a tool is not offered. Machine-readable and stable: agents and dashboards branch on
@@ -158,8 +159,6 @@ function judgement(
   mode: string,
 ): Judgement {
   const { config } = input;
-  const rank = (role: string) => config.roles.indexOf(role);
-  const roleRank = rank(input.role);
   // A capability counts only if every status stored under its name says it is there.
   const present = new Set<string>();
   const absent = new Set<string>();
@@ -170,13 +169,8 @@ function judgement(
       const { enabled, modes, minRole } = tool.availability;
       if (!enabled) reasons.push("disabled");
       if (modes !== undefined && !modes.includes(mode)) reasons.push("mode");
-      // An unknown minRole is a configuration mistake: fail closed rather than open.
-      if (
-        minRole !== undefined &&
-        (roleRank < 0 || rank(minRole) < 0 || roleRank < rank(minRole))
-      ) {
-        reasons.push("role");
-      }
+      // An unknown minRole is a configuration mistake, which roleAtLeast closes rather than opens.
+      if (minRole !== undefined && !roleAtLeast(config, input.role, minRole)) reasons.push("role");
       for (const name of new Set(tool.requires)) {
         if (!present.has(name) || absent.has(name)) reasons.push(`capability:${name}`);
       }

@@ -1,9 +1,10 @@
-import { roleAtLeast, type StageConfig } from "../../config";
-import { ForbiddenError, ValidationError } from "../../errors";
+import type { StageConfig } from "../../config";
+import { ForbiddenError } from "../../errors";
 import type { FallbackAccess, Principal } from "../../model/call";
 import type { CapabilityStatus } from "../../model/capability";
 import type { ToolSpec } from "../../model/tool";
 import type { CatalogList, CatalogStore, Versioned } from "../../ports";
+import { mayActAs, requireKnownRole } from "../access";
 import {
   type ExclusionReason,
   fallbackReasons,
@@ -54,7 +55,7 @@ export class SelectionService {
     selection: Selection<Versioned<ToolSpec>>;
   }> {
     const { config } = this.deps;
-    const role = this.roleFor(principal, request.role, request.rolePath);
+    const role = this.roleToSelectFor(principal, request.role, request.rolePath);
     // Checked before any read: a bad mode costs nothing.
     const mode = resolveMode(config, request.mode);
     const filtered =
@@ -127,16 +128,13 @@ export class SelectionService {
   /**
    * The role to select for: the caller's own unless it names another. Looking at what a lower
    * role gets is fine (e.g. to build a viewer's prompt); a higher role's view is not for you.
+   * Not to be confused with `requiredRole` (app/access.ts), the role a permission needs.
    */
-  roleFor(principal: Principal, role: string | undefined, path = "role"): string {
+  roleToSelectFor(principal: Principal, role: string | undefined, path = "role"): string {
     const { config } = this.deps;
     if (role === undefined || role === principal.role) return principal.role;
-    if (!config.roles.includes(role)) {
-      throw new ValidationError(`Unknown role ${role}.`, {
-        details: [{ path, message: `One of: ${config.roles.join(", ")}.` }],
-      });
-    }
-    if (!roleAtLeast(config, principal.role, role)) {
+    requireKnownRole(config, role, path);
+    if (!mayActAs(config, principal, role)) {
       throw new ForbiddenError(
         `Your role (${principal.role}) cannot select for ${role}, above it.`,
         {

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { roleAtLeast, type StageConfig } from "../../config";
+import type { StageConfig } from "../../config";
 import { ConflictError, NotFoundError, ValidationError } from "../../errors";
 import type { Principal } from "../../model/call";
 import type { RunEvent } from "../../model/events";
@@ -19,14 +19,15 @@ import type {
 } from "../../ports";
 import { deliveryBody } from "../../subscriptions/delivery-body";
 import { newWebhookSecret } from "../../subscriptions/webhook-signature";
+import { mayActFor, mayActForOthers } from "../access";
 import { envelopeOf } from "../events/envelope";
 import { parseEventPattern } from "../events/pattern";
 
 /** Most events one replay reads from a run's log. */
-export const MAX_REPLAYED_EVENTS = 10_000;
+const MAX_REPLAYED_EVENTS = 10_000;
 
 /** A rotated secret still signs (beside the new one) this long, so receivers can switch over. */
-export const PREVIOUS_SECRET_KEPT_MS = 24 * 3600 * 1000;
+const PREVIOUS_SECRET_KEPT_MS = 24 * 3600 * 1000;
 
 export interface SubscriptionServiceDeps {
   subscriptions: SubscriptionStore;
@@ -36,18 +37,15 @@ export interface SubscriptionServiceDeps {
   /** The stage's event stream a replay by time window reads. */
   stream?: EventStream;
   config: StageConfig;
-  /** Told after every write, so a dispatcher in this process sees it on the next event. */
+  /** Told after every write, so a fan-out in this process sees it on the next event. */
   onChange?: () => void;
   now?: () => Date;
 }
 
-/** What a subscriber sees: never the secret (it is shown once, at creation and rotation). */
-export type SubscriptionView = Subscription;
-
 /**
  * Subscriptions on the API side: who may see and change which (an owner its own, an admin
  * any), what a pattern and a target must be, secrets shown once and rotated, dead letters
- * listed and redriven. The dispatcher (dispatcher.ts) delivers.
+ * listed and redriven. The fan-out (fan-out.ts) delivers.
  */
 export class SubscriptionService {
   private readonly now: () => Date;
@@ -90,7 +88,7 @@ export class SubscriptionService {
 
   async list(principal: Principal): Promise<Subscription[]> {
     const all = await this.deps.subscriptions.list(
-      this.isAdmin(principal) ? undefined : principal.id,
+      mayActForOthers(this.deps.config, principal) ? undefined : principal.id,
     );
     return all.map((stored) => stored.subscription);
   }
@@ -244,14 +242,10 @@ export class SubscriptionService {
     return windowEvents(stream, from, to);
   }
 
-  private isAdmin(principal: Principal): boolean {
-    return roleAtLeast(this.deps.config, principal.role, this.deps.config.permissions.admin);
-  }
-
   /** The subscription if the principal may manage it; 404 otherwise, so ids do not leak. */
   private async owned(principal: Principal, id: string): Promise<StoredSubscription> {
     const stored = await this.deps.subscriptions.get(id);
-    if (!stored || (stored.subscription.owner.id !== principal.id && !this.isAdmin(principal))) {
+    if (!stored || !mayActFor(this.deps.config, principal, stored.subscription.owner)) {
       throw new NotFoundError(`Subscription ${id} does not exist.`);
     }
     return stored;
@@ -280,7 +274,7 @@ export class SubscriptionService {
   /**
    * A webhook must be HTTPS (plain HTTP only to a host the stage exempts from the SSRF guard,
    * such as a local receiver); a bus or queue must be on the stage's allow-list, since the
-   * dispatcher's role may post there.
+   * subscriptions function's role may post there.
    */
   private checkTarget(target: SubscriptionTarget): void {
     const { config } = this.deps;

@@ -1,6 +1,6 @@
-import { GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { PutCommand } from "@aws-sdk/lib-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
-import { ToolbusError, ValidationError } from "../../errors";
+import { ValidationError } from "../../errors";
 import {
   type Approval,
   type CallRecord,
@@ -9,15 +9,8 @@ import {
   callResult,
 } from "../../model/call";
 import type { CallStore, CreateCallOutcome } from "../../ports";
-import {
-  type DynamoStoreOptions,
-  guard,
-  isConditionFailure,
-  isValidationException,
-  parseInput,
-  parseStored,
-  queryAll,
-} from "./client";
+import { DynamoCallRuns, JSON_FIELDS, storedCall } from "./call-runs";
+import { guard, isConditionFailure, parseInput, queryAll } from "./client";
 import {
   APPROVAL_PARTITION,
   callKey,
@@ -28,55 +21,18 @@ import {
   traceIndexKey,
   UNANNOUNCED_PARTITION,
 } from "./items";
-import { decodeJsonFields, encodeJsonFields, jsonAttribute } from "./json-text";
-import { type RecentCalls, recentCalls } from "./recent-calls";
-import { fitResult } from "./result-size";
-
-/**
- * When the whole item is still refused (a large input next to the result, or `data` nested
- * deeper than DynamoDB's 32 levels), `complete` retries once with a result this small.
- */
-const FALLBACK_RESULT_BYTES = 16_384;
+import { encodeJsonFields, jsonAttribute } from "./json-text";
 
 /** The most calls GET /v1/runs/{runId} counts by status (a read of about 1 MB per 10,000). */
 const MAX_COUNTED_CALLS = 10_000;
 
-/** What callers and tools choose, kept as JSON text (see json-text.ts). */
-const JSON_FIELDS = ["input", "result"];
-
-const storedCall = (item: Record<string, unknown>): CallRecord =>
-  parseStored(callRecord, decodeJsonFields(item, JSON_FIELDS), "call");
-
-/** A call record as its item, without gsi2's keys: put whole, it leaves the sweeper's index. */
-export const callItem = (call: CallRecord): Record<string, unknown> => ({
-  ...callKey(call.parentRunId, call.callId),
-  ...encodeJsonFields(call, JSON_FIELDS),
-  ...traceIndexKey(call),
-});
-
 /**
- * Call records: RUN#<runId> / CALL#<callId>, the record's fields as top-level attributes
- * (input and result as JSON text).
- * While a call waits it carries gsi2pk PENDING / gsi2sk <since>, while it runs RUNNING /
- * <deadlineAt>, once finished and until announced UNANNOUNCED / <completedAt>: calls a crash
- * left behind are found through a small sparse index.
+ * Call records as the API, the sweeper and the recorder use them: creating, releasing,
+ * deciding, counting and listing them, beside what running one needs (./call-runs).
  */
-export class DynamoCallStore implements CallStore {
-  readonly #options: DynamoStoreOptions;
-  readonly #recent: RecentCalls;
-
-  constructor(options: DynamoStoreOptions) {
-    this.#options = options;
-    this.#recent = recentCalls(options);
-  }
-
-  /** The call as this process last wrote it, if it did lately (see RecentCalls); no read. */
-  recent(parentRunId: string, callId: string): CallRecord | undefined {
-    return this.#recent.get(parentRunId, callId);
-  }
-
+export class DynamoCallStore extends DynamoCallRuns implements CallStore {
   async create(call: CallRecord): Promise<CreateCallOutcome> {
-    const { client, tableName } = this.#options;
+    const { client, tableName } = this.options;
     const record = parseInput(callRecord, call, "call record");
     const index =
       record.status === "running" && record.deadlineAt !== undefined
@@ -106,7 +62,7 @@ export class DynamoCallStore implements CallStore {
             ReturnValuesOnConditionCheckFailure: "ALL_OLD",
           }),
         );
-        this.#recent.remember(record);
+        this.recentCalls.remember(record);
         return { created: true, call: record };
       } catch (error) {
         if (!isConditionFailure(error) || error.Item === undefined) throw error;
@@ -117,44 +73,8 @@ export class DynamoCallStore implements CallStore {
     });
   }
 
-  async get(parentRunId: string, callId: string): Promise<CallRecord | undefined> {
-    const { client, tableName } = this.#options;
-    const { Item } = await guard("calls.get", tableName, () =>
-      client.send(
-        new GetCommand({
-          TableName: tableName,
-          Key: callKey(parentRunId, callId),
-          // Callers poll for completion right after a write elsewhere.
-          ConsistentRead: true,
-        }),
-      ),
-    );
-    return Item && storedCall(Item);
-  }
-
-  async claim(
-    parentRunId: string,
-    callId: string,
-    deadlineAt: string,
-  ): Promise<CallRecord | undefined> {
-    return this.#transition("calls.claim", {
-      Key: callKey(parentRunId, callId),
-      UpdateExpression:
-        "SET #status = :running, startedAt = :now, deadlineAt = :deadline, gsi2pk = :index, gsi2sk = :deadline",
-      ConditionExpression: "#status = :pending",
-      ExpressionAttributeNames: { "#status": "status" },
-      ExpressionAttributeValues: {
-        ":running": "running",
-        ":pending": "pending",
-        ":now": this.#now(),
-        ":deadline": deadlineAt,
-        ":index": RUNNING_PARTITION,
-      },
-    });
-  }
-
   async release(parentRunId: string, callId: string): Promise<boolean> {
-    const released = await this.#transition("calls.release", {
+    const released = await this.transition("calls.release", {
       Key: callKey(parentRunId, callId),
       UpdateExpression:
         "SET #status = :pending, gsi2pk = :index, gsi2sk = :now REMOVE #dispatch, startedAt, deadlineAt",
@@ -165,44 +85,14 @@ export class DynamoCallStore implements CallStore {
         ":running": "running",
         ":direct": "direct",
         ":index": PENDING_PARTITION,
-        ":now": this.#now(),
+        ":now": this.now(),
       },
     });
     return released !== undefined;
   }
 
-  async complete(
-    parentRunId: string,
-    callId: string,
-    result: CallResult,
-  ): Promise<CallRecord | undefined> {
-    const parsed = parseInput(callResult, result, "call result");
-    const update = (stored: CallResult) =>
-      this.#transition("calls.complete", {
-        Key: callKey(parentRunId, callId),
-        // Finished but not yet announced: on the index until the publication mark.
-        UpdateExpression:
-          "SET #status = :status, #result = :result, gsi2pk = :index, gsi2sk = :completedAt",
-        ConditionExpression: "#status = :running",
-        ExpressionAttributeNames: { "#status": "status", "#result": jsonAttribute("result") },
-        ExpressionAttributeValues: {
-          ":status": stored.status,
-          ":result": JSON.stringify(stored),
-          ":running": "running",
-          ":index": UNANNOUNCED_PARTITION,
-          ":completedAt": stored.completedAt,
-        },
-      });
-    try {
-      return await update(fitResult(parsed));
-    } catch (error) {
-      if (!isValidationException(error)) throw error;
-      return update(fitResult({ ...parsed, data: null, truncated: true }, FALLBACK_RESULT_BYTES));
-    }
-  }
-
   async countByStatus(parentRunId: string): Promise<Record<string, number>> {
-    const { client, tableName } = this.#options;
+    const { client, tableName } = this.options;
     const items = await guard("calls.countByStatus", tableName, () =>
       queryAll(
         client,
@@ -237,7 +127,7 @@ export class DynamoCallStore implements CallStore {
     };
     if (decision.approved) {
       // Approved: a call like any other from here, waiting for its handler.
-      return this.#transition("calls.decide", {
+      return this.transition("calls.decide", {
         ...common,
         UpdateExpression:
           "SET #status = :pending, #approval.decision = :decision, gsi2pk = :index, gsi2sk = :now",
@@ -247,12 +137,12 @@ export class DynamoCallStore implements CallStore {
           ":pending": "pending",
           ":decision": decision,
           ":index": PENDING_PARTITION,
-          ":now": this.#now(),
+          ":now": this.now(),
         },
       });
     }
     const result = parseInput(callResult, refusal, "call result");
-    return this.#transition("calls.decide", {
+    return this.transition("calls.decide", {
       ...common,
       UpdateExpression:
         "SET #status = :failed, #approval.decision = :decision, #result = :result, gsi2pk = :index, gsi2sk = :completedAt",
@@ -286,7 +176,7 @@ export class DynamoCallStore implements CallStore {
 
   /** The calls of one trace, oldest first, at most `limit` (gsi3, then each call's item). */
   async listByTrace(traceId: string, limit = 100): Promise<CallRecord[]> {
-    const { client, tableName } = this.#options;
+    const { client, tableName } = this.options;
     const keys = await guard("calls.listByTrace", tableName, () =>
       queryAll(
         client,
@@ -315,7 +205,7 @@ export class DynamoCallStore implements CallStore {
     before: string,
     limit: number,
   ): Promise<CallRecord[]> {
-    const { client, tableName } = this.#options;
+    const { client, tableName } = this.options;
     if (!Number.isInteger(limit) || limit < 1) {
       throw new ValidationError("limit must be a positive integer.", { details: { limit } });
     }
@@ -332,35 +222,5 @@ export class DynamoCallStore implements CallStore {
       ),
     );
     return items.map(storedCall);
-  }
-
-  /** A conditional status change; undefined when the call was not in the expected state. */
-  async #transition(
-    operation: string,
-    input: Omit<ConstructorParameters<typeof UpdateCommand>[0], "TableName">,
-  ): Promise<CallRecord | undefined> {
-    const { client, tableName } = this.#options;
-    return guard(operation, tableName, async () => {
-      try {
-        const { Attributes } = await client.send(
-          new UpdateCommand({ ...input, TableName: tableName, ReturnValues: "ALL_NEW" }),
-        );
-        if (Attributes === undefined) {
-          throw new ToolbusError("DynamoDB returned no attributes for ALL_NEW.", {
-            context: { operation },
-          });
-        }
-        const call = storedCall(Attributes);
-        this.#recent.remember(call);
-        return call;
-      } catch (error) {
-        if (isConditionFailure(error)) return undefined;
-        throw error;
-      }
-    });
-  }
-
-  #now(): string {
-    return (this.#options.now?.() ?? new Date()).toISOString();
   }
 }

@@ -3,7 +3,7 @@
  * the layout is spelled once per item kind.
  */
 export const CATALOG_PARTITION = "CATALOG";
-export const SPEC_SORT_KEY = "SPEC";
+const SPEC_SORT_KEY = "SPEC";
 
 export const toolsetKey = (name: string) => ({ pk: `TOOLSET#${name}`, sk: SPEC_SORT_KEY });
 export const toolsetIndexSortKey = (name: string) => `TOOLSET#${name}`;
@@ -44,8 +44,14 @@ export const runPartition = (runId: string) => `RUN#${runId}`;
  * padded so keys sort as numbers. Earlier versions keyed entries EVENT#<occurredAt>#<eventKey>;
  * those still on disk are read as the head of their run's log. Nothing else in a run's
  * partition may sort between the two prefixes: one Query reads both.
+ *
+ * Remove the EVENT# read (here and in event-log.ts's decodeCursor) after 2027-03-31. Only
+ * versions before 2026-11-24 wrote such entries, before any stage ran on AWS, so only a local
+ * table kept on disk by `npm start` (its state dir) can hold them; run logs have no TTL, so
+ * they do not expire: the release that drops this read must say that a state dir from before
+ * 2026-11-24 is to be deleted.
  */
-export const LEGACY_EVENT_PREFIX = "EVENT#";
+const LEGACY_EVENT_PREFIX = "EVENT#";
 export const LOG_PREFIX = "LOG#";
 const SEQ_DIGITS = 16;
 export const logSortKey = (seq: number) => `${LOG_PREFIX}${String(seq).padStart(SEQ_DIGITS, "0")}`;

@@ -7,6 +7,13 @@
  *
  * The text goes in `<field>Json`. Items written before this kept the value as a map under the
  * field's own name; those are read as they are, so existing data needs no migration.
+ *
+ * Remove that map read (decodeJsonFields keeping a field without `<field>Json`) after
+ * 2027-03-31. Only versions before 2026-11-24 wrote maps, before any stage ran on AWS, so only
+ * a local table kept on disk by `npm start` can hold them. Cached results expire (their TTL
+ * is the tool's cache policy), but calls, run logs and tool specs have no TTL: `npm start`
+ * seeds the built-in specs again, and the release that drops this read must say that a state
+ * dir from before 2026-11-24 is to be deleted.
  */
 const SUFFIX = "Json";
 

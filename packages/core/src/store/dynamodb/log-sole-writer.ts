@@ -2,7 +2,7 @@ import { BatchWriteCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { UnavailableError } from "../../errors";
 import type { CallRecord } from "../../model/call";
 import type { ItemOutcome } from "../../util/group-commit";
-import { callItem } from "./calls";
+import { callItem } from "./call-runs";
 import type { DynamoStoreOptions } from "./client";
 import { logSeqOf, logSortKey, runLogKeyCondition, runPartition } from "./items";
 import { encodeJsonFields } from "./json-text";

@@ -25,14 +25,14 @@ import {
 } from "./client";
 
 /**
- * Every subscription in one partition, read with a consistent query: a dispatcher that sees the
+ * Every subscription in one partition, read with a consistent query: a fan-out that sees the
  * version move must also see the write that moved it (an index would lag behind it). The
  * partition is read whole only when the version moves.
  */
 const PARTITION = "SUBSCRIPTIONS";
 const VERSION_KEY = { pk: PARTITION, sk: "VERSION" };
 /** gsi2 partition of deliveries waiting for their next attempt (the retry driver's queue). */
-export const DELIVERY_DUE_PARTITION = "DELIVERY_DUE";
+const DELIVERY_DUE_PARTITION = "DELIVERY_DUE";
 /** A delivered one is kept this long, so a redelivered event is not sent twice. */
 const DELIVERED_KEPT_SECONDS = 7 * 24 * 3600;
 
@@ -53,7 +53,7 @@ function storedSubscription(item: Record<string, unknown>): StoredSubscription {
 /**
  * Subscriptions: SUBSCRIPTIONS / SUB#<id>, with their signing secrets in the item (a webhook
  * signature is an HMAC: the sender needs the secret itself).
- * Every write bumps SUBSCRIPTIONS / VERSION, so a dispatcher rebuilds its index only when
+ * Every write bumps SUBSCRIPTIONS / VERSION, so the fan-out rebuilds its index only when
  * something changed.
  */
 export class DynamoSubscriptionStore implements SubscriptionStore {

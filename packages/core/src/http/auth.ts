@@ -1,26 +1,28 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
-import { roleAtLeast, roleFor, type StageConfig } from "../config";
+import { hasPermission, highestRole, type Permission, requiredRole } from "../app/access";
+import type { StageConfig } from "../config";
 import { ForbiddenError, UnauthorizedError } from "../errors";
 import type { KeyStore } from "../ports";
-import type { ApiEnv } from "./env";
-
-export type Permission = "read" | "call" | "admin" | "subscribe" | "approve";
+import type { HttpEnv } from "./env";
 
 const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
 /** The bootstrap admin's principal id, as it appears in call records and events. */
 export const ADMIN_BOOTSTRAP_ID = "admin-bootstrap";
+
+/** What checking a key needs: the stored keys, and the bootstrap admin key if the stage has one. */
+export interface AuthDeps {
+  config: StageConfig;
+  keys: KeyStore;
+  adminKey?: string | (() => string | undefined);
+}
 
 /**
  * Authenticates `Authorization: Bearer <key>` against the configured bootstrap admin key and
  * the key store. Keys are never logged or echoed; every failure reads the same, so a caller
  * cannot tell an unknown key from a revoked one.
  */
-export function authenticate(deps: {
-  config: StageConfig;
-  keys: KeyStore;
-  adminKey?: string | (() => string | undefined);
-}): MiddlewareHandler<ApiEnv> {
+export function authenticate(deps: AuthDeps): MiddlewareHandler<HttpEnv> {
   const adminKey = deps.adminKey;
   // The digest of the key last seen: a key read at use is hashed once, not per request.
   let digested: { key: string; digest: Buffer } | undefined;
@@ -30,8 +32,7 @@ export function authenticate(deps: {
     if (digested?.key !== key) digested = { key, digest: digest(key) };
     return digested.digest;
   };
-  const highestRole =
-    deps.config.roles[deps.config.roles.length - 1] ?? deps.config.permissions.admin;
+  const bootstrapRole = highestRole(deps.config);
 
   return async (c, next) => {
     const header = c.req.header("authorization");
@@ -46,7 +47,7 @@ export function authenticate(deps: {
     // same time whatever the key.
     const admin = adminDigest();
     if (admin && timingSafeEqual(digest(key), admin)) {
-      c.set("principal", { id: ADMIN_BOOTSTRAP_ID, role: highestRole });
+      c.set("principal", { id: ADMIN_BOOTSTRAP_ID, role: bootstrapRole });
       // The configured key lives as long as the configuration.
       c.set("keyStillValid", async () => true);
     } else {
@@ -74,15 +75,15 @@ export function permissionOf(middleware: unknown): Permission | undefined {
   return undefined;
 }
 
-/** 403 unless the principal's role is at least the one the stage configures for `permission`. */
+/** 403 unless the principal holds `permission` (app/access.ts decides; this only answers). */
 export function requirePermission(
   config: StageConfig,
   permission: Permission,
-): MiddlewareHandler<ApiEnv> {
-  const required = roleFor(config, permission);
-  const middleware: MiddlewareHandler<ApiEnv> = async (c, next) => {
+): MiddlewareHandler<HttpEnv> {
+  const required = requiredRole(config, permission);
+  const middleware: MiddlewareHandler<HttpEnv> = async (c, next) => {
     const principal = c.get("principal");
-    if (!principal || !roleAtLeast(config, principal.role, required)) {
+    if (!principal || !hasPermission(config, principal, permission)) {
       throw new ForbiddenError(`This needs the ${required} role or higher.`, {
         details: { requiredRole: required },
       });

@@ -5,11 +5,11 @@ import {
   type LambdaClientConfig,
 } from "@aws-sdk/client-lambda";
 import * as z from "zod";
-import { ToolbusError, ValidationError } from "../../errors";
-import { type CallRecord, callRecord } from "../../model/call";
-import { SDK_CLIENT_OPTIONS } from "../../sdk-options";
-import { REGISTERED_KINDS, registeredHandlerId } from "../../wiring";
-import { type Dispatcher, DispatchNotStartedError } from "./dispatch";
+import { type Dispatcher, DispatchNotStartedError } from "../app/calls/dispatch";
+import { ToolbusError, ValidationError } from "../errors";
+import { type CallRecord, callRecord } from "../model/call";
+import { SDK_CLIENT_OPTIONS } from "../sdk-options";
+import { REGISTERED_KINDS, registeredHandlerId } from "../wiring";
 
 /**
  * The environment variable that names, as a JSON object, the Lambda function of each handler

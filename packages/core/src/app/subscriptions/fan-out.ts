@@ -30,7 +30,7 @@ export type DeliverySender = (
   secrets: SubscriptionSecrets,
 ) => Promise<AttemptOutcome>;
 
-export interface SubscriptionDispatcherDeps {
+export interface SubscriptionFanOutDeps {
   subscriptions: SubscriptionStore;
   deliveries: DeliveryStore;
   send: DeliverySender;
@@ -39,7 +39,7 @@ export interface SubscriptionDispatcherDeps {
   now?: () => Date;
 }
 
-/** A Toolbus event as the bus hands it over: what the dispatcher needs of it. */
+/** A Toolbus event as the bus hands it over: what the fan-out needs of it. */
 const toolbusEvent = z.object({
   source: z.literal(EVENT_SOURCE),
   "detail-type": z.string().min(1).max(128),
@@ -47,9 +47,9 @@ const toolbusEvent = z.object({
   detail: z.looseObject({ eventKey: z.string().min(1).max(512) }),
 });
 
-/** How long a dispatcher trusts its index without asking whether subscriptions changed. */
+/** How long a fan-out trusts its index without asking whether subscriptions changed. */
 const VERSION_CHECK_MS = 1_000;
-/** Deliveries attempted at once by one dispatcher. */
+/** Deliveries attempted at once by one fan-out. */
 const CONCURRENT_ATTEMPTS = 16;
 /** A delivery being attempted is not due for this long (a webhook's 15 s timeout and more). */
 const ATTEMPT_LEASE_MS = 90_000;
@@ -61,15 +61,18 @@ const RETRY_BUDGET_MS = 25_000;
 const PAUSED_RECHECK_MS = 60_000;
 
 /**
- * One dispatcher for every subscription. Each event is matched against all active ones at once
- * through a pattern index (cost by the event, not by how many subscriptions there are); each
- * match becomes a delivery item (one per event and subscription, so a redelivered event is
- * sent once) that is attempted at once. A failed attempt is scheduled again in the item itself
- * (`retryDue` picks up what is due) until the stage's retry window closes: then it is a dead
- * letter, listed under the subscription's failures and redrivable. A subscription whose
- * attempts fail `pauseAfterFailures` times in a row is paused as failing.
+ * Subscription delivery: each Toolbus event fans out to every subscription whose pattern
+ * matches it. (Not the call dispatcher of app/calls/dispatch.ts, which hands one call to its
+ * tool's handler.) One instance serves every subscription: each event is matched against all
+ * active ones at once through a pattern index (cost by the event, not by how many
+ * subscriptions there are); each match becomes a delivery item (one per event and
+ * subscription, so a redelivered event is sent once) that is attempted at once. A failed
+ * attempt is scheduled again in the item itself (`retryDue` picks up what is due) until the
+ * stage's retry window closes: then it is a dead letter, listed under the subscription's
+ * failures and redrivable. A subscription whose attempts fail `pauseAfterFailures` times in a
+ * row is paused as failing.
  */
-export class SubscriptionDispatcher {
+export class SubscriptionFanOut {
   private readonly now: () => Date;
   private readonly log: Logger;
   private index: PatternIndex<string> = createPatternIndex();
@@ -78,7 +81,7 @@ export class SubscriptionDispatcher {
   private listedAt = 0;
   private refreshing: Promise<void> | undefined;
 
-  constructor(private readonly deps: SubscriptionDispatcherDeps) {
+  constructor(private readonly deps: SubscriptionFanOutDeps) {
     this.now = deps.now ?? (() => new Date());
     this.log = deps.log ?? fallbackLogger();
   }

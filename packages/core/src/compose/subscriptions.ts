@@ -1,23 +1,23 @@
 import { SQSClient } from "@aws-sdk/client-sqs";
-import type { SubscriptionDispatcherDeps } from "../app/subscriptions/dispatcher";
+import type { SubscriptionFanOutDeps } from "../app/subscriptions/fan-out";
 import { busClient } from "../bus-client";
 import type { Deployment } from "../deployment";
 import { createHttpClient } from "../outbound/client";
 import { SDK_CLIENT_OPTIONS } from "../sdk-options";
-import { storeOptions } from "../store/dynamodb";
 import { DynamoDeliveryStore, DynamoSubscriptionStore } from "../store/dynamodb/subscriptions";
 import { targetSender } from "../subscriptions/targets";
+import { storeOf } from "./pieces";
 
 /**
- * The subscriptions dispatcher's dependencies: its stores, and a sender for every kind of
- * target. A module of its own, so only the dispatcher's function carries the SQS client.
+ * The subscriptions fan-out's dependencies: its stores, and a sender for every kind of
+ * target. A module of its own, so only the fan-out's functions carry the SQS client.
  */
-export function subscriptionDeps(deployment: Deployment): SubscriptionDispatcherDeps {
-  const options = storeOptions(deployment);
+export function subscriptionDeps(deployment: Deployment): SubscriptionFanOutDeps {
+  const store = storeOf(deployment);
   let sqs: SQSClient | undefined;
   return {
-    subscriptions: new DynamoSubscriptionStore(options),
-    deliveries: new DynamoDeliveryStore(options),
+    subscriptions: new DynamoSubscriptionStore(store),
+    deliveries: new DynamoDeliveryStore(store),
     send: targetSender({
       http: createHttpClient(deployment.config.outbound),
       eventBridge: () => busClient(deployment),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ConflictError, ValidationError } from "../../errors";
 import { type ToolSpec, type ToolsetSpec, toolSpec } from "../../model/tool";
-import { checkToolRegistration, validateCatalog } from "./registration";
+import { checkToolRegistration, validateCatalog } from "./consistency";
 
 const toolset = (name: string, owner: string): ToolsetSpec => ({
   name,

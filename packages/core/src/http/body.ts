@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { PayloadTooLargeError, type ToolbusError, ValidationError } from "../errors";
-import type { ApiEnv } from "./env";
+import type { HttpEnv } from "./env";
 
 /** Largest request body accepted, checked before anything parses it. */
 export const MAX_BODY_BYTES = 256 * 1024;
@@ -28,7 +28,7 @@ const BODYLESS = new Set(["GET", "HEAD", "OPTIONS"]);
  * last: once the answer is made, what is left of the body is read and dropped (up to
  * DRAIN_BYTES); when that is too much or cannot be read, the answer says `Connection: close`.
  */
-export function settleRequestBody(): MiddlewareHandler<ApiEnv> {
+export function settleRequestBody(): MiddlewareHandler<HttpEnv> {
   return async (c, next) => {
     await next();
     if (BODYLESS.has(c.req.method)) return;
@@ -51,13 +51,13 @@ export function limitRequestBody(
   options: {
     maxBytes?: number;
     /** How a refusal is answered; by default it is thrown, for the API's error handler. */
-    refuse?: (c: Context<ApiEnv>, error: ToolbusError) => Response;
+    refuse?: (c: Context<HttpEnv>, error: ToolbusError) => Response;
   } = {},
-): MiddlewareHandler<ApiEnv> {
+): MiddlewareHandler<HttpEnv> {
   const { maxBytes = MAX_BODY_BYTES } = options;
   const refuse =
     options.refuse ??
-    ((_c: Context<ApiEnv>, error: ToolbusError): Response => {
+    ((_c: Context<HttpEnv>, error: ToolbusError): Response => {
       throw error;
     });
   return async (c, next) => {

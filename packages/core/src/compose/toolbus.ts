@@ -1,39 +1,45 @@
-import type { ApiDeps } from "./api/deps";
+import type { ApiDeps } from "../api/deps";
+import type { Dispatcher } from "../app/calls/dispatch";
+import { loggedWait } from "../app/calls/logged";
+import { CallService } from "../app/calls/service";
+import type { CapabilityDetector } from "../app/capabilities/detectors";
+import { CapabilityService } from "../app/capabilities/service";
+import { RegisteredToolsets } from "../app/catalog/registered-toolsets";
+import { seedCatalog } from "../app/catalog/seed";
+import { HealthService } from "../app/health/service";
+import type { RunGovernor } from "../app/runs/governor";
+import { SearchService } from "../app/search/service";
+import { SelectionService } from "../app/selection/service";
+import type { SubscriptionService } from "../app/subscriptions/service";
+import { busClient } from "../bus-client";
+import { checkToolSettings } from "../config";
+import type { Deployment } from "../deployment";
+import { busProbe, type EventPublisher } from "../events/publisher";
+import type { CapabilityStatus } from "../model/capability";
+import type { ToolsetSpec } from "../model/tool";
+import { InProcessMetrics } from "../observability/metrics";
+import { createHttpClient, systemLookup } from "../outbound/client";
+import { withProbe } from "../outbound/probe";
+import type { CapabilityStore, CatalogStore, EventStream, KeyStore } from "../ports";
+import { type SubscriptionHandlers, subscriptionHandlers } from "../runtime/subscriptions";
+import { stageSecretReader } from "../secrets";
+import { cachedCapabilities, cachedCatalog, cachedKeys } from "../store/cached";
 import {
-  type CallHandler,
-  type Dispatcher,
-  dispatchFailureReporter,
-  handlersLoadedOnUse,
-  inProcessDispatcher,
-} from "./app/calls/dispatch";
-import { loggedWait } from "./app/calls/logged";
-import { CallService } from "./app/calls/service";
-import type { CapabilityDetector } from "./app/capabilities/detectors";
-import { CapabilityService } from "./app/capabilities/service";
-import { RegisteredToolsets } from "./app/catalog/registered";
-import { seedCatalog } from "./app/catalog/seed";
-import { HealthService } from "./app/health/service";
-import type { RunGovernor } from "./app/runs/governor";
-import { SelectionService } from "./app/selection/service";
-import type { SubscriptionService } from "./app/subscriptions/service";
-import { busClient } from "./bus-client";
-import { checkToolSettings } from "./config";
-import type { Deployment } from "./deployment";
-import { busProbe, EventPublisher } from "./events/publisher";
-import type { CapabilityStatus } from "./model/capability";
-import type { ToolsetSpec } from "./model/tool";
-import { InProcessMetrics } from "./observability/metrics";
-import { systemLookup } from "./outbound/client";
-import type { CapabilityStore, CatalogStore, EventStream, KeyStore } from "./ports";
-import { toolRuntimeDeps } from "./runtime/deps";
-import { type SubscriptionHandlers, subscriptionHandlers } from "./runtime/subscriptions";
-import { stageSecretReader } from "./secrets";
-import { cachedCapabilities, cachedCatalog, cachedKeys } from "./store/cached";
-import { DynamoAuditLog, type DynamoStores, dynamoStores, storeOptions } from "./store/dynamodb";
-import { hashKey } from "./store/dynamodb/keys";
-import { dynamoProbe } from "./store/dynamodb/probe";
-import { type AnyToolDefinition, toolSpecOf } from "./tool-definition";
-import { busRules } from "./wiring";
+  DynamoAuditLog,
+  DynamoCapabilityStore,
+  DynamoCatalogStore,
+  DynamoEventLog,
+  DynamoKeyStore,
+  type DynamoStores,
+} from "../store/dynamodb";
+import { hashKey } from "../store/dynamodb/keys";
+import { dynamoProbe } from "../store/dynamodb/probe";
+import { type AnyToolDefinition, toolSpecOf } from "../tool-definition";
+import { busRules } from "../wiring";
+import { busOf } from "./bus";
+import { callsOf } from "./calls";
+import { type CallHandler, handlersLoadedOnUse, inProcessDispatcher } from "./local-dispatch";
+import { secretOf, storeOf } from "./pieces";
 
 /** The stores as the application uses them: catalog and keys read through short caches. */
 export type ToolbusStores = Omit<DynamoStores, "catalog" | "capabilities" | "keys"> & {
@@ -61,8 +67,10 @@ export interface Toolbus {
 }
 
 /**
- * The whole system composed from one deployment: used by `npm start` and by tests. Lambda
- * entry points compose only the part they run (see runtime/deps.ts).
+ * The API's composition: every application service, built once, over one deployment's
+ * stores. On AWS both API entry points run it with a dispatcher that invokes each tool's
+ * function; under `npm start` and in tests it also holds every other unit's handler, built
+ * by the same unit compositions as their Lambda functions (in-process.ts) on the same pieces.
  */
 export function createToolbus(
   deployment: Deployment,
@@ -79,66 +87,51 @@ export function createToolbus(
     dispatcher?: Dispatcher;
   } = {},
 ): Toolbus {
-  const store = storeOptions(deployment);
-  const dynamo = dynamoStores(store);
+  const store = storeOf(deployment);
   const stores: ToolbusStores = {
-    ...dynamo,
-    catalog: cachedCatalog(dynamo.catalog),
-    capabilities: cachedCapabilities(dynamo.capabilities),
-    keys: cachedKeys(dynamo.keys, hashKey),
+    calls: callsOf(deployment),
+    events: new DynamoEventLog(store),
+    catalog: cachedCatalog(new DynamoCatalogStore(store)),
+    capabilities: cachedCapabilities(new DynamoCapabilityStore(store)),
+    keys: cachedKeys(new DynamoKeyStore(store), hashKey),
   };
-  const publisher = new EventPublisher({
-    client: busClient(deployment),
-    busName: deployment.busName,
-  });
+  const publisher = busOf(deployment);
   const definitions = new Map(catalog.tools.map((tool) => [tool.spec.id, tool]));
   // A typo in a tool's settings stops the start, instead of failing its calls later.
   checkToolSettings(deployment.config, definitions);
-  const runtime = {
-    ...toolRuntimeDeps(deployment, {
-      capabilities: catalog.capabilities ?? [],
-      fallbacks: catalog.tools,
-    }),
-    calls: stores.calls,
-    publisher,
-  };
+  // Capabilities are verified here (a refresh, the seed): the only client that probes.
+  const http = withProbe(createHttpClient(deployment.config.outbound), deployment.config.outbound);
   // Registered secrets are read at use, like the tools' own: the deployment's source, then
   // (on AWS) the stage's secrets in SSM.
-  const readSecrets = stageSecretReader(runtime.secret);
+  const readSecrets = stageSecretReader(secretOf(deployment));
   const capabilities: CapabilityService = new CapabilityService({
     store: stores.capabilities,
     config: deployment.config,
     detectors: catalog.capabilities ?? [],
-    secret: runtime.secret,
-    http: runtime.http,
+    secret: secretOf(deployment),
+    http,
     registered: () => registered.detectors(),
   });
   const registered = new RegisteredToolsets({
     catalog: stores.catalog,
     capabilities,
     config: deployment.config,
-    http: runtime.http,
+    http,
     lookup: systemLookup,
     readSecrets,
     detectors: catalog.capabilities ?? [],
   });
-  const recorderDeps = {
-    ...stores,
-    recentCall: (runId: string, callId: string) => dynamo.calls.recent(runId, callId),
-    ...(deployment.log ? { log: deployment.log } : {}),
-  };
-  const registeredDeps = { ...runtime, catalog: stores.catalog, readSecrets };
   // The stage stream loads on first use too: the API reads it only for GET /v1/events.
   let eventStream: Promise<EventStream> | undefined;
   const stream = () => {
-    eventStream ??= import("./store/dynamodb/event-stream").then(
+    eventStream ??= import("../store/dynamodb/event-stream").then(
       ({ DynamoEventStream }) => new DynamoEventStream(store, deployment.config.stream),
     );
     return eventStream;
   };
   // Subscriptions load on first use: most processes never deliver or manage one.
   const subscriptions = subscriptionHandlers(async () =>
-    (await import("./runtime/subscription-deps")).subscriptionDeps(deployment),
+    (await import("./subscriptions")).subscriptionDeps(deployment),
   );
   let subscriptionService: Promise<SubscriptionService> | undefined;
   const rules = busRules([...definitions.keys()]);
@@ -147,35 +140,38 @@ export function createToolbus(
   const handlers: Toolbus["handlers"] = handlersLoadedOnUse(
     rules.map((rule) => rule.handler),
     async () =>
-      (await import("./runtime/in-process")).inProcessHandlers({
+      (await import("./in-process")).inProcessHandlers({
+        deployment,
         tools: catalog.tools,
-        runtime: () => runtime,
-        recorder: () => recorderDeps,
-        stream: async () => ({ ...recorderDeps, stream: await stream() }),
-        registered: () => registeredDeps,
+        http,
+        capabilities: catalog.capabilities ?? [],
+        catalog: stores.catalog,
         subscriptions,
       }),
   );
-  const dispatcher =
-    options.dispatcher ?? inProcessDispatcher(handlers, dispatchFailureReporter(deployment.log));
+  const dispatcher = options.dispatcher ?? inProcessDispatcher(handlers);
   // Run budgets load with the first call: the API's cold start does not carry them.
   let governor: Promise<RunGovernor> | undefined;
   const runGovernor = () => {
-    governor ??= Promise.all([import("./app/runs/governor"), import("./store/dynamodb/runs")]).then(
+    governor ??= Promise.all([
+      import("../app/runs/governor"),
+      import("../store/dynamodb/runs"),
+    ]).then(
       ([{ RunGovernor }, { DynamoRunStore }]) =>
         new RunGovernor({ runs: new DynamoRunStore(store), config: deployment.config }),
     );
     return governor;
   };
+  const selection = new SelectionService({
+    config: deployment.config,
+    catalog: stores.catalog,
+    capabilities: stores.capabilities,
+  });
   const calls = new CallService({
-    selection: new SelectionService({
-      config: deployment.config,
-      catalog: stores.catalog,
-      capabilities: stores.capabilities,
-    }),
+    selection,
     catalog: stores.catalog,
     calls: stores.calls,
-    publisher,
+    bus: publisher,
     config: deployment.config,
     definitions,
     dispatcher,
@@ -188,7 +184,7 @@ export function createToolbus(
       ? {
           logged: loggedWait({
             events: stores.events,
-            recent: (runId, callId) => dynamo.calls.recent(runId, callId),
+            recent: (runId, callId) => stores.calls.recent(runId, callId),
             ...(deployment.log ? { log: deployment.log } : {}),
           }),
         }
@@ -204,6 +200,8 @@ export function createToolbus(
       config: deployment.config,
       catalog: stores.catalog,
       calls,
+      selection,
+      search: new SearchService({ selection }),
       events: stores.events,
       keys: stores.keys,
       capabilities: {
@@ -216,7 +214,7 @@ export function createToolbus(
       runs: runGovernor,
       stageEvents: async () => {
         const [{ StageEvents }, events] = await Promise.all([
-          import("./app/events/stage-events"),
+          import("../app/events/stage-events"),
           stream(),
         ]);
         return new StageEvents(events);
@@ -224,8 +222,8 @@ export function createToolbus(
       subscriptions: () => {
         subscriptionService ??= (async () => {
           const [{ SubscriptionService }, dynamoSubscriptions] = await Promise.all([
-            import("./app/subscriptions/service"),
-            import("./store/dynamodb/subscriptions"),
+            import("../app/subscriptions/service"),
+            import("../store/dynamodb/subscriptions"),
           ]);
           return new SubscriptionService({
             subscriptions: new dynamoSubscriptions.DynamoSubscriptionStore(store),

@@ -1,15 +1,27 @@
+import type { Permission } from "../app/access";
+import type { AuditObject } from "../model/audit";
 import type { Principal } from "../model/call";
 import type { Logger } from "../observability/log";
-import type { AuditedObject } from "./audit";
-import type { Permission } from "./auth";
 
-/** What middleware hands to route handlers through the context. */
-export interface ApiEnv {
+/**
+ * What a route says it touched, in one line: `c.set("audited", { kind: "key", id, name, role })`.
+ * Names and ids only, never a key, a secret or a body. `touched` may be long; the audit entry
+ * keeps the first MAX_AUDIT_TOUCHED (model/audit.ts) and the count.
+ */
+export type AuditedObject = Omit<AuditObject, "touched" | "touchedCount"> & {
+  touched?: readonly string[];
+};
+
+/**
+ * What middleware hands to handlers through the context. One shape for the REST routes and
+ * `/mcp`, which share an app, a key check and body limits.
+ */
+export interface HttpEnv {
   Variables: {
     requestId: string;
     /** The stage's logger (JSON lines on stderr where none was given). */
     log: Logger;
-    /** Set by the auth middleware on every /v1 route. */
+    /** Set by the auth middleware on every /v1 route and on /mcp. */
     principal: Principal;
     /**
      * Whether the request's key is still valid, asked again by long-lived responses (event

@@ -1,7 +1,11 @@
 /**
- * Request headers that place MCP calls; `?mode=` works too for clients that cannot set headers.
- * Agent files that list Toolbus's MCP server write the run id header, so they name it from here.
+ * What an MCP client sees of Toolbus's `/mcp` endpoint: the headers it may send, the surfaces
+ * it may ask for and the two tools of the search surface. Named here, below every layer, so
+ * the MCP server that offers them, the prompt that tells agents about them and the agent
+ * files that configure a client all read one definition without reaching into each other.
  */
+
+/** Request headers that place MCP calls; `?mode=` works too for clients that cannot set headers. */
 export const MCP_HEADERS = {
   mode: "x-toolbus-mode",
   runId: "x-toolbus-run-id",
@@ -17,3 +21,7 @@ export const MCP_HEADERS = {
  */
 export const MCP_SURFACES = ["catalog", "search"] as const;
 export type McpSurface = (typeof MCP_SURFACES)[number];
+
+/** The two tools of the search surface (`/mcp?surface=search`). */
+export const SEARCH_TOOLS = "search_tools";
+export const CALL_TOOL = "call_tool";

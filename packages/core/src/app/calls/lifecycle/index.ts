@@ -1,0 +1,28 @@
+/*
+ * The call lifecycle, one owner for every step of a call: how it starts (pending, direct,
+ * awaiting approval, refused), claim and release, completion, expiry, its deadlines, the one
+ * builder of a failed result, and every event it announces. The API's CallService and the tool
+ * runtime both call it; neither decides a step itself.
+ */
+export {
+  announceApprovalRequested,
+  announceFinished,
+  announceResult,
+  announceScheduled,
+  type ScheduledEnvelope,
+  scheduledDetail,
+  scheduledEnvelope,
+} from "./announce";
+export {
+  type CallStart,
+  callStart,
+  initialStatus,
+  needsApproval,
+  refusedCall,
+  releasedCall,
+} from "./create";
+export { claimDeadline, completionTime } from "./deadlines";
+export { type DecisionDeps, decideApproval, expireApprovals } from "./decide";
+export { failedResult, type Produced, resultSize } from "./results";
+export { type RunDeps, type RunnableCall, type RunOutcome, runCall } from "./run";
+export { type SweepDeps, sweep } from "./sweep";

@@ -1,0 +1,113 @@
+import type { CallRecord } from "../../../model/call";
+import type { ToolCallScheduled } from "../../../model/events";
+import type { ToolPolicy } from "../../../model/policy";
+import { type CallObservers, reportFinished } from "../../../observability/calls";
+import { fallbackLogger } from "../../../observability/log";
+import type { CallStore, EventSink } from "../../../ports";
+import { announceFinished, announceResult } from "./announce";
+import { claimDeadline } from "./deadlines";
+import { type Produced, type RunFacts, ranResult } from "./results";
+import { storeResult } from "./store";
+
+export interface RunDeps extends CallObservers {
+  /** Running a call reads, claims and completes its record, nothing more. */
+  calls: Pick<CallStore, "get" | "claim" | "complete">;
+  bus: EventSink;
+  now?: () => Date;
+}
+
+/** What running a call needs of it; a directly dispatched call has it all in its event. */
+export type RunnableCall = Pick<
+  CallRecord,
+  | "parentRunId"
+  | "callId"
+  | "toolId"
+  | "toolset"
+  | "input"
+  | "requestedBy"
+  | "scheduledAt"
+  | "trace"
+  | "fallbackAccess"
+>;
+
+/** How a run ended, as the tool runtime reports it (policies, cache, fallback). */
+export interface RunOutcome extends Omit<RunFacts, "durationMs"> {
+  execution: Produced;
+}
+
+/**
+ * Longest a direct call's start waits to be announced together with its result: a faster
+ * call's two events leave in one request and reach the recorder together; a slower call is
+ * announced when this runs out, so subscribers still see it start.
+ */
+const ANNOUNCE_START_WITHIN_MS = 20;
+
+/**
+ * Runs one scheduled call, the lifecycle every handler shares. Delivery is at least once, so
+ * the call is claimed first (PENDING -> RUNNING, conditional): a duplicate delivery finds it
+ * claimed and runs nothing, but finishes a publish an earlier delivery was stopped before. A
+ * direct call was claimed when it was made (`initialStatus`), and its start is announced here.
+ * Then: run, store the result, announce it. Resolves with the finished call.
+ */
+export async function runCall(
+  detail: ToolCallScheduled,
+  deps: RunDeps,
+  policy: Pick<ToolPolicy, "timeoutMs" | "cache">,
+  run: (call: RunnableCall, now: () => Date) => Promise<RunOutcome>,
+): Promise<CallRecord | undefined> {
+  const { calls, bus, now = () => new Date() } = deps;
+  const direct = detail.dispatch === "direct";
+  const claimed = direct
+    ? detail
+    : await calls.claim(detail.parentRunId, detail.callId, claimDeadline(now(), policy.timeoutMs));
+  if (!claimed) {
+    const existing = await calls.get(detail.parentRunId, detail.callId);
+    if (existing?.result && !existing.resultPublishedAt) {
+      await announceResult(bus, existing, existing.result);
+    }
+    return undefined;
+  }
+  const start = direct ? announceStartSoon(detail, deps) : undefined;
+  try {
+    const started = performance.now();
+    const { execution, ...facts } = await run(claimed, now);
+    const durationMs = Math.round(performance.now() - started);
+    const result = ranResult(claimed, execution, { ...facts, durationMs }, now());
+    const completed = await storeResult(calls, claimed, result, now(), deps.log);
+    // Not running any more: a sweeper already failed it as stuck, and announced that.
+    if (!completed) return undefined;
+    // Counted once stored, before the caller is answered, whatever the announcing does.
+    reportFinished(deps, completed, { cacheable: policy.cache !== undefined });
+    if (start?.cancel()) await announceFinished(bus, completed);
+    else await announceResult(bus, completed, completed.result ?? result);
+    return completed;
+  } finally {
+    start?.cancel();
+  }
+}
+
+/**
+ * Announces a direct call's start once ANNOUNCE_START_WITHIN_MS passes. `cancel` stops it and
+ * says whether it had not gone out yet (then the start goes out with the result).
+ */
+function announceStartSoon(detail: ToolCallScheduled, deps: RunDeps) {
+  let pending = true;
+  const timer = setTimeout(() => {
+    pending = false;
+    deps.bus.publish([{ detailType: "ToolCallScheduled", detail }]).catch((error: unknown) => {
+      // The result's announcement (or, failing that, the sweeper) carries it later.
+      (deps.log ?? fallbackLogger()).warn("A call's start could not be announced", {
+        callId: detail.callId,
+        error,
+      });
+    });
+  }, ANNOUNCE_START_WITHIN_MS);
+  return {
+    cancel(): boolean {
+      clearTimeout(timer);
+      const wasPending = pending;
+      pending = false;
+      return wasPending;
+    },
+  };
+}

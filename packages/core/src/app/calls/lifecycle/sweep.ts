@@ -1,0 +1,95 @@
+import type { CallRecord, Failure } from "../../../model/call";
+import { Failures } from "../../../model/failure";
+import type { CallStore, EventSink } from "../../../ports";
+import { announceFinished, announceScheduled } from "./announce";
+import { expireApprovals } from "./decide";
+import { failedResult } from "./results";
+
+export interface SweepDeps {
+  calls: CallStore;
+  bus: EventSink;
+  now?: () => Date;
+  /** A call still pending this long after it was recorded is announced again (default 60 s). */
+  announceAgainAfterMs?: number;
+  /** A call still pending this long is failed: no handler took it (default 15 min). */
+  giveUpAfterMs?: number;
+  /** A result stored this long ago and still not announced is announced now (default 60 s). */
+  announceResultAfterMs?: number;
+}
+
+const ANNOUNCE_AGAIN_AFTER_MS = 60_000;
+const GIVE_UP_AFTER_MS = 15 * 60_000;
+const ANNOUNCE_RESULT_AFTER_MS = 60_000;
+/** Calls handled per sweep and kind; the next sweep (a minute later) takes the rest. */
+const BATCH = 100;
+
+/**
+ * Drives on what a crash or a lost event left behind, with the call record as the truth:
+ * - RUNNING past its deadline: the handler died after claiming it. It fails as a `timeout`.
+ * - PENDING for a while: recorded, but its announcement was lost or no handler took it. It is
+ *   announced again (the same event key: a handler that already has it finds it claimed);
+ *   pending far too long, it fails as `unavailable`.
+ * - Finished, but its result not in the run's log (the process stopped between storing the
+ *   result and announcing it, the bus refused it, or the recorder never had it): both its
+ *   events are published again, under the same event keys; the recorder logs what is missing.
+ * - AWAITING APPROVAL past its expiry: nobody decided. It fails as `approval_expired`.
+ * Each failure is announced like any result, so no caller waits forever. Every completion is
+ * conditional: a handler that finishes late wins.
+ */
+export async function sweep(deps: SweepDeps): Promise<{ swept: number; announced: number }> {
+  const {
+    calls,
+    bus,
+    now = () => new Date(),
+    announceAgainAfterMs = ANNOUNCE_AGAIN_AFTER_MS,
+    giveUpAfterMs = GIVE_UP_AFTER_MS,
+    announceResultAfterMs = ANNOUNCE_RESULT_AFTER_MS,
+  } = deps;
+  let swept = 0;
+  for (const call of await calls.listStuck(now().toISOString(), BATCH)) {
+    const failure = Failures.timeout(
+      `${call.toolId} did not finish before its deadline; its handler stopped.`,
+    );
+    if (await fail(call, failure)) swept++;
+  }
+
+  let announced = 0;
+  const waitingSince = new Date(now().getTime() - announceAgainAfterMs).toISOString();
+  const giveUpBefore = now().getTime() - giveUpAfterMs;
+  for (const call of await calls.listWaiting(waitingSince, BATCH)) {
+    if (Date.parse(call.scheduledAt) < giveUpBefore) {
+      // Claimed first, so a handler that takes it meanwhile is not overruled.
+      const claimed = await calls.claim(call.parentRunId, call.callId, now().toISOString());
+      const failure = Failures.unavailable(
+        `${call.toolId} was never run: no handler took the call.`,
+      );
+      if (claimed && (await fail(claimed, failure))) swept++;
+      continue;
+    }
+    await announceScheduled(bus, call);
+    announced++;
+  }
+
+  const finishedBefore = new Date(now().getTime() - announceResultAfterMs).toISOString();
+  for (const call of await calls.listUnannounced(finishedBefore, BATCH)) {
+    if (!call.result) continue;
+    // A direct call announces both events together, after its result: both may be missing.
+    await announceFinished(bus, call);
+    announced++;
+  }
+  // Approvals nobody decided in time: the call fails as approval_expired, announced.
+  swept += await expireApprovals({ calls, bus, now }, BATCH);
+  return { swept, announced };
+
+  async function fail(call: CallRecord, failure: Failure): Promise<boolean> {
+    const at = now();
+    const durationMs = call.startedAt ? at.getTime() - Date.parse(call.startedAt) : 0;
+    const result = failedResult(call, failure, at, { durationMs });
+    const completed = await calls.complete(call.parentRunId, call.callId, result);
+    if (!completed) return false;
+    // Its announcement may have died with its handler: the log gets both events either way
+    // (the same event key, so a log or subscriber that has it already keeps one).
+    await announceFinished(bus, completed);
+    return true;
+  }
+}

@@ -1,0 +1,53 @@
+import type { CapabilityDetector } from "../app/capabilities/detectors";
+import type { Deployment } from "../deployment";
+import { OutboundError } from "../outbound/errors";
+import type { HttpClient } from "../outbound/types";
+import type { ToolRuntimeDeps } from "../runtime/tool-handler";
+import { memoResultCache } from "../store/cached";
+import { DynamoRateLimiter } from "../store/dynamodb/rate-limiter";
+import { DynamoResultCache } from "../store/dynamodb/result-cache";
+import type { AnyToolDefinition } from "../tool-definition";
+import { busOf } from "./bus";
+import { callRunsOf } from "./calls";
+import { secretOf, storeOf } from "./pieces";
+
+/** What a tool runs with beyond the stage's pieces: its detectors and the tools it may fall back to. */
+export interface RunScope {
+  capabilities?: readonly CapabilityDetector[];
+  fallbacks?: readonly AnyToolDefinition[];
+}
+
+/**
+ * One tool's handler's dependencies, and nothing more, so a Lambda bundle stays small:
+ * `http` is the outbound client, or `offlineHttp` for a tool that never reaches the network
+ * (its function then carries no SSRF guard or address tables); `calls` is what running a call
+ * needs of the call store (the API's whole store where one process runs both).
+ */
+export function toolDeps(
+  deployment: Deployment,
+  http: HttpClient,
+  scope: RunScope = {},
+  calls: ToolRuntimeDeps["calls"] = callRunsOf(deployment),
+): ToolRuntimeDeps {
+  const store = storeOf(deployment);
+  return {
+    calls,
+    bus: busOf(deployment),
+    config: deployment.config,
+    http,
+    ...(deployment.log ? { log: deployment.log } : {}),
+    ...(deployment.metrics ? { metrics: deployment.metrics } : {}),
+    secret: secretOf(deployment),
+    capabilities: scope.capabilities ?? [],
+    cache: memoResultCache(new DynamoResultCache(store)),
+    rateLimiter: new DynamoRateLimiter(store),
+    fallbacks: new Map((scope.fallbacks ?? []).map((tool) => [tool.spec.id, tool])),
+  };
+}
+
+/** The outbound client of a tool that never reaches the network: a request fails as blocked. */
+export const offlineHttp: HttpClient = {
+  request: async () => {
+    throw new OutboundError("blocked", "this tool's function has no network access");
+  },
+};

@@ -1,0 +1,154 @@
+import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { ToolbusError } from "../../errors";
+import { type CallRecord, type CallResult, callRecord, callResult } from "../../model/call";
+import type { CallStore } from "../../ports";
+import {
+  type DynamoStoreOptions,
+  guard,
+  isConditionFailure,
+  isValidationException,
+  parseInput,
+  parseStored,
+} from "./client";
+import { callKey, RUNNING_PARTITION, traceIndexKey, UNANNOUNCED_PARTITION } from "./items";
+import { decodeJsonFields, encodeJsonFields, jsonAttribute } from "./json-text";
+import { type RecentCalls, recentCalls } from "./recent-calls";
+import { fitResult } from "./result-size";
+
+/**
+ * When the whole item is still refused (a large input next to the result, or `data` nested
+ * deeper than DynamoDB's 32 levels), `complete` retries once with a result this small.
+ */
+const FALLBACK_RESULT_BYTES = 16_384;
+
+/** What callers and tools choose, kept as JSON text (see json-text.ts). */
+export const JSON_FIELDS = ["input", "result"];
+
+export const storedCall = (item: Record<string, unknown>): CallRecord =>
+  parseStored(callRecord, decodeJsonFields(item, JSON_FIELDS), "call");
+
+/** A call record as its item, without gsi2's keys: put whole, it leaves the sweeper's index. */
+export const callItem = (call: CallRecord): Record<string, unknown> => ({
+  ...callKey(call.parentRunId, call.callId),
+  ...encodeJsonFields(call, JSON_FIELDS),
+  ...traceIndexKey(call),
+});
+
+/**
+ * What running a call needs of its record: read it, claim it, complete it. A tool's function
+ * carries only this; the full store (./calls) adds what the API and the sweeper do.
+ * Call records: RUN#<runId> / CALL#<callId>, the record's fields as top-level attributes
+ * (input and result as JSON text). While a call waits it carries gsi2pk PENDING / gsi2sk
+ * <since>, while it runs RUNNING / <deadlineAt>, once finished and until announced
+ * UNANNOUNCED / <completedAt>: calls a crash left behind are found through a small sparse index.
+ */
+export class DynamoCallRuns implements Pick<CallStore, "get" | "claim" | "complete"> {
+  protected readonly options: DynamoStoreOptions;
+  protected readonly recentCalls: RecentCalls;
+
+  constructor(options: DynamoStoreOptions) {
+    this.options = options;
+    this.recentCalls = recentCalls(options);
+  }
+
+  /** The call as this process last wrote it, if it did lately (see RecentCalls); no read. */
+  recent(parentRunId: string, callId: string): CallRecord | undefined {
+    return this.recentCalls.get(parentRunId, callId);
+  }
+
+  async get(parentRunId: string, callId: string): Promise<CallRecord | undefined> {
+    const { client, tableName } = this.options;
+    const { Item } = await guard("calls.get", tableName, () =>
+      client.send(
+        new GetCommand({
+          TableName: tableName,
+          Key: callKey(parentRunId, callId),
+          // Callers poll for completion right after a write elsewhere.
+          ConsistentRead: true,
+        }),
+      ),
+    );
+    return Item && storedCall(Item);
+  }
+
+  async claim(
+    parentRunId: string,
+    callId: string,
+    deadlineAt: string,
+  ): Promise<CallRecord | undefined> {
+    return this.transition("calls.claim", {
+      Key: callKey(parentRunId, callId),
+      UpdateExpression:
+        "SET #status = :running, startedAt = :now, deadlineAt = :deadline, gsi2pk = :index, gsi2sk = :deadline",
+      ConditionExpression: "#status = :pending",
+      ExpressionAttributeNames: { "#status": "status" },
+      ExpressionAttributeValues: {
+        ":running": "running",
+        ":pending": "pending",
+        ":now": this.now(),
+        ":deadline": deadlineAt,
+        ":index": RUNNING_PARTITION,
+      },
+    });
+  }
+
+  async complete(
+    parentRunId: string,
+    callId: string,
+    result: CallResult,
+  ): Promise<CallRecord | undefined> {
+    const parsed = parseInput(callResult, result, "call result");
+    const update = (stored: CallResult) =>
+      this.transition("calls.complete", {
+        Key: callKey(parentRunId, callId),
+        // Finished but not yet announced: on the index until the publication mark.
+        UpdateExpression:
+          "SET #status = :status, #result = :result, gsi2pk = :index, gsi2sk = :completedAt",
+        ConditionExpression: "#status = :running",
+        ExpressionAttributeNames: { "#status": "status", "#result": jsonAttribute("result") },
+        ExpressionAttributeValues: {
+          ":status": stored.status,
+          ":result": JSON.stringify(stored),
+          ":running": "running",
+          ":index": UNANNOUNCED_PARTITION,
+          ":completedAt": stored.completedAt,
+        },
+      });
+    try {
+      return await update(fitResult(parsed));
+    } catch (error) {
+      if (!isValidationException(error)) throw error;
+      return update(fitResult({ ...parsed, data: null, truncated: true }, FALLBACK_RESULT_BYTES));
+    }
+  }
+
+  /** A conditional status change; undefined when the call was not in the expected state. */
+  protected async transition(
+    operation: string,
+    input: Omit<ConstructorParameters<typeof UpdateCommand>[0], "TableName">,
+  ): Promise<CallRecord | undefined> {
+    const { client, tableName } = this.options;
+    return guard(operation, tableName, async () => {
+      try {
+        const { Attributes } = await client.send(
+          new UpdateCommand({ ...input, TableName: tableName, ReturnValues: "ALL_NEW" }),
+        );
+        if (Attributes === undefined) {
+          throw new ToolbusError("DynamoDB returned no attributes for ALL_NEW.", {
+            context: { operation },
+          });
+        }
+        const call = storedCall(Attributes);
+        this.recentCalls.remember(call);
+        return call;
+      } catch (error) {
+        if (isConditionFailure(error)) return undefined;
+        throw error;
+      }
+    });
+  }
+
+  protected now(): string {
+    return (this.options.now?.() ?? new Date()).toISOString();
+  }
+}
