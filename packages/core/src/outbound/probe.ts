@@ -25,7 +25,7 @@ export function withProbe(
  * Opens a connection to host:port the way the outbound client would route a request to
  * https://host:port (through its proxy, NO_PROXY included) and closes it again.
  */
-export async function probeConnection(
+async function probeConnection(
   choice: ProxyChoice,
   host: string,
   port: number,

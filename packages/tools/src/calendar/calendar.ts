@@ -10,8 +10,8 @@ import { calendarEvent, type FoundEvent, mergeEvents } from "./events";
 import { GOOGLE_CALENDAR_CREDENTIALS, listGoogleEvents, readServiceAccountKey } from "./google";
 import { DAY_MS, isoUtc } from "./time";
 
-export const DEFAULT_WINDOW_DAYS = 30;
-export const MAX_WINDOW_DAYS = 366;
+const DEFAULT_WINDOW_DAYS = 30;
+const MAX_WINDOW_DAYS = 366;
 
 const rfc3339 = z.iso
   .datetime({ offset: true, error: "must be an RFC 3339 date-time such as 2026-03-01T09:00:00Z" })

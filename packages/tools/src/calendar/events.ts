@@ -1,6 +1,6 @@
 import * as z from "zod";
 
-export const DESCRIPTION_LIMIT = 500;
+const DESCRIPTION_LIMIT = 500;
 
 export const calendarEvent = z.object({
   id: z.string().describe("The event's id at its source; a recurring instance has its own."),

@@ -223,7 +223,7 @@ function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]
 }
 
 /** A DATE (VALUE=DATE or 8 digits) or DATE-TIME: UTC with Z, in TZID, or floating. */
-export function parseTime(property: Pick<IcsProperty, "params" | "value">): IcsTime | undefined {
+function parseTime(property: Pick<IcsProperty, "params" | "value">): IcsTime | undefined {
   const value = property.value.trim();
   const date = value.match(/^(\d{4})(\d{2})(\d{2})$/);
   if (date) {
@@ -281,7 +281,7 @@ export interface Placement {
  * (Windows names such as Outlook's "W. Europe Standard Time" included); a TZID it does not
  * know is read as UTC and reported.
  */
-export function place(time: IcsTime): Placement {
+function place(time: IcsTime): Placement {
   if (time.kind !== "local" || time.tzid === undefined) return { ms: civilAsUtcMs(time.civil) };
   const zone = knownTimeZone(time.tzid);
   if (!zone) return { ms: civilAsUtcMs(time.civil), unknownZone: time.tzid };

@@ -46,7 +46,6 @@ export const releaseList = z.array(
     author: user,
   }),
 );
-export type GitHubRelease = z.infer<typeof releaseList>[number];
 
 /** `GET /repos/{owner}/{repo}/issues/{number}`: pull requests are issues with `pull_request`. */
 export const issuePayload = z.object({
@@ -71,7 +70,6 @@ export const issuePayload = z.object({
     .nullable()
     .optional(),
 });
-export type GitHubIssue = z.infer<typeof issuePayload>;
 
 /** `GET /search/code` with the text-match media type. */
 export const codeSearchPayload = z.object({
@@ -90,7 +88,6 @@ export const codeSearchPayload = z.object({
     }),
   ),
 });
-export type GitHubCodeSearch = z.infer<typeof codeSearchPayload>;
 
 /** Parses a payload, or undefined when its shape is not the documented one. */
 export function parsePayload<T>(schema: z.ZodType<T>, body: unknown): T | undefined {

@@ -33,7 +33,7 @@ export function decodeDocument(
 }
 
 /** The label the document names for itself, if any (it may be one nobody knows). */
-export function documentCharset(body: Uint8Array, kind: DocumentKind): string | undefined {
+function documentCharset(body: Uint8Array, kind: DocumentKind): string | undefined {
   // Every label WHATWG knows is ASCII, so reading the head as latin1 finds it in any of them.
   const head = new TextDecoder("latin1").decode(body.subarray(0, PRESCAN_BYTES));
   return (kind === "xml" ? XML_DECLARATION : META_CHARSET).exec(head)?.[1];
