@@ -19,7 +19,6 @@ import {
 } from "../wiring";
 import { callsOf } from "./calls";
 import type { CallHandler } from "./local-dispatch";
-import { once } from "./pieces";
 import { recorderDeps } from "./recorder";
 import { type RegisteredCatalog, registeredDeps } from "./registered";
 import { streamWriterDeps } from "./stream";
@@ -76,21 +75,23 @@ export function inProcessHandlers(units: InProcessUnits): Record<string, CallHan
     // test's, an embedding's) has no function: it runs with this composition's detectors,
     // tools and outbound client.
     const { needs } = tool;
-    const deps = once(() =>
-      needs
-        ? declaredToolDeps(needs, deployment, { http: units.http, calls })
-        : toolDeps(
-            deployment,
-            units.http,
-            { capabilities: units.capabilities, fallbacks: units.tools },
-            calls,
-          ),
-    );
-    handlers[toolHandlerId(tool.spec.id)] = createToolHandler(tool, deps);
+    const deps = needs
+      ? declaredToolDeps(needs, deployment, { http: units.http, calls })
+      : toolDeps(
+          deployment,
+          units.http,
+          { capabilities: units.capabilities, fallbacks: units.tools },
+          calls,
+        );
+    handlers[toolHandlerId(tool.spec.id)] = createToolHandler(tool, () => deps);
   }
-  const registered = once(() => registeredDeps(deployment, units.catalog, calls));
+  const registered = registeredDeps(deployment, units.catalog, calls);
   for (const kind of REGISTERED_KINDS) {
-    handlers[registeredHandlerId(kind)] = createRegisteredHandler(kind, DEFINE[kind], registered);
+    handlers[registeredHandlerId(kind)] = createRegisteredHandler(
+      kind,
+      DEFINE[kind],
+      () => registered,
+    );
   }
   return handlers;
 }

@@ -3,7 +3,7 @@ import type { CallRecord, Principal } from "../../../model/call";
 import { Failures } from "../../../model/failure";
 import type { CallStore, EventSink } from "../../../ports";
 import { announceFinished } from "./announce";
-import { failedResult } from "./results";
+import { failedResult } from "./records";
 
 export interface DecisionDeps {
   calls: CallStore;

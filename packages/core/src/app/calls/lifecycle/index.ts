@@ -13,16 +13,19 @@ export {
   scheduledDetail,
   scheduledEnvelope,
 } from "./announce";
+export { type DecisionDeps, decideApproval, expireApprovals } from "./decide";
 export {
   type CallStart,
   callStart,
+  claimDeadline,
+  completionTime,
+  failedResult,
   initialStatus,
   needsApproval,
+  type Produced,
   refusedCall,
   releasedCall,
-} from "./create";
-export { claimDeadline, completionTime } from "./deadlines";
-export { type DecisionDeps, decideApproval, expireApprovals } from "./decide";
-export { failedResult, type Produced, resultSize } from "./results";
+  resultSize,
+} from "./records";
 export { type RunDeps, type RunnableCall, type RunOutcome, runCall } from "./run";
 export { type SweepDeps, sweep } from "./sweep";

@@ -5,9 +5,7 @@ import { type CallObservers, reportFinished } from "../../../observability/calls
 import { fallbackLogger } from "../../../observability/log";
 import type { CallStore, EventSink } from "../../../ports";
 import { announceFinished, announceResult } from "./announce";
-import { claimDeadline } from "./deadlines";
-import { type Produced, type RunFacts, ranResult } from "./results";
-import { storeResult } from "./store";
+import { claimDeadline, type Produced, type RunFacts, ranResult, storeResult } from "./records";
 
 export interface RunDeps extends CallObservers {
   /** Running a call reads, claims and completes its record, nothing more. */

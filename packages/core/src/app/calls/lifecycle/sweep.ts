@@ -3,7 +3,7 @@ import { Failures } from "../../../model/failure";
 import type { CallStore, EventSink } from "../../../ports";
 import { announceFinished, announceScheduled } from "./announce";
 import { expireApprovals } from "./decide";
-import { failedResult } from "./results";
+import { failedResult } from "./records";
 
 export interface SweepDeps {
   calls: CallStore;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Failures } from "../../../model/failure";
-import { failedResult, ranResult } from "./results";
+import { failedResult, ranResult } from "./records";
 
 const call = { scheduledAt: "2026-11-26T10:00:00.000Z" };
 const now = new Date("2026-11-26T10:00:01.000Z");
