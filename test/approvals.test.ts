@@ -204,6 +204,86 @@ describe("a call that needs approval, over MCP", () => {
   });
 });
 
+describe("a call that needs approval, from a stateless MCP client that names no run", () => {
+  const statelessClient = async () => {
+    const client = new Client({ name: "approvals-stateless", version: "1.0.0" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${api.url}/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${memberKey}` } },
+      }),
+    );
+    return client;
+  };
+  const callTool = (client: Client, meta: Record<string, string>) =>
+    client.callTool({
+      name: "readability_analyzer",
+      arguments: { text: "Short words." },
+      _meta: meta,
+    }) as Promise<CallToolResult>;
+
+  it("reaches the approved call again by its call id alone, on a new connection", async () => {
+    const callId = `stateless-${system.runId()}`;
+    const first = await statelessClient();
+    let runId: string;
+    try {
+      const pending = await callTool(first, { "toolbus/callId": callId });
+      expect(pending._meta).toMatchObject({ "toolbus/status": "awaiting_approval" });
+      runId = pending._meta?.["toolbus/runId"] as string;
+      // The message says what to send back: the run and the call, nothing else.
+      expect(JSON.stringify(pending.content)).toContain(
+        JSON.stringify(JSON.stringify({ "toolbus/runId": runId, "toolbus/callId": callId })).slice(
+          1,
+          -1,
+        ),
+      );
+    } finally {
+      await first.close();
+    }
+    expect((await decide(runId, callId, "approve")).status).toBe(200);
+    await system.settle();
+    const second = await statelessClient();
+    try {
+      const outcome = await callTool(second, { "toolbus/callId": callId });
+      expect(outcome._meta).toMatchObject({
+        "toolbus/status": "succeeded",
+        "toolbus/runId": runId,
+        "toolbus/callId": callId,
+      });
+      // Named explicitly, the run is honoured just the same.
+      const named = await callTool(second, { "toolbus/runId": runId, "toolbus/callId": callId });
+      expect(named._meta).toMatchObject({ "toolbus/status": "succeeded", "toolbus/runId": runId });
+    } finally {
+      await second.close();
+    }
+    // Still one call awaiting nothing: the repeats opened no second approval request.
+    const waiting = await system.request("/v1/approvals");
+    const open = ((await waiting.json()) as { calls: { callId: string }[] }).calls;
+    expect(open.filter((call) => call.callId === callId)).toEqual([]);
+  });
+
+  it("keeps one key's call ids apart from another's", async () => {
+    const callId = `shared-${system.runId()}`;
+    const member = await statelessClient();
+    try {
+      const mine = await callTool(member, { "toolbus/callId": callId });
+      const admin = new Client({ name: "approvals-admin", version: "1.0.0" });
+      await admin.connect(
+        new StreamableHTTPClientTransport(new URL(`${api.url}/mcp`), {
+          requestInit: { headers: { Authorization: `Bearer ${system.adminKey}` } },
+        }),
+      );
+      try {
+        const theirs = await callTool(admin, { "toolbus/callId": callId });
+        expect(theirs._meta?.["toolbus/runId"]).not.toBe(mine._meta?.["toolbus/runId"]);
+      } finally {
+        await admin.close();
+      }
+    } finally {
+      await member.close();
+    }
+  });
+});
+
 describe("toolbus approvals", () => {
   const toolbus = (argv: string[], key = system.adminKey) => runToolbusCli(api.url, argv, key);
 

@@ -283,17 +283,26 @@ describe("tools/call over MCP", () => {
     });
   });
 
-  it("generates an mcp- run id when none is given, and takes the call id from a header", async () => {
+  it("derives the run from the key and the call id when no run is named, and takes the call id from a header", async () => {
     const client = await connect({ headers: { "X-Toolbus-Call-Id": "from-header" } });
     const result = await call(client, "readability_analyzer", { text: TEXT });
     expect(result.isError).toBe(false);
     const runId = result._meta?.["toolbus/runId"] as string;
-    expect(runId).toMatch(/^mcp-[0-9a-f-]{36}$/);
+    expect(runId).toMatch(/^mcp-[0-9a-f]{32}$/);
     expect(result._meta?.["toolbus/callId"]).toBe("from-header");
     expect((await runEvents(runId)).map((e) => e.detailType)).toEqual([
       "ToolCallScheduled",
       "ToolResultReceived",
     ]);
+  });
+
+  it("starts a new run for a call that names neither its run nor its call", async () => {
+    const client = await connect({});
+    const first = await call(client, "readability_analyzer", { text: TEXT });
+    const second = await call(client, "readability_analyzer", { text: TEXT });
+    expect(first._meta?.["toolbus/runId"]).toMatch(/^mcp-[0-9a-f-]{36}$/);
+    expect(second._meta?.["toolbus/runId"]).toMatch(/^mcp-[0-9a-f-]{36}$/);
+    expect(second._meta?.["toolbus/runId"]).not.toBe(first._meta?.["toolbus/runId"]);
   });
 
   it("is idempotent by call id: a repeat returns the same result and announces nothing new", async () => {

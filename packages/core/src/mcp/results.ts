@@ -75,7 +75,7 @@ export function callToolResult(
           text:
             `${spec.id} needs a person's approval before it runs (call ${call.callId}, until ` +
             `${call.approval.expiresAt}). It is decided at POST ${decideUrl(call)} (or /deny). ` +
-            `${again} and _meta "${META.callId}": "${call.callId}" to get the outcome; ` +
+            `${again} and _meta ${repeatMeta(call)} to get the outcome; ` +
             "meanwhile, go on with other work.",
         },
       ],
@@ -95,13 +95,21 @@ export function callToolResult(
         type: "text",
         text:
           `${spec.id} is still running (call ${call.callId}, status ${call.status}). ` +
-          `${again} and _meta "${META.callId}": "${call.callId}" to wait for its result, ` +
+          `${again} and _meta ${repeatMeta(call)} to wait for its result, ` +
           `or poll GET ${statusUrl(call)}.`,
       },
     ],
     isError: true,
     _meta: { ...meta, [META.statusUrl]: statusUrl(call) },
   };
+}
+
+/**
+ * What a client sends back to reach this same call: its run and call id. A stateless client
+ * needs nothing else (no session, no header), whichever instance answers.
+ */
+function repeatMeta(call: CallRecord): string {
+  return JSON.stringify({ [META.runId]: call.parentRunId, [META.callId]: call.callId });
 }
 
 /**

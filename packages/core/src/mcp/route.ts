@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { SearchService } from "../app/search/service";
@@ -82,8 +81,8 @@ function requestContext(c: Context<HttpEnv>, deps: McpRouteDeps): McpRequestCont
     deps.config,
     c.req.header(MCP_HEADERS.mode) || c.req.query("mode") || undefined,
   );
-  const runId = c.req.header(MCP_HEADERS.runId) || `mcp-${randomUUID()}`;
-  if (!runIdSchema.safeParse(runId).success) {
+  const runId = c.req.header(MCP_HEADERS.runId) || undefined;
+  if (runId !== undefined && !runIdSchema.safeParse(runId).success) {
     throw new ValidationError("X-Toolbus-Run-Id is not a valid run id.", {
       details: [{ path: MCP_HEADERS.runId, message: "1-128 characters: letters, digits, . _ : -" }],
     });
@@ -106,7 +105,7 @@ function requestContext(c: Context<HttpEnv>, deps: McpRouteDeps): McpRequestCont
     principal: c.get("principal"),
     mode,
     surface,
-    runId,
+    ...(runId ? { runId } : {}),
     ...(callId ? { callId } : {}),
     logFailure: (error) => logFailure(c, error),
   };

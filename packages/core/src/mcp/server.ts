@@ -16,11 +16,12 @@ import type { StageConfig } from "../config";
 import { callerMessage, type Issue, ToolbusError, ValidationError } from "../errors";
 import { API_VERSION } from "../http/version";
 import type { Principal } from "../model/call";
-import { callId as callIdSchema } from "../model/ids";
+import { callId as callIdSchema, runId as runIdSchema } from "../model/ids";
 import type { McpSurface } from "../model/mcp-surface";
 import { CALL_TOOL, SEARCH_TOOLS } from "../model/mcp-surface";
 import type { ToolSpec } from "../model/tool";
 import type { CatalogStore } from "../ports";
+import { sha256Hex } from "../util/canonical-json";
 import { ReadableParamsServer } from "./params";
 import { callToolResult, invalidInputResult } from "./results";
 import { callToolArguments, SEARCH_SURFACE_TOOLS, searchToolsResult } from "./search-surface";
@@ -28,14 +29,19 @@ import { toMcpTool, toolInput } from "./tools";
 
 /** Where a `tools/call` may name its call id: `params._meta["toolbus/callId"]`. */
 export const CALL_ID_META = "toolbus/callId";
+/** Where a `tools/call` may name its run: `params._meta["toolbus/runId"]`. */
+export const RUN_ID_META = "toolbus/runId";
 
 /** What one MCP request is made on behalf of; the route reads it from the HTTP request. */
 export interface McpRequestContext {
   principal: Principal;
   /** Already resolved against the stage's modes. */
   mode: string;
-  /** Every call made in this request belongs to this run. */
-  runId: string;
+  /**
+   * From `X-Toolbus-Run-Id`: the run this request's calls belong to; `_meta` wins over it.
+   * Without either, see `runOf`.
+   */
+  runId?: string;
   /** From `X-Toolbus-Call-Id`; `_meta` wins over it. */
   callId?: string;
   /** `catalog`: every tool the selection offers; `search`: `search_tools` and `call_tool` only. */
@@ -138,7 +144,9 @@ async function callCatalogTool(
   },
 ): Promise<CallToolResult> {
   const { meta } = target;
-  const callId = callIdFrom(meta) ?? context.callId ?? randomUUID();
+  const namedCall = idFrom(meta, CALL_ID_META) ?? context.callId;
+  const callId = namedCall ?? randomUUID();
+  const runId = runOf(context, idFrom(meta, RUN_ID_META, runIdSchema), namedCall);
   try {
     const spec = await deps.catalog.getTool(target.name);
     if (!spec) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${target.name}.`);
@@ -146,7 +154,7 @@ async function callCatalogTool(
     try {
       outcome = await deps.calls.call(
         context.principal,
-        context.runId,
+        runId,
         {
           tool: spec.id,
           input: target.input(spec),
@@ -163,7 +171,7 @@ async function callCatalogTool(
       if (!(error instanceof ValidationError)) throw error;
       return invalidInputResult(
         spec,
-        { runId: context.runId, callId },
+        { runId, callId },
         error.message,
         inputIssues(error.details),
         target.inputPath,
@@ -171,7 +179,7 @@ async function callCatalogTool(
     }
     return callToolResult(outcome.call, spec, target.again);
   } catch (error) {
-    throw protocolError(error, context, callId);
+    throw protocolError(error, context, { runId, callId });
   }
 }
 
@@ -187,14 +195,36 @@ function requirePermission(deps: McpDeps, principal: Principal, permission: Perm
   }
 }
 
-function callIdFrom(meta: Record<string, unknown> | undefined): string | undefined {
-  const value = meta?.[CALL_ID_META];
+/**
+ * The run a call belongs to: the one the client names (`_meta`, then the header), else, for a
+ * call it names, a run derived from its key and that call id, so a stateless client that
+ * repeats the call (after an approval, or when its wait ran out) reaches the same call
+ * without keeping anything but the call id; else a new run.
+ */
+function runOf(
+  context: McpRequestContext,
+  named: string | undefined,
+  callId: string | undefined,
+): string {
+  const chosen = named ?? context.runId;
+  if (chosen !== undefined) return chosen;
+  if (callId === undefined) return `mcp-${randomUUID()}`;
+  return `mcp-${sha256Hex(`${context.principal.id}\n${callId}`).slice(0, 32)}`;
+}
+
+/** An id a client put in `_meta` under `key`: valid, or a protocol error saying what is. */
+function idFrom(
+  meta: Record<string, unknown> | undefined,
+  key: typeof CALL_ID_META | typeof RUN_ID_META,
+  schema: typeof callIdSchema | typeof runIdSchema = callIdSchema,
+): string | undefined {
+  const value = meta?.[key];
   if (value === undefined) return undefined;
-  const parsed = callIdSchema.safeParse(value);
+  const parsed = schema.safeParse(value);
   if (!parsed.success) {
     throw new McpError(
       ErrorCode.InvalidParams,
-      `_meta "${CALL_ID_META}" must be 1-128 characters: letters, digits, . _ : -`,
+      `_meta "${key}" must be 1-128 characters: letters, digits, . _ : -`,
     );
   }
   return parsed.data;
@@ -205,7 +235,11 @@ function callIdFrom(meta: Record<string, unknown> | undefined): string | undefin
  * mode or to this role, a call id reused with other input) keeps its words and code; anything
  * unexpected is logged and answered with a generic message, so nothing internal leaks.
  */
-function protocolError(error: unknown, context: McpRequestContext, callId?: string): McpError {
+function protocolError(
+  error: unknown,
+  context: McpRequestContext,
+  call?: { runId: string; callId: string },
+): McpError {
   if (error instanceof McpError) return error;
   if (error instanceof ToolbusError && error.status < 500) {
     return new McpError(ErrorCode.InvalidParams, error.message, {
@@ -217,7 +251,7 @@ function protocolError(error: unknown, context: McpRequestContext, callId?: stri
     return new McpError(ErrorCode.InternalError, callerMessage(error), {
       code: error.code,
       retryable: true,
-      ...(callId ? { callId } : {}),
+      ...(call ?? {}),
     });
   }
   context.logFailure(error);
