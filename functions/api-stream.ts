@@ -19,6 +19,8 @@ const app = createApi({
   followMaxMs: maxMs,
   // Asking whether the key still holds is a cached read: as often as the log is read.
   keyCheckMs: pollMs,
+  // A Function URL answers only its own host: no page can rebind another name onto it.
+  allowedHosts: "any",
 });
 
 /** Only the admin key is bound: read from SSM on the first request. */

@@ -16,8 +16,10 @@ export const app = createApi({
   // Locally this process alone writes the table: the recorder's appends and the API's key
   // revocations wake streams themselves, so idle streams wait without polling; a slow poll
   // stays as a safety net.
+  // On AWS, API Gateway answers only the stage's own host names, so no page can rebind another
+  // name onto it; locally /mcp answers loopback names unless the stage lists others.
   ...(process.env.AWS_LAMBDA_FUNCTION_NAME
-    ? { followMaxMs: 25_000, followBuffered: true }
+    ? { followMaxMs: 25_000, followBuffered: true, allowedHosts: "any" as const }
     : { followIntervalMs: 60_000, keyCheckMs: 60_000 }),
 });
 

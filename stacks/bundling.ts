@@ -93,8 +93,36 @@ export const mcpSdkWithoutAjv: BundlePlugin = {
   },
 };
 
+/**
+ * The same for the MCP SDK's second generation (`@modelcontextprotocol/server`, which `/mcp`
+ * runs): its default validator comes from its `_shims` entry, Ajv again. Ours is given one
+ * (core's `mcp/server.ts`), so the shim is replaced by one that says so if constructed, and
+ * passes on the one other thing the entry provides, Node's `process`.
+ */
+const MCP_V2_SHIMS_STUB = `export class DefaultJsonSchemaValidator {
+  constructor() {
+    throw new Error("The MCP SDK's Ajv JSON Schema validator is not bundled: give the Server a jsonSchemaValidator.");
+  }
+}
+export { default as process } from "node:process";`;
+
+export const mcpSdkV2WithoutAjv: BundlePlugin = {
+  name: "mcp-sdk-v2-without-ajv",
+  setup(build) {
+    build.onResolve({ filter: /^@modelcontextprotocol\/(server|client)\/_shims$/ }, (args) => ({
+      path: join(args.resolveDir, "mcp-v2-shims.js"),
+      namespace: "mcp-sdk-v2-without-ajv",
+    }));
+    build.onLoad({ filter: /.*/, namespace: "mcp-sdk-v2-without-ajv" }, (args) => ({
+      contents: MCP_V2_SHIMS_STUB,
+      resolveDir: dirname(args.path),
+      loader: "js",
+    }));
+  },
+};
+
 /** esbuild plugins every function is built with. */
-const PLUGINS = [zodEnglishOnly, mcpSdkWithoutAjv];
+const PLUGINS = [zodEnglishOnly, mcpSdkWithoutAjv, mcpSdkV2WithoutAjv];
 
 /**
  * How every function is bundled: ESM for Node 24 on Graviton, minified, and with the AWS SDK

@@ -137,11 +137,13 @@ function post(
   headers: Record<string, string>,
   framing: "length" | "chunked" = "length",
 ): string {
+  // Loopback, as a local client names it: /mcp answers no other host (DNS rebinding).
+  const { host = "127.0.0.1", ...rest } = headers;
   const lines = [
     `POST ${path} HTTP/1.1`,
-    "Host: toolbus",
+    `Host: ${host}`,
     "Connection: keep-alive",
-    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+    ...Object.entries(rest).map(([name, value]) => `${name}: ${value}`),
     framing === "length"
       ? `Content-Length: ${Buffer.byteLength(body)}`
       : "Transfer-Encoding: chunked",
@@ -198,6 +200,17 @@ describe("early answers on a raw keep-alive connection", () => {
           accept: "application/json, text/event-stream",
         }),
       status: 415,
+    },
+    {
+      name: "MCP's 403 for a page of another site, before its body is read",
+      request: () =>
+        post("/mcp", bigJson(OVER_LIMIT), {
+          host: "evil.example.com",
+          authorization: `Bearer ${system.adminKey}`,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+        }),
+      status: 403,
     },
     {
       name: "MCP's 413 for a body over the limit",

@@ -489,7 +489,7 @@ describe("the /mcp endpoint over HTTP", () => {
     expect(body.id).toBe(7);
     expect(body.error.code).toBe(-32602);
     expect(body.error.message).toMatch(
-      new RegExp(`^MCP error -32602: Invalid params for ${method}: params`),
+      new RegExp(`^Invalid params for ${method}: params`),
     );
     // Not zod's dump: no JSON of issues, no internal words.
     expect(body.error.message).not.toMatch(/[[{]\s*"|ZodError|expected.*received.*\n/);

@@ -1486,6 +1486,8 @@ describe("the bundles the dev stack deploys, run in a fresh Node process", () =>
     AWS_ACCESS_KEY_ID: "test",
     AWS_SECRET_ACCESS_KEY: "test",
     AWS_EC2_METADATA_DISABLED: "true",
+    // As Lambda sets it: the entry points tell AWS from a local process by it.
+    AWS_LAMBDA_FUNCTION_NAME: "toolbus-dev-function",
     AWS_ENDPOINT_URL_DYNAMODB: inject("dynamodbEndpoint"),
     AWS_ENDPOINT_URL_EVENTBRIDGE: busServer.endpoint,
     TOOLBUS_BUS: "toolbus-dev",

@@ -39,6 +39,22 @@ export const stageConfig = z.strictObject({
       maxWaitSeconds: z.number().min(0).max(60).default(25),
     })
     .default({ defaultWaitSeconds: 5, maxWaitSeconds: 25 }),
+  mcp: z
+    .strictObject({
+      /**
+       * How long a 2026-07-28 client may keep a caller's `tools/list`, in seconds. 0 (the
+       * default): it asks again every time, so an enabled, registered or removed tool shows at
+       * once; no change is pushed to a client that keeps the list longer.
+       */
+      toolsListTtlSeconds: z.number().int().min(0).max(3600).default(0),
+      /**
+       * The host names `/mcp` answers, for DNS-rebinding protection: `Host`, and `Origin` when
+       * a browser sends one, must name one of them. Default: loopback under `npm start`; on AWS
+       * any (API Gateway and Function URLs route by host already).
+       */
+      allowedHosts: z.array(z.string().min(1).max(253)).min(1).max(50).optional(),
+    })
+    .default({ toolsListTtlSeconds: 0 }),
   outbound: z
     .strictObject({
       userAgent: z.string().min(1).default("Toolbus/0.1 (+https://github.com/toolbus)"),

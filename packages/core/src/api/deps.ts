@@ -47,6 +47,11 @@ export interface ApiDeps {
    */
   adminKey?: string | (() => string | undefined);
   /**
+   * The host names `/mcp` answers (DNS-rebinding protection), or `any` where the platform
+   * routes by host already; the stage's `mcp.allowedHosts` wins. Default: loopback.
+   */
+  allowedHosts?: readonly string[] | "any";
+  /**
    * The stage's streaming endpoint, when it has one apart from this API (the Function URL on
    * AWS): `/health` names it, and agent files point MCP clients at its `/mcp`.
    */

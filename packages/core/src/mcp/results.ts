@@ -1,4 +1,4 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import { decideUrl, statusUrl } from "../app/calls/status";
 import type { Issue } from "../errors";
 import type { CallRecord } from "../model/call";

@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { SearchService } from "../app/search/service";
 import { resolveMode } from "../app/selection/select";
 import type { SelectionService } from "../app/selection/service";
@@ -19,7 +19,16 @@ export type McpRouteDeps = AuthDeps &
   Pick<McpDeps, "config" | "catalog" | "calls"> & {
     selection: SelectionService;
     search: SearchService;
+    /**
+     * The host names `/mcp` answers (DNS-rebinding protection), or `any` where the platform
+     * routes by host already (API Gateway, Function URLs). Default: the stage's
+     * `mcp.allowedHosts`, else loopback.
+     */
+    allowedHosts?: readonly string[] | "any";
   };
+
+/** What `/mcp` answers by default: this machine, by name or address. */
+export const LOOPBACK_HOSTS = ["localhost", "127.0.0.1", "[::1]"] as const;
 
 /**
  * `/mcp`: MCP Streamable HTTP, stateless. Every POST gets a new server and transport and
@@ -30,6 +39,16 @@ export type McpRouteDeps = AuthDeps &
  * 401 before anything MCP happens.
  */
 export function registerMcpRoutes(app: OpenAPIHono<HttpEnv>, deps: McpRouteDeps): void {
+  const hosts = deps.config.mcp.allowedHosts ?? deps.allowedHosts ?? LOOPBACK_HOSTS;
+  if (hosts !== "any") {
+    let guard: MiddlewareHandler<HttpEnv> | undefined;
+    // First: a page on another site gets 403 whatever key it carries. Loaded with the first
+    // request, as the rest of the MCP SDK is: the API's cold start does not carry it.
+    app.use(MCP_PATH, async (c, next) => {
+      guard ??= (await import("./guard")).dnsRebindingGuard(hosts);
+      return guard(c, next);
+    });
+  }
   app.use(MCP_PATH, authenticate(deps));
   // The REST API's body rules (size, nesting depth), refused in JSON-RPC's own shape.
   app.use(

@@ -1,13 +1,14 @@
 import { randomUUID } from "node:crypto";
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { Validator } from "@cfworker/json-schema";
 import {
-  CallToolRequestSchema,
+  type CacheHint,
   type CallToolResult,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-} from "@modelcontextprotocol/sdk/types.js";
-import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
+  type jsonSchemaValidator,
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+  type Server,
+} from "@modelcontextprotocol/server";
 import { hasPermission, type Permission, requiredRole } from "../app/access";
 import type { CallOutcome, CallService } from "../app/calls/service";
 import type { SearchService } from "../app/search/service";
@@ -29,6 +30,8 @@ import { toMcpTool, toolInput } from "./tools";
 
 /** Where a `tools/call` may name its call id: `params._meta["toolbus/callId"]`. */
 export const CALL_ID_META = "toolbus/callId";
+/** Where a `tools/list` result says which version of the caller's list it is. */
+export const LIST_VERSION_META = "toolbus/listVersion";
 /** Where a `tools/call` may name its run: `params._meta["toolbus/runId"]`. */
 export const RUN_ID_META = "toolbus/runId";
 
@@ -59,40 +62,102 @@ export interface McpDeps {
   search: SearchService;
 }
 
-/** The SDK's default is Ajv, which the bundles leave out (see `stacks/bundling.ts`). */
-const SCHEMA_VALIDATOR = new CfWorkerJsonSchemaValidator();
+/**
+ * The SDK's default is Ajv, which the bundles leave out (see `stacks/bundling.ts`); the
+ * server only validates with it what it asks a client for, which Toolbus never does. The
+ * JSON Schema validator the registered tools already use stands in.
+ */
+const SCHEMA_VALIDATOR: jsonSchemaValidator = {
+  getValidator<T>(schema: object) {
+    const validator = new Validator(schema as ConstructorParameters<typeof Validator>[0]);
+    return (input: unknown) => {
+      const { valid, errors } = validator.validate(input);
+      return valid
+        ? { valid: true, data: input as T, errorMessage: undefined }
+        : { valid: false, data: undefined, errorMessage: errors.map((e) => e.error).join("; ") };
+    };
+  },
+};
+
+/** Which protocol generation a request speaks: 2025-11-25 and before, or 2026-07-28. */
+export type McpEra = "legacy" | "modern";
+
+/** The same for every caller and request: a client may keep it an hour, and share it. */
+const CONSTANT: CacheHint = { ttlMs: 3_600_000, cacheScope: "public" };
 
 /**
  * An MCP server for one request (stateless: nothing outlives the request, so it runs the same
  * on Lambda). Tools come from the catalog at request time with their stored JSON Schemas,
  * which is why this uses the low-level `Server` rather than `McpServer` (zod schemas only).
  */
-export function createMcpServer(deps: McpDeps, context: McpRequestContext): Server {
+export function createMcpServer(deps: McpDeps, context: McpRequestContext, era: McpEra): Server {
+  const modern = era === "modern";
   const server = new ReadableParamsServer(
     { name: "toolbus", title: "Toolbus", version: API_VERSION },
     {
-      capabilities: { tools: { listChanged: false } },
+      // 2026-07-28 clients ask every server for its lists (the `caching` rules): prompts and
+      // resources are offered there, empty; 2025 clients see the same server as before.
+      capabilities: {
+        tools: { listChanged: false },
+        ...(modern ? { prompts: {}, resources: {} } : {}),
+      },
       instructions:
         "Optional tools: use one when it clearly helps with the task, and carry on without it " +
         "when it does not or when it fails.",
       jsonSchemaValidator: SCHEMA_VALIDATOR,
+      cacheHints: {
+        "server/discover": CONSTANT,
+        "prompts/list": CONSTANT,
+        "resources/list": CONSTANT,
+        "resources/templates/list": CONSTANT,
+      },
+      // Toolbus never asks a client for input mid-call, so it hands out no request state: any
+      // a client sends back is forged or stale.
+      requestState: {
+        verify: () => {
+          throw new Error("Toolbus issues no requestState.");
+        },
+      },
     },
   );
+  // Cache hints travel in 2026-07-28 results only; a 2025 result stays as it was.
+  const hinted = <R extends object>(result: R, hint: CacheHint) =>
+    modern ? { ...result, ...hint } : result;
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => {
+  server.setRequestHandler("tools/list", async () => {
     requirePermission(deps, context.principal, "read");
-    if (context.surface === "search") return { tools: SEARCH_SURFACE_TOOLS };
+    // The same two tools for everyone, whatever the catalog holds.
+    if (context.surface === "search") return hinted({ tools: SEARCH_SURFACE_TOOLS }, CONSTANT);
     try {
       const {
+        catalog,
         selection: { available },
       } = await deps.selection.select(context.principal, { mode: context.mode });
-      return { tools: available.map(toMcpTool) };
+      // What a caller may use changes with the catalog, the capabilities, and its own key: a
+      // client keeps the list only for itself, and only as long as the stage says. The list's
+      // version (the catalog's, and what this caller may use of it) shows when it changed.
+      const version = sha256Hex(
+        `${catalog.version}\n${available.map((tool) => tool.id).join("\n")}`,
+      ).slice(0, 16);
+      return hinted(
+        { tools: available.map(toMcpTool), _meta: { [LIST_VERSION_META]: version } },
+        { ttlMs: deps.config.mcp.toolsListTtlSeconds * 1000, cacheScope: "private" },
+      );
     } catch (error) {
       throw protocolError(error, context);
     }
   });
 
-  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+  if (modern) {
+    server.setRequestHandler("prompts/list", async () => ({ prompts: [] }));
+    server.setRequestHandler("resources/list", async () => ({ resources: [] }));
+    server.setRequestHandler("resources/templates/list", async () => ({ resourceTemplates: [] }));
+    server.setRequestHandler("resources/read", async (request) => {
+      throw new ResourceNotFoundError(request.params.uri);
+    });
+  }
+
+  server.setRequestHandler("tools/call", async (request): Promise<CallToolResult> => {
     const { name, arguments: args, _meta } = request.params;
     if (context.surface === "search" && name === SEARCH_TOOLS) {
       requirePermission(deps, context.principal, "read");
@@ -105,7 +170,8 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext): Serv
     requirePermission(deps, context.principal, "call");
     if (context.surface === "search") {
       // Exactly the two tools it lists: a catalog tool is reached through call_tool only.
-      if (name !== CALL_TOOL) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}.`);
+      if (name !== CALL_TOOL)
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}.`);
       const target = callToolArguments(args);
       if ("refused" in target) return target.refused;
       return callCatalogTool(deps, context, {
@@ -149,7 +215,8 @@ async function callCatalogTool(
   const runId = runOf(context, idFrom(meta, RUN_ID_META, runIdSchema), namedCall);
   try {
     const spec = await deps.catalog.getTool(target.name);
-    if (!spec) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${target.name}.`);
+    if (!spec)
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${target.name}.`);
     let outcome: CallOutcome;
     try {
       outcome = await deps.calls.call(
@@ -188,10 +255,14 @@ function requirePermission(deps: McpDeps, principal: Principal, permission: Perm
   if (!hasPermission(deps.config, principal, permission)) {
     const required = requiredRole(deps.config, permission);
     const what = permission === "call" ? "Calling tools" : "Listing tools";
-    throw new McpError(ErrorCode.InvalidRequest, `${what} needs the ${required} role or higher.`, {
-      code: "forbidden",
-      requiredRole: required,
-    });
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidRequest,
+      `${what} needs the ${required} role or higher.`,
+      {
+        code: "forbidden",
+        requiredRole: required,
+      },
+    );
   }
 }
 
@@ -222,8 +293,8 @@ function idFrom(
   if (value === undefined) return undefined;
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
-    throw new McpError(
-      ErrorCode.InvalidParams,
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
       `_meta "${key}" must be 1-128 characters: letters, digits, . _ : -`,
     );
   }
@@ -239,25 +310,29 @@ function protocolError(
   error: unknown,
   context: McpRequestContext,
   call?: { runId: string; callId: string },
-): McpError {
-  if (error instanceof McpError) return error;
+): ProtocolError {
+  if (error instanceof ProtocolError) return error;
   if (error instanceof ToolbusError && error.status < 500) {
-    return new McpError(ErrorCode.InvalidParams, error.message, {
+    return new ProtocolError(ProtocolErrorCode.InvalidParams, error.message, {
       code: error.code,
       ...(error.details === undefined ? {} : { details: error.details }),
     });
   }
   if (error instanceof ToolbusError && error.status === 503) {
-    return new McpError(ErrorCode.InternalError, callerMessage(error), {
+    return new ProtocolError(ProtocolErrorCode.InternalError, callerMessage(error), {
       code: error.code,
       retryable: true,
       ...(call ?? {}),
     });
   }
   context.logFailure(error);
-  return new McpError(ErrorCode.InternalError, "Something went wrong on our side; retry later.", {
-    code: "internal",
-  });
+  return new ProtocolError(
+    ProtocolErrorCode.InternalError,
+    "Something went wrong on our side; retry later.",
+    {
+      code: "internal",
+    },
+  );
 }
 
 function inputIssues(details: unknown): Issue[] {

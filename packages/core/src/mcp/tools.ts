@@ -1,4 +1,4 @@
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/server";
 import type { ToolSpec } from "../model/tool";
 
 type JsonSchema = Record<string, unknown>;
