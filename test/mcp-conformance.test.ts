@@ -1,4 +1,6 @@
-import { type ApiServer, serveApi } from "@toolbus/local";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   describeFailures,
@@ -7,7 +9,7 @@ import {
   runConformance,
 } from "./support/conformance";
 import { type ReferenceServer, startReferenceServer } from "./support/mcp-reference-server";
-import { startTestToolbus, type TestToolbus } from "./support/toolbus";
+import { readEndpoints, type StartedToolbus, spawnToolbus } from "./support/npm-start";
 
 // The official MCP conformance suite, run against /mcp with the suite's reference server
 // registered as a remote MCP toolset, the way an agent meets Toolbus: over loopback HTTP,
@@ -63,31 +65,47 @@ const REFERENCE_SERVER_GAPS: Record<ProtocolRevision, readonly string[]> = {
 const REVISIONS: readonly ProtocolRevision[] = ["2025-11-25", "2026-07-28"];
 
 let reference: ReferenceServer;
-let system: TestToolbus;
-let api: ApiServer;
+let toolbus: StartedToolbus | undefined;
+let stateDir: string;
+let apiUrl: string;
+let adminKey: string;
 
+// `npm start` itself, as an agent on this machine meets it, with the reference server
+// registered as a remote MCP toolset (on loopback, which the stage allows outbound here).
 beforeAll(async () => {
   reference = await startReferenceServer();
-  system = await startTestToolbus({ config: { outbound: { allowHosts: ["127.0.0.1"] } } });
-  api = await serveApi(system.app, { port: 0 });
-  const registered = await system.request("/v1/external-toolsets/conformance", {
+  stateDir = await mkdtemp(join(tmpdir(), "toolbus-conformance-"));
+  toolbus = await spawnToolbus(["--memory", "--state-dir", stateDir, "--port", "0"], {
+    env: {
+      TOOLBUS_CONFIG: JSON.stringify({ outbound: { allowHosts: ["127.0.0.1"] } }),
+      TOOLBUS_CONFIG_FILE: undefined,
+      TOOLBUS_ADMIN_KEY: undefined,
+    },
+  });
+  apiUrl = (await readEndpoints(stateDir)).api;
+  adminKey = (await readFile(join(stateDir, "admin-key"), "utf8")).trim();
+  const registered = await fetch(`${apiUrl}/v1/external-toolsets/conformance`, {
     method: "PUT",
-    json: {
+    headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
+    body: JSON.stringify({
       kind: "mcp",
       name: "conformance",
       description: "The MCP conformance suite's reference server",
       owner: "team-platform",
       url: reference.url,
-    },
+    }),
   });
   expect(registered.status, await registered.clone().text()).toBe(201);
-}, 90_000);
+}, 120_000);
 
 afterAll(async () => {
-  await api?.close();
-  await system?.stop();
+  if (toolbus && toolbus.child.exitCode === null) {
+    toolbus.child.kill("SIGTERM");
+    await toolbus.exited;
+  }
   await reference?.close();
-});
+  if (stateDir) await rm(stateDir, { recursive: true, force: true });
+}, 30_000);
 
 describe.each(REVISIONS)("the MCP conformance suite at %s", (revision) => {
   it("requires only scenarios the revision's requirement set scores", async () => {
@@ -111,10 +129,10 @@ describe.each(REVISIONS)("the MCP conformance suite at %s", (revision) => {
   it("passes the required scenarios through /mcp with the API key", async () => {
     const required = REQUIRED_BY_ISSUE_36[revision];
     const results = await runConformance({
-      url: `${api.url}/mcp`,
+      url: `${apiUrl}/mcp`,
       revision,
       scenarios: required,
-      headers: { authorization: `Bearer ${system.adminKey}` },
+      headers: { authorization: `Bearer ${adminKey}` },
     });
     const unexpected = results
       .map((result) => ({

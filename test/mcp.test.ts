@@ -488,9 +488,7 @@ describe("the /mcp endpoint over HTTP", () => {
     };
     expect(body.id).toBe(7);
     expect(body.error.code).toBe(-32602);
-    expect(body.error.message).toMatch(
-      new RegExp(`^Invalid params for ${method}: params`),
-    );
+    expect(body.error.message).toMatch(new RegExp(`^Invalid params for ${method}: params`));
     // Not zod's dump: no JSON of issues, no internal words.
     expect(body.error.message).not.toMatch(/[[{]\s*"|ZodError|expected.*received.*\n/);
   });
