@@ -10,14 +10,14 @@ export const MAX_BODY_BYTES = 256 * 1024;
  * a schema needs, and far below the depth where JSON.stringify (hashing, storing, answering)
  * runs out of stack: a 10,000-deep body is a 400 here, never a 500 later.
  */
-export const MAX_JSON_DEPTH = 64;
+const MAX_JSON_DEPTH = 64;
 
 /**
  * How much of a refused body is still read and thrown away so the connection can carry the
  * caller's next request. A body declared larger than this is not read at all: the answer
  * says `Connection: close` instead.
  */
-export const DRAIN_BYTES = 8 * 1024 * 1024;
+const DRAIN_BYTES = 8 * 1024 * 1024;
 
 const BODYLESS = new Set(["GET", "HEAD", "OPTIONS"]);
 

@@ -28,7 +28,7 @@ export type McpRouteDeps = AuthDeps &
   };
 
 /** What `/mcp` answers by default: this machine, by name or address. */
-export const LOOPBACK_HOSTS = ["localhost", "127.0.0.1", "[::1]"] as const;
+const LOOPBACK_HOSTS = ["localhost", "127.0.0.1", "[::1]"] as const;
 
 /**
  * `/mcp`: MCP Streamable HTTP, stateless. Every POST gets a new server and transport and

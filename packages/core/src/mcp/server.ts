@@ -31,9 +31,9 @@ import { toMcpTool, toolInput } from "./tools";
 /** Where a `tools/call` may name its call id: `params._meta["toolbus/callId"]`. */
 export const CALL_ID_META = "toolbus/callId";
 /** Where a `tools/list` result says which version of the caller's list it is. */
-export const LIST_VERSION_META = "toolbus/listVersion";
+const LIST_VERSION_META = "toolbus/listVersion";
 /** Where a `tools/call` may name its run: `params._meta["toolbus/runId"]`. */
-export const RUN_ID_META = "toolbus/runId";
+const RUN_ID_META = "toolbus/runId";
 
 /** What one MCP request is made on behalf of; the route reads it from the HTTP request. */
 export interface McpRequestContext {

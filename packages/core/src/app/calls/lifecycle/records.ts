@@ -194,7 +194,7 @@ export function failedResult(
 }
 
 /** A result whose output the store (or JSON) cannot take: failed as `invalid_output`. */
-export function unstorableResult(
+function unstorableResult(
   call: Pick<CallRecord, "scheduledAt">,
   why: string,
   now: Date,
