@@ -180,8 +180,9 @@ describe("2026-07-28 on the wire", () => {
       arguments: { text: TEXT },
       requestState: "forged",
     });
-    const body = (await response.json()) as { error?: { code: number } };
-    expect(body.error?.code).toBe(-32602);
+    const body = (await response.json()) as { error?: { code: number; data?: unknown } };
+    // Refused as request state, not as some other bad parameter.
+    expect(body.error).toMatchObject({ code: -32602, data: { reason: "invalid_request_state" } });
   });
 
   it("still runs a call through selection, budgets and the run's log", async () => {
@@ -230,6 +231,10 @@ function postAs(headers: Record<string, string>): Promise<number> {
 describe("DNS-rebinding protection on /mcp", () => {
   it("refuses a request for another host name, even with a valid key", async () => {
     expect(await postAs({ host: "evil.example.com", origin: "http://evil.example.com" })).toBe(403);
+  });
+
+  it("refuses another host name before the key is looked at: 403, not 401", async () => {
+    expect(await postAs({ host: "evil.example.com", authorization: "" })).toBe(403);
   });
 
   it("refuses a loopback host with a foreign origin", async () => {

@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
-import { createHttpClient, OutboundError, type Resolver } from "@toolbus/core/outbound";
+import { createHttpClient, type Resolver } from "@toolbus/core/outbound";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { outboundConfig } from "./support/outbound";
+import { failure, outboundConfig } from "./support/outbound";
 
 interface Seen {
   method: string;
@@ -57,15 +57,6 @@ async function upstream(handler: Handler): Promise<Upstream> {
 }
 
 const config = outboundConfig;
-
-async function failure(promise: Promise<unknown>): Promise<OutboundError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(OutboundError);
-  return error as OutboundError;
-}
 
 const never: Handler = () => {};
 

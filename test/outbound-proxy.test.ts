@@ -3,7 +3,7 @@ import { type AddressInfo, createServer as createNetServer, type Socket } from "
 import { createServer as createTlsServer, type Server as TlsServer } from "node:tls";
 import { checkCapabilities, networkCapability } from "@toolbus/core/capabilities";
 import { parseStageConfig } from "@toolbus/core/config";
-import { createHttpClient, OutboundError, type Resolver } from "@toolbus/core/outbound";
+import { createHttpClient, type Resolver } from "@toolbus/core/outbound";
 import { startUpstream, type Upstream } from "@toolbus/core/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { withProbe } from "../packages/core/src/outbound/probe";
@@ -12,7 +12,7 @@ import {
   type ForwardProxyOptions,
   startForwardProxy,
 } from "./support/forward-proxy";
-import { outboundConfig } from "./support/outbound";
+import { failure, outboundConfig } from "./support/outbound";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
 // Outbound HTTP through a real forward proxy on loopback, which records what it is asked for.
@@ -63,15 +63,6 @@ const lookup: Resolver = async (hostname) => {
   if (!address) throw Object.assign(new Error("not found"), { code: "ENOTFOUND" });
   return [{ address, family: 4 }];
 };
-
-async function failure(promise: Promise<unknown>): Promise<OutboundError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(OutboundError);
-  return error as OutboundError;
-}
 
 const basic = (user: string, password: string) =>
   `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;

@@ -1,4 +1,5 @@
-import type { OutboundConfig } from "@toolbus/core/outbound";
+import { type OutboundConfig, OutboundError } from "@toolbus/core/outbound";
+import { expect } from "vitest";
 
 /** An outbound client's configuration for tests: loopback allowed, generous limits. */
 export function outboundConfig(overrides: Partial<OutboundConfig> = {}): OutboundConfig {
@@ -10,4 +11,14 @@ export function outboundConfig(overrides: Partial<OutboundConfig> = {}): Outboun
     networkEnabled: true,
     ...overrides,
   };
+}
+
+/** The OutboundError a request failed with; the test fails if it succeeded or threw another. */
+export async function failure(promise: Promise<unknown>): Promise<OutboundError> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(OutboundError);
+  return error as OutboundError;
 }
