@@ -9,7 +9,7 @@ import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { EVENT_SOURCE, ensureTable } from "@toolbus/core";
 import { LocalEventBus, localEventBridgeClient, startEventBridgeServer } from "@toolbus/local/bus";
 import { scheduledDetail } from "../packages/core/src/app/calls/lifecycle";
-import type { CallRecord } from "../packages/core/src/model/call";
+import type { CallRecord } from "../packages/wire/src/model/call";
 import { DynamoCallStore } from "../packages/core/src/store/dynamodb";
 import { localDynamoDbClient, startDynamoDbLocal } from "../packages/local/src/dynamodb";
 import { bundleBudgetKB } from "../stacks/budgets";

@@ -3,7 +3,7 @@ import {
   type CompiledPattern,
   compilePattern,
   createPatternIndex,
-} from "../packages/core/src/pattern";
+} from "../packages/pattern/src";
 import { type Measurement, measurement } from "./stats";
 
 const PATTERNS = 1_000;

@@ -1,6 +1,6 @@
 import { performance } from "node:perf_hooks";
-import { MAX_BODY_BYTES } from "../packages/core/src/api";
-import { createPatternIndex } from "../packages/core/src/pattern";
+import { MAX_BODY_BYTES } from "../packages/http/src";
+import { createPatternIndex } from "../packages/pattern/src";
 import { schemaIssues } from "../packages/core/src/registered/json-schema";
 import { MAX_ENTRY_BYTES } from "../packages/local/src/bus";
 import { plainText } from "../packages/tools/src/calendar/events";

@@ -5,7 +5,7 @@ import {
   type ToolsetSpec,
   toolSpec,
   toolsetSpec,
-} from "../packages/core/src/model/tool";
+} from "../packages/wire/src/model/tool";
 import { toolSpecOf } from "../packages/core/src/tool-definition";
 import { builtinTools, builtinToolsets } from "../packages/tools/src/builtin";
 

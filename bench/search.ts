@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { term, words } from "../packages/core/src/app/search/terms";
 import { ToolIndex } from "../packages/core/src/app/search/tool-index";
-import type { ToolSpec } from "../packages/core/src/model/tool";
+import type { ToolSpec } from "../packages/wire/src/model/tool";
 import { composeLocalToolbus, serveApi } from "../packages/local/src";
 import {
   LocalEventBus,

@@ -1,4 +1,4 @@
-import { createApi, streamingHandler } from "@toolbus/core/api";
+import { createApi, streamingHandler } from "@toolbus/http";
 import { loadFunctionSecrets } from "@toolbus/core/deployment";
 import { toolbus } from "./toolbus";
 

@@ -1,4 +1,4 @@
-import { createApi } from "@toolbus/core/api";
+import { createApi } from "@toolbus/http";
 import { withFunctionSecrets } from "@toolbus/core/deployment";
 import { handle } from "hono/aws-lambda";
 import { streamUrl, toolbus } from "./toolbus";

@@ -78,7 +78,7 @@ export function auditStack(stack: Stack, subjects: AuditSubjects): void {
     {
       id: "AwsSolutions-APIG4",
       reason:
-        "Authorization is in the app: every /v1 route and /mcp checks the caller's API key (packages/core/src/http/auth.ts); /health, /docs and /openapi.json are public on purpose.",
+        "Authorization is in the app: every /v1 route and /mcp checks the caller's API key (packages/http/src/common/auth.ts); /health, /docs and /openapi.json are public on purpose.",
     },
   ]);
   if (subjects.tableWithoutBackups) {

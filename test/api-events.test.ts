@@ -1,4 +1,4 @@
-import { createApi } from "@toolbus/core/api";
+import { createApi } from "@toolbus/http";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createDocumentClient, DynamoKeyStore } from "../packages/core/src/store/dynamodb";
 import { testDynamoDbClient } from "./support/dynamodb";

@@ -1,7 +1,7 @@
 import { createServer } from "node:net";
 import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import { createToolbus, parseStageConfig } from "@toolbus/core";
-import { createApi } from "@toolbus/core/api";
+import { createApi } from "@toolbus/http";
 import { createLogger, type LogRecord } from "@toolbus/core/observability";
 import { localDynamoDbClient } from "@toolbus/local/dynamodb";
 import { builtinTools, builtinToolsets } from "@toolbus/tools";

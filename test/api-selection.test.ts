@@ -1,5 +1,5 @@
 import { defineTool, networkCapability, secretCapability } from "@toolbus/core";
-import type { ToolsetSpec } from "@toolbus/core/model";
+import type { ToolsetSpec } from "@toolbus/wire/model";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";

@@ -1,7 +1,13 @@
+import { existsSync, readdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { importCycles } from "../scripts/architecture/cycles";
-import { parseModule, readSourceGraph, type SourceGraph } from "../scripts/architecture/imports";
+import {
+  declaredDependencies,
+  parseModule,
+  readSourceGraph,
+  type SourceGraph,
+} from "../scripts/architecture/imports";
 import {
   appLayerViolations,
   cyclesOf,
@@ -11,6 +17,8 @@ import {
   describeLayerViolations,
   duplicateServiceNames,
   failedResultBuilders,
+  PACKAGE_LEVELS,
+  packageViolations,
   serviceConstructions,
   sidewaysViolations,
   unresolvedImports,
@@ -36,8 +44,55 @@ describe("the import graph", () => {
   });
 });
 
+describe("the workspace packages", () => {
+  it("import only packages below them, by name, and only ones their package.json declares", () => {
+    const declared = (pkg: string) => declaredDependencies(ROOT, pkg);
+    expect(describeLayerViolations(packageViolations(graph, declared))).toEqual([]);
+  });
+
+  it("each have a level, and a README saying what they own", () => {
+    const packages = readdirSync(resolve(ROOT, "packages")).filter((name) =>
+      existsSync(resolve(ROOT, "packages", name, "package.json")),
+    );
+    expect(packages.filter((name) => PACKAGE_LEVELS[name] === undefined)).toEqual([]);
+    expect(
+      packages.filter((name) => !existsSync(resolve(ROOT, "packages", name, "README.md"))),
+    ).toEqual([]);
+  });
+
+  it("are checked for real: an upward, a relative and an undeclared import are each caught", () => {
+    const module = (file: string, specifier: string, target: string) => ({
+      file,
+      lines: 1,
+      imports: [{ specifier, target, typeOnly: false, dynamic: false, line: 1 }],
+      unresolved: [],
+      classes: [],
+      constructions: [],
+      failedResults: [],
+    });
+    const fake: SourceGraph = {
+      root: ROOT,
+      modules: new Map(
+        [
+          module("packages/core/src/a.ts", "@toolbus/http", "packages/http/src/index.ts"),
+          module("packages/http/src/b.ts", "../../core/src/a", "packages/core/src/a.ts"),
+          module("packages/harness/src/c.ts", "@toolbus/pattern", "packages/pattern/src/index.ts"),
+          module("packages/http/src/d.ts", "@toolbus/core", "packages/core/src/index.ts"),
+        ].map((entry) => [entry.file, entry]),
+      ),
+    };
+    const declared = (pkg: string) => new Set(pkg === "http" ? ["@toolbus/core"] : []);
+    const rules = packageViolations(fake, declared).map((violation) => violation.file);
+    expect(rules).toEqual([
+      "packages/core/src/a.ts",
+      "packages/http/src/b.ts",
+      "packages/harness/src/c.ts",
+    ]);
+  });
+});
+
 describe("the adapters", () => {
-  it("do not reach sideways: MCP takes nothing from the REST API, the harness nothing from app or MCP", () => {
+  it("do not reach sideways: MCP takes nothing from the REST API", () => {
     expect(describeLayerViolations(sidewaysViolations(graph))).toEqual([]);
   });
 });

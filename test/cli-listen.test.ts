@@ -4,7 +4,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "@toolbus/client/cli";
-import { createApi } from "@toolbus/core/api";
+import { createApi } from "@toolbus/http";
 import { startUpstream, type Upstream } from "@toolbus/core/testing";
 import { type ApiServer, serveApi } from "@toolbus/local";
 import { Webhook } from "standardwebhooks";

@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createToolbusClient } from "@toolbus/client";
-import { createApi } from "@toolbus/core/api";
+import { createApi } from "@toolbus/http";
 import { type ApiServer, serveApi } from "@toolbus/local";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";

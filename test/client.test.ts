@@ -12,7 +12,7 @@ import {
   type ToolsetRegistered,
 } from "@toolbus/client";
 import { defineTool, ToolFailure } from "@toolbus/core";
-import { createApi } from "@toolbus/core/api";
+import { createApi } from "@toolbus/http";
 import { startUpstream, type Upstream } from "@toolbus/core/testing";
 import { type ApiServer, serveApi } from "@toolbus/local";
 import { builtinTools, builtinToolsets } from "@toolbus/tools";

@@ -1,5 +1,5 @@
 import { REGISTERED_SECRET_PREFIX } from "@toolbus/core";
-import { type ToolSpec, type ToolsetSpec, toolSpec } from "@toolbus/core/model";
+import { type ToolSpec, type ToolsetSpec, toolSpec } from "@toolbus/wire/model";
 import { startUpstream, type Upstream } from "@toolbus/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type McpUpstream, startMcpUpstream, textTool } from "./support/mcp-upstream";

@@ -6,12 +6,12 @@ import {
   PutRuleCommand,
   TestEventPatternCommand,
 } from "@aws-sdk/client-eventbridge";
-import { compilePattern, InvalidEventPatternError } from "@toolbus/core/pattern";
+import { compilePattern, InvalidEventPatternError } from "@toolbus/pattern";
 import { LocalEventBus, localEventBridgeClient } from "@toolbus/local/bus";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-// Extends packages/core/src/pattern/properties.test.ts (bare values) to whole EventBridge
+// Extends packages/pattern/src/properties.test.ts (bare values) to whole EventBridge
 // envelopes and to the bus's own API, reached in-process through the AWS SDK.
 
 const BUS = "fuzz-bus";

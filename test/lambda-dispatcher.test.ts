@@ -7,7 +7,7 @@ import {
   lambdaDispatcher,
   lambdaDispatcherFromEnv,
 } from "@toolbus/core/dispatch";
-import type { CallRecord } from "@toolbus/core/model";
+import type { CallRecord } from "@toolbus/wire/model";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 
 // ---- A stand-in for Lambda's Invoke API on loopback -----------------------------------------

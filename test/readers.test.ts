@@ -1,4 +1,4 @@
-import { createApi } from "@toolbus/core/api";
+import { createApi } from "@toolbus/http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callConcurrently } from "./support/run-readers";
 import { SseReader } from "./support/sse";

@@ -9,7 +9,7 @@ import { builtinTools } from "@toolbus/tools";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { parseCommandLine } from "../packages/client/src/cli/args";
-import { currentHarnessSection, harnessReadmeSection } from "../packages/core/src/harness/readme";
+import { currentHarnessSection, harnessReadmeSection } from "../packages/harness/src/readme";
 import { stackConfigFor } from "../stacks/config";
 import dev from "../stacks/config/dev.json";
 import { runToolbusCli } from "./support/cli";
@@ -24,7 +24,8 @@ import { type StartedToolbus, spawnToolbus } from "./support/npm-start";
  *   packages are this repository's, so `cat .toolbus/admin-key`, `require("./.toolbus/local.json")`
  *   and `npx --no-install toolbus` work as the README says. `localhost:8787` / `127.0.0.1:8787`
  *   become that server's address, and `/path/to/toolbus` the stand-in checkout. `KEY` is the
- *   admin key, as the README's first example sets it for the rest. Each curl's HTTP status is
+ *   admin key, as the README's tour sets it for the rest of the tour and for every page under
+ *   docs/. Each curl's HTTP status is
  *   recorded: 2xx, or the status its `# -> NNN` comment line announces. A command that follows
  *   a stream (`curl -N`, `toolbus listen`, `--follow`) is interrupted after a few seconds, as
  *   Ctrl-C would, and that is a success.
@@ -59,6 +60,10 @@ const READMES = [
     .map((file) => `docs/${file}`),
 ];
 const TSX = join(REPO, "node_modules/tsx/dist/cli.mjs");
+/** The workspace packages (`packages/<name>`), as the root package.json lists them. */
+const WORKSPACES = (
+  JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { workspaces: string[] }
+).workspaces;
 /** How long a command that follows a stream runs before it is interrupted. */
 const FOLLOW_SECONDS = 3;
 
@@ -499,7 +504,11 @@ let api: string;
 let adminKey: string;
 let openapi: OpenApi;
 
-/** Each README's blocks run one after another, in order; the two READMEs side by side. */
+/**
+ * Each page's blocks run one after another, in order; the pages side by side. A page's blocks
+ * may build on each other (a run's policy, then calls in that run); two pages must not both
+ * depend on one run's state (its policy, a call id).
+ */
 const results = new Map<Block, Promise<void>>();
 
 beforeAll(async () => {
@@ -514,8 +523,8 @@ beforeAll(async () => {
   ]);
   await Promise.all([
     symlink(join(REPO, "node_modules"), join(checkout, "node_modules")),
-    ...["core", "tools", "local"].map((name) =>
-      symlink(join(REPO, "packages", name), join(checkout, "packages", name)),
+    ...WORKSPACES.filter((dir) => dir !== "packages/client").map((dir) =>
+      symlink(join(REPO, dir), join(checkout, dir)),
     ),
     // The client's own copy: packing it builds dist/ (and writes its generated types) there,
     // never in this repository, where another test may be packing at the same time.

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scheduledDetail } from "../packages/core/src/app/calls/lifecycle";
-import type { CallRecord } from "../packages/core/src/model/call";
+import type { CallRecord } from "../packages/wire/src/model/call";
 import { createRecorder } from "../packages/core/src/runtime/recorder";
 import {
   createDocumentClient,

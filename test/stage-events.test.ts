@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { createApi } from "@toolbus/core/api";
+import { createApi } from "@toolbus/http";
 import { startUpstream, type Upstream } from "@toolbus/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scheduledDetail } from "../packages/core/src/app/calls/lifecycle";

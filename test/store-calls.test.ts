@@ -3,7 +3,7 @@ import { PutCommand } from "@aws-sdk/lib-dynamodb";
 import { localDynamoDbClient } from "@toolbus/local/dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UnavailableError } from "../packages/core/src/errors";
-import type { CallRecord, CallResult } from "../packages/core/src/model/call";
+import type { CallRecord, CallResult } from "../packages/wire/src/model/call";
 import {
   createDocumentClient,
   DynamoCallStore,

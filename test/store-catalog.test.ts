@@ -7,7 +7,7 @@ import {
   type ToolSpecInput,
   type ToolsetSpec,
   toolSpec,
-} from "../packages/core/src/model/tool";
+} from "../packages/wire/src/model/tool";
 import {
   createDocumentClient,
   DynamoCapabilityStore,

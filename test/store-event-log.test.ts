@@ -2,8 +2,8 @@ import { PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Deployment } from "../packages/core/src/deployment";
 import { ValidationError } from "../packages/core/src/errors";
-import type { CallRecord } from "../packages/core/src/model/call";
-import type { RunEvent } from "../packages/core/src/model/events";
+import type { CallRecord } from "../packages/wire/src/model/call";
+import type { RunEvent } from "../packages/wire/src/model/events";
 import {
   appendAsSoleWriter,
   createDocumentClient,

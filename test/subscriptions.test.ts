@@ -1,7 +1,7 @@
 import { startUpstream, type Upstream } from "@toolbus/core/testing";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { webhookIdOf } from "../packages/core/src/subscriptions/webhook-signature";
+import { webhookIdOf } from "../packages/wire/src/webhooks/signature";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
 /**

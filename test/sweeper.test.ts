@@ -1,5 +1,5 @@
 import { createSweeper } from "@toolbus/core";
-import type { CallRecord } from "@toolbus/core/model";
+import type { CallRecord } from "@toolbus/wire/model";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 

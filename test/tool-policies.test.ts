@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { defineTool, secretCapability, type ToolContext, ToolFailure } from "@toolbus/core";
-import { Failures } from "@toolbus/core/model";
+import { Failures } from "@toolbus/wire/model";
 import {
   failureFromOutbound,
   failureFromStatus,

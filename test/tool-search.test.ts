@@ -2,7 +2,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { defineTool, secretCapability } from "@toolbus/core";
-import type { ToolsetSpec } from "@toolbus/core/model";
+import type { ToolsetSpec } from "@toolbus/wire/model";
 import { type ApiServer, serveApi } from "@toolbus/local";
 import { builtinTools, builtinToolsets } from "@toolbus/tools";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";

@@ -10,7 +10,7 @@ import {
   WEBHOOK_RESPONSE_MAX_BYTES,
   type WebhookDelivery,
 } from "../packages/core/src/subscriptions/webhook-sender";
-import { newWebhookSecret } from "../packages/core/src/subscriptions/webhook-signature";
+import { newWebhookSecret } from "../packages/wire/src/webhooks/signature";
 
 /**
  * Webhook deliveries to real HTTP receivers on loopback, checked with the standardwebhooks

@@ -5,7 +5,7 @@ import {
 } from "@aws-sdk/client-eventbridge";
 import { busRules, EVENT_SOURCE } from "@toolbus/core";
 import { describe, expect, it } from "vitest";
-import { compilePattern } from "../packages/core/src/pattern";
+import { compilePattern } from "../packages/pattern/src";
 import { LocalEventBus, localEventBridgeClient } from "../packages/local/src/bus";
 import { applyWiring, localFunctionName } from "../packages/local/src/runtime/wiring";
 

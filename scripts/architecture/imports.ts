@@ -281,6 +281,17 @@ export function workspacePackages(root: string): Map<string, WorkspacePackage> {
   return packages;
 }
 
+/** The names a workspace package's package.json lists as dependencies of any kind. */
+export function declaredDependencies(root: string, pkg: string): Set<string> {
+  const manifestPath = join(root, "packages", pkg, "package.json");
+  if (!existsSync(manifestPath)) return new Set();
+  const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as Record<string, unknown>;
+  const names = ["dependencies", "devDependencies", "peerDependencies"].flatMap((field) =>
+    Object.keys((manifest[field] as Record<string, string> | undefined) ?? {}),
+  );
+  return new Set(names);
+}
+
 /** The file an export points at for source readers: the `@toolbus/source` condition first. */
 function sourceTarget(target: unknown): string | undefined {
   if (typeof target === "string") return target;

@@ -32,8 +32,7 @@ const packageNamed =
  */
 const APP_FORBIDDEN: readonly Forbidden[] = [
   { name: "tool runtime (runtime/**)", matches: under("runtime") },
-  { name: "REST API (api/**)", matches: under("api") },
-  { name: "MCP server (mcp/**)", matches: under("mcp") },
+  { name: "REST API and MCP server (@toolbus/http)", matches: packageNamed("@toolbus/http") },
   { name: "HTTP framework (hono)", matches: packageNamed("hono", "@hono") },
   { name: "DynamoDB store (store/**)", matches: under("store") },
   // @smithy/* is the AWS SDK's own core; importing it is importing the SDK.
@@ -73,10 +72,15 @@ export function appLayerViolations(graph: SourceGraph): LayerViolation[] {
  * Adapters that sit side by side and must not reach into each other: each takes what it
  * shares with another from the layer below (app, model, http), not from its neighbour.
  */
+const HTTP = "packages/http/src";
 const SIDEWAYS: readonly { from: string; forbidden: Forbidden }[] = [
-  { from: `${CORE}/mcp/`, forbidden: { name: "REST API (api/**)", matches: under("api") } },
-  { from: `${CORE}/harness/`, forbidden: { name: "MCP server (mcp/**)", matches: under("mcp") } },
-  { from: `${CORE}/harness/`, forbidden: { name: "application (app/**)", matches: under("app") } },
+  {
+    from: `${HTTP}/mcp/`,
+    forbidden: {
+      name: "REST API (http/api/**)",
+      matches: (edge) => edge.target?.startsWith(`${HTTP}/api/`) ?? false,
+    },
+  },
 ];
 
 /** Every import from one adapter into a neighbour it must not reach. */
@@ -238,4 +242,64 @@ export function describeConstructions(services: readonly ServiceConstructions[])
 
 export function describeFailedResultBuilders(builders: FailedResultBuilders): string[] {
   return builders.modules.map((module) => `${module.file}: lines ${module.lines.join(", ")}`);
+}
+
+/**
+ * The workspace packages from the bottom up: a package imports only packages on a lower
+ * level, and only ones its package.json declares. The wire contract and the pattern matcher
+ * depend on nothing of ours; the client bundles the wire contract and nothing else, so what
+ * it ships never carries the server.
+ */
+export const PACKAGE_LEVELS: Readonly<Record<string, number>> = {
+  pattern: 0,
+  wire: 0,
+  harness: 1,
+  client: 1,
+  core: 2,
+  tools: 3,
+  http: 3,
+  local: 4,
+};
+
+/** Imports between workspace packages that go sideways, upwards or undeclared. */
+export function packageViolations(
+  graph: SourceGraph,
+  declared: (pkg: string) => ReadonlySet<string>,
+): LayerViolation[] {
+  const violations: LayerViolation[] = [];
+  for (const module of graph.modules.values()) {
+    const from = packageOf(module.file);
+    if (!from) continue;
+    for (const edge of module.imports) {
+      const to = edge.target ? packageOf(edge.target) : undefined;
+      if (!to || to === from) continue;
+      const fromLevel = PACKAGE_LEVELS[from];
+      const toLevel = PACKAGE_LEVELS[to];
+      let rule: string | undefined;
+      if (fromLevel === undefined || toLevel === undefined) {
+        rule = `package ${fromLevel === undefined ? from : to} has no level in PACKAGE_LEVELS`;
+      } else if (toLevel >= fromLevel) {
+        rule = `${from} (level ${fromLevel}) may import only packages below it; ${to} is level ${toLevel}`;
+      } else if (!edge.specifier.startsWith("@toolbus/")) {
+        rule = `reaches into ${to} by a relative path; import it by its package name`;
+      } else if (!declared(from).has(`@toolbus/${to}`)) {
+        rule = `${from}'s package.json does not declare @toolbus/${to}`;
+      }
+      if (rule) {
+        violations.push({
+          file: module.file,
+          line: edge.line,
+          specifier: edge.specifier,
+          rule,
+          typeOnly: edge.typeOnly,
+        });
+      }
+    }
+  }
+  return violations;
+}
+
+/** The workspace package a repository path belongs to (`packages/<name>/...`). */
+export function packageOf(file: string): string | undefined {
+  return /^packages\/([^/]+)\//.exec(file)?.[1];
 }

@@ -1,4 +1,4 @@
-import type { CallRecord, CallResult } from "../../packages/core/src/model/call";
+import type { CallRecord, CallResult } from "../../packages/wire/src/model/call";
 import type { DynamoCallStore } from "../../packages/core/src/store/dynamodb";
 
 /** A call as the API records it before announcing it: what a handler's first event claims. */

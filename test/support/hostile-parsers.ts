@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
-import { failure as failureSchema } from "@toolbus/core/model";
+import { failure as failureSchema } from "@toolbus/wire/model";
 import { type AnyToolDefinition, ToolFailure } from "@toolbus/core/tool-definition";
 import { expect } from "vitest";
 

@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { DeleteTableCommand } from "@aws-sdk/client-dynamodb";
 import type { AnyToolDefinition, CapabilityDetector, Dispatcher, Toolbus } from "@toolbus/core";
-import type { createApi } from "@toolbus/core/api";
-import type { ToolsetSpec } from "@toolbus/core/model";
+import type { createApi } from "@toolbus/http";
+import type { ToolsetSpec } from "@toolbus/wire/model";
 import type { Logger, MetricsSink } from "@toolbus/core/observability";
 import { composeLocalToolbus } from "@toolbus/local";
 import {

@@ -1,25 +1,60 @@
-// The types the client takes from @toolbus/core and @toolbus/tools. scripts/generate-types.ts
-// prints each one written out in full into src/generated/catalog-types.ts, so the published
-// client carries them without depending on the (unpublished) workspace packages.
-import type { PromptTool, RenderedPrompt } from "@toolbus/core";
-import type { Harness, renderRequest } from "@toolbus/core/harness";
+// The types the client takes from @toolbus/wire, @toolbus/harness and @toolbus/tools.
+// scripts/generate-types.ts prints each one written out in full into
+// src/generated/catalog-types.ts, so the published client carries them without depending on
+// the (unpublished) workspace packages.
+import type { renderRequest } from "@toolbus/harness";
 import type {
+  CallResult,
   CapabilityStatus,
   Category,
   Citation,
+  Delivery,
   Failure,
   HttpToolRegistrationInput,
   HttpToolsetRegistrationInput,
   McpToolDefaultsInput,
   McpToolsetRegistrationInput,
   Principal,
+  RunPolicy,
   SecretHeaderInput,
+  Subscription,
+  SubscriptionTarget,
+  ToolCallApprovalRequested,
   ToolCallScheduled,
   ToolResultReceived,
   ToolSpec,
   ToolsetRegistrationInput,
   ToolsetSpec,
-} from "@toolbus/core/model";
+  subscriptionRequest,
+} from "@toolbus/wire/model";
+import type { Approval } from "@toolbus/wire/model/call";
+import type {
+  agentFileView,
+  apiKeyCreatedView,
+  apiKeyView,
+  callView,
+  catalogDiffView,
+  failuresPageView,
+  HARNESSES,
+  healthView,
+  metricsView,
+  promptToolView,
+  promptView,
+  registrationOutcomeView,
+  removedToolsetView,
+  replayResultView,
+  runPoliciesView,
+  runView,
+  selectionView,
+  stageEventPageView,
+  subscriptionWithSecretView,
+  toolListItemView,
+  toolSearchView,
+  toolsetView,
+  toolsetWithToolsView,
+  toolView,
+  typedRunEvent,
+} from "@toolbus/wire/schemas";
 import type { calendarInput, calendarOutput } from "@toolbus/tools/calendar";
 import type { githubInput, githubOutput } from "@toolbus/tools/github";
 import type { linkValidatorInput, linkValidatorOutput } from "@toolbus/tools/link-validator";
@@ -30,27 +65,64 @@ import type { webSearchInput, webSearchOutput } from "@toolbus/tools/web-search"
 import type { z } from "zod";
 
 export type {
+  CallResult,
   CapabilityStatus,
   Category,
   Citation,
+  Delivery,
   Failure,
-  Harness,
   HttpToolRegistrationInput,
   HttpToolsetRegistrationInput,
   McpToolDefaultsInput,
   McpToolsetRegistrationInput,
   Principal,
-  PromptTool,
-  RenderedPrompt,
+  RunPolicy,
   SecretHeaderInput,
+  Subscription,
+  SubscriptionTarget,
+  ToolCallApprovalRequested,
   ToolCallScheduled,
   ToolResultReceived,
   ToolSpec,
   ToolsetRegistrationInput,
   ToolsetSpec,
 };
+/** A call's approval: when it was asked for, until when it waits, and the decision once made. */
+export type CallApproval = Approval;
 /** The body of `POST /v1/agents/render` as a caller writes it. */
 export type RenderAgentRequest = z.input<typeof renderRequest>;
+/** What `POST /v1/subscriptions` takes. */
+export type SubscriptionRequest = z.input<typeof subscriptionRequest>;
+
+// The API's views, as @toolbus/wire/schemas declares them (and the API documents them).
+export type ApiKeyRecord = z.output<typeof apiKeyView>;
+export type CatalogDiff = z.output<typeof catalogDiffView>;
+export type CreatedApiKey = z.output<typeof apiKeyCreatedView>;
+export type FailuresPage = z.output<typeof failuresPageView>;
+export type Harness = (typeof HARNESSES)[number];
+export type Health = z.output<typeof healthView>;
+export type Metrics = z.output<typeof metricsView>;
+export type Prompt = z.output<typeof promptView>;
+export type PromptTool = z.output<typeof promptToolView>;
+export type RegistrationOutcome = z.output<typeof registrationOutcomeView>;
+export type RenderedAgentFile = z.output<typeof agentFileView>;
+export type ReplayResult = z.output<typeof replayResultView>;
+export type Run = z.output<typeof runView>;
+export type RunEvent = z.output<typeof typedRunEvent>;
+export type RunPolicies = z.output<typeof runPoliciesView>;
+export type Selection = z.output<typeof selectionView>;
+export type StageEventsPage = Omit<z.output<typeof stageEventPageView>, "events"> & {
+  events: RunEvent[];
+};
+export type SubscriptionWithSecret = z.output<typeof subscriptionWithSecretView>;
+export type Tool = z.output<typeof toolView>;
+export type ToolListItem = z.output<typeof toolListItemView>;
+export type ToolSearch = z.output<typeof toolSearchView>;
+export type Toolset = z.output<typeof toolsetView>;
+export type ToolsetRemoved = z.output<typeof removedToolsetView>;
+export type ToolsetWithTools = z.output<typeof toolsetWithToolsView>;
+/** A call as the API shows it, its result untyped: `CallView` types it by tool. */
+export type WireCallView = z.output<typeof callView>;
 
 // Built-in tools: what a caller sends (zod's input type: defaults may be left out) and the
 // `data` of a succeeded call.

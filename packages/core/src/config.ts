@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import * as z from "zod";
 import { isKnownRole } from "./app/access";
 import { type Issue, ValidationError, zodIssues } from "./errors";
-import { runPolicy } from "./model/run";
+import { runPolicy } from "@toolbus/wire/model/run";
 import { nearest } from "./util/nearest";
 
 /**

@@ -47,7 +47,7 @@ export {
   ValidationError,
 } from "./errors";
 export { EventPublisher, type OutgoingEvent } from "./events/publisher";
-export { REGISTERED_SECRET_PREFIX } from "./model/registered-secret";
+export { REGISTERED_SECRET_PREFIX } from "@toolbus/wire/model/registered-secret";
 export { createRecorder } from "./runtime/recorder";
 export { createSweeper } from "./runtime/sweeper";
 export { createToolHandler, type ToolRuntimeDeps } from "./runtime/tool-handler";

@@ -1,4 +1,4 @@
-import { isRegisteredSecret } from "./model/registered-secret";
+import { isRegisteredSecret } from "@toolbus/wire/model/registered-secret";
 import type { SecretSource } from "./outbound/types";
 import { type ParameterFetcher, ssmParameterFetcher } from "./ssm-parameters";
 

@@ -1,6 +1,6 @@
 // The one-machine runtime. Heavy parts have their own entry points (`@toolbus/local/bus`,
 // `@toolbus/local/dynamodb`) so importers load only what they use; the event-pattern matcher is
-// in core (`@toolbus/core/pattern`), where a Lambda can use it too.
+// its own package (`@toolbus/pattern`), where a Lambda can use it too.
 export { LocalRuntimeError } from "./errors";
 export { localAdminKey } from "./runtime/admin-key";
 export { type ApiServer, serveApi } from "./runtime/api-server";

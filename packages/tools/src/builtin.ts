@@ -1,4 +1,4 @@
-import type { ToolsetSpec } from "@toolbus/core/model";
+import type { ToolsetSpec } from "@toolbus/wire/model";
 import type { AnyToolDefinition } from "@toolbus/core/tool-definition";
 import { calendar, calendarToolset } from "./calendar/calendar";
 import { githubApi } from "./github/github-api";

@@ -1,4 +1,4 @@
-import { toolsetSpec } from "@toolbus/core/model";
+import { toolsetSpec } from "@toolbus/wire/model";
 import { toolSpecOf } from "@toolbus/core/tool-definition";
 import { describe, expect, it } from "vitest";
 import { builtinTools, builtinToolsets, readabilityAnalyzer, staticLinks } from "./index";

@@ -1,7 +1,7 @@
 import type { ToolbusClient } from "../client.js";
 
-// What every command handler is given. Its own module, so a command kept in a file of its
-// own (listen.ts) and the table of all commands (commands.ts) both import it, not each other.
+// What every command handler is given: the client, the process's streams and --json. Its own
+// module, so the command groups (commands/*.ts) and the dispatcher (index.ts) both import it.
 
 export interface CommandIo {
   stdout: { write(text: string): unknown };

@@ -1,4 +1,4 @@
-import { deliveryBody, webhookHeaders, webhookIdOf } from "@toolbus/core/webhooks";
+import { deliveryBody, webhookHeaders, webhookIdOf } from "@toolbus/wire/webhooks";
 import { describeCause } from "../http.js";
 import type { RunEvent } from "../schemas.js";
 

@@ -1,12 +1,12 @@
 import { createToolbusClient } from "../client.js";
 import { ToolbusClientError } from "../errors.js";
-import { type CommandName, parseCommandLine } from "./args.js";
-import { HANDLERS } from "./commands.js";
+import { parseCommandLine } from "./args.js";
 import { type Connection, resolveConnection } from "./config.js";
 import { hintOf, UsageError } from "./errors.js";
 import { clientVersion } from "./version.js";
 
-export { COMMANDS, type CommandName, groupHelp, HELP } from "./args.js";
+export { groupHelp, HELP } from "./args.js";
+export { COMMANDS, type CommandName } from "./commands/index.js";
 export { type Connection, resolveConnection, STATE_DIR } from "./config.js";
 export { UsageError } from "./errors.js";
 export { clientVersion } from "./version.js";
@@ -43,19 +43,19 @@ export async function runCli(
   let asJson = argv.includes("--json");
   let connection: Connection | undefined;
   try {
-    const command = parseCommandLine(argv);
-    if (command.kind === "help") {
-      io.stdout.write(command.text);
+    const parsed = parseCommandLine(argv);
+    if (parsed.kind === "help") {
+      io.stdout.write(parsed.text);
       return 0;
     }
-    if (command.kind === "version") {
+    if (parsed.kind === "version") {
       io.stdout.write(`${await clientVersion()}\n`);
       return 0;
     }
-    asJson = command.globals.json;
+    asJson = parsed.globals.json;
     connection = await resolveConnection({
-      endpoint: command.globals.endpoint,
-      key: command.globals.key,
+      endpoint: parsed.globals.endpoint,
+      key: parsed.globals.key,
       env: io.env,
       cwd: io.cwd,
     });
@@ -64,11 +64,7 @@ export async function runCli(
       apiKey: connection.key,
       ...(io.fetch ? { fetch: io.fetch } : {}),
     });
-    const handler = HANDLERS[command.name] as (
-      args: unknown,
-      context: Parameters<(typeof HANDLERS)[CommandName]>[1],
-    ) => Promise<number>;
-    return await handler(command.args, {
+    return await parsed.command.run(parsed.args, {
       client,
       io: {
         stdout: io.stdout,

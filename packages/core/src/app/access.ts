@@ -1,5 +1,5 @@
 import { ValidationError } from "../errors";
-import type { Principal } from "../model/call";
+import type { Principal } from "@toolbus/wire/model/call";
 
 /**
  * Who may do what, decided here and nowhere else. The REST routes, the MCP server, key

@@ -1,4 +1,4 @@
-import type { ApiDeps } from "../api/deps";
+import type { ApiDeps } from "./api-deps";
 import type { Dispatcher } from "../app/calls/dispatch";
 import { loggedWait } from "../app/calls/logged";
 import { CallService } from "../app/calls/service";
@@ -15,8 +15,8 @@ import { busClient } from "../bus-client";
 import { checkToolSettings } from "../config";
 import type { Deployment } from "../deployment";
 import { busProbe, type EventPublisher } from "../events/publisher";
-import type { CapabilityStatus } from "../model/capability";
-import type { ToolsetSpec } from "../model/tool";
+import type { CapabilityStatus } from "@toolbus/wire/model/capability";
+import type { ToolsetSpec } from "@toolbus/wire/model/tool";
 import { InProcessMetrics } from "../observability/metrics";
 import { createHttpClient, systemLookup } from "../outbound/client";
 import { withProbe } from "../outbound/probe";

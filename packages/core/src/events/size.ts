@@ -1,4 +1,4 @@
-import type { ToolResultReceived } from "../model/events";
+import type { ToolResultReceived } from "@toolbus/wire/model/events";
 
 /**
  * EventBridge takes entries up to 256 KB, counting source, detail-type and detail. We stay

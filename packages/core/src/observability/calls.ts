@@ -1,4 +1,4 @@
-import type { CallRecord } from "../model/call";
+import type { CallRecord } from "@toolbus/wire/model/call";
 import type { LogFields, Logger } from "./log";
 import { cacheStatus, callMetricPoints, type MetricsSink } from "./metrics";
 

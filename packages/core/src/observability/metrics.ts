@@ -1,4 +1,4 @@
-import type { CallRecord, CallResult } from "../model/call";
+import type { CallRecord, CallResult } from "@toolbus/wire/model/call";
 
 /**
  * Call metrics. On AWS each function writes them in CloudWatch's embedded metric format

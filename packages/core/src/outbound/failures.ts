@@ -1,5 +1,5 @@
-import type { Failure } from "../model/call";
-import { Failures } from "../model/failure";
+import type { Failure } from "@toolbus/wire/model/call";
+import { Failures } from "@toolbus/wire/model/failure";
 import { ToolFailure } from "../tool-definition";
 import { OutboundError } from "./errors";
 import type { OutboundResponse } from "./types";

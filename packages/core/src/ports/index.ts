@@ -1,10 +1,10 @@
-import type { AuditEntry } from "../model/audit";
-import type { Approval, CallRecord, CallResult } from "../model/call";
-import type { CapabilityStatus } from "../model/capability";
-import type { RunEvent } from "../model/events";
-import type { RunPolicy } from "../model/run";
-import type { Delivery, Subscription, SubscriptionSecrets } from "../model/subscription";
-import type { ToolSpec, ToolsetSpec } from "../model/tool";
+import type { AuditEntry } from "@toolbus/wire/model/audit";
+import type { Approval, CallRecord, CallResult } from "@toolbus/wire/model/call";
+import type { CapabilityStatus } from "@toolbus/wire/model/capability";
+import type { RunEvent } from "@toolbus/wire/model/events";
+import type { RunPolicy } from "@toolbus/wire/model/run";
+import type { Delivery, Subscription, SubscriptionSecrets } from "@toolbus/wire/model/subscription";
+import type { ToolSpec, ToolsetSpec } from "@toolbus/wire/model/tool";
 import type { DetailType } from "../wiring";
 
 /** One Toolbus event to announce on the bus. */

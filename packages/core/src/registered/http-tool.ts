@@ -1,6 +1,6 @@
-import type { Failure } from "../model/call";
-import type { HttpImplementation } from "../model/implementation";
-import type { ToolSpec } from "../model/tool";
+import type { Failure } from "@toolbus/wire/model/call";
+import type { HttpImplementation } from "@toolbus/wire/model/implementation";
+import type { ToolSpec } from "@toolbus/wire/model/tool";
 import { failureFromOutbound, failureFromStatus } from "../outbound/failures";
 import type { OutboundResponse } from "../outbound/types";
 import { type AnyToolDefinition, type ToolContext, ToolFailure } from "../tool-definition";

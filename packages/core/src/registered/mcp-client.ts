@@ -8,7 +8,7 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
-import type { Failure } from "../model/call";
+import type { Failure } from "@toolbus/wire/model/call";
 import { OutboundError } from "../outbound/errors";
 import { failureFromOutbound, failureFromStatus } from "../outbound/failures";
 import type { HttpClient, OutboundResponse } from "../outbound/types";

@@ -1,6 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { Failures } from "../model/failure";
-import type { ToolSpec } from "../model/tool";
+import { Failures } from "@toolbus/wire/model/failure";
+import type { ToolSpec } from "@toolbus/wire/model/tool";
 import { type AnyToolDefinition, ToolFailure } from "../tool-definition";
 import { callRemoteTool } from "./mcp-client";
 import { jsonSchemaType, textForModel } from "./schema-type";

@@ -1,11 +1,11 @@
 import { ValidationError } from "../errors";
-import { type SecretHeader, secretCapabilityName } from "../model/implementation";
+import { type SecretHeader, secretCapabilityName } from "@toolbus/wire/model/implementation";
 import type {
   CatalogDiff,
   HttpToolsetRegistration,
   McpToolsetRegistration,
-} from "../model/registered";
-import { type ToolSpec, type ToolsetSpec, toolSpec } from "../model/tool";
+} from "@toolbus/wire/model/registered";
+import { type ToolSpec, type ToolsetSpec, toolSpec } from "@toolbus/wire/model/tool";
 import { canonicalJson, sha256Hex } from "../util/canonical-json";
 import { compileSchema, SchemaError, schemaIssues } from "./json-schema";
 import type { RemoteTool } from "./mcp-client";

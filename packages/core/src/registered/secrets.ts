@@ -1,16 +1,16 @@
 import { type CapabilityDetector, secretCapability } from "../app/capabilities/detectors";
-import { Failures } from "../model/failure";
+import { Failures } from "@toolbus/wire/model/failure";
 import {
   type SecretHeader,
   secretCapabilityName,
   secretName as secretNameSchema,
-} from "../model/implementation";
+} from "@toolbus/wire/model/implementation";
 import {
   isRegisteredSecret,
   REGISTERED_SECRET_PREFIX,
   registeredSecretRule,
-} from "../model/registered-secret";
-import type { ToolSpec, ToolsetSpec } from "../model/tool";
+} from "@toolbus/wire/model/registered-secret";
+import type { ToolSpec, ToolsetSpec } from "@toolbus/wire/model/tool";
 import type { SecretSource } from "../outbound/types";
 import { ToolFailure } from "../tool-definition";
 

@@ -7,7 +7,7 @@ import {
 import * as z from "zod";
 import { type Dispatcher, DispatchNotStartedError } from "../app/calls/dispatch";
 import { ToolbusError, ValidationError } from "../errors";
-import { type CallRecord, callRecord } from "../model/call";
+import { type CallRecord, callRecord } from "@toolbus/wire/model/call";
 import { SDK_CLIENT_OPTIONS } from "../sdk-options";
 import { REGISTERED_KINDS, registeredHandlerId } from "../wiring";
 

@@ -1,14 +1,14 @@
 import * as z from "zod";
 import { scheduledDetail } from "../app/calls/lifecycle";
 import { ValidationError, zodIssues } from "../errors";
-import type { CallRecord } from "../model/call";
+import type { CallRecord } from "@toolbus/wire/model/call";
 import {
   approvalEventKey,
   occurredAtOf,
   type RunEvent,
   resultEventKey,
   scheduledEventKey,
-} from "../model/events";
+} from "@toolbus/wire/model/events";
 import { fallbackLogger, type Logger } from "../observability/log";
 import type { CallStore, EventLog } from "../ports";
 import { canonicalJson } from "../util/canonical-json";

@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import type { CapabilityStatus } from "../model/capability";
+import type { CapabilityStatus } from "@toolbus/wire/model/capability";
 import type {
   ApiKeyRecord,
   CacheEntry,

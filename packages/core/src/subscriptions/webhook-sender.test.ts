@@ -15,7 +15,7 @@ import {
   WEBHOOK_TIMEOUT_MS,
   type WebhookDelivery,
 } from "./webhook-sender";
-import { newWebhookSecret, verifyWebhook } from "./webhook-signature";
+import { newWebhookSecret, verifyWebhook } from "@toolbus/wire/webhooks/signature";
 
 const secret = newWebhookSecret();
 const delivery: WebhookDelivery = {

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { ToolSpec, ToolsetSpec } from "../model/tool";
+import type { ToolSpec, ToolsetSpec } from "@toolbus/wire/model/tool";
 import type { Versioned } from "../ports";
 
 /**

@@ -4,7 +4,7 @@ import {
   createPatternIndex,
   InvalidEventPatternError,
   type PatternIndex,
-} from "@toolbus/core/pattern";
+} from "@toolbus/pattern";
 import { alreadyExists, EventBridgeApiError, limitExceeded, notFound, validation } from "./errors";
 import { schedulePeriodMs } from "./schedule";
 import {

@@ -9,8 +9,8 @@ import {
   parseStageConfig,
   type Toolbus,
 } from "@toolbus/core";
-import { createApi } from "@toolbus/core/api";
-import type { ToolsetSpec } from "@toolbus/core/model";
+import { createApi } from "@toolbus/http";
+import type { ToolsetSpec } from "@toolbus/wire/model";
 import type { Logger, MetricsSink } from "@toolbus/core/observability";
 import type { SecretSource } from "@toolbus/core/outbound";
 import { appendAsSoleWriter } from "@toolbus/core/store/dynamodb";

@@ -1,6 +1,6 @@
 import type { ServerResponse } from "node:http";
 import { inspect } from "node:util";
-import { toolSpec } from "@toolbus/core/model";
+import { toolSpec } from "@toolbus/wire/model";
 import { type ToolContext, ToolFailure, toolSpecOf } from "@toolbus/core/tool-definition";
 import { afterEach, describe, expect, it } from "vitest";
 import { calendar, calendarInput, calendarOutput, resolveWindow } from "./calendar";

@@ -1,6 +1,6 @@
 import { networkCapability } from "@toolbus/core/capabilities";
 import { loadFunctionSecrets } from "@toolbus/core/deployment";
-import { type Citation, Failures, type ToolsetSpec } from "@toolbus/core/model";
+import { type Citation, Failures, type ToolsetSpec } from "@toolbus/wire/model";
 import { createHttpClient } from "@toolbus/core/outbound";
 import { defineTool, ToolFailure } from "@toolbus/core/tool-definition";
 import * as z from "zod";

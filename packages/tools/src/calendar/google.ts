@@ -1,5 +1,5 @@
 import { createPrivateKey, createSign, type KeyObject } from "node:crypto";
-import { Failures } from "@toolbus/core/model";
+import { Failures } from "@toolbus/wire/model";
 import { failureFromStatus, type HttpClient, type OutboundResponse } from "@toolbus/core/outbound";
 import { ToolFailure } from "@toolbus/core/tool-definition";
 import * as z from "zod";

@@ -1,4 +1,4 @@
-import { Failures } from "@toolbus/core/model";
+import { Failures } from "@toolbus/wire/model";
 import type { HttpClient } from "@toolbus/core/outbound";
 import { failureFromStatus } from "@toolbus/core/outbound";
 import { ToolFailure } from "@toolbus/core/tool-definition";

@@ -1,4 +1,4 @@
-import { type Citation, Failures } from "@toolbus/core/model";
+import { type Citation, Failures } from "@toolbus/wire/model";
 import { type ToolContext, ToolFailure } from "@toolbus/core/tool-definition";
 import type * as z from "zod";
 import { encodePath } from "./names";

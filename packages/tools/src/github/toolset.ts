@@ -1,4 +1,4 @@
-import type { ToolsetSpec } from "@toolbus/core/model";
+import type { ToolsetSpec } from "@toolbus/wire/model";
 
 export const githubToolset: ToolsetSpec = {
   name: "github",

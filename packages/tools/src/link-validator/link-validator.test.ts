@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { toolSpec } from "@toolbus/core/model";
+import { toolSpec } from "@toolbus/wire/model";
 import { createHttpClient } from "@toolbus/core/outbound";
 import { type ToolContext, toolSpecOf } from "@toolbus/core/tool-definition";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 import { networkCapability } from "@toolbus/core/capabilities";
-import type { ToolsetSpec } from "@toolbus/core/model";
+import type { ToolsetSpec } from "@toolbus/wire/model";
 import { createHttpClient } from "@toolbus/core/outbound";
 import { defineTool } from "@toolbus/core/tool-definition";
 import { linkValidatorInput, linkValidatorOutput, TOOL_TIMEOUT_MS } from "./schemas";

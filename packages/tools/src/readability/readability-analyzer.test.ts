@@ -1,4 +1,4 @@
-import { toolSpec } from "@toolbus/core/model";
+import { toolSpec } from "@toolbus/wire/model";
 import { testToolContext } from "@toolbus/core/testing";
 import { toolSpecOf } from "@toolbus/core/tool-definition";
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 import { networkCapability } from "@toolbus/core/capabilities";
-import { type Citation, Failures, type ToolsetSpec } from "@toolbus/core/model";
+import { type Citation, Failures, type ToolsetSpec } from "@toolbus/wire/model";
 import {
   createHttpClient,
   failureFromOutbound,

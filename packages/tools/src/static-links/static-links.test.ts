@@ -1,5 +1,5 @@
 import { parseStageConfig } from "@toolbus/core/config";
-import { toolSpec } from "@toolbus/core/model";
+import { toolSpec } from "@toolbus/wire/model";
 import { testToolContext } from "@toolbus/core/testing";
 import { toolSpecOf } from "@toolbus/core/tool-definition";
 import { describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-import type { Citation } from "@toolbus/core/model";
+import type { Citation } from "@toolbus/wire/model";
 import { defineTool } from "@toolbus/core/tool-definition";
 import * as z from "zod";
 import { staticLinksCapability } from "./capability";

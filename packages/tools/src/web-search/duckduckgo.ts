@@ -1,4 +1,4 @@
-import { Failures } from "@toolbus/core/model";
+import { Failures } from "@toolbus/wire/model";
 import { ToolFailure } from "@toolbus/core/tool-definition";
 import { decodeDocument } from "../text/charset";
 import { breaksWords, collapseWhitespace, readHtml } from "../text/html";

@@ -1,4 +1,4 @@
-import { Failures } from "@toolbus/core/model";
+import { Failures } from "@toolbus/wire/model";
 import {
   failureFromOutbound,
   failureFromStatus,

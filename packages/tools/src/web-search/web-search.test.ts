@@ -1,6 +1,6 @@
 import type { ServerResponse } from "node:http";
-import type { Failure } from "@toolbus/core/model";
-import { toolSpec } from "@toolbus/core/model";
+import type { Failure } from "@toolbus/wire/model";
+import { toolSpec } from "@toolbus/wire/model";
 import { ToolFailure, toolSpecOf } from "@toolbus/core/tool-definition";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type WebSearchSettings, webSearchSettings } from "./settings";

@@ -1,6 +1,6 @@
 import { networkCapability } from "@toolbus/core/capabilities";
 import { loadFunctionSecrets } from "@toolbus/core/deployment";
-import type { Citation } from "@toolbus/core/model";
+import type { Citation } from "@toolbus/wire/model";
 import { createHttpClient } from "@toolbus/core/outbound";
 import { defineTool } from "@toolbus/core/tool-definition";
 import * as z from "zod";

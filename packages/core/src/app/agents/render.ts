@@ -7,8 +7,8 @@ import {
   type RenderRequest,
   render,
   renderAll,
-} from "../../harness";
-import type { Principal } from "../../model/call";
+} from "@toolbus/harness";
+import type { Principal } from "@toolbus/wire/model/call";
 import type { SelectionService } from "../selection/service";
 
 /**

@@ -1,4 +1,4 @@
-import type { CallRecord } from "../../model/call";
+import type { CallRecord } from "@toolbus/wire/model/call";
 import { callFields } from "../../observability/calls";
 import { fallbackLogger, type Logger } from "../../observability/log";
 import type { EventLog } from "../../ports";

@@ -1,6 +1,6 @@
 import * as z from "zod";
-import { callId, toolId } from "../../model/ids";
-import { runPolicy } from "../../model/run";
+import { callId, toolId } from "@toolbus/wire/model/ids";
+import { runPolicy } from "@toolbus/wire/model/run";
 
 /** The body of `POST /v1/runs/{runId}/calls`. */
 export const callRequest = z

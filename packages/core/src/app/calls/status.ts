@@ -1,4 +1,4 @@
-import type { CallRecord } from "../../model/call";
+import type { CallRecord } from "@toolbus/wire/model/call";
 
 const TERMINAL = new Set<CallRecord["status"]>(["succeeded", "failed"]);
 

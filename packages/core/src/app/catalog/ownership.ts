@@ -1,5 +1,5 @@
 import { ConflictError, ValidationError } from "../../errors";
-import type { ToolsetSpec } from "../../model/tool";
+import type { ToolsetSpec } from "@toolbus/wire/model/tool";
 
 /** What a write asks to become: a toolset name, of one kind, for one owner. */
 export type ToolsetClaim = Pick<ToolsetSpec, "name" | "kind" | "owner">;

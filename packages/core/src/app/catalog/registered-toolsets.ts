@@ -7,8 +7,8 @@ import {
   mcpToolDefaults,
   mcpToolsetRegistration,
   type ToolsetRegistration,
-} from "../../model/registered";
-import type { ToolSpec, ToolsetSpec } from "../../model/tool";
+} from "@toolbus/wire/model/registered";
+import type { ToolSpec, ToolsetSpec } from "@toolbus/wire/model/tool";
 import { OutboundError } from "../../outbound/errors";
 import { checkUrl, type Resolver } from "../../outbound/ssrf";
 import type { HttpClient, SecretSource } from "../../outbound/types";

@@ -1,4 +1,4 @@
-import type { ToolSpec, ToolsetSpec } from "../../model/tool";
+import type { ToolSpec, ToolsetSpec } from "@toolbus/wire/model/tool";
 import type { CatalogStore } from "../../ports";
 import { canonicalJson } from "../../util/canonical-json";
 import { validateCatalog } from "./consistency";

@@ -1,4 +1,4 @@
-import type { RunEvent } from "../../model/events";
+import type { RunEvent } from "@toolbus/wire/model/events";
 import { EVENT_SOURCE } from "../../wiring";
 
 /**

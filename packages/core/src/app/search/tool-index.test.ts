@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { toolSpec } from "../../model/tool";
+import { toolSpec } from "@toolbus/wire/model/tool";
 import { term, words } from "./terms";
 import { ToolIndex } from "./tool-index";
 

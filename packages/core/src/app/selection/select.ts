@@ -1,7 +1,7 @@
 import type { StageConfig } from "../../config";
 import { ValidationError } from "../../errors";
-import type { CapabilityStatus } from "../../model/capability";
-import { CATEGORIES, type ToolSpec } from "../../model/tool";
+import type { CapabilityStatus } from "@toolbus/wire/model/capability";
+import { CATEGORIES, type ToolSpec } from "@toolbus/wire/model/tool";
 import { roleAtLeast } from "../access";
 
 /**

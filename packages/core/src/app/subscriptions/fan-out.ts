@@ -1,12 +1,12 @@
 import * as z from "zod";
 import type { StageConfig } from "../../config";
-import { occurredAtOf } from "../../model/events";
-import type { Delivery, SubscriptionSecrets, SubscriptionTarget } from "../../model/subscription";
+import { occurredAtOf } from "@toolbus/wire/model/events";
+import type { Delivery, SubscriptionSecrets, SubscriptionTarget } from "@toolbus/wire/model/subscription";
 import { fallbackLogger, type Logger } from "../../observability/log";
-import { createPatternIndex, type PatternIndex } from "../../pattern";
+import { createPatternIndex, type PatternIndex } from "@toolbus/pattern";
 import type { DeliveryStore, SubscriptionStore } from "../../ports";
 import { retryDelayMs } from "../../subscriptions/backoff";
-import { deliveryBody } from "../../subscriptions/delivery-body";
+import { deliveryBody } from "@toolbus/wire/webhooks/delivery-body";
 import { inPool } from "../../util/in-pool";
 import { EVENT_SOURCE } from "../../wiring";
 

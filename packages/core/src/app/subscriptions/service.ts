@@ -1,15 +1,15 @@
 import { randomBytes } from "node:crypto";
 import type { StageConfig } from "../../config";
 import { ConflictError, NotFoundError, ValidationError } from "../../errors";
-import type { Principal } from "../../model/call";
-import type { RunEvent } from "../../model/events";
+import type { Principal } from "@toolbus/wire/model/call";
+import type { RunEvent } from "@toolbus/wire/model/events";
 import type {
   Delivery,
   Subscription,
   SubscriptionRequest,
   SubscriptionTarget,
-} from "../../model/subscription";
-import { compilePattern } from "../../pattern";
+} from "@toolbus/wire/model/subscription";
+import { compilePattern } from "@toolbus/pattern";
 import type {
   DeliveryStore,
   EventLog,
@@ -17,8 +17,8 @@ import type {
   StoredSubscription,
   SubscriptionStore,
 } from "../../ports";
-import { deliveryBody } from "../../subscriptions/delivery-body";
-import { newWebhookSecret } from "../../subscriptions/webhook-signature";
+import { deliveryBody } from "@toolbus/wire/webhooks/delivery-body";
+import { newWebhookSecret } from "@toolbus/wire/webhooks/signature";
 import { mayActFor, mayActForOthers } from "../access";
 import { envelopeOf } from "../events/envelope";
 import { parseEventPattern } from "../events/pattern";

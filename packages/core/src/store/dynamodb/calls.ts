@@ -7,7 +7,7 @@ import {
   type CallResult,
   callRecord,
   callResult,
-} from "../../model/call";
+} from "@toolbus/wire/model/call";
 import type { CallStore, CreateCallOutcome } from "../../ports";
 import { DynamoCallRuns, JSON_FIELDS, storedCall } from "./call-runs";
 import { guard, isConditionFailure, parseInput, queryAll } from "./client";

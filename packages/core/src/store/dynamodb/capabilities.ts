@@ -1,5 +1,5 @@
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
-import { type CapabilityStatus, capabilityStatus } from "../../model/capability";
+import { type CapabilityStatus, capabilityStatus } from "@toolbus/wire/model/capability";
 import type { CapabilityStore } from "../../ports";
 import { type DynamoStoreOptions, guard, parseInput, parseStored, queryAll } from "./client";
 import { CAPABILITIES_PARTITION, capabilityKey } from "./items";

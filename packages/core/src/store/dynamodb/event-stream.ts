@@ -6,7 +6,7 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import * as z from "zod";
-import { type RunEvent, runEvent } from "../../model/events";
+import { type RunEvent, runEvent } from "@toolbus/wire/model/events";
 import type { EventStream, StreamEntry } from "../../ports";
 import { GroupCommit, type ItemOutcome } from "../../util/group-commit";
 import {

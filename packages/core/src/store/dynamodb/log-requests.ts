@@ -1,5 +1,5 @@
-import type { CallRecord } from "../../model/call";
-import type { RunEvent } from "../../model/events";
+import type { CallRecord } from "@toolbus/wire/model/call";
+import type { RunEvent } from "@toolbus/wire/model/events";
 
 /** A call's events to log, in order, none of them logged yet as far as the caller knows. */
 export interface LogRequest {

@@ -1,4 +1,4 @@
-import type { CallRecord } from "../../model/call";
+import type { CallRecord } from "@toolbus/wire/model/call";
 import { perTable } from "./per-table";
 
 /** Calls a process keeps in mind; far more than finish within an event's way to the recorder. */

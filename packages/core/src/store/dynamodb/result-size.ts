@@ -1,4 +1,4 @@
-import type { CallResult } from "../../model/call";
+import type { CallResult } from "@toolbus/wire/model/call";
 
 /**
  * Largest result stored with a call, as UTF-8 bytes of its JSON. DynamoDB rejects items over

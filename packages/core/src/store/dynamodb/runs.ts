@@ -1,5 +1,5 @@
 import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { type RunPolicy, runPolicy } from "../../model/run";
+import { type RunPolicy, runPolicy } from "@toolbus/wire/model/run";
 import type { RunCount, RunStore, RunUsage } from "../../ports";
 import { type DynamoStoreOptions, guard, isConditionFailure, parseStored } from "./client";
 import { runPartition } from "./items";

@@ -13,7 +13,7 @@ import {
   type SubscriptionSecrets,
   subscription,
   subscriptionSecrets,
-} from "../../model/subscription";
+} from "@toolbus/wire/model/subscription";
 import type { DeliveryStore, StoredSubscription, SubscriptionStore } from "../../ports";
 import {
   type DynamoStoreOptions,

@@ -1,12 +1,12 @@
 import { fitResultEvent } from "../../../events/size";
-import type { CallRecord, CallResult } from "../../../model/call";
+import type { CallRecord, CallResult } from "@toolbus/wire/model/call";
 import {
   approvalEventKey,
   resultEventKey,
   scheduledEventKey,
   type ToolCallScheduled,
   type ToolResultReceived,
-} from "../../../model/events";
+} from "@toolbus/wire/model/events";
 import type { EventSink, OutgoingEvent } from "../../../ports";
 import { EVENT_SOURCE } from "../../../wiring";
 import { decideUrl } from "../status";

@@ -1,6 +1,6 @@
-import type { CallRecord } from "../../../model/call";
-import type { ToolCallScheduled } from "../../../model/events";
-import type { ToolPolicy } from "../../../model/policy";
+import type { CallRecord } from "@toolbus/wire/model/call";
+import type { ToolCallScheduled } from "@toolbus/wire/model/events";
+import type { ToolPolicy } from "@toolbus/wire/model/policy";
 import { type CallObservers, reportFinished } from "../../../observability/calls";
 import { fallbackLogger } from "../../../observability/log";
 import type { CallStore, EventSink } from "../../../ports";

@@ -1,5 +1,5 @@
-import type { CallRecord, Failure } from "../../../model/call";
-import { Failures } from "../../../model/failure";
+import type { CallRecord, Failure } from "@toolbus/wire/model/call";
+import { Failures } from "@toolbus/wire/model/failure";
 import type { CallStore, EventSink } from "../../../ports";
 import { announceFinished, announceScheduled } from "./announce";
 import { expireApprovals } from "./decide";

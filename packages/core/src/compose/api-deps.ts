@@ -1,0 +1,83 @@
+import type { CallService } from "../app/calls/service";
+import type { RegisteredToolsets } from "../app/catalog/registered-toolsets";
+import type { StageEvents } from "../app/events/stage-events";
+import type { HealthService } from "../app/health/service";
+import type { RunGovernor } from "../app/runs/governor";
+import type { SearchService } from "../app/search/service";
+import type { SelectionService } from "../app/selection/service";
+import type { SubscriptionService } from "../app/subscriptions/service";
+import type { StageConfig } from "../config";
+import type { CapabilityStatus } from "@toolbus/wire/model/capability";
+import type { Logger } from "../observability/log";
+import type { MetricsSnapshot } from "../observability/metrics";
+import type { AuditLog, CatalogStore, EventLog, KeyStore } from "../ports";
+
+/** Everything the HTTP API needs; the composition root builds it for AWS and for local. */
+export interface ApiDeps {
+  config: StageConfig;
+  catalog: CatalogStore;
+  calls: CallService;
+  /** What each caller may see and use: the catalog, the agent files, /mcp. */
+  selection: SelectionService;
+  /** Tool search over what the caller may see: REST and /mcp. */
+  search: SearchService;
+  events: EventLog;
+  keys: KeyStore;
+  /** Stored capability statuses, and a refresh that detects and verifies them again. */
+  capabilities: { list(): Promise<CapabilityStatus[]>; refresh(): Promise<CapabilityStatus[]> };
+  /** Registered http / mcp toolsets; without it the external-toolsets routes are absent. */
+  registered?: RegisteredToolsets;
+  /** Where failures and unaudited writes are logged (default: JSON lines on stderr). */
+  log?: Logger;
+  /** Run budgets (`/v1/runs/{runId}`, its policy), loaded on first use; without it the routes are absent. */
+  runs?: () => Promise<RunGovernor>;
+  /** The stage-wide event stream (`GET /v1/events`), loaded on first use; without it the route is absent. */
+  stageEvents?: () => Promise<StageEvents>;
+  /** Subscriptions (`/v1/subscriptions`), loaded on first use; without it the routes are absent. */
+  subscriptions?: () => Promise<SubscriptionService>;
+  /** Where admin writes are recorded (GET /v1/audit); without it nothing is recorded. */
+  audit?: AuditLog;
+  /** Call metrics counted in this process (`npm start`); absent on AWS, where CloudWatch has them. */
+  metrics?: { snapshot(): MetricsSnapshot };
+  /** Whether DynamoDB and the bus answer, for `/health`; without it `/health` reports the stage only. */
+  health?: HealthService;
+  /**
+   * The bootstrap admin key from configuration (TOOLBUS_ADMIN_KEY), compared in constant time;
+   * a function is asked on every request (on AWS the key is a secret loaded on first use).
+   */
+  adminKey?: string | (() => string | undefined);
+  /**
+   * The host names `/mcp` answers (DNS-rebinding protection), or `any` where the platform
+   * routes by host already; the stage's `mcp.allowedHosts` wins. Default: loopback.
+   */
+  allowedHosts?: readonly string[] | "any";
+  /**
+   * The stage's streaming endpoint, when it has one apart from this API (the Function URL on
+   * AWS): `/health` names it, and agent files point MCP clients at its `/mcp`.
+   */
+  streamUrl?: string;
+  /**
+   * `streaming`: this app is that endpoint, and serves only what streams (event streams, /mcp)
+   * and `/health` (api/streaming.ts). Default `api`: every route.
+   */
+  surface?: "api" | "streaming";
+  /** Poll interval for `text/event-stream` followers, ms. */
+  followIntervalMs?: number;
+  /** Longest a `text/event-stream` follower stays connected, ms (default 15 min); it then reconnects. */
+  followMaxMs?: number;
+  /**
+   * The response reaches the client only once it ends (API Gateway buffers it): a stream then
+   * ends as soon as it has sent events, and tells the client to reconnect within the poll
+   * interval (`retry:`), so each batch arrives when it is logged, not when the stream ends.
+   */
+  followBuffered?: boolean;
+  /**
+   * How often an open event stream asks whether its key still holds, ms (default 1 s). A
+   * revocation made in this process ends its streams at once whatever this is.
+   */
+  keyCheckMs?: number;
+  /** Event streams one key may hold open in this process (default 20); more answer 429. */
+  maxStreamsPerKey?: number;
+  /** Interval of `: keep-alive` comments on an idle event stream, ms (default 15 s). */
+  keepAliveMs?: number;
+}

@@ -1,0 +1,140 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { ApiDeps } from "@toolbus/core/compose/api-deps";
+import { ValidationError } from "@toolbus/core/errors";
+import { REGISTERED_SECRET_PREFIX } from "@toolbus/wire/model/registered-secret";
+import {
+  externalToolsetBody,
+  refreshBody,
+  registrationOutcomeView,
+  removedToolsetView,
+} from "@toolbus/wire/schemas";
+import { requirePermission } from "../../common/auth";
+import type { AuditedObject, HttpEnv } from "../../common/env";
+import {
+  bearerSecurity,
+  errorResponses,
+  ifMatchHeaders,
+  jsonContent,
+  toolsetNameParam,
+} from "../schemas";
+import { etag, parseIfMatch } from "../views";
+
+const params = z.object({ name: toolsetNameParam });
+
+/** Registered toolsets: http endpoints and remote MCP servers, added without a deploy. */
+export function registerRegisteredToolsetRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): void {
+  const { registered } = deps;
+  if (!registered) return;
+  const admin = requirePermission(deps.config, "admin");
+
+  app.openapi(
+    createRoute({
+      method: "put",
+      path: "/v1/external-toolsets/{name}",
+      tags: ["Catalog admin"],
+      summary: "Register or replace an http or mcp toolset",
+      description: `Checks everything before writing: owner, ids (a clash names both owners), JSON Schemas, URL templates, the SSRF guard on every URL, that each named secret starts with ${REGISTERED_SECRET_PREFIX} (the stage's other secrets belong to Toolbus and its built-in tools) and is set, and for mcp that the server lists its tools. Then the toolset and exactly its tools are written in one transaction. The answer says which tools were added, removed or changed.`,
+      security: bearerSecurity,
+      middleware: [admin] as const,
+      request: {
+        params,
+        body: {
+          required: true,
+          content: { "application/json": { schema: externalToolsetBody } },
+        },
+      },
+      responses: {
+        200: jsonContent(registrationOutcomeView, "Replaced"),
+        201: jsonContent(registrationOutcomeView, "Registered"),
+        ...errorResponses(400, 401, 403, 409, 413, 415),
+      },
+    }),
+    async (c) => {
+      const { name } = c.req.valid("param");
+      const registration = c.req.valid("json");
+      if (registration.name !== name) {
+        throw new ValidationError(
+          `The name in the path (${name}) and in the body (${registration.name}) differ.`,
+          { details: [{ path: "name", message: `Must equal the path's name, ${name}.` }] },
+        );
+      }
+      const { created, ...outcome } = await registered.register(registration);
+      c.set("audited", toolsetTouched(name, outcome));
+      c.header("ETag", etag(outcome.toolset));
+      if (created) {
+        c.header("Location", `/v1/toolsets/${name}`);
+        return c.json(outcome, 201);
+      }
+      return c.json(outcome, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/v1/external-toolsets/{name}/refresh",
+      tags: ["Catalog admin"],
+      summary: "List a registered MCP server's tools again",
+      description:
+        "Stores the server's current tools (removed ones leave the catalog) and answers with the diff. An optional body adds renames.",
+      security: bearerSecurity,
+      middleware: [admin] as const,
+      request: {
+        params,
+        body: {
+          required: false,
+          content: { "application/json": { schema: refreshBody } },
+        },
+      },
+      responses: {
+        200: jsonContent(registrationOutcomeView, "Refreshed"),
+        ...errorResponses(400, 401, 403, 404, 409, 415),
+      },
+    }),
+    async (c) => {
+      const { name } = c.req.valid("param");
+      const body = (c.req.header("content-length") ?? "0") === "0" ? {} : c.req.valid("json");
+      const { created: _created, ...outcome } = await registered.refresh(
+        name,
+        body.renames ? { renames: body.renames } : {},
+      );
+      c.set("audited", toolsetTouched(name, outcome));
+      c.header("ETag", etag(outcome.toolset));
+      return c.json(outcome, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "delete",
+      path: "/v1/external-toolsets/{name}",
+      tags: ["Catalog admin"],
+      summary: "Remove a registered toolset and its tools",
+      description:
+        "Calls already scheduled for its tools fail as `unavailable`. Built-in toolsets cannot be removed (disable their tools instead).",
+      security: bearerSecurity,
+      middleware: [admin] as const,
+      request: { params, headers: ifMatchHeaders },
+      responses: {
+        200: jsonContent(removedToolsetView, "Removed"),
+        ...errorResponses(400, 401, 403, 404, 409),
+      },
+    }),
+    async (c) => {
+      const { name } = c.req.valid("param");
+      const expected = parseIfMatch(c.req.valid("header")["if-match"]);
+      const { removed } = await registered.remove(name, expected);
+      c.set("audited", { kind: "toolset", id: name, touched: removed });
+      return c.json({ removed }, 200);
+    },
+  );
+}
+
+/** A registration or refresh writes the toolset and all its tools, and removes the ones gone. */
+function toolsetTouched(
+  name: string,
+  outcome: { tools: readonly { id: string }[]; diff: { removed: readonly string[] } },
+): AuditedObject {
+  const touched = [...outcome.tools.map((tool) => tool.id), ...outcome.diff.removed];
+  return { kind: "toolset", id: name, touched };
+}

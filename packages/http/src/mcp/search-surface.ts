@@ -1,0 +1,146 @@
+import type { CallToolResult, Tool } from "@modelcontextprotocol/server";
+import * as z from "zod";
+import {
+  DEFAULT_SEARCH_LIMIT,
+  MAX_QUERY_CHARS,
+  MAX_SEARCH_LIMIT,
+  type SearchService,
+  searchLimit,
+  searchQuery,
+} from "@toolbus/core/app/search/service";
+import { zodIssues } from "@toolbus/core/errors";
+import type { Principal } from "@toolbus/wire/model/call";
+import { CALL_TOOL, SEARCH_TOOLS } from "@toolbus/wire/mcp-surface";
+import { META } from "./results";
+
+const foundToolJsonSchema = {
+  type: "object",
+  properties: {
+    id: { type: "string", description: "The name to give call_tool." },
+    title: { type: "string" },
+    description: { type: "string" },
+    usageHint: { type: "string", description: "When to use it." },
+    inputSchema: { type: "object", description: "JSON Schema of call_tool's arguments." },
+    score: { type: "number" },
+  },
+  required: ["id", "title", "description", "usageHint", "inputSchema", "score"],
+} as const;
+
+/** The search surface's `tools/list`: the same two tools, byte for byte, on every stage. */
+export const SEARCH_SURFACE_TOOLS: Tool[] = [
+  {
+    name: SEARCH_TOOLS,
+    title: "Search tools",
+    description:
+      "Find tools for what you need to do. Describe the need in a few words; you get the best " +
+      "matches with their id, what they do, when to use them and the JSON Schema of their " +
+      `input. Then run one with ${CALL_TOOL}. Tools are optional: if nothing fits, carry on.`,
+    inputSchema: {
+      type: "object",
+      properties: {
+        query: {
+          type: "string",
+          minLength: 1,
+          maxLength: MAX_QUERY_CHARS,
+          description: "The need, in words, e.g. 'weather forecast for a city'.",
+        },
+        limit: {
+          type: "integer",
+          minimum: 1,
+          maximum: MAX_SEARCH_LIMIT,
+          description: `How many tools at most (default ${DEFAULT_SEARCH_LIMIT}).`,
+        },
+      },
+      required: ["query"],
+      additionalProperties: false,
+    },
+    outputSchema: {
+      type: "object",
+      properties: { tools: { type: "array", items: foundToolJsonSchema } },
+      required: ["tools"],
+    },
+    annotations: { title: "Search tools", readOnlyHint: true, openWorldHint: false },
+  },
+  {
+    name: CALL_TOOL,
+    title: "Call a tool",
+    description:
+      `Run a tool that ${SEARCH_TOOLS} found: its id and its input as its inputSchema ` +
+      "describes. Returns what the tool returned.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        tool: { type: "string", description: `A tool id from ${SEARCH_TOOLS}.` },
+        arguments: { description: "The tool's input, as its inputSchema describes." },
+      },
+      required: ["tool"],
+      additionalProperties: false,
+    },
+    // What a call does depends on the tool called: nothing can be promised for all of them.
+    annotations: { title: "Call a tool", readOnlyHint: false, openWorldHint: true },
+  },
+];
+
+const searchArguments = z.strictObject({ query: searchQuery, limit: searchLimit.optional() });
+const callArguments = z.strictObject({
+  tool: z.string().min(1).max(64),
+  arguments: z.unknown().optional(),
+});
+
+/** `search_tools`: the same ranked, selection-scoped search as `GET /v1/tools/search`. */
+export async function searchToolsResult(
+  search: SearchService,
+  // Who asks and in which mode; the rest of the request's context is the server's.
+  context: { principal: Principal; mode: string },
+  args: Record<string, unknown> | undefined,
+): Promise<CallToolResult> {
+  const parsed = searchArguments.safeParse(args ?? {});
+  if (!parsed.success) return refusal(SEARCH_TOOLS, parsed.error, searchArguments);
+  const found = await search.search(context.principal, {
+    query: parsed.data.query,
+    limit: parsed.data.limit,
+    mode: context.mode,
+  });
+  const tools = found.tools.map(({ id, title, description, usageHint, inputSchema, score }) => ({
+    id,
+    title,
+    description,
+    usageHint,
+    inputSchema,
+    score,
+  }));
+  const text =
+    tools.length > 0
+      ? JSON.stringify({ tools })
+      : "No tool you can call matches that. Try other words, or carry on without a tool.";
+  return { content: [{ type: "text", text }], structuredContent: { tools }, isError: false };
+}
+
+/** `call_tool`'s target and the tool's own input, or the result that says what is wrong. */
+export function callToolArguments(
+  args: Record<string, unknown> | undefined,
+): { tool: string; input: unknown } | { refused: CallToolResult } {
+  const parsed = callArguments.safeParse(args ?? {});
+  if (!parsed.success) return { refused: refusal(CALL_TOOL, parsed.error, callArguments) };
+  // Absent: no input, as for a tool without parameters. `null` is passed on as it is.
+  const input = parsed.data.arguments === undefined ? {} : parsed.data.arguments;
+  return { tool: parsed.data.tool, input };
+}
+
+/** Arguments that do not fit: a tool error the model can correct, each failing path named. */
+function refusal(name: string, error: z.ZodError, schema: z.ZodType): CallToolResult {
+  const issues = zodIssues(error.issues, "(arguments)", schema);
+  return {
+    content: [
+      {
+        type: "text",
+        text: [
+          `Invalid arguments for ${name}:`,
+          ...issues.map((issue) => `- ${issue.path}: ${issue.message}`),
+        ].join("\n"),
+      },
+    ],
+    isError: true,
+    _meta: { [META.issues]: issues },
+  };
+}

@@ -1,0 +1,3 @@
+export * from "./errors";
+export * from "./mcp-surface";
+export * from "./schemas/index";
