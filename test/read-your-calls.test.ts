@@ -7,7 +7,8 @@ import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 /*
  * Read your own calls under the local composition (npm start, tests): the real local bus and
  * recorder, and a GET of the run's events straight after a synchronous call's answer, with no
- * settle and no drain in between, as README's first example does with curl.
+ * settle and no drain in between, as README.md's five-minute tour does with curl (steps 4 and 6:
+ * the call, then the run's events).
  */
 
 interface EventsPage {
