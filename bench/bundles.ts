@@ -9,9 +9,9 @@ import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { EVENT_SOURCE, ensureTable } from "@toolbus/core";
 import { LocalEventBus, localEventBridgeClient, startEventBridgeServer } from "@toolbus/local/bus";
 import { scheduledDetail } from "../packages/core/src/app/calls/lifecycle";
-import type { CallRecord } from "../packages/wire/src/model/call";
 import { DynamoCallStore } from "../packages/core/src/store/dynamodb";
 import { localDynamoDbClient, startDynamoDbLocal } from "../packages/local/src/dynamodb";
+import type { CallRecord } from "../packages/wire/src/model/call";
 import { bundleBudgetKB } from "../stacks/budgets";
 import { bundleFiles, bundleSizes } from "../stacks/bundle-files";
 import { nodejsFor, sstEsbuildOptions } from "../stacks/bundling";
@@ -120,8 +120,8 @@ async function functionsToMeasure(): Promise<Fn[]> {
     { handler: "subscriptions", event: recordedCall("readability_analyzer"), publishes: false },
     { handler: "deliveries", event: async () => ({ source: "aws.events" }), publishes: false },
     // Registered tools not in the catalog: claimed, found missing, failed, published.
-    { handler: "external/http", event: recordedCall("bench_http"), publishes: true },
-    { handler: "external/mcp", event: recordedCall("bench_mcp"), publishes: true },
+    { handler: "registered/http", event: recordedCall("bench_http"), publishes: true },
+    { handler: "registered/mcp", event: recordedCall("bench_mcp"), publishes: true },
     ...tools.map((tool) => ({
       handler: `tools/${tool}`,
       event: recordedCall(tool, OFFLINE_INPUTS[tool]),

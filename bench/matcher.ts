@@ -1,9 +1,5 @@
 import { performance } from "node:perf_hooks";
-import {
-  type CompiledPattern,
-  compilePattern,
-  createPatternIndex,
-} from "../packages/pattern/src";
+import { type CompiledPattern, compilePattern, createPatternIndex } from "../packages/pattern/src";
 import { type Measurement, measurement } from "./stats";
 
 const PATTERNS = 1_000;

@@ -1,8 +1,8 @@
 import { performance } from "node:perf_hooks";
-import { MAX_BODY_BYTES } from "../packages/http/src";
-import { createPatternIndex } from "../packages/pattern/src";
 import { schemaIssues } from "../packages/core/src/registered/json-schema";
+import { MAX_BODY_BYTES } from "../packages/http/src";
 import { MAX_ENTRY_BYTES } from "../packages/local/src/bus";
+import { createPatternIndex } from "../packages/pattern/src";
 import { plainText } from "../packages/tools/src/calendar/events";
 import { occurrencesInWindow, parseIcs } from "../packages/tools/src/calendar/ics";
 import { ICS_MAX_BYTES } from "../packages/tools/src/calendar/ics-feed";

@@ -4,11 +4,11 @@ import { join } from "node:path";
 import { benchBundles } from "./bundles";
 import { benchBus } from "./bus";
 import { benchCalls } from "./calls";
-import { benchExternalCalls, benchValidation } from "./external";
 import { benchFastPath } from "./fast-path";
 import { benchLoad } from "./load";
 import { benchMatcher } from "./matcher";
 import { benchParsers } from "./parsers";
+import { benchRegisteredCalls, benchValidation } from "./registered";
 import { benchSearch } from "./search";
 import type { Measurement } from "./stats";
 import { benchStreams } from "./streams";
@@ -51,7 +51,7 @@ const GROUPS: Record<string, () => Measurement[] | Promise<Measurement[]>> = {
   calls: benchCalls,
   load: benchLoad,
   validation: benchValidation,
-  external: benchExternalCalls,
+  registered: benchRegisteredCalls,
   parsers: benchParsers,
   streams: benchStreams,
   bundles: benchBundles,

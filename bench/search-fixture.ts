@@ -1,13 +1,13 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { toolSpecOf } from "../packages/core/src/tool-definition";
+import { builtinTools, builtinToolsets } from "../packages/tools/src/builtin";
 import {
   type ToolSpec,
   type ToolsetSpec,
   toolSpec,
   toolsetSpec,
 } from "../packages/wire/src/model/tool";
-import { toolSpecOf } from "../packages/core/src/tool-definition";
-import { builtinTools, builtinToolsets } from "../packages/tools/src/builtin";
 
 const FIXTURE = join(import.meta.dirname, "..", "test", "fixtures", "search");
 

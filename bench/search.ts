@@ -2,7 +2,6 @@ import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { term, words } from "../packages/core/src/app/search/terms";
 import { ToolIndex } from "../packages/core/src/app/search/tool-index";
-import type { ToolSpec } from "../packages/wire/src/model/tool";
 import { composeLocalToolbus, serveApi } from "../packages/local/src";
 import {
   LocalEventBus,
@@ -10,6 +9,7 @@ import {
   startEventBridgeServer,
 } from "../packages/local/src/bus";
 import { localDynamoDbClient, startDynamoDbLocal } from "../packages/local/src/dynamodb";
+import type { ToolSpec } from "../packages/wire/src/model/tool";
 import {
   type LabelledQuery,
   loadSearchFixture,

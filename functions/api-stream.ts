@@ -1,5 +1,5 @@
-import { createApi, streamingHandler } from "@toolbus/http";
 import { loadFunctionSecrets } from "@toolbus/core/deployment";
+import { createApi, streamingHandler } from "@toolbus/http";
 import { toolbus } from "./toolbus";
 
 /**

@@ -1,5 +1,5 @@
-import { createApi } from "@toolbus/http";
 import { withFunctionSecrets } from "@toolbus/core/deployment";
+import { createApi } from "@toolbus/http";
 import { handle } from "hono/aws-lambda";
 import { streamUrl, toolbus } from "./toolbus";
 

@@ -18,7 +18,7 @@ export const BUNDLE_BUDGETS_KB = {
   /** The subscriptions fan-out and its retry driver: matcher, signer, bus and queue clients. */
   subscriptions: 500,
   deliveries: 500,
-  external: 600,
+  registered: 600,
   api: 900,
   /** The streaming endpoint: the API's code for event streams and MCP. */
   "api-stream": 900,
@@ -65,10 +65,10 @@ export const OVER_BUDGET: Readonly<Record<string, { ceilingKB: number; blockedBy
   },
 };
 
-/** The budget kind of a wiring-table handler (`tools/web_search`, `external/http`, `api`, ...). */
+/** The budget kind of a wiring-table handler (`tools/web_search`, `registered/http`, `api`, ...). */
 export function budgetKind(handler: string): keyof typeof BUNDLE_BUDGETS_KB {
   if (handler.startsWith("tools/")) return "tool";
-  if (handler.startsWith("external/")) return "external";
+  if (handler.startsWith("registered/")) return "registered";
   if (handler in BUNDLE_BUDGETS_KB) return handler as keyof typeof BUNDLE_BUDGETS_KB;
   throw new Error(`No bundle budget for handler ${handler}.`);
 }

@@ -1,8 +1,8 @@
 import { createServer } from "node:net";
 import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import { createToolbus, parseStageConfig } from "@toolbus/core";
-import { createApi } from "@toolbus/http";
 import { createLogger, type LogRecord } from "@toolbus/core/observability";
+import { createApi } from "@toolbus/http";
 import { localDynamoDbClient } from "@toolbus/local/dynamodb";
 import { builtinTools, builtinToolsets } from "@toolbus/tools";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

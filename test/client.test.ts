@@ -12,8 +12,8 @@ import {
   type ToolsetRegistered,
 } from "@toolbus/client";
 import { defineTool, ToolFailure } from "@toolbus/core";
-import { createApi } from "@toolbus/http";
 import { startUpstream, type Upstream } from "@toolbus/core/testing";
+import { createApi } from "@toolbus/http";
 import { type ApiServer, serveApi } from "@toolbus/local";
 import { builtinTools, builtinToolsets } from "@toolbus/tools";
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";

@@ -6,8 +6,8 @@ import {
   PutRuleCommand,
   TestEventPatternCommand,
 } from "@aws-sdk/client-eventbridge";
-import { compilePattern, InvalidEventPatternError } from "@toolbus/pattern";
 import { LocalEventBus, localEventBridgeClient } from "@toolbus/local/bus";
+import { compilePattern, InvalidEventPatternError } from "@toolbus/pattern";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 

@@ -6,6 +6,7 @@ import {
   lambdaClient,
   lambdaDispatcher,
   lambdaDispatcherFromEnv,
+  parseFunctions,
 } from "@toolbus/core/dispatch";
 import type { CallRecord } from "@toolbus/wire/model";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -267,7 +268,7 @@ describe("the Lambda dispatcher, against a stand-in for Lambda's Invoke API", ()
 
   it("reports a handler it knows no function for as not started, without a request", async () => {
     const error = await rejection(
-      dispatcher().dispatch("external/mcp", envelope, new AbortController().signal),
+      dispatcher().dispatch("registered/mcp", envelope, new AbortController().signal),
     );
     expect(error).toBeInstanceOf(DispatchNotStartedError);
     await expect(
@@ -318,8 +319,8 @@ describe("lambdaDispatcherFromEnv", () => {
     ],
     [
       "a name that is not a string",
-      '{"external/http":42}',
-      /"external\/http" must be a Lambda function name .*not 42/,
+      '{"registered/http":42}',
+      /"registered\/http" must be a Lambda function name .*not 42/,
     ],
   ])("refuses a TOOLBUS_FUNCTIONS that is %s, saying why", (_what, raw, message) => {
     expect(() => lambdaDispatcherFromEnv({ TOOLBUS_FUNCTIONS: raw }, () => client())).toThrow(
@@ -330,13 +331,22 @@ describe("lambdaDispatcherFromEnv", () => {
   it("accepts unqualified function ARNs, and names every bad entry at once", () => {
     const arn = `arn:aws:lambda:us-east-1:123456789012:function:${FUNCTION}`;
     expect(
-      lambdaDispatcherFromEnv({ TOOLBUS_FUNCTIONS: JSON.stringify({ "external/mcp": arn }) }),
+      lambdaDispatcherFromEnv({ TOOLBUS_FUNCTIONS: JSON.stringify({ "registered/mcp": arn }) }),
     ).toBeDefined();
     expect(() =>
       lambdaDispatcherFromEnv({
-        TOOLBUS_FUNCTIONS: JSON.stringify({ "external/mcp": `${arn}:live`, sweeper: "fn" }),
+        TOOLBUS_FUNCTIONS: JSON.stringify({ "registered/mcp": `${arn}:live`, sweeper: "fn" }),
       }),
-    ).toThrow(/"external\/mcp" must be .*; "sweeper" is not a handler/);
+    ).toThrow(/"registered\/mcp" must be .*; "sweeper" is not a handler/);
+  });
+
+  it("reads the former external/<kind> ids as registered/<kind>, the current id winning", () => {
+    expect(
+      parseFunctions(JSON.stringify({ "external/http": "old", "tools/web_search": "ws" })),
+    ).toEqual({ "registered/http": "old", "tools/web_search": "ws" });
+    expect(
+      parseFunctions(JSON.stringify({ "external/mcp": "old", "registered/mcp": "new" })),
+    ).toEqual({ "registered/mcp": "new" });
   });
 });
 

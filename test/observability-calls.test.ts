@@ -13,10 +13,10 @@ import type { AnyToolDefinition } from "@toolbus/core/tool-definition";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { scheduledDetail } from "../packages/core/src/app/calls/lifecycle";
-import { Failures } from "../packages/wire/src/model/failure";
 import { createLogger, type LogRecord } from "../packages/core/src/observability/log";
 import { InProcessMetrics } from "../packages/core/src/observability/metrics";
 import { LocalEventBus, localEventBridgeClient } from "../packages/local/src/bus";
+import { Failures } from "../packages/wire/src/model/failure";
 import { pendingCall } from "./support/calls";
 import { testDynamoDbClient } from "./support/dynamodb";
 

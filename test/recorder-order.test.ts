@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scheduledDetail } from "../packages/core/src/app/calls/lifecycle";
-import type { CallRecord } from "../packages/wire/src/model/call";
 import { createRecorder } from "../packages/core/src/runtime/recorder";
 import {
   createDocumentClient,
@@ -8,6 +7,7 @@ import {
   DynamoEventLog,
 } from "../packages/core/src/store/dynamodb";
 import { createTableInput } from "../packages/core/src/store/table";
+import type { CallRecord } from "../packages/wire/src/model/call";
 import { finishedCall as recordFinished, succeededResult } from "./support/calls";
 import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
 

@@ -210,9 +210,9 @@ const wiring = busRules(toolIds);
 const TOOL_SECRET_NAMES = [...new Set(builtinTools.flatMap(toolSecrets))].sort();
 const ALL_SECRETS = [ADMIN_KEY_SECRET, ...TOOL_SECRET_NAMES].sort();
 /** The generic handlers of registered tools, by the `implementation` they are routed on. */
-const EXTERNAL = [
-  { kind: "http", rule: "external-http", handler: "external/http" },
-  { kind: "mcp", rule: "external-mcp", handler: "external/mcp" },
+const REGISTERED = [
+  { kind: "http", rule: "registered-http", handler: "registered/http" },
+  { kind: "mcp", rule: "registered-mcp", handler: "registered/mcp" },
 ] as const;
 /**
  * The handlers a call can be dispatched to, as the call service routes them (handlerIdFor):
@@ -250,7 +250,7 @@ const longestFunctionName = (logicalId: string) =>
   `toolbus-prod-${logicalId}-`.padEnd(64, "X").slice(0, 64);
 
 /** Functions that read secrets named at run time (registered toolsets) from the stage's SSM. */
-const READS_STAGE_SECRETS = new Set(["api", "seed", ...EXTERNAL.map((e) => e.handler)]);
+const READS_STAGE_SECRETS = new Set(["api", "seed", ...REGISTERED.map((e) => e.handler)]);
 
 /**
  * A resource ARN as CloudFormation would resolve it in us-east-1 of the synthesis account,
@@ -642,12 +642,12 @@ describe.each(STAGES)("the %s stack", (stage) => {
     const s = stageOf(stage);
     const { delivery, handler } = s.config.events;
     expect(wiring.filter((r) => isRegisteredHandler(r.handler)).map((r) => r.name)).toEqual(
-      EXTERNAL.map((e) => e.rule),
+      REGISTERED.map((e) => e.rule),
     );
     const queueIds = new Set<string>();
-    for (const external of EXTERNAL) {
-      const found = s.rule(external.rule);
-      if (!found) throw new Error(`no rule ${external.rule}`);
+    for (const registered of REGISTERED) {
+      const found = s.rule(registered.rule);
+      if (!found) throw new Error(`no rule ${registered.rule}`);
       const [, rule] = found;
       expect(rule.Properties.EventBusName).toEqual({ Ref: s.busId });
       // Routed on the implementation kind: no rule per registered tool, so no deploy per tool.
@@ -656,11 +656,11 @@ describe.each(STAGES)("the %s stack", (stage) => {
         source: ["toolbus"],
         "detail-type": ["ToolCallScheduled"],
         detail: {
-          implementation: [external.kind],
+          implementation: [registered.kind],
           dispatch: [{ exists: false }, { "anything-but": "direct" }],
         },
       });
-      const { id: functionId, resource: fn } = s.fn(external.handler);
+      const { id: functionId, resource: fn } = s.fn(registered.handler);
       expect(rule.Properties.Targets).toHaveLength(1);
       const [target] = rule.Properties.Targets;
       expect(target.Id).toBe("handler");
@@ -670,7 +670,7 @@ describe.each(STAGES)("the %s stack", (stage) => {
         MaximumEventAgeInSeconds: delivery.maxEventAgeSeconds,
       });
       const queueId = s.arnOf(target.DeadLetterConfig?.Arn);
-      expect(s.json.Resources[queueId]?.Type, external.rule).toBe("AWS::SQS::Queue");
+      expect(s.json.Resources[queueId]?.Type, registered.rule).toBe("AWS::SQS::Queue");
       queueIds.add(queueId);
       // Accepted and then failed: Lambda's retries, then the same queue.
       const invoke = s
@@ -681,7 +681,7 @@ describe.each(STAGES)("the %s stack", (stage) => {
         MaximumEventAgeInSeconds: handler.maxEventAgeSeconds,
         DestinationConfig: { OnFailure: { Destination: { "Fn::GetAtt": [queueId, "Arn"] } } },
       });
-      expect(s.result.bundles.has(`functions/${external.handler}`)).toBe(true);
+      expect(s.result.bundles.has(`functions/${registered.handler}`)).toBe(true);
       expect(fn.Properties.MemorySize).toBe(s.config.functions.tool.memoryMB);
       expect(fn.Properties.Timeout).toBe(s.config.functions.tool.timeoutSeconds);
       // Nothing bound, but what the runtime needs to find any secret of this stage in SSM.
@@ -693,7 +693,7 @@ describe.each(STAGES)("the %s stack", (stage) => {
         SST_SSM_PREFIX: `/sst/toolbus/${stage}/`,
       });
     }
-    expect(queueIds.size, "a queue per kind").toBe(EXTERNAL.length);
+    expect(queueIds.size, "a queue per kind").toBe(REGISTERED.length);
   });
 
   it("runs the sweeper on its schedule from the default bus", () => {
@@ -804,7 +804,7 @@ describe.each(STAGES)("the %s stack", (stage) => {
     }
     // The stub in its place, which says what to do should anything construct it (in the
     // API, in the chunks of /mcp and of registrations).
-    for (const handler of ["api", "external/mcp", "seed"]) {
+    for (const handler of ["api", "registered/mcp", "seed"]) {
       expect(artifactCode(s, handler), handler).toContain("validator is not bundled");
     }
   });
@@ -1050,7 +1050,7 @@ describe.each(STAGES)("the %s stack", (stage) => {
 
   it("lets the registered-tool handlers read only the secrets registrations may name, and never delete", () => {
     const s = stageOf(stage);
-    for (const { handler } of EXTERNAL) {
+    for (const { handler } of REGISTERED) {
       const { id } = s.fn(handler);
       const ssm = s.grantsOf(id).filter((g) => g.action.startsWith("ssm:"));
       expect(ssm.map((g) => renderArn(g.resource)).sort(), handler).toEqual(

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { createApi } from "@toolbus/http";
 import { startUpstream, type Upstream } from "@toolbus/core/testing";
+import { createApi } from "@toolbus/http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scheduledDetail } from "../packages/core/src/app/calls/lifecycle";
 import { STREAM_HANDLER } from "../packages/core/src/wiring";

@@ -3,7 +3,6 @@ import { PutCommand } from "@aws-sdk/lib-dynamodb";
 import { localDynamoDbClient } from "@toolbus/local/dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UnavailableError } from "../packages/core/src/errors";
-import type { CallRecord, CallResult } from "../packages/wire/src/model/call";
 import {
   createDocumentClient,
   DynamoCallStore,
@@ -12,6 +11,7 @@ import {
 } from "../packages/core/src/store/dynamodb";
 import { ensureTable } from "../packages/core/src/store/ensure-table";
 import { createTableInput } from "../packages/core/src/store/table";
+import type { CallRecord, CallResult } from "../packages/wire/src/model/call";
 import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
 
 const client = testDynamoDbClient();

@@ -3,17 +3,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedCatalog } from "../packages/core/src/app/catalog/seed";
 import { ConflictError, NotFoundError } from "../packages/core/src/errors";
 import {
-  type ToolSpec,
-  type ToolSpecInput,
-  type ToolsetSpec,
-  toolSpec,
-} from "../packages/wire/src/model/tool";
-import {
   createDocumentClient,
   DynamoCapabilityStore,
   DynamoCatalogStore,
 } from "../packages/core/src/store/dynamodb";
 import { createTableInput } from "../packages/core/src/store/table";
+import {
+  type ToolSpec,
+  type ToolSpecInput,
+  type ToolsetSpec,
+  toolSpec,
+} from "../packages/wire/src/model/tool";
 import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
 
 const client = testDynamoDbClient();

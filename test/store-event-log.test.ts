@@ -2,8 +2,6 @@ import { PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Deployment } from "../packages/core/src/deployment";
 import { ValidationError } from "../packages/core/src/errors";
-import type { CallRecord } from "../packages/wire/src/model/call";
-import type { RunEvent } from "../packages/wire/src/model/events";
 import {
   appendAsSoleWriter,
   createDocumentClient,
@@ -13,6 +11,8 @@ import {
   storeOptions,
 } from "../packages/core/src/store/dynamodb";
 import { createTableInput } from "../packages/core/src/store/table";
+import type { CallRecord } from "../packages/wire/src/model/call";
+import type { RunEvent } from "../packages/wire/src/model/events";
 import { finishedCall as recordFinished, succeededResult } from "./support/calls";
 import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
 

@@ -1,10 +1,10 @@
 import { PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunEvent } from "../packages/wire/src/model/events";
 import { createDocumentClient } from "../packages/core/src/store/dynamodb";
 import { DynamoEventStream } from "../packages/core/src/store/dynamodb/event-stream";
 import { STREAM_HEAD_KEY, streamChunkKey } from "../packages/core/src/store/dynamodb/items";
 import { createTableInput } from "../packages/core/src/store/table";
+import type { RunEvent } from "../packages/wire/src/model/events";
 import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
 
 /**

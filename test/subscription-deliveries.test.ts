@@ -5,7 +5,6 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SubscriptionFanOut as SubscriptionDispatcher } from "../packages/core/src/app/subscriptions/fan-out";
 import { SubscriptionService } from "../packages/core/src/app/subscriptions/service";
-import type { Principal } from "../packages/wire/src/model/call";
 import { createDocumentClient } from "../packages/core/src/store/dynamodb";
 import {
   DynamoDeliveryStore,
@@ -13,6 +12,7 @@ import {
 } from "../packages/core/src/store/dynamodb/subscriptions";
 import { createTableInput } from "../packages/core/src/store/table";
 import { targetSender } from "../packages/core/src/subscriptions/targets";
+import type { Principal } from "../packages/wire/src/model/call";
 import { webhookIdOf } from "../packages/wire/src/webhooks/signature";
 import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
 

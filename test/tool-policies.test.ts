@@ -1,13 +1,13 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { defineTool, secretCapability, type ToolContext, ToolFailure } from "@toolbus/core";
-import { Failures } from "@toolbus/wire/model";
 import {
   failureFromOutbound,
   failureFromStatus,
   type OutboundResponse,
 } from "@toolbus/core/outbound";
 import { builtinCapabilities, builtinTools, builtinToolsets } from "@toolbus/tools";
+import { Failures } from "@toolbus/wire/model";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";

@@ -5,9 +5,9 @@ import {
 } from "@aws-sdk/client-eventbridge";
 import { busRules, EVENT_SOURCE } from "@toolbus/core";
 import { describe, expect, it } from "vitest";
-import { compilePattern } from "../packages/pattern/src";
 import { LocalEventBus, localEventBridgeClient } from "../packages/local/src/bus";
 import { applyWiring, localFunctionName } from "../packages/local/src/runtime/wiring";
+import { compilePattern } from "../packages/pattern/src";
 
 const envelope = (detailType: string, toolId: string) => ({
   version: "0",
@@ -27,8 +27,8 @@ describe("the wiring table", () => {
     expect(rules.map((r) => [r.name, r.handler])).toEqual([
       ["tool-static_links", "tools/static_links"],
       ["tool-web_search", "tools/web_search"],
-      ["external-http", "external/http"],
-      ["external-mcp", "external/mcp"],
+      ["registered-http", "registered/http"],
+      ["registered-mcp", "registered/mcp"],
       ["recorder", "recorder"],
       ["subscriptions", "subscriptions"],
       ["stream", "stream"],
@@ -44,13 +44,13 @@ describe("the wiring table", () => {
     const matching = (event: object) =>
       rules.filter((rule) => compilePattern(rule.pattern).matches(event)).map((r) => r.name);
     expect(matching(scheduled("http"))).toEqual([
-      "external-http",
+      "registered-http",
       "recorder",
       "subscriptions",
       "stream",
     ]);
     expect(matching(scheduled("mcp"))).toEqual([
-      "external-mcp",
+      "registered-mcp",
       "recorder",
       "subscriptions",
       "stream",

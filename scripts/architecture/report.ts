@@ -20,6 +20,7 @@ import {
   describeLayerViolations,
   failedResultBuilders,
   linesUnder,
+  packageOf,
   serviceConstructions,
 } from "./rules";
 
@@ -68,6 +69,12 @@ function staticFigures(graph: SourceGraph): string[] {
     `Lines in packages/core/src (non-test): ${core.lines} in ${core.files} files, ` +
       `${share}% of the ${all} lines of non-test source`,
   );
+  out.push("", "Lines per workspace package (non-test source):");
+  const packages = new Set([...graph.modules.keys()].map(packageOf).filter((name) => name));
+  for (const name of [...packages].sort()) {
+    const { lines, files } = linesUnder(graph, `packages/${name}/src`);
+    out.push(`  ${String(name).padEnd(8)} ${String(lines).padStart(6)} lines in ${files} files`);
+  }
   return out;
 }
 

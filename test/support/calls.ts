@@ -1,5 +1,5 @@
-import type { CallRecord, CallResult } from "../../packages/wire/src/model/call";
 import type { DynamoCallStore } from "../../packages/core/src/store/dynamodb";
+import type { CallRecord, CallResult } from "../../packages/wire/src/model/call";
 
 /** A call as the API records it before announcing it: what a handler's first event claims. */
 export const pendingCall = (

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
-import { failure as failureSchema } from "@toolbus/wire/model";
 import { type AnyToolDefinition, ToolFailure } from "@toolbus/core/tool-definition";
+import { failure as failureSchema } from "@toolbus/wire/model";
 import { expect } from "vitest";
 
 /**

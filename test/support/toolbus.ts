@@ -1,15 +1,15 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { DeleteTableCommand } from "@aws-sdk/client-dynamodb";
 import type { AnyToolDefinition, CapabilityDetector, Dispatcher, Toolbus } from "@toolbus/core";
-import type { createApi } from "@toolbus/http";
-import type { ToolsetSpec } from "@toolbus/wire/model";
 import type { Logger, MetricsSink } from "@toolbus/core/observability";
+import type { createApi } from "@toolbus/http";
 import { composeLocalToolbus } from "@toolbus/local";
 import {
   LocalEventBus,
   type LocalEventBusOptions,
   localEventBridgeClient,
 } from "@toolbus/local/bus";
+import type { ToolsetSpec } from "@toolbus/wire/model";
 import { testDynamoDbClient } from "./dynamodb";
 
 export interface TestToolbus {

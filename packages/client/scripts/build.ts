@@ -1,8 +1,9 @@
 // Builds the package as it is published: ESM JavaScript for node (esbuild) and declarations
-// (the TypeScript compiler). What the client takes from the workspace's @toolbus/core and
-// @toolbus/tools is bundled into the JavaScript (zod schemas) or generated into
-// src/generated (types), so the tarball depends only on published packages; the build fails
-// if any other import is left in its output.
+// (the TypeScript compiler). What the client takes from the workspace is bundled into the
+// JavaScript (@toolbus/wire's zod schemas: the API's contract, which the client parses its
+// answers with) or generated into src/generated (types, from @toolbus/wire, @toolbus/harness
+// and @toolbus/tools), so the tarball depends only on published packages; the build fails if
+// any other import is left in its output.
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { builtinModules } from "node:module";
 import { join, relative } from "node:path";
@@ -75,8 +76,8 @@ const strays = Object.values(result.metafile.outputs).flatMap((output) =>
 );
 
 // Declarations, one per client source file, under dist/types with the source's layout. Only
-// the client's own files are emitted: the types it shows from core and tools are in
-// src/generated, and the zod schemas it keeps internally are written out by the compiler.
+// the client's own files are emitted: the types it shows from the workspace are in
+// src/generated, and a zod schema it keeps internally is written out by the compiler.
 const config = ts.getParsedCommandLineOfConfigFile(
   join(root, "tsconfig.build.json"),
   {},

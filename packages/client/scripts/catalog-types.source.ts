@@ -3,6 +3,13 @@
 // src/generated/catalog-types.ts, so the published client carries them without depending on
 // the (unpublished) workspace packages.
 import type { renderRequest } from "@toolbus/harness";
+import type { calendarInput, calendarOutput } from "@toolbus/tools/calendar";
+import type { githubInput, githubOutput } from "@toolbus/tools/github";
+import type { linkValidatorInput, linkValidatorOutput } from "@toolbus/tools/link-validator";
+import type { readabilityInput, readabilityOutput } from "@toolbus/tools/readability";
+import type { rssFeedInput, rssFeedOutput } from "@toolbus/tools/rss-feed";
+import type { staticLinksInput, staticLinksOutput } from "@toolbus/tools/static-links";
+import type { webSearchInput, webSearchOutput } from "@toolbus/tools/web-search";
 import type {
   CallResult,
   CapabilityStatus,
@@ -19,13 +26,13 @@ import type {
   SecretHeaderInput,
   Subscription,
   SubscriptionTarget,
+  subscriptionRequest,
   ToolCallApprovalRequested,
   ToolCallScheduled,
   ToolResultReceived,
   ToolSpec,
   ToolsetRegistrationInput,
   ToolsetSpec,
-  subscriptionRequest,
 } from "@toolbus/wire/model";
 import type { Approval } from "@toolbus/wire/model/call";
 import type {
@@ -55,13 +62,6 @@ import type {
   toolView,
   typedRunEvent,
 } from "@toolbus/wire/schemas";
-import type { calendarInput, calendarOutput } from "@toolbus/tools/calendar";
-import type { githubInput, githubOutput } from "@toolbus/tools/github";
-import type { linkValidatorInput, linkValidatorOutput } from "@toolbus/tools/link-validator";
-import type { readabilityInput, readabilityOutput } from "@toolbus/tools/readability";
-import type { rssFeedInput, rssFeedOutput } from "@toolbus/tools/rss-feed";
-import type { staticLinksInput, staticLinksOutput } from "@toolbus/tools/static-links";
-import type { webSearchInput, webSearchOutput } from "@toolbus/tools/web-search";
 import type { z } from "zod";
 
 export type {

@@ -1,9 +1,38 @@
+import {
+  apiKeyCreatedView,
+  apiKeyListView,
+  apiKeyView,
+  approvalsView,
+  callAcceptedView,
+  callView,
+  capabilitiesView,
+  failuresPageView,
+  healthView,
+  metricsView,
+  promptView,
+  redriveResultView,
+  registrationOutcomeView,
+  removedToolsetView,
+  renderedAgentView,
+  replayResultView,
+  runPoliciesView,
+  runView,
+  selectionView,
+  subscriptionListView,
+  subscriptionView,
+  subscriptionWithSecretView,
+  toolListView,
+  toolSearchView,
+  toolsetListView,
+  toolsetWithToolsView,
+  toolView,
+} from "@toolbus/wire/schemas";
 import { type EventsOptions, type RunEventStream, runEvents } from "./events.js";
 import type {
   Category,
+  Prompt,
   PromptTool,
   RenderAgentRequest,
-  RenderedPrompt,
 } from "./generated/catalog-types.js";
 import { readJson, Transport } from "./http.js";
 import type {
@@ -12,59 +41,32 @@ import type {
   RevisionOptions,
   ToolsetRegistration,
 } from "./registration.js";
-import {
-  type ApiKeyRecord,
-  approvalsSchema,
-  type CallView,
-  type CapabilityStatus,
-  type CreatedApiKey,
-  callAcceptedSchema,
-  callViewSchema,
-  capabilitiesSchema,
-  createdKeySchema,
-  type FailuresPage,
-  failuresPageSchema,
-  type Health,
-  healthSchema,
-  keyListSchema,
-  keyRecordSchema,
-  type Metrics,
-  metricsSchema,
-  promptSchema,
-  type RegistrationOutcome,
-  type RenderedAgentFile,
-  type ReplayResult,
-  type Run,
-  type RunPolicies,
-  type RunPolicy,
-  redriveResultSchema,
-  registrationOutcomeSchema,
-  removedToolsetSchema,
-  renderedSchema,
-  replayResultSchema,
-  runPoliciesSchema,
-  runSchema,
-  type Selection,
-  type StageEventsPage,
-  type Subscription,
-  type SubscriptionRequest,
-  type SubscriptionWithSecret,
-  selectionSchema,
-  subscriptionListSchema,
-  subscriptionSchema,
-  subscriptionWithSecretSchema,
-  type Tool,
-  type ToolListItem,
-  type ToolSearch,
-  type Toolset,
-  type ToolsetRegistered,
-  type ToolsetRemoved,
-  type ToolsetWithTools,
-  toolListSchema,
-  toolSchema,
-  toolSearchSchema,
-  toolsetDetailSchema,
-  toolsetListSchema,
+import type {
+  ApiKeyRecord,
+  CallView,
+  CapabilityStatus,
+  CreatedApiKey,
+  FailuresPage,
+  Health,
+  Metrics,
+  RegistrationOutcome,
+  RenderedAgentFile,
+  ReplayResult,
+  Run,
+  RunPolicies,
+  RunPolicy,
+  Selection,
+  StageEventsPage,
+  Subscription,
+  SubscriptionRequest,
+  SubscriptionWithSecret,
+  Tool,
+  ToolListItem,
+  ToolSearch,
+  Toolset,
+  ToolsetRegistered,
+  ToolsetRemoved,
+  ToolsetWithTools,
 } from "./schemas.js";
 import {
   type StageEventStream,
@@ -142,15 +144,7 @@ export interface ToolSearchOptions extends SelectRequest {
   limit?: number;
 }
 
-export type { Category, PromptTool };
-
-/**
- * The prompt section with its parts, as `POST /v1/prompt` answers `format: "json"`: core's
- * own rendering, with the tools at the top level.
- */
-export type Prompt = Omit<RenderedPrompt, "json"> & { tools: PromptTool[] };
-
-export type { RenderAgentRequest };
+export type { Category, Prompt, PromptTool, RenderAgentRequest };
 export type HarnessChoice = RenderAgentRequest["harness"];
 export type RenderAgentResult<H extends HarnessChoice> = H extends "all"
   ? { files: RenderedAgentFile[] }
@@ -174,14 +168,12 @@ export class ToolbusClient {
           mode: filters.mode,
           available: filters.available,
         },
-        schema: toolListSchema,
+        schema: toolListView,
       });
-      return body.tools as ToolListItem[];
+      return body.tools;
     },
     get: async (id: string): Promise<Tool> =>
-      (await this.#http.json("GET", `/v1/tools/${encodeURIComponent(id)}`, {
-        schema: toolSchema,
-      })) as Tool,
+      this.#http.json("GET", `/v1/tools/${encodeURIComponent(id)}`, { schema: toolView }),
     /**
      * Tools for a need in words, best first: only those your selection offers, so each can be
      * called. `client.tools.search("refund a payment", { limit: 3 })`.
@@ -189,7 +181,7 @@ export class ToolbusClient {
     search: (query: string, options: ToolSearchOptions = {}): Promise<ToolSearch> =>
       this.#http.json("POST", "/v1/tools/search", {
         json: { q: query, ...options },
-        schema: toolSearchSchema,
+        schema: toolSearchView,
       }),
     /** Lets selection offer the tool again on this stage (admin). */
     enable: (id: string, options: RevisionOptions = {}): Promise<Tool> =>
@@ -201,12 +193,11 @@ export class ToolbusClient {
 
   readonly toolsets = {
     list: async (): Promise<Toolset[]> =>
-      (await this.#http.json("GET", "/v1/toolsets", { schema: toolsetListSchema }))
-        .toolsets as Toolset[],
+      (await this.#http.json("GET", "/v1/toolsets", { schema: toolsetListView })).toolsets,
     get: async (name: string): Promise<ToolsetWithTools> =>
-      (await this.#http.json("GET", `/v1/toolsets/${encodeURIComponent(name)}`, {
-        schema: toolsetDetailSchema,
-      })) as ToolsetWithTools,
+      this.#http.json("GET", `/v1/toolsets/${encodeURIComponent(name)}`, {
+        schema: toolsetWithToolsView,
+      }),
     /**
      * Registers an http toolset or a remote MCP server under `registration.name`, or replaces
      * the one of that name (admin). The API checks everything before writing anything.
@@ -215,7 +206,7 @@ export class ToolbusClient {
       const path = `/v1/external-toolsets/${encodeURIComponent(registration.name)}`;
       const response = await this.#http.send("PUT", path, { json: registration });
       // Only the status tells a new toolset (201) from a replaced one (200).
-      const outcome = await readJson(response, registrationOutcomeSchema);
+      const outcome = await readJson(response, registrationOutcomeView);
       return { ...outcome, created: response.status === 201 };
     },
     /** Lists a registered MCP server's tools again and stores them (admin). */
@@ -225,12 +216,12 @@ export class ToolbusClient {
     ): Promise<RegistrationOutcome> =>
       this.#http.json("POST", `/v1/external-toolsets/${encodeURIComponent(name)}/refresh`, {
         json: request,
-        schema: registrationOutcomeSchema,
+        schema: registrationOutcomeView,
       }),
     /** Removes a registered toolset and its tools (admin); built-in toolsets stay. */
     remove: (name: string, options: RemoveToolsetOptions = {}): Promise<ToolsetRemoved> =>
       this.#http.json("DELETE", `/v1/external-toolsets/${encodeURIComponent(name)}`, {
-        schema: removedToolsetSchema,
+        schema: removedToolsetView,
         ...ifMatchHeaders(options),
       }),
   };
@@ -239,12 +230,12 @@ export class ToolbusClient {
   readonly keys = {
     /** The new key is in this answer and nowhere else. */
     create: (input: { name: string; role: string }): Promise<CreatedApiKey> =>
-      this.#http.json("POST", "/v1/keys", { json: input, schema: createdKeySchema }),
+      this.#http.json("POST", "/v1/keys", { json: input, schema: apiKeyCreatedView }),
     list: async (): Promise<ApiKeyRecord[]> =>
-      (await this.#http.json("GET", "/v1/keys", { schema: keyListSchema })).keys,
+      (await this.#http.json("GET", "/v1/keys", { schema: apiKeyListView })).keys,
     revoke: (keyId: string): Promise<ApiKeyRecord> =>
       this.#http.json("DELETE", `/v1/keys/${encodeURIComponent(keyId)}`, {
-        schema: keyRecordSchema,
+        schema: apiKeyView,
       }),
   };
 
@@ -254,11 +245,11 @@ export class ToolbusClient {
    */
   readonly runs = {
     get: (runId: string): Promise<Run> =>
-      this.#http.json("GET", `/v1/runs/${encodeURIComponent(runId)}`, { schema: runSchema }),
+      this.#http.json("GET", `/v1/runs/${encodeURIComponent(runId)}`, { schema: runView }),
     setPolicy: (runId: string, policy: RunPolicy): Promise<RunPolicies> =>
       this.#http.json("PUT", `/v1/runs/${encodeURIComponent(runId)}/policy`, {
         json: policy,
-        schema: runPoliciesSchema,
+        schema: runPoliciesView,
       }),
   };
 
@@ -272,7 +263,7 @@ export class ToolbusClient {
       (
         await this.#http.json("GET", "/v1/approvals", {
           query: { limit },
-          schema: approvalsSchema,
+          schema: approvalsView,
         })
       ).calls as CallView[],
     approve: (runId: string, callId: string, reason?: string): Promise<CallView> =>
@@ -290,7 +281,7 @@ export class ToolbusClient {
     return this.#http.json(
       "POST",
       `/v1/runs/${encodeURIComponent(runId)}/calls/${encodeURIComponent(callId)}/${verdict}`,
-      { json: reason ? { reason } : {}, schema: callViewSchema },
+      { json: reason ? { reason } : {}, schema: callView },
     ) as Promise<CallView>;
   }
 
@@ -303,23 +294,23 @@ export class ToolbusClient {
     create: (request: SubscriptionRequest): Promise<SubscriptionWithSecret> =>
       this.#http.json("POST", "/v1/subscriptions", {
         json: request,
-        schema: subscriptionWithSecretSchema,
+        schema: subscriptionWithSecretView,
       }),
     list: async (): Promise<Subscription[]> =>
-      (await this.#http.json("GET", "/v1/subscriptions", { schema: subscriptionListSchema }))
+      (await this.#http.json("GET", "/v1/subscriptions", { schema: subscriptionListView }))
         .subscriptions,
     get: (id: string): Promise<Subscription> =>
-      this.#http.json("GET", subscriptionPath(id), { schema: subscriptionSchema }),
+      this.#http.json("GET", subscriptionPath(id), { schema: subscriptionView }),
     /** Events matched while paused are not queued. */
     pause: (id: string): Promise<Subscription> =>
-      this.#http.json("POST", subscriptionPath(id, "pause"), { schema: subscriptionSchema }),
+      this.#http.json("POST", subscriptionPath(id, "pause"), { schema: subscriptionView }),
     /** Active again, with a clean failure streak. */
     resume: (id: string): Promise<Subscription> =>
-      this.#http.json("POST", subscriptionPath(id, "resume"), { schema: subscriptionSchema }),
+      this.#http.json("POST", subscriptionPath(id, "resume"), { schema: subscriptionView }),
     /** A new signing secret, shown once; the old one keeps signing beside it for a while. */
     rotateSecret: (id: string): Promise<SubscriptionWithSecret> =>
       this.#http.json("POST", subscriptionPath(id, "rotate-secret"), {
-        schema: subscriptionWithSecretSchema,
+        schema: subscriptionWithSecretView,
       }),
     remove: async (id: string): Promise<void> => {
       // 204: nothing to read.
@@ -329,7 +320,7 @@ export class ToolbusClient {
     failures: (id: string, options: FailuresOptions = {}): Promise<FailuresPage> =>
       this.#http.json("GET", subscriptionPath(id, "failures"), {
         query: { limit: options.limit, cursor: options.cursor },
-        schema: failuresPageSchema,
+        schema: failuresPageView,
       }),
     /**
      * Sends dead letters again (all of them, or those with the given event keys) with a fresh
@@ -339,7 +330,7 @@ export class ToolbusClient {
       (
         await this.#http.json("POST", subscriptionPath(id, "redrive"), {
           json: eventKeys ? { eventKeys } : {},
-          schema: redriveResultSchema,
+          schema: redriveResultView,
         })
       ).redriven,
     /**
@@ -352,22 +343,21 @@ export class ToolbusClient {
     ): Promise<ReplayResult> =>
       this.#http.json("POST", subscriptionPath(id, "replay"), {
         json: typeof what === "string" ? { runId: what } : what,
-        schema: replayResultSchema,
+        schema: replayResultView,
       }),
   };
 
   /** Call counters and latency percentiles (admin): see GET /v1/metrics. */
   metrics(): Promise<Metrics> {
-    return this.#http.json("GET", "/v1/metrics", { schema: metricsSchema });
+    return this.#http.json("GET", "/v1/metrics", { schema: metricsView });
   }
 
   readonly capabilities = {
     list: async (): Promise<CapabilityStatus[]> =>
-      (await this.#http.json("GET", "/v1/capabilities", { schema: capabilitiesSchema }))
-        .capabilities,
+      (await this.#http.json("GET", "/v1/capabilities", { schema: capabilitiesView })).capabilities,
     /** Detects and verifies every capability again (admin). */
     refresh: async (): Promise<CapabilityStatus[]> =>
-      (await this.#http.json("POST", "/v1/capabilities/refresh", { schema: capabilitiesSchema }))
+      (await this.#http.json("POST", "/v1/capabilities/refresh", { schema: capabilitiesView }))
         .capabilities,
   };
 
@@ -383,13 +373,13 @@ export class ToolbusClient {
 
   #setEnabled(id: string, action: "enable" | "disable", options: RevisionOptions): Promise<Tool> {
     return this.#http.json("POST", `/v1/tools/${encodeURIComponent(id)}/${action}`, {
-      schema: toolSchema,
+      schema: toolView,
       ...ifMatchHeaders(options),
-    }) as Promise<Tool>;
+    });
   }
 
   health(): Promise<Health> {
-    return this.#http.json("GET", "/health", { schema: healthSchema });
+    return this.#http.json("GET", "/health", { schema: healthView });
   }
 
   /**
@@ -408,10 +398,10 @@ export class ToolbusClient {
       ...(signal ? { signal } : {}),
     });
     if (response.status === 202) {
-      const accepted = await readJson(response, callAcceptedSchema);
+      const accepted = await readJson(response, callAcceptedView);
       return this.getCall<T>(runId, accepted.callId, signal ? { signal } : {});
     }
-    return (await readJson(response, callViewSchema)) as CallView<T>;
+    return (await readJson(response, callView)) as CallView<T>;
   }
 
   /** A call and, once finished, its result. Name the tool as `T` to type the result's data. */
@@ -422,7 +412,7 @@ export class ToolbusClient {
   ): Promise<CallView<T>> {
     const path = `/v1/runs/${encodeURIComponent(runId)}/calls/${encodeURIComponent(callId)}`;
     return (await this.#http.json("GET", path, {
-      schema: callViewSchema,
+      schema: callView,
       ...(options.signal ? { signal: options.signal } : {}),
     })) as CallView<T>;
   }
@@ -456,16 +446,15 @@ export class ToolbusClient {
 
   /** Which tools a role may and can use in a mode, and why the others are left out. */
   select(request: SelectRequest = {}): Promise<Selection> {
-    return this.#http.json("POST", "/v1/select", { json: request, schema: selectionSchema });
+    return this.#http.json("POST", "/v1/select", { json: request, schema: selectionView });
   }
 
   /** The optional-tools section of an agent's prompt, with its parts. */
-  async prompt(request: PromptRequest = {}): Promise<Prompt> {
-    const prompt = await this.#http.json("POST", "/v1/prompt", {
+  prompt(request: PromptRequest = {}): Promise<Prompt> {
+    return this.#http.json("POST", "/v1/prompt", {
       json: { ...request, format: "json" },
-      schema: promptSchema,
+      schema: promptView,
     });
-    return prompt as Prompt;
   }
 
   /** An agent file for one harness, or `{ files }` for `harness: "all"`. */
@@ -474,7 +463,7 @@ export class ToolbusClient {
   ): Promise<RenderAgentResult<H>> {
     const rendered: unknown = await this.#http.json("POST", "/v1/agents/render", {
       json: request,
-      schema: renderedSchema,
+      schema: renderedAgentView,
     });
     return rendered as RenderAgentResult<H>;
   }

@@ -1,6 +1,11 @@
+import { runEventPageView, typedRunEvent } from "@toolbus/wire/schemas";
+import * as z from "zod";
 import { type FollowOptions, type FollowState, followEvents } from "./follow.js";
 import { readJson, type Transport } from "./http.js";
-import { eventsPageSchema, type RunEvent } from "./schemas.js";
+import type { RunEvent } from "./schemas.js";
+
+/** The API's page of a run's events, each event's detail checked by its detail type. */
+const typedPage = runEventPageView.extend({ events: z.array(typedRunEvent) });
 
 export interface EventsOptions extends FollowOptions {
   /** Start after this cursor (from a page, an SSE id, or a stream's `cursor`). */
@@ -49,13 +54,13 @@ async function* pageEvents(
   const { signal } = options;
   for (;;) {
     if (signal?.aborted) return;
-    let page: { events: RunEvent[]; cursor: string | null };
+    let page: z.output<typeof typedPage>;
     try {
       const response = await transport.send("GET", path, {
         query: { cursor: state.cursor, limit: options.limit },
         ...(signal ? { signal } : {}),
       });
-      page = (await readJson(response, eventsPageSchema)) as typeof page;
+      page = await readJson(response, typedPage);
     } catch (error) {
       if (signal?.aborted) return;
       throw error;

@@ -1,6 +1,8 @@
+import { errorBody, typedRunEvent } from "@toolbus/wire/schemas";
 import { ToolbusClientError } from "./errors.js";
 import { networkError, type SendOptions, type Transport } from "./http.js";
-import { errorBodySchema, type RunEvent, runEventSchema } from "./schemas.js";
+import { lenient } from "./lenient.js";
+import type { RunEvent } from "./schemas.js";
 import { SseParser } from "./sse.js";
 
 /** How a follower reconnects; shared by a run's events and the stage's. */
@@ -125,7 +127,7 @@ function parseEvent(data: string): RunEvent {
       cause: error,
     });
   }
-  const parsed = runEventSchema.safeParse(json);
+  const parsed = lenient(typedRunEvent).safeParse(json);
   if (!parsed.success) {
     throw new ToolbusClientError("invalid_response", "An event is not a run event.", {
       details: parsed.error.issues.map((issue) => ({
@@ -146,7 +148,7 @@ function streamError(data: string | undefined): ToolbusClientError {
   } catch {
     body = undefined;
   }
-  const parsed = errorBodySchema.safeParse(body);
+  const parsed = lenient(errorBody).safeParse(body);
   const { code, message } = parsed.success
     ? parsed.data.error
     : { code: "stream_error", message: "The event stream reported an error." };

@@ -1,6 +1,7 @@
+import { errorBody } from "@toolbus/wire/schemas";
 import type { z } from "zod";
 import { ToolbusClientError } from "./errors.js";
-import { errorBodySchema } from "./schemas.js";
+import { lenient } from "./lenient.js";
 
 export interface TransportOptions {
   baseUrl: string;
@@ -99,7 +100,10 @@ export class Transport {
     return base;
   }
 
-  /** Sends a request and returns its JSON body, checked against `schema` when one is given. */
+  /**
+   * Sends a request and returns its JSON body, checked against `schema` (a view of
+   * @toolbus/wire/schemas) when one is given.
+   */
   async json<T>(
     method: string,
     path: string,
@@ -145,6 +149,10 @@ function checkedBase(url: string, what: string): string {
   return base;
 }
 
+/**
+ * The response's JSON body, checked against `schema` read leniently: a field a newer server
+ * adds passes through, one it promised and left out is an `invalid_response`.
+ */
 export async function readJson<T>(response: Response, schema?: z.ZodType<T>): Promise<T> {
   const requestId = response.headers.get("x-request-id") ?? undefined;
   let body: unknown;
@@ -158,7 +166,7 @@ export async function readJson<T>(response: Response, schema?: z.ZodType<T>): Pr
     });
   }
   if (!schema) return body as T;
-  const parsed = schema.safeParse(body);
+  const parsed = lenient(schema).safeParse(body);
   if (!parsed.success) {
     throw new ToolbusClientError(
       "invalid_response",
@@ -197,7 +205,7 @@ async function errorFromResponse(
   } catch {
     body = undefined;
   }
-  const parsed = errorBodySchema.safeParse(body);
+  const parsed = lenient(errorBody).safeParse(body);
   if (parsed.success) {
     const { code, message, details } = parsed.data.error;
     return new ToolbusClientError(code, message, {

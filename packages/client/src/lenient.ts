@@ -76,7 +76,12 @@ function rebuild(schema: z.ZodType): z.ZodType {
 function withDef(schema: z.ZodType, replaced: Record<string, unknown>): z.ZodType {
   const def = Object.defineProperties({}, Object.getOwnPropertyDescriptors(schema._zod.def));
   for (const [key, value] of Object.entries(replaced)) {
-    Object.defineProperty(def, key, { value, enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(def, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return schema.clone(def as typeof schema._zod.def);
 }

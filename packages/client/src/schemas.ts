@@ -1,8 +1,7 @@
 import type {
-  CallApproval,
   CallResult,
   Failure,
-  RunEvent,
+  RegistrationOutcome,
   WireCallView,
 } from "./generated/catalog-types.js";
 import type { ToolFallback, ToolOutput } from "./tools.js";
@@ -41,9 +40,9 @@ export type {
   ToolCallApprovalRequested,
   ToolListItem,
   ToolSearch,
+  ToolSpec,
   Toolset,
   ToolsetRemoved,
-  ToolSpec,
   ToolsetSpec,
   ToolsetWithTools,
 } from "./generated/catalog-types.js";
@@ -87,10 +86,7 @@ export type FailedResult = ResultFields & {
 };
 
 /** Everything a call view has but its status and result. */
-type CallFields = Omit<WireCallView, "status" | "result" | "approval"> & {
-  /** Set on a call that needs a person's approval (the stage's `approvals` rules). */
-  approval?: CallApproval;
-};
+type CallFields = Omit<WireCallView, "status" | "result">;
 
 /** A call as the API shows it; narrow on `status` to reach a typed `result`. */
 export type CallView<T extends string = string> = CallFields &
@@ -100,10 +96,5 @@ export type CallView<T extends string = string> = CallFields &
     | { status: Exclude<CallStatus, "succeeded" | "failed">; result?: undefined }
   );
 
-/** A call's events, each with its detail typed by its detail type. */
-export type RunEventOf<D extends RunEvent["detailType"]> = Extract<RunEvent, { detailType: D }>;
-
 /** A registration's outcome; `created` is false when it replaced a toolset of that name. */
-export type ToolsetRegistered = import("./generated/catalog-types.js").RegistrationOutcome & {
-  created: boolean;
-};
+export type ToolsetRegistered = RegistrationOutcome & { created: boolean };

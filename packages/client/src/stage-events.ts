@@ -1,6 +1,11 @@
+import { stageEventPageView, typedRunEvent } from "@toolbus/wire/schemas";
+import * as z from "zod";
 import { type FollowOptions, type FollowState, followEvents } from "./follow.js";
 import type { Transport } from "./http.js";
-import { type RunEvent, type StageEventsPage, stageEventsPageSchema } from "./schemas.js";
+import type { RunEvent, StageEventsPage } from "./schemas.js";
+
+/** The API's page of the stage's events, each event's detail checked by its detail type. */
+const typedPage = stageEventPageView.extend({ events: z.array(typedRunEvent) });
 
 const PATH = "/v1/events";
 
@@ -62,7 +67,7 @@ export async function stageEventsPage(
       since: options.since instanceof Date ? options.since.toISOString() : options.since,
       limit: options.limit,
     },
-    schema: stageEventsPageSchema,
+    schema: typedPage,
     ...(signal ? { signal } : {}),
   }) as Promise<StageEventsPage>;
 }

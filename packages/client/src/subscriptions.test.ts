@@ -64,7 +64,7 @@ describe("client.subscriptions", () => {
     const { client, seen } = await scripted(({ url }) => {
       if (url.endsWith("/redrive")) return { json: { redriven: 2 } };
       if (url.endsWith("/replay")) {
-        return { status: 202, json: { replayId: "r", queued: 1, events: 2 } };
+        return { status: 202, json: { replayId: "r", queued: 1, events: 2, complete: true } };
       }
       if (url.includes("/failures")) return { json: { failures: [], cursor: null } };
       if (url.endsWith("/rotate-secret")) {
@@ -83,6 +83,7 @@ describe("client.subscriptions", () => {
       replayId: "r",
       queued: 1,
       events: 2,
+      complete: true,
     });
     const base = `/stage/v1/subscriptions/${ID}`;
     expect(seen()).toEqual([

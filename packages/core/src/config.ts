@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
+import { runPolicy } from "@toolbus/wire/model/run";
 import * as z from "zod";
 import { isKnownRole } from "./app/access";
 import { type Issue, ValidationError, zodIssues } from "./errors";
-import { runPolicy } from "@toolbus/wire/model/run";
 import { nearest } from "./util/nearest";
 
 /**

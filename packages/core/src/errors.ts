@@ -16,6 +16,7 @@ export {
   UnavailableError,
   ValidationError,
 } from "@toolbus/wire/errors";
+
 import { PublishError, type ToolbusError } from "@toolbus/wire/errors";
 
 /**

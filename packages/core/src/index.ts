@@ -4,6 +4,8 @@
  * `ports` (what the application needs of storage), adapters (`store/dynamodb`, `api` for
  * HTTP, `mcp`, `runtime` for bus handlers). `toolbus.ts` composes them for one process.
  */
+
+export { REGISTERED_SECRET_PREFIX } from "@toolbus/wire/model/registered-secret";
 export { roleAtLeast } from "./app/access";
 export { type Dispatcher, DispatchNotStartedError } from "./app/calls/dispatch";
 export { type ScheduledEnvelope, scheduledEnvelope } from "./app/calls/lifecycle";
@@ -47,7 +49,6 @@ export {
   ValidationError,
 } from "./errors";
 export { EventPublisher, type OutgoingEvent } from "./events/publisher";
-export { REGISTERED_SECRET_PREFIX } from "@toolbus/wire/model/registered-secret";
 export { createRecorder } from "./runtime/recorder";
 export { createSweeper } from "./runtime/sweeper";
 export { createToolHandler, type ToolRuntimeDeps } from "./runtime/tool-handler";

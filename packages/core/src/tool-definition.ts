@@ -1,9 +1,9 @@
-import * as z from "zod";
-import type { CapabilityDetector } from "./app/capabilities/detectors";
-import { ToolbusError } from "./errors";
 import type { Citation, Failure } from "@toolbus/wire/model/call";
 import { type ToolPolicy, toolPolicy } from "@toolbus/wire/model/policy";
 import { type ToolSpec, type ToolSpecInput, toolSpec } from "@toolbus/wire/model/tool";
+import * as z from "zod";
+import type { CapabilityDetector } from "./app/capabilities/detectors";
+import { ToolbusError } from "./errors";
 import type { HttpClient, OutboundConfig, SecretSource } from "./outbound/types";
 
 export interface ToolContext<S> {

@@ -48,7 +48,8 @@ export const toolHandlerId = (id: string) => `tools/${id}`;
  * handler per implementation kind reads the tool from the catalog per call.
  */
 export const REGISTERED_KINDS = ["http", "mcp"] as const;
-export const registeredHandlerId = (kind: (typeof REGISTERED_KINDS)[number]) => `external/${kind}`;
+export const registeredHandlerId = (kind: (typeof REGISTERED_KINDS)[number]) =>
+  `registered/${kind}`;
 
 /**
  * Scheduled calls the bus runs: a call dispatched directly to its handler (a caller waits for
@@ -87,7 +88,7 @@ export function busRules(toolIds: readonly string[]): BusRule[] {
       handler: toolHandlerId(id),
     })),
     ...REGISTERED_KINDS.map((kind) => ({
-      name: `external-${kind}`,
+      name: `registered-${kind}`,
       description: `Runs scheduled calls of registered ${kind} tools`,
       pattern: {
         source: [EVENT_SOURCE],

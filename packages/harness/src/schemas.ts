@@ -1,5 +1,5 @@
-import * as z from "zod";
 import { CALL_TOOL, MCP_SURFACES, SEARCH_TOOLS } from "@toolbus/wire/mcp-surface";
+import * as z from "zod";
 import { AGENT_NAME, AGENT_NAME_RULE, type Agent } from "./agent";
 import {
   addMcpTools,

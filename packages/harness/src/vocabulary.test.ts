@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
 import { ValidationError } from "@toolbus/wire/errors";
+import { describe, expect, it } from "vitest";
 import {
   parseTool,
   TOOL_NAMES,

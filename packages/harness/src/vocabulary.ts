@@ -1,5 +1,5 @@
-import * as z from "zod";
 import { ValidationError } from "@toolbus/wire/errors";
+import * as z from "zod";
 import { TABLE_TOOLS, type TableTool } from "./harness-table";
 
 /** A universal tool the table maps, or Todo (TodoWrite + TodoRead). */

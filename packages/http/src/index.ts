@@ -1,8 +1,5 @@
-export { ADMIN_BOOTSTRAP_ID } from "./common/auth";
-export type { HttpEnv } from "./common/env";
-export { API_VERSION } from "./common/version";
-export { createApi, MAX_BODY_BYTES } from "./api/app";
 export type { ApiDeps } from "@toolbus/core/compose/api-deps";
+export { createApi, MAX_BODY_BYTES } from "./api/app";
 export {
   type FetchApp,
   type FunctionUrlEvent,
@@ -11,3 +8,6 @@ export {
   streamingHandler,
 } from "./api/lambda-stream";
 export { isStreamedRoute } from "./api/streaming";
+export { ADMIN_BOOTSTRAP_ID } from "./common/auth";
+export type { HttpEnv } from "./common/env";
+export { API_VERSION } from "./common/version";

@@ -1,5 +1,5 @@
-import type { ToolsetSpec } from "@toolbus/wire/model";
 import type { AnyToolDefinition } from "@toolbus/core/tool-definition";
+import type { ToolsetSpec } from "@toolbus/wire/model";
 import { calendar, calendarToolset } from "./calendar/calendar";
 import { githubApi } from "./github/github-api";
 import { githubToolset } from "./github/toolset";

@@ -1,5 +1,5 @@
-import { toolsetSpec } from "@toolbus/wire/model";
 import { toolSpecOf } from "@toolbus/core/tool-definition";
+import { toolsetSpec } from "@toolbus/wire/model";
 import { describe, expect, it } from "vitest";
 import { builtinTools, builtinToolsets, readabilityAnalyzer, staticLinks } from "./index";
 

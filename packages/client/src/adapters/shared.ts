@@ -85,7 +85,8 @@ export type ToolbusToolResult =
       /** What went wrong and what to do next: `correct_call`, `replan` or `finish`. */
       failure: { kind: string; message: string; recovery: string; details?: unknown };
     }
-  | { status: "pending" | "running"; callId: string; message: string };
+  /** Not finished yet (a call awaiting a person's approval too): its result comes later. */
+  | { status: "awaiting_approval" | "pending" | "running"; callId: string; message: string };
 
 /**
  * Calls one tool through Toolbus and shapes the answer for a model. A tool that fails is a

@@ -1,5 +1,5 @@
-import { ValidationError } from "../errors";
 import type { Principal } from "@toolbus/wire/model/call";
+import { ValidationError } from "../errors";
 
 /**
  * Who may do what, decided here and nowhere else. The REST routes, the MCP server, key

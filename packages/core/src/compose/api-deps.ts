@@ -1,3 +1,4 @@
+import type { CapabilityStatus } from "@toolbus/wire/model/capability";
 import type { CallService } from "../app/calls/service";
 import type { RegisteredToolsets } from "../app/catalog/registered-toolsets";
 import type { StageEvents } from "../app/events/stage-events";
@@ -7,7 +8,6 @@ import type { SearchService } from "../app/search/service";
 import type { SelectionService } from "../app/selection/service";
 import type { SubscriptionService } from "../app/subscriptions/service";
 import type { StageConfig } from "../config";
-import type { CapabilityStatus } from "@toolbus/wire/model/capability";
 import type { Logger } from "../observability/log";
 import type { MetricsSnapshot } from "../observability/metrics";
 import type { AuditLog, CatalogStore, EventLog, KeyStore } from "../ports";

@@ -1,5 +1,5 @@
-import { type Dispatcher, DispatchNotStartedError } from "../app/calls/dispatch";
 import type { CallRecord } from "@toolbus/wire/model/call";
+import { type Dispatcher, DispatchNotStartedError } from "../app/calls/dispatch";
 
 /** A handler of the wiring table: resolves with the finished call when it ran one. */
 export type CallHandler = (event: unknown) => Promise<CallRecord | undefined>;

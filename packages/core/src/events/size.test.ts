@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
 import type { ToolResultReceived } from "@toolbus/wire/model/events";
+import { describe, expect, it } from "vitest";
 import { detailBytes, fitResultEvent, MAX_EVENT_DETAIL_BYTES, PREVIEW_CHARS } from "./size";
 
 const result = (output: string, data: unknown): ToolResultReceived => ({

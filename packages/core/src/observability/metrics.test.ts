@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
 import type { CallRecord, CallResult } from "@toolbus/wire/model/call";
+import { describe, expect, it } from "vitest";
 import { callMetricPoints, emfMetrics, InProcessMetrics, type MetricPoint } from "./metrics";
 
 const call = (result: Partial<CallResult>, extra: Partial<CallRecord> = {}): CallRecord => ({

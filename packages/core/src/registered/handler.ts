@@ -1,9 +1,9 @@
-import { runCall } from "../app/calls/lifecycle";
-import { networkCapability, withDetectors } from "../app/capabilities/detectors";
 import type { CallRecord } from "@toolbus/wire/model/call";
 import { Failures } from "@toolbus/wire/model/failure";
 import type { RegisteredKind } from "@toolbus/wire/model/implementation";
 import type { ToolSpec } from "@toolbus/wire/model/tool";
+import { runCall } from "../app/calls/lifecycle";
+import { networkCapability, withDetectors } from "../app/capabilities/detectors";
 import type { SecretSource } from "../outbound/types";
 import type { CatalogStore } from "../ports";
 import { runWithPolicies } from "../runtime/policies";

@@ -1,6 +1,6 @@
-import { describe, expect, it } from "vitest";
 import { httpToolsetRegistration, mcpToolsetRegistration } from "@toolbus/wire/model/registered";
 import { toolSpec } from "@toolbus/wire/model/tool";
+import { describe, expect, it } from "vitest";
 import { diffTools, httpToolsetPlan, mcpToolsetPlan, snakeCase } from "./plan";
 
 const remote = (name: string, description = "Does a thing.") => ({

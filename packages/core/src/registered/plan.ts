@@ -1,4 +1,3 @@
-import { ValidationError } from "../errors";
 import { type SecretHeader, secretCapabilityName } from "@toolbus/wire/model/implementation";
 import type {
   CatalogDiff,
@@ -6,6 +5,7 @@ import type {
   McpToolsetRegistration,
 } from "@toolbus/wire/model/registered";
 import { type ToolSpec, type ToolsetSpec, toolSpec } from "@toolbus/wire/model/tool";
+import { ValidationError } from "../errors";
 import { canonicalJson, sha256Hex } from "../util/canonical-json";
 import { compileSchema, SchemaError, schemaIssues } from "./json-schema";
 import type { RemoteTool } from "./mcp-client";

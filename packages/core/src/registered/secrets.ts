@@ -1,4 +1,3 @@
-import { type CapabilityDetector, secretCapability } from "../app/capabilities/detectors";
 import { Failures } from "@toolbus/wire/model/failure";
 import {
   type SecretHeader,
@@ -11,6 +10,7 @@ import {
   registeredSecretRule,
 } from "@toolbus/wire/model/registered-secret";
 import type { ToolSpec, ToolsetSpec } from "@toolbus/wire/model/tool";
+import { type CapabilityDetector, secretCapability } from "../app/capabilities/detectors";
 import type { SecretSource } from "../outbound/types";
 import { ToolFailure } from "../tool-definition";
 

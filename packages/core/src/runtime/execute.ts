@@ -1,5 +1,5 @@
-import type { StageConfig } from "../config";
 import type { Citation, Failure } from "@toolbus/wire/model/call";
+import type { StageConfig } from "../config";
 import type { HttpClient, SecretSource } from "../outbound/types";
 import { type AnyToolDefinition, ToolFailure, toolPolicyOf } from "../tool-definition";
 

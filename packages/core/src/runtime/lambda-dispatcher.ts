@@ -4,16 +4,17 @@ import {
   LambdaClient,
   type LambdaClientConfig,
 } from "@aws-sdk/client-lambda";
+import { type CallRecord, callRecord } from "@toolbus/wire/model/call";
 import * as z from "zod";
 import { type Dispatcher, DispatchNotStartedError } from "../app/calls/dispatch";
 import { ToolbusError, ValidationError } from "../errors";
-import { type CallRecord, callRecord } from "@toolbus/wire/model/call";
 import { SDK_CLIENT_OPTIONS } from "../sdk-options";
 import { REGISTERED_KINDS, registeredHandlerId } from "../wiring";
 
 /**
  * The environment variable that names, as a JSON object, the Lambda function of each handler
- * the API may dispatch to: `{"tools/web_search": "<function name>", "external/http": ...}`.
+ * the API may dispatch to: `{"tools/web_search": "<function name>", "registered/http": ...}` (the former
+ * `external/http` ids are read as the current ones).
  * The stack sets it on the API function only; locally it is absent.
  */
 export const FUNCTIONS_ENV = "TOOLBUS_FUNCTIONS";
@@ -106,6 +107,19 @@ export function lambdaClient(
 const TOOL_HANDLER = /^tools\/[a-z][a-z0-9_]{0,47}$/;
 const REGISTERED_HANDLERS: ReadonlySet<string> = new Set(REGISTERED_KINDS.map(registeredHandlerId));
 
+/**
+ * The ids registered tools' handlers had before "registered" was their one name
+ * (`external/http`): a function map written with them, by a deploy or by hand, still works.
+ * Kept here, its only reader, so no tool's bundle carries it.
+ */
+const FORMER_HANDLER_IDS: Readonly<Record<string, string>> = Object.fromEntries(
+  REGISTERED_KINDS.map((kind) => [`external/${kind}`, registeredHandlerId(kind)]),
+);
+
+/** A handler id as the wiring table names it today, whichever name it was given. */
+const currentHandlerId = (id: string): string =>
+  Object.hasOwn(FORMER_HANDLER_IDS, id) ? (FORMER_HANDLER_IDS[id] as string) : id;
+
 /** A function name, or its ARN (unqualified: the dispatcher always runs the latest code). */
 const functionName = z
   .string()
@@ -120,12 +134,12 @@ const functionMap = z
     const entries = Object.entries(functions);
     if (entries.length === 0) ctx.addIssue({ code: "custom", message: "names no function" });
     for (const [handler, name] of entries) {
-      if (!TOOL_HANDLER.test(handler) && !REGISTERED_HANDLERS.has(handler)) {
+      if (!TOOL_HANDLER.test(handler) && !REGISTERED_HANDLERS.has(currentHandlerId(handler))) {
         ctx.addIssue({
           code: "custom",
           path: [handler],
           message:
-            "is not a handler the API dispatches to (tools/<id>, external/http, external/mcp)",
+            "is not a handler the API dispatches to (tools/<id>, registered/http, registered/mcp)",
         });
       }
       if (!functionName.safeParse(name).success) {
@@ -137,7 +151,15 @@ const functionMap = z
       }
     }
   })
-  .transform((functions) => functions as Record<string, string>);
+  .transform((functions) => {
+    // Former ids name the same handler; where both are given, the current one wins.
+    const current: Record<string, string> = {};
+    for (const [handler, name] of Object.entries(functions as Record<string, string>)) {
+      const id = currentHandlerId(handler);
+      if (id === handler || !Object.hasOwn(functions, id)) current[id] = name;
+    }
+    return current;
+  });
 
 /**
  * The Lambda dispatcher this function's environment asks for: `TOOLBUS_FUNCTIONS` (see

@@ -1,9 +1,9 @@
-import type { RunnableCall, RunOutcome } from "../app/calls/lifecycle";
-import { type CapabilityDetector, missingCapability } from "../app/capabilities/detectors";
-import type { StageConfig } from "../config";
 import type { Failure } from "@toolbus/wire/model/call";
 import { Failures } from "@toolbus/wire/model/failure";
 import type { ToolPolicy } from "@toolbus/wire/model/policy";
+import type { RunnableCall, RunOutcome } from "../app/calls/lifecycle";
+import { type CapabilityDetector, missingCapability } from "../app/capabilities/detectors";
+import type { StageConfig } from "../config";
 import { fallbackLogger, type Logger } from "../observability/log";
 import { withTraceparent } from "../observability/trace-context";
 import type { HttpClient, SecretSource } from "../outbound/types";

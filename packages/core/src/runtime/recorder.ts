@@ -1,6 +1,3 @@
-import * as z from "zod";
-import { scheduledDetail } from "../app/calls/lifecycle";
-import { ValidationError, zodIssues } from "../errors";
 import type { CallRecord } from "@toolbus/wire/model/call";
 import {
   approvalEventKey,
@@ -9,6 +6,9 @@ import {
   resultEventKey,
   scheduledEventKey,
 } from "@toolbus/wire/model/events";
+import * as z from "zod";
+import { scheduledDetail } from "../app/calls/lifecycle";
+import { ValidationError, zodIssues } from "../errors";
 import { fallbackLogger, type Logger } from "../observability/log";
 import type { CallStore, EventLog } from "../ports";
 import { canonicalJson } from "../util/canonical-json";

@@ -1,6 +1,6 @@
+import type { RunEvent } from "@toolbus/wire/model/events";
 import * as z from "zod";
 import { ValidationError } from "../errors";
-import type { RunEvent } from "@toolbus/wire/model/events";
 import { fallbackLogger } from "../observability/log";
 import type { EventStream } from "../ports";
 import { type VerifyDeps, verifiedEvent } from "./recorder";

@@ -1,7 +1,7 @@
-import { type RunDeps, runCall } from "../app/calls/lifecycle";
-import { ValidationError, zodIssues } from "../errors";
 import type { CallRecord } from "@toolbus/wire/model/call";
 import { type ToolCallScheduled, toolCallScheduled } from "@toolbus/wire/model/events";
+import { type RunDeps, runCall } from "../app/calls/lifecycle";
+import { ValidationError, zodIssues } from "../errors";
 import { type AnyToolDefinition, toolPolicyOf } from "../tool-definition";
 import { runWithPolicies, type ToolRunDeps } from "./policies";
 

@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
 import { type EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";
 import { SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
-import type { AttemptOutcome, DeliverySender } from "../app/subscriptions/fan-out";
 import type { Delivery, SubscriptionSecrets } from "@toolbus/wire/model/subscription";
+import { webhookIdOf } from "@toolbus/wire/webhooks/signature";
+import type { AttemptOutcome, DeliverySender } from "../app/subscriptions/fan-out";
 import type { HttpClient } from "../outbound/types";
 import { sendWebhook } from "./webhook-sender";
-import { webhookIdOf } from "@toolbus/wire/webhooks/signature";
 
 export interface TargetClients {
   http: HttpClient;

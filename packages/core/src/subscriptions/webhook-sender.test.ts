@@ -1,3 +1,4 @@
+import { newWebhookSecret, verifyWebhook } from "@toolbus/wire/webhooks/signature";
 import { describe, expect, it } from "vitest";
 import { ValidationError } from "../errors";
 import { OutboundError } from "../outbound/errors";
@@ -15,7 +16,6 @@ import {
   WEBHOOK_TIMEOUT_MS,
   type WebhookDelivery,
 } from "./webhook-sender";
-import { newWebhookSecret, verifyWebhook } from "@toolbus/wire/webhooks/signature";
 
 const secret = newWebhookSecret();
 const delivery: WebhookDelivery = {

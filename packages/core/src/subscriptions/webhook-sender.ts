@@ -1,7 +1,7 @@
+import { type WebhookSecrets, webhookHeaders } from "@toolbus/wire/webhooks/signature";
 import { OutboundError } from "../outbound/errors";
 import { retryAfter } from "../outbound/failures";
 import type { HttpClient, OutboundErrorKind, OutboundResponse } from "../outbound/types";
-import { type WebhookSecrets, webhookHeaders } from "@toolbus/wire/webhooks/signature";
 
 /** Standard Webhooks recommends 15 to 30 s; the low end keeps a worker's batch moving. */
 export const WEBHOOK_TIMEOUT_MS = 15_000;

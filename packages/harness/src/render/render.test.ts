@@ -1,7 +1,8 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` here is the harnesses' own syntax for reading the environment, not a JavaScript template.
+
+import { ValidationError } from "@toolbus/wire/errors";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { ValidationError } from "@toolbus/wire/errors";
 import type { Agent } from "../agent";
 import { addMcpTools, stripMcpForHarness } from "../enrichers";
 import { HARNESSES } from "../harness-table";

@@ -1,11 +1,11 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import type { ApiDeps } from "@toolbus/core/compose/api-deps";
 import { secureHeaders } from "hono/secure-headers";
 import { authenticate } from "../common/auth";
 import { limitRequestBody, settleRequestBody } from "../common/body";
 import type { HttpEnv } from "../common/env";
 import { registerMcpRoutes } from "../mcp/route";
 import { auditAdminWrites } from "./audit";
-import type { ApiDeps } from "@toolbus/core/compose/api-deps";
 import { errorHandler, notFoundHandler, validationHook } from "./errors";
 import { registerOpenApi } from "./openapi";
 import { requestId } from "./request-id";

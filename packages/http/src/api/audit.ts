@@ -1,7 +1,11 @@
+import type { AuditLog } from "@toolbus/core/ports";
+import {
+  type AuditObject,
+  type AuditObjectKind,
+  MAX_AUDIT_TOUCHED,
+} from "@toolbus/wire/model/audit";
 import type { MiddlewareHandler } from "hono";
 import type { AuditedObject, HttpEnv } from "../common/env";
-import { type AuditObject, type AuditObjectKind, MAX_AUDIT_TOUCHED } from "@toolbus/wire/model/audit";
-import type { AuditLog } from "@toolbus/core/ports";
 
 const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 /** Longer names and ids are cut: an entry stays small whatever a route hands it. */

@@ -1,8 +1,8 @@
+import { callerMessage, ToolbusError, ValidationError, zodIssues } from "@toolbus/core/errors";
 import type { ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ZodError } from "zod";
-import { callerMessage, ToolbusError, ValidationError, zodIssues } from "@toolbus/core/errors";
 import type { HttpEnv } from "../common/env";
 import { logFailure } from "../common/errors";
 

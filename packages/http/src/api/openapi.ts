@@ -1,9 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { requiredRole } from "@toolbus/core/app/access";
+import type { ApiDeps } from "@toolbus/core/compose/api-deps";
 import { permissionOf } from "../common/auth";
 import type { HttpEnv } from "../common/env";
 import { API_VERSION } from "../common/version";
-import type { ApiDeps } from "@toolbus/core/compose/api-deps";
 
 type OpenApiDocument = ReturnType<OpenAPIHono["getOpenAPI31Document"]>;
 

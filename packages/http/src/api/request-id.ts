@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
+import { fallbackLogger, type Logger } from "@toolbus/core/observability/log";
 import type { MiddlewareHandler } from "hono";
 import type { HttpEnv } from "../common/env";
-import { fallbackLogger, type Logger } from "@toolbus/core/observability/log";
 
 // A caller's id is echoed only when it is boring: it ends up in logs and response headers.
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

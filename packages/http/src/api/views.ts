@@ -1,6 +1,6 @@
 import { ValidationError } from "@toolbus/core/errors";
-import type { Approval, CallRecord } from "@toolbus/wire/model/call";
 import type { ApiKeyRecord, Versioned } from "@toolbus/core/ports";
+import type { Approval, CallRecord } from "@toolbus/wire/model/call";
 
 /**
  * What a caller sees of a call: the input hash, tool version and bookkeeping attributes stay

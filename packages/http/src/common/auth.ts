@@ -1,9 +1,14 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { MiddlewareHandler } from "hono";
-import { hasPermission, highestRole, type Permission, requiredRole } from "@toolbus/core/app/access";
+import {
+  hasPermission,
+  highestRole,
+  type Permission,
+  requiredRole,
+} from "@toolbus/core/app/access";
 import type { StageConfig } from "@toolbus/core/config";
 import { ForbiddenError, UnauthorizedError } from "@toolbus/core/errors";
 import type { KeyStore } from "@toolbus/core/ports";
+import type { MiddlewareHandler } from "hono";
 import type { HttpEnv } from "./env";
 
 const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;

@@ -1,5 +1,5 @@
-import type { Context, MiddlewareHandler } from "hono";
 import { PayloadTooLargeError, type ToolbusError, ValidationError } from "@toolbus/core/errors";
+import type { Context, MiddlewareHandler } from "hono";
 import type { HttpEnv } from "./env";
 
 /** Largest request body accepted, checked before anything parses it. */

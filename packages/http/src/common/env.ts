@@ -1,7 +1,7 @@
 import type { Permission } from "@toolbus/core/app/access";
+import type { Logger } from "@toolbus/core/observability/log";
 import type { AuditObject } from "@toolbus/wire/model/audit";
 import type { Principal } from "@toolbus/wire/model/call";
-import type { Logger } from "@toolbus/core/observability/log";
 
 /**
  * What a route says it touched, in one line: `c.set("audited", { kind: "key", id, name, role })`.

@@ -1,6 +1,6 @@
-import type { Context } from "hono";
 import { ToolbusError } from "@toolbus/core/errors";
 import { fallbackLogger } from "@toolbus/core/observability/log";
+import type { Context } from "hono";
 import type { HttpEnv } from "./env";
 
 /**

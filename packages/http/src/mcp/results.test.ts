@@ -1,7 +1,7 @@
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import { describe, expect, it } from "vitest";
 import type { CallRecord, CallResult } from "@toolbus/wire/model/call";
 import { type ToolSpec, type ToolSpecInput, toolSpec } from "@toolbus/wire/model/tool";
+import { describe, expect, it } from "vitest";
 import { callToolResult, invalidInputResult } from "./results";
 
 function tool(overrides: Partial<ToolSpecInput> = {}): ToolSpec {

@@ -1,15 +1,15 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { Context, MiddlewareHandler } from "hono";
 import type { SearchService } from "@toolbus/core/app/search/service";
 import { resolveMode } from "@toolbus/core/app/selection/select";
 import type { SelectionService } from "@toolbus/core/app/selection/service";
 import { ValidationError } from "@toolbus/core/errors";
+import { MCP_HEADERS, MCP_SURFACES, type McpSurface } from "@toolbus/wire/mcp-surface";
+import { callId as callIdSchema, runId as runIdSchema } from "@toolbus/wire/model/ids";
+import type { Context, MiddlewareHandler } from "hono";
 import { type AuthDeps, authenticate } from "../common/auth";
 import { limitRequestBody } from "../common/body";
 import type { HttpEnv } from "../common/env";
 import { logFailure } from "../common/errors";
-import { callId as callIdSchema, runId as runIdSchema } from "@toolbus/wire/model/ids";
-import { MCP_HEADERS, MCP_SURFACES, type McpSurface } from "@toolbus/wire/mcp-surface";
 import type { McpDeps, McpRequestContext } from "./server";
 
 export const MCP_PATH = "/mcp";

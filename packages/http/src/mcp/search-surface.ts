@@ -1,5 +1,4 @@
 import type { CallToolResult, Tool } from "@modelcontextprotocol/server";
-import * as z from "zod";
 import {
   DEFAULT_SEARCH_LIMIT,
   MAX_QUERY_CHARS,
@@ -9,8 +8,9 @@ import {
   searchQuery,
 } from "@toolbus/core/app/search/service";
 import { zodIssues } from "@toolbus/core/errors";
-import type { Principal } from "@toolbus/wire/model/call";
 import { CALL_TOOL, SEARCH_TOOLS } from "@toolbus/wire/mcp-surface";
+import type { Principal } from "@toolbus/wire/model/call";
+import * as z from "zod";
 import { META } from "./results";
 
 const foundToolJsonSchema = {

@@ -1,6 +1,6 @@
 import { ToolSchema } from "@modelcontextprotocol/sdk/types.js";
-import { describe, expect, it } from "vitest";
 import { type ToolSpec, type ToolSpecInput, toolSpec } from "@toolbus/wire/model/tool";
+import { describe, expect, it } from "vitest";
 import {
   mcpInputSchema,
   mcpOutputSchema,

@@ -9,12 +9,12 @@ import {
   parseStageConfig,
   type Toolbus,
 } from "@toolbus/core";
-import { createApi } from "@toolbus/http";
-import type { ToolsetSpec } from "@toolbus/wire/model";
 import type { Logger, MetricsSink } from "@toolbus/core/observability";
 import type { SecretSource } from "@toolbus/core/outbound";
 import { appendAsSoleWriter } from "@toolbus/core/store/dynamodb";
+import { createApi } from "@toolbus/http";
 import { builtinCapabilities, builtinTools, builtinToolsets } from "@toolbus/tools";
+import type { ToolsetSpec } from "@toolbus/wire/model";
 import type { LocalEventBus } from "../bus";
 import { applyWiring } from "./wiring";
 

@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import { inspect } from "node:util";
-import { toolSpec } from "@toolbus/wire/model";
 import { type ToolContext, ToolFailure, toolSpecOf } from "@toolbus/core/tool-definition";
+import { toolSpec } from "@toolbus/wire/model";
 import { afterEach, describe, expect, it } from "vitest";
 import { calendar, calendarInput, calendarOutput, resolveWindow } from "./calendar";
 import { type CalendarSettings, calendarCapability, calendarSettings } from "./capability";

@@ -1,8 +1,8 @@
 import { networkCapability } from "@toolbus/core/capabilities";
 import { loadFunctionSecrets } from "@toolbus/core/deployment";
-import { type Citation, Failures, type ToolsetSpec } from "@toolbus/wire/model";
 import { createHttpClient } from "@toolbus/core/outbound";
 import { defineTool, ToolFailure } from "@toolbus/core/tool-definition";
+import { type Citation, Failures, type ToolsetSpec } from "@toolbus/wire/model";
 import * as z from "zod";
 import { type AgendaSource, renderAgenda } from "./agenda";
 import { calendarSettings, googleCalendarCapability } from "./capability";

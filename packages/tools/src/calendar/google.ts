@@ -1,7 +1,7 @@
 import { createPrivateKey, createSign, type KeyObject } from "node:crypto";
-import { Failures } from "@toolbus/wire/model";
 import { failureFromStatus, type HttpClient, type OutboundResponse } from "@toolbus/core/outbound";
 import { ToolFailure } from "@toolbus/core/tool-definition";
+import { Failures } from "@toolbus/wire/model";
 import * as z from "zod";
 import { type FoundEvent, plainText } from "./events";
 import { isoUtc } from "./time";

@@ -1,7 +1,7 @@
-import { Failures } from "@toolbus/wire/model";
 import type { HttpClient } from "@toolbus/core/outbound";
 import { failureFromStatus } from "@toolbus/core/outbound";
 import { ToolFailure } from "@toolbus/core/tool-definition";
+import { Failures } from "@toolbus/wire/model";
 import { type FoundEvent, plainText } from "./events";
 import { IcsFormatError, type Occurrence, occurrencesInWindow, parseIcs } from "./ics";
 import { civilFromUtcMs, dateKey, isoUtc } from "./time";

@@ -1,4 +1,3 @@
-import { Failures } from "@toolbus/wire/model";
 import {
   failureFromOutbound,
   type HttpClient,
@@ -6,6 +5,7 @@ import {
   type OutboundResponse,
 } from "@toolbus/core/outbound";
 import { ToolFailure } from "@toolbus/core/tool-definition";
+import { Failures } from "@toolbus/wire/model";
 
 /** One request, with network-level failures already turned into the shared failure kinds. */
 export async function send(

@@ -1,6 +1,6 @@
+import { ToolFailure, toolSpecOf } from "@toolbus/core/tool-definition";
 import type { Failure } from "@toolbus/wire/model";
 import { toolSpec } from "@toolbus/wire/model";
-import { ToolFailure, toolSpecOf } from "@toolbus/core/tool-definition";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   fixture,

@@ -1,5 +1,5 @@
-import { type Citation, Failures } from "@toolbus/wire/model";
 import { type ToolContext, ToolFailure } from "@toolbus/core/tool-definition";
+import { type Citation, Failures } from "@toolbus/wire/model";
 import type * as z from "zod";
 import { encodePath } from "./names";
 import {

@@ -1,4 +1,3 @@
-import { Failures } from "@toolbus/wire/model";
 import {
   failureFromOutbound,
   failureFromStatus,
@@ -7,6 +6,7 @@ import {
   retryAfter,
 } from "@toolbus/core/outbound";
 import { ToolFailure } from "@toolbus/core/tool-definition";
+import { Failures } from "@toolbus/wire/model";
 
 export const GITHUB_TOKEN = "GITHUB_TOKEN";
 const LABEL = "GitHub";

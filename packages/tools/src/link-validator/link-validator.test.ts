@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { toolSpec } from "@toolbus/wire/model";
 import { createHttpClient } from "@toolbus/core/outbound";
 import { type ToolContext, toolSpecOf } from "@toolbus/core/tool-definition";
+import { toolSpec } from "@toolbus/wire/model";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { checkLink } from "./check";
 import { mapWithConcurrency } from "./concurrency";

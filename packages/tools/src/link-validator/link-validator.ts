@@ -1,7 +1,7 @@
 import { networkCapability } from "@toolbus/core/capabilities";
-import type { ToolsetSpec } from "@toolbus/wire/model";
 import { createHttpClient } from "@toolbus/core/outbound";
 import { defineTool } from "@toolbus/core/tool-definition";
+import type { ToolsetSpec } from "@toolbus/wire/model";
 import { linkValidatorInput, linkValidatorOutput, TOOL_TIMEOUT_MS } from "./schemas";
 
 export const linkValidatorToolset: ToolsetSpec = {

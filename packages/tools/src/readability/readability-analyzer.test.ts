@@ -1,6 +1,6 @@
-import { toolSpec } from "@toolbus/wire/model";
 import { testToolContext } from "@toolbus/core/testing";
 import { toolSpecOf } from "@toolbus/core/tool-definition";
+import { toolSpec } from "@toolbus/wire/model";
 import { describe, expect, it } from "vitest";
 import { analyzeReadability, interpret, round } from "./analyze";
 import { readabilityAnalyzer, readabilityInput, readabilityOutput } from "./readability-analyzer";

@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { toolSpec } from "@toolbus/wire/model";
 import { createHttpClient, type HttpClient } from "@toolbus/core/outbound";
 import { type ToolContext, ToolFailure, toolSpecOf } from "@toolbus/core/tool-definition";
+import { toolSpec } from "@toolbus/wire/model";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type RssFeedSettings,

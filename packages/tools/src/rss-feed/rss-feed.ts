@@ -1,5 +1,4 @@
 import { networkCapability } from "@toolbus/core/capabilities";
-import { type Citation, Failures, type ToolsetSpec } from "@toolbus/wire/model";
 import {
   createHttpClient,
   failureFromOutbound,
@@ -8,6 +7,7 @@ import {
   type OutboundResponse,
 } from "@toolbus/core/outbound";
 import { defineTool, ToolFailure } from "@toolbus/core/tool-definition";
+import { type Citation, Failures, type ToolsetSpec } from "@toolbus/wire/model";
 import * as z from "zod";
 import { decodeDocument } from "../text/charset";
 import { FEED_FORMATS } from "./formats";

@@ -1,7 +1,7 @@
 import { parseStageConfig } from "@toolbus/core/config";
-import { toolSpec } from "@toolbus/wire/model";
 import { testToolContext } from "@toolbus/core/testing";
 import { toolSpecOf } from "@toolbus/core/tool-definition";
+import { toolSpec } from "@toolbus/wire/model";
 import { describe, expect, it } from "vitest";
 import { staticLinksCapability } from "./capability";
 import { type StaticLinksSettings, staticLinksSettings } from "./settings";

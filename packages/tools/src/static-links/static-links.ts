@@ -1,5 +1,5 @@
-import type { Citation } from "@toolbus/wire/model";
 import { defineTool } from "@toolbus/core/tool-definition";
+import type { Citation } from "@toolbus/wire/model";
 import * as z from "zod";
 import { staticLinksCapability } from "./capability";
 import { linkName, type StaticLink, staticLinksSettings } from "./settings";

@@ -1,5 +1,5 @@
-import { Failures } from "@toolbus/wire/model";
 import { ToolFailure } from "@toolbus/core/tool-definition";
+import { Failures } from "@toolbus/wire/model";
 import * as z from "zod";
 import { htmlToText } from "../text/html";
 import {

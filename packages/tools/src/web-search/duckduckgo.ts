@@ -1,5 +1,5 @@
-import { Failures } from "@toolbus/wire/model";
 import { ToolFailure } from "@toolbus/core/tool-definition";
+import { Failures } from "@toolbus/wire/model";
 import { decodeDocument } from "../text/charset";
 import { breaksWords, collapseWhitespace, readHtml } from "../text/html";
 import {

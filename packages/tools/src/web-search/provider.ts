@@ -1,4 +1,3 @@
-import { Failures } from "@toolbus/wire/model";
 import {
   failureFromOutbound,
   failureFromStatus,
@@ -7,6 +6,7 @@ import {
   type OutboundResponse,
 } from "@toolbus/core/outbound";
 import { ToolFailure } from "@toolbus/core/tool-definition";
+import { Failures } from "@toolbus/wire/model";
 
 export const PROVIDERS = ["duckduckgo", "brave", "searxng"] as const;
 export type ProviderName = (typeof PROVIDERS)[number];

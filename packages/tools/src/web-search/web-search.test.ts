@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
+import { ToolFailure, toolSpecOf } from "@toolbus/core/tool-definition";
 import type { Failure } from "@toolbus/wire/model";
 import { toolSpec } from "@toolbus/wire/model";
-import { ToolFailure, toolSpecOf } from "@toolbus/core/tool-definition";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type WebSearchSettings, webSearchSettings } from "./settings";
 import {

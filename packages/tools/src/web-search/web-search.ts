@@ -1,8 +1,8 @@
 import { networkCapability } from "@toolbus/core/capabilities";
 import { loadFunctionSecrets } from "@toolbus/core/deployment";
-import type { Citation } from "@toolbus/wire/model";
 import { createHttpClient } from "@toolbus/core/outbound";
 import { defineTool } from "@toolbus/core/tool-definition";
+import type { Citation } from "@toolbus/wire/model";
 import * as z from "zod";
 import { staticLinks } from "../static-links/static-links";
 import {

@@ -1,5 +1,5 @@
-import { ToolbusError } from "../../errors";
 import type { CallRecord } from "@toolbus/wire/model/call";
+import { ToolbusError } from "../../errors";
 import { fallbackLogger, type Logger } from "../../observability/log";
 import type { ScheduledEnvelope } from "./lifecycle";
 

@@ -1,6 +1,6 @@
-import * as z from "zod";
 import { callId, toolId } from "@toolbus/wire/model/ids";
 import { runPolicy } from "@toolbus/wire/model/run";
+import * as z from "zod";
 
 /** The body of `POST /v1/runs/{runId}/calls`. */
 export const callRequest = z

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
-import type { StageConfig } from "../../config";
-import { ConflictError, type Issue, NotFoundError, ValidationError, zodIssues } from "../../errors";
 import type { CallRecord, Failure, Principal } from "@toolbus/wire/model/call";
 import { runId as runIdSchema } from "@toolbus/wire/model/ids";
 import type { RunBudget } from "@toolbus/wire/model/run";
 import type { ToolSpec } from "@toolbus/wire/model/tool";
+import type { StageConfig } from "../../config";
+import { ConflictError, type Issue, NotFoundError, ValidationError, zodIssues } from "../../errors";
 import { callFields, loggedInput } from "../../observability/calls";
 import type { Logger } from "../../observability/log";
 import { newTrace, parseTraceparent } from "../../observability/trace-context";

@@ -1,5 +1,5 @@
-import type { StageConfig } from "../../config";
 import type { CapabilityStatus } from "@toolbus/wire/model/capability";
+import type { StageConfig } from "../../config";
 import type { HttpClient, Reachability, SecretSource } from "../../outbound/types";
 
 export interface CapabilityContext {

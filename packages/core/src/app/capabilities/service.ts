@@ -1,5 +1,5 @@
-import type { StageConfig } from "../../config";
 import type { CapabilityStatus } from "@toolbus/wire/model/capability";
+import type { StageConfig } from "../../config";
 import type { HttpClient, SecretSource } from "../../outbound/types";
 import type { CapabilityStore } from "../../ports";
 import { firstSecret } from "../../secrets";

@@ -1,8 +1,8 @@
-import type { StageConfig } from "../../config";
-import { type Issue, ValidationError } from "../../errors";
 import type { ToolsetRegistration } from "@toolbus/wire/model/registered";
 import { isRegisteredSecret, registeredSecretRule } from "@toolbus/wire/model/registered-secret";
 import type { ToolSpec } from "@toolbus/wire/model/tool";
+import type { StageConfig } from "../../config";
+import { type Issue, ValidationError } from "../../errors";
 import { isKnownRole } from "../access";
 
 /** Roles and modes an availability names must be the stage's own. */

@@ -1,6 +1,6 @@
+import { type ToolSpec, type ToolsetSpec, toolSpec } from "@toolbus/wire/model/tool";
 import { describe, expect, it } from "vitest";
 import { ConflictError, ValidationError } from "../../errors";
-import { type ToolSpec, type ToolsetSpec, toolSpec } from "@toolbus/wire/model/tool";
 import { checkToolRegistration, validateCatalog } from "./consistency";
 
 const toolset = (name: string, owner: string): ToolsetSpec => ({

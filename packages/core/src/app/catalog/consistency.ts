@@ -1,5 +1,5 @@
-import { ConflictError, ValidationError } from "../../errors";
 import type { ToolSpec, ToolsetSpec } from "@toolbus/wire/model/tool";
+import { ConflictError, ValidationError } from "../../errors";
 
 /**
  * Checks a tool against the catalog before it is stored: its toolset must exist, and its id

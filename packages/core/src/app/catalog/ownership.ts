@@ -1,5 +1,5 @@
-import { ConflictError, ValidationError } from "../../errors";
 import type { ToolsetSpec } from "@toolbus/wire/model/tool";
+import { ConflictError, ValidationError } from "../../errors";
 
 /** What a write asks to become: a toolset name, of one kind, for one owner. */
 export type ToolsetClaim = Pick<ToolsetSpec, "name" | "kind" | "owner">;

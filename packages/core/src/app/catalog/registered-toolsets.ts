@@ -1,5 +1,3 @@
-import type { StageConfig } from "../../config";
-import { ConflictError, NotFoundError, ValidationError } from "../../errors";
 import {
   type CatalogDiff,
   MAX_REGISTERED_TOOLS,
@@ -9,6 +7,8 @@ import {
   type ToolsetRegistration,
 } from "@toolbus/wire/model/registered";
 import type { ToolSpec, ToolsetSpec } from "@toolbus/wire/model/tool";
+import type { StageConfig } from "../../config";
+import { ConflictError, NotFoundError, ValidationError } from "../../errors";
 import { OutboundError } from "../../outbound/errors";
 import { checkUrl, type Resolver } from "../../outbound/ssrf";
 import type { HttpClient, SecretSource } from "../../outbound/types";

@@ -1,6 +1,6 @@
-import type { StageConfig } from "../../config";
 import type { CapabilityStatus } from "@toolbus/wire/model/capability";
 import type { ToolSpec, ToolsetSpec } from "@toolbus/wire/model/tool";
+import type { StageConfig } from "../../config";
 import type { CatalogStore, Versioned } from "../../ports";
 import { refuseIssues } from "./checks";
 import { checkToolRegistration } from "./consistency";

@@ -1,6 +1,6 @@
+import type { ToolSpec } from "@toolbus/wire/model/tool";
 import type { StageConfig } from "../../config";
 import type { Issue } from "../../errors";
-import type { ToolSpec } from "@toolbus/wire/model/tool";
 import { compileSchema, SchemaError, schemaIssues } from "../../registered/json-schema";
 import { availabilityIssues } from "./checks";
 

@@ -1,5 +1,5 @@
-import { ValidationError } from "../../errors";
 import { type CompiledPattern, compilePattern, InvalidEventPatternError } from "@toolbus/pattern";
+import { ValidationError } from "../../errors";
 import { canonicalJson } from "../../util/canonical-json";
 
 /** The longest pattern, as canonical JSON text (EventBridge allows a rule no more). */

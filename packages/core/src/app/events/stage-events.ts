@@ -1,6 +1,6 @@
-import { ValidationError } from "../../errors";
-import type { RunEvent } from "@toolbus/wire/model/events";
 import type { CompiledPattern } from "@toolbus/pattern";
+import type { RunEvent } from "@toolbus/wire/model/events";
+import { ValidationError } from "../../errors";
 import type { EventStream } from "../../ports";
 import { envelopeOf } from "./envelope";
 import { parseEventPattern } from "./pattern";

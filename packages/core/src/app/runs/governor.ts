@@ -1,8 +1,13 @@
-import type { StageConfig } from "../../config";
-import { ConflictError, ValidationError } from "../../errors";
 import type { Failure } from "@toolbus/wire/model/call";
 import { Failures } from "@toolbus/wire/model/failure";
-import { effectivePolicy, loosenedLimits, type RunBudget, type RunPolicy } from "@toolbus/wire/model/run";
+import {
+  effectivePolicy,
+  loosenedLimits,
+  type RunBudget,
+  type RunPolicy,
+} from "@toolbus/wire/model/run";
+import type { StageConfig } from "../../config";
+import { ConflictError, ValidationError } from "../../errors";
 import type { RunCount, RunStore, RunUsage } from "../../ports";
 
 export interface RunGovernorDeps {

@@ -1,7 +1,7 @@
-import * as z from "zod";
 import type { Principal } from "@toolbus/wire/model/call";
 import { prose } from "@toolbus/wire/model/text";
 import type { Category, ToolSpec } from "@toolbus/wire/model/tool";
+import * as z from "zod";
 import type { CatalogList } from "../../ports";
 import { catalogVersion } from "../../util/catalog-version";
 import type { ExcludedTool, ExclusionReason } from "../selection/select";

@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
 import { toolSpec } from "@toolbus/wire/model/tool";
+import { describe, expect, it } from "vitest";
 import { term, words } from "./terms";
 import { ToolIndex } from "./tool-index";
 

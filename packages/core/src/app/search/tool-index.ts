@@ -1,5 +1,5 @@
-import MiniSearch, { type SearchOptions } from "minisearch";
 import type { ToolSpec, ToolsetSpec } from "@toolbus/wire/model/tool";
+import MiniSearch, { type SearchOptions } from "minisearch";
 import { FIELD_WEIGHTS, SEARCH_FIELDS, type SearchField } from "./fields";
 import { term, words } from "./terms";
 

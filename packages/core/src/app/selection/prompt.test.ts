@@ -1,6 +1,6 @@
+import { type ToolSpec, type ToolSpecInput, toolSpec } from "@toolbus/wire/model/tool";
 import { describe, expect, it } from "vitest";
 import { ValidationError } from "../../errors";
-import { type ToolSpec, type ToolSpecInput, toolSpec } from "@toolbus/wire/model/tool";
 import { renderPrompt } from "./prompt";
 
 function tool(id: string, overrides: Partial<ToolSpecInput> = {}): ToolSpec {

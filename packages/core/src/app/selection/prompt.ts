@@ -1,6 +1,6 @@
-import { ValidationError } from "../../errors";
 import { CALL_TOOL, SEARCH_TOOLS } from "@toolbus/wire/mcp-surface";
 import type { Category, ToolSpec } from "@toolbus/wire/model/tool";
+import { ValidationError } from "../../errors";
 import { canonicalJson } from "../../util/canonical-json";
 import { byCategoryThenId, type Selection } from "./select";
 

@@ -1,6 +1,6 @@
+import { CATEGORIES, type ToolSpec, type ToolSpecInput, toolSpec } from "@toolbus/wire/model/tool";
 import { describe, expect, it } from "vitest";
 import { ValidationError } from "../../errors";
-import { CATEGORIES, type ToolSpec, type ToolSpecInput, toolSpec } from "@toolbus/wire/model/tool";
 import { select } from "./select";
 
 const config = {

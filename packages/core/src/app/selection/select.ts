@@ -1,7 +1,7 @@
-import type { StageConfig } from "../../config";
-import { ValidationError } from "../../errors";
 import type { CapabilityStatus } from "@toolbus/wire/model/capability";
 import { CATEGORIES, type ToolSpec } from "@toolbus/wire/model/tool";
+import type { StageConfig } from "../../config";
+import { ValidationError } from "../../errors";
 import { roleAtLeast } from "../access";
 
 /**

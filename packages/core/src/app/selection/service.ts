@@ -1,8 +1,8 @@
-import type { StageConfig } from "../../config";
-import { ForbiddenError } from "../../errors";
 import type { FallbackAccess, Principal } from "@toolbus/wire/model/call";
 import type { CapabilityStatus } from "@toolbus/wire/model/capability";
 import type { ToolSpec } from "@toolbus/wire/model/tool";
+import type { StageConfig } from "../../config";
+import { ForbiddenError } from "../../errors";
 import type { CatalogList, CatalogStore, Versioned } from "../../ports";
 import { mayActAs, requireKnownRole } from "../access";
 import {

@@ -1,12 +1,16 @@
+import { createPatternIndex, type PatternIndex } from "@toolbus/pattern";
+import { occurredAtOf } from "@toolbus/wire/model/events";
+import type {
+  Delivery,
+  SubscriptionSecrets,
+  SubscriptionTarget,
+} from "@toolbus/wire/model/subscription";
+import { deliveryBody } from "@toolbus/wire/webhooks/delivery-body";
 import * as z from "zod";
 import type { StageConfig } from "../../config";
-import { occurredAtOf } from "@toolbus/wire/model/events";
-import type { Delivery, SubscriptionSecrets, SubscriptionTarget } from "@toolbus/wire/model/subscription";
 import { fallbackLogger, type Logger } from "../../observability/log";
-import { createPatternIndex, type PatternIndex } from "@toolbus/pattern";
 import type { DeliveryStore, SubscriptionStore } from "../../ports";
 import { retryDelayMs } from "../../subscriptions/backoff";
-import { deliveryBody } from "@toolbus/wire/webhooks/delivery-body";
 import { inPool } from "../../util/in-pool";
 import { EVENT_SOURCE } from "../../wiring";
 

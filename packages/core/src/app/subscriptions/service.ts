@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { StageConfig } from "../../config";
-import { ConflictError, NotFoundError, ValidationError } from "../../errors";
+import { compilePattern } from "@toolbus/pattern";
 import type { Principal } from "@toolbus/wire/model/call";
 import type { RunEvent } from "@toolbus/wire/model/events";
 import type {
@@ -9,7 +8,10 @@ import type {
   SubscriptionRequest,
   SubscriptionTarget,
 } from "@toolbus/wire/model/subscription";
-import { compilePattern } from "@toolbus/pattern";
+import { deliveryBody } from "@toolbus/wire/webhooks/delivery-body";
+import { newWebhookSecret } from "@toolbus/wire/webhooks/signature";
+import type { StageConfig } from "../../config";
+import { ConflictError, NotFoundError, ValidationError } from "../../errors";
 import type {
   DeliveryStore,
   EventLog,
@@ -17,8 +19,6 @@ import type {
   StoredSubscription,
   SubscriptionStore,
 } from "../../ports";
-import { deliveryBody } from "@toolbus/wire/webhooks/delivery-body";
-import { newWebhookSecret } from "@toolbus/wire/webhooks/signature";
 import { mayActFor, mayActForOthers } from "../access";
 import { envelopeOf } from "../events/envelope";
 import { parseEventPattern } from "../events/pattern";

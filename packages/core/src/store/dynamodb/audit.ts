@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
-import { ValidationError } from "../../errors";
 import { type AuditEntry, auditEntry } from "@toolbus/wire/model/audit";
+import { ValidationError } from "../../errors";
 import type { AuditLog } from "../../ports";
 import { type DynamoStoreOptions, guard, parseStored } from "./client";
 import { encodeCursor } from "./event-log";

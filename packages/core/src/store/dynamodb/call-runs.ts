@@ -1,6 +1,6 @@
 import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { ToolbusError } from "../../errors";
 import { type CallRecord, type CallResult, callRecord, callResult } from "@toolbus/wire/model/call";
+import { ToolbusError } from "../../errors";
 import type { CallStore } from "../../ports";
 import {
   type DynamoStoreOptions,

@@ -1,6 +1,5 @@
 import { PutCommand } from "@aws-sdk/lib-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
-import { ValidationError } from "../../errors";
 import {
   type Approval,
   type CallRecord,
@@ -8,6 +7,7 @@ import {
   callRecord,
   callResult,
 } from "@toolbus/wire/model/call";
+import { ValidationError } from "../../errors";
 import type { CallStore, CreateCallOutcome } from "../../ports";
 import { DynamoCallRuns, JSON_FIELDS, storedCall } from "./call-runs";
 import { guard, isConditionFailure, parseInput, queryAll } from "./client";

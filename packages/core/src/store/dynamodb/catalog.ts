@@ -5,9 +5,9 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
+import { type ToolSpec, type ToolsetSpec, toolSpec, toolsetSpec } from "@toolbus/wire/model/tool";
 import type { z } from "zod";
 import { ConflictError, NotFoundError, ValidationError } from "../../errors";
-import { type ToolSpec, type ToolsetSpec, toolSpec, toolsetSpec } from "@toolbus/wire/model/tool";
 import type { CatalogList, CatalogStore, Versioned } from "../../ports";
 import { catalogVersion } from "../../util/catalog-version";
 import {

@@ -1,6 +1,6 @@
-import { ValidationError } from "../../errors";
 import type { CallRecord } from "@toolbus/wire/model/call";
 import { type RunEvent, runEvent } from "@toolbus/wire/model/events";
+import { ValidationError } from "../../errors";
 import type { EventLog, EventLogPage } from "../../ports";
 import { type DynamoStoreOptions, guard, parseInput, parseStored, queryAll } from "./client";
 import { nextWake, wakeFollowers } from "./followers";

@@ -5,8 +5,8 @@ import {
   QueryCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
-import * as z from "zod";
 import { type RunEvent, runEvent } from "@toolbus/wire/model/events";
+import * as z from "zod";
 import type { EventStream, StreamEntry } from "../../ports";
 import { GroupCommit, type ItemOutcome } from "../../util/group-commit";
 import {

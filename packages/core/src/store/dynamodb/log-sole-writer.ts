@@ -1,6 +1,6 @@
 import { BatchWriteCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
-import { UnavailableError } from "../../errors";
 import type { CallRecord } from "@toolbus/wire/model/call";
+import { UnavailableError } from "../../errors";
 import type { ItemOutcome } from "../../util/group-commit";
 import { callItem } from "./call-runs";
 import type { DynamoStoreOptions } from "./client";

@@ -1,6 +1,6 @@
 import { QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
-import { ToolbusError, UnavailableError, ValidationError } from "../../errors";
 import type { CallRecord } from "@toolbus/wire/model/call";
+import { ToolbusError, UnavailableError, ValidationError } from "../../errors";
 import { GroupCommit, type ItemOutcome } from "../../util/group-commit";
 import { DynamoCallStore } from "./calls";
 import type { DynamoStoreOptions } from "./client";

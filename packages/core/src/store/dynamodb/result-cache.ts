@@ -1,6 +1,6 @@
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
-import * as z from "zod";
 import { citation } from "@toolbus/wire/model/call";
+import * as z from "zod";
 import type { CachedOutput, CacheEntry, ResultCache } from "../../ports";
 import { TABLE } from "../table";
 import { type DynamoStoreOptions, guard } from "./client";

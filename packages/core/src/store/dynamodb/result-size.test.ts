@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
 import type { CallResult } from "@toolbus/wire/model/call";
+import { describe, expect, it } from "vitest";
 import { fitResult, jsonBytes, truncateOutput } from "./result-size";
 
 const result = (overrides: Partial<CallResult>): CallResult => ({

@@ -5,7 +5,6 @@ import {
   QueryCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
-import { ConflictError, NotFoundError, ValidationError } from "../../errors";
 import {
   type Delivery,
   delivery,
@@ -14,6 +13,7 @@ import {
   subscription,
   subscriptionSecrets,
 } from "@toolbus/wire/model/subscription";
+import { ConflictError, NotFoundError, ValidationError } from "../../errors";
 import type { DeliveryStore, StoredSubscription, SubscriptionStore } from "../../ports";
 import {
   type DynamoStoreOptions,

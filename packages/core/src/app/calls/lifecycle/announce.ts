@@ -1,4 +1,3 @@
-import { fitResultEvent } from "../../../events/size";
 import type { CallRecord, CallResult } from "@toolbus/wire/model/call";
 import {
   approvalEventKey,
@@ -7,6 +6,7 @@ import {
   type ToolCallScheduled,
   type ToolResultReceived,
 } from "@toolbus/wire/model/events";
+import { fitResultEvent } from "../../../events/size";
 import type { EventSink, OutgoingEvent } from "../../../ports";
 import { EVENT_SOURCE } from "../../../wiring";
 import { decideUrl } from "../status";

@@ -1,6 +1,6 @@
-import { ConflictError, NotFoundError } from "../../../errors";
 import type { CallRecord, Principal } from "@toolbus/wire/model/call";
 import { Failures } from "@toolbus/wire/model/failure";
+import { ConflictError, NotFoundError } from "../../../errors";
 import type { CallStore, EventSink } from "../../../ports";
 import { announceFinished } from "./announce";
 import { failedResult } from "./records";

@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
 import { Failures } from "@toolbus/wire/model/failure";
+import { describe, expect, it } from "vitest";
 import { failedResult, ranResult } from "./records";
 
 const call = { scheduledAt: "2026-11-26T10:00:00.000Z" };

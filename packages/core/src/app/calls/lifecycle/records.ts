@@ -1,9 +1,9 @@
-import type { StageConfig } from "../../../config";
-import { ToolbusError } from "../../../errors";
 import type { CallRecord, CallResult, Failure, Principal } from "@toolbus/wire/model/call";
 import { Failures } from "@toolbus/wire/model/failure";
 import type { RunBudget } from "@toolbus/wire/model/run";
 import type { ToolSpec } from "@toolbus/wire/model/tool";
+import type { StageConfig } from "../../../config";
+import { ToolbusError } from "../../../errors";
 import { fallbackLogger, type Logger } from "../../../observability/log";
 import type { CallStore } from "../../../ports";
 

@@ -1,6 +1,6 @@
 import { REGISTERED_SECRET_PREFIX } from "@toolbus/core";
-import { type ToolSpec, type ToolsetSpec, toolSpec } from "@toolbus/wire/model";
 import { startUpstream, type Upstream } from "@toolbus/core/testing";
+import { type ToolSpec, type ToolsetSpec, toolSpec } from "@toolbus/wire/model";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type McpUpstream, startMcpUpstream, textTool } from "./support/mcp-upstream";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";

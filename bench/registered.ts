@@ -426,7 +426,7 @@ async function memberKey(api: string, adminKey: string, name: string): Promise<s
   return String(body.key);
 }
 
-export async function benchExternalCalls(): Promise<Measurement[]> {
+export async function benchRegisteredCalls(): Promise<Measurement[]> {
   // Calls answered directly are announced just after: wait for that before stopping the bus.
   let settle = async () => {};
   const dynamo = await startDynamoDbLocal();

@@ -411,7 +411,7 @@ describe("removing an http toolset", () => {
     };
     await calls.create(call);
     const { implementation, ...detail } = call;
-    await system.toolbus.handlers["external/http"]?.({
+    await system.toolbus.handlers["registered/http"]?.({
       "detail-type": "ToolCallScheduled",
       detail: { ...detail, implementation, eventKey: `${runId}/late-1/scheduled` },
     });

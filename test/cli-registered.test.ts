@@ -83,7 +83,7 @@ beforeAll(async () => {
     secrets: { TOOLSET_ACME_KEY: "s3cret" },
   });
   server = await serveApi(system.app, { port: 0 });
-  scratch = await mkdtemp(join(tmpdir(), "toolbus-cli-external-"));
+  scratch = await mkdtemp(join(tmpdir(), "toolbus-cli-registered-"));
   emptyDir = join(scratch, "empty");
   await mkdir(emptyDir);
 }, 60_000);
