@@ -446,7 +446,7 @@ export async function benchRegisteredCalls(): Promise<Measurement[]> {
       dynamodb,
       eventBridge,
       bus,
-      tableName: "toolbus-bench-external",
+      tableName: "toolbus-bench-registered",
       busName: "toolbus-bench",
       adminKey,
       config: { outbound: { allowHosts: ["127.0.0.1"] } },
@@ -459,19 +459,19 @@ export async function benchRegisteredCalls(): Promise<Measurement[]> {
         api.url,
         adminKey,
         "PUT",
-        "/v1/external-toolsets/bench_http",
+        "/v1/registered-toolsets/bench_http",
         httpRegistration(upstream.origin),
       );
       await admin(
         api.url,
         adminKey,
         "PUT",
-        "/v1/external-toolsets/bench_mcp",
+        "/v1/registered-toolsets/bench_mcp",
         mcpRegistration(mcp.origin),
       );
       const caller = new Caller(api.url, upstream.origin);
       const tools: ToolName[] = ["builtin", "http", "mcp"];
-      const run = () => `bench-external-${randomUUID()}`;
+      const run = () => `bench-registered-${randomUUID()}`;
 
       // Warm-up: every tool's handler, schema check, outbound client and table paths.
       const warm = await memberKey(api.url, adminKey, "bench-warm-up");
@@ -525,7 +525,7 @@ export async function benchRegisteredCalls(): Promise<Measurement[]> {
         mcp: (calls / busy.mcp) * 1000,
       };
       if (upstream.requests === 0 || mcp.requests === 0) {
-        throw new Error("external bench: the upstreams were never called");
+        throw new Error("registered bench: the upstreams were never called");
       }
       await settle();
       await bus.drain();

@@ -238,7 +238,7 @@ describe("the object an audit entry names", () => {
   });
 
   it("names a registered toolset and its tools when it is registered, updated, refreshed and removed, never its secret", async () => {
-    const path = "/v1/external-toolsets/audit_weather";
+    const path = "/v1/registered-toolsets/audit_weather";
     const registered = await system.request(path, {
       method: "PUT",
       json: registration("audit_weather"),
@@ -313,7 +313,7 @@ describe("the object an audit entry names", () => {
     );
     const server = await startMcpUpstream(many);
     try {
-      const response = await system.request("/v1/external-toolsets/audit_bulk", {
+      const response = await system.request("/v1/registered-toolsets/audit_bulk", {
         method: "PUT",
         json: {
           kind: "mcp",
@@ -352,7 +352,7 @@ describe("the object an audit entry names", () => {
         .map(([method]) => `${method.toUpperCase()} ${path}`),
     );
     let keyId = "";
-    const weather = "/v1/external-toolsets/audit_surface";
+    const weather = "/v1/registered-toolsets/audit_surface";
     const surfaceTools = { kind: "toolset", id: "audit_surface", touched: ["alerts", "forecast"] };
     const tool = { kind: "tool", id: "audit_surface_tool", toolset: "audit_kit" };
     // Every admin write, in an order that works, with the object its entry must name. A new
@@ -391,17 +391,17 @@ describe("the object an audit entry names", () => {
         object: () => tool,
       },
       {
-        route: "PUT /v1/external-toolsets/{name}",
+        route: "PUT /v1/registered-toolsets/{name}",
         run: () => system.request(weather, { method: "PUT", json: registration("audit_surface") }),
         object: () => surfaceTools,
       },
       {
-        route: "POST /v1/external-toolsets/{name}/refresh",
+        route: "POST /v1/registered-toolsets/{name}/refresh",
         run: () => system.request(`${weather}/refresh`, { method: "POST" }),
         object: () => surfaceTools,
       },
       {
-        route: "DELETE /v1/external-toolsets/{name}",
+        route: "DELETE /v1/registered-toolsets/{name}",
         run: () => system.request(weather, { method: "DELETE" }),
         object: () => surfaceTools,
       },

@@ -679,7 +679,7 @@ describe("registered toolsets through the client", () => {
       status: 400,
       code: "invalid_request",
       message: expect.stringContaining("{sku}"),
-      context: { method: "PUT", path: "/v1/external-toolsets/client_bad" },
+      context: { method: "PUT", path: "/v1/registered-toolsets/client_bad" },
     });
     // Nothing of it was written.
     const missing = await admin.toolsets.get("client_bad").catch((error: unknown) => error);

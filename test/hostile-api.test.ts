@@ -60,7 +60,7 @@ beforeAll(async () => {
     inputSchema: anySchema,
     outputSchema: {},
   });
-  const registered = await system.request("/v1/external-toolsets/hostile", {
+  const registered = await system.request("/v1/registered-toolsets/hostile", {
     method: "PUT",
     json: {
       kind: "http",
@@ -107,7 +107,7 @@ const TEMPLATES: Record<string, string[]> = {
     '{"id":"hostile_probe","toolset":"hostile_probe","title":$V,"description":"d","category":"utility","usageHint":"u","inputSchema":{"type":"object","properties":{"n":{"maximum":$V}}},"outputSchema":{}}',
   ],
   "PUT /v1/toolsets/{name}": ['{"name":"hostile_probe","description":"d","owner":$V}'],
-  "PUT /v1/external-toolsets/{name}": [
+  "PUT /v1/registered-toolsets/{name}": [
     '{"kind":"http","name":"hostile_probe","description":$V,"owner":"o","tools":[]}',
   ],
   "POST /v1/select": ['{"mode":$V}'],
@@ -294,7 +294,7 @@ describe("names", () => {
   });
 
   it("refuses a registered toolset owner or tool title with control characters", async () => {
-    const response = await system.request("/v1/external-toolsets/hostile_names", {
+    const response = await system.request("/v1/registered-toolsets/hostile_names", {
       method: "PUT",
       json: {
         kind: "http",

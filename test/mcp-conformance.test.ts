@@ -84,7 +84,7 @@ beforeAll(async () => {
   });
   apiUrl = (await readEndpoints(stateDir)).api;
   adminKey = (await readFile(join(stateDir, "admin-key"), "utf8")).trim();
-  const registered = await fetch(`${apiUrl}/v1/external-toolsets/conformance`, {
+  const registered = await fetch(`${apiUrl}/v1/registered-toolsets/conformance`, {
     method: "PUT",
     headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
     body: JSON.stringify({

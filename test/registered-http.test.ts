@@ -134,7 +134,7 @@ async function call(tool: string, input: unknown, runId = system.runId()) {
 
 describe("an http toolset registered through the API", () => {
   it("is stored with its tools and reports them as added", async () => {
-    const response = await system.request("/v1/external-toolsets/acme", {
+    const response = await system.request("/v1/registered-toolsets/acme", {
       method: "PUT",
       json: registration(),
     });
@@ -286,7 +286,7 @@ describe("a bad http registration", () => {
   async function refused(body: unknown, status = 400) {
     const before = (await (await system.request("/v1/tools")).json()) as { tools: unknown[] };
     const response = await system.request(
-      `/v1/external-toolsets/${(body as { name: string }).name}`,
+      `/v1/registered-toolsets/${(body as { name: string }).name}`,
       { method: "PUT", json: body },
     );
     const error = (await response.json()) as { error: { message: string; details?: unknown } };
@@ -380,7 +380,7 @@ describe("a bad http registration", () => {
 
 describe("removing an http toolset", () => {
   it("takes its tools out of the catalog, and calls to them are 404", async () => {
-    const response = await system.request("/v1/external-toolsets/acme", { method: "DELETE" });
+    const response = await system.request("/v1/registered-toolsets/acme", { method: "DELETE" });
     expect(response.status).toBe(200);
     expect(((await response.json()) as { removed: string[] }).removed).toEqual([
       "acme_create_item",
@@ -427,7 +427,35 @@ describe("removing an http toolset", () => {
       toolsets: { name: string; kind: string }[];
     };
     const builtin = toolsets.toolsets.find((toolset) => toolset.kind === "builtin")?.name;
-    const response = await system.request(`/v1/external-toolsets/${builtin}`, { method: "DELETE" });
+    const response = await system.request(`/v1/registered-toolsets/${builtin}`, {
+      method: "DELETE",
+    });
     expect(response.status).toBe(409);
+  });
+});
+
+describe("the former path, /v1/external-toolsets", () => {
+  it("registers, refreshes and removes as the current path does, and is left out of the API document", async () => {
+    const body = { ...registration(), name: "legacy" };
+    const put = await system.request("/v1/external-toolsets/legacy", { method: "PUT", json: body });
+    expect(put.status).toBe(201);
+    const shown = await system.request("/v1/toolsets/legacy");
+    expect(shown.status).toBe(200);
+    // The current path sees the same toolset: replacing it there answers 200, not 201.
+    const again = await system.request("/v1/registered-toolsets/legacy", {
+      method: "PUT",
+      json: body,
+    });
+    expect(again.status).toBe(200);
+    const removed = await system.request("/v1/external-toolsets/legacy", { method: "DELETE" });
+    expect(removed.status).toBe(200);
+    expect((await system.request("/v1/toolsets/legacy")).status).toBe(404);
+
+    const document = (await (await system.request("/openapi.json", { key: null })).json()) as {
+      paths: Record<string, unknown>;
+    };
+    const paths = Object.keys(document.paths);
+    expect(paths).toContain("/v1/registered-toolsets/{name}");
+    expect(paths.filter((path) => path.includes("external"))).toEqual([]);
   });
 });

@@ -63,7 +63,7 @@ function registration(overrides: Record<string, unknown> = {}) {
 }
 
 async function register(body: unknown) {
-  return system.request(`/v1/external-toolsets/${(body as { name: string }).name}`, {
+  return system.request(`/v1/registered-toolsets/${(body as { name: string }).name}`, {
     method: "PUT",
     json: body,
   });
@@ -202,7 +202,7 @@ describe("a remote MCP server registered as a toolset", () => {
       search,
       alerts,
     ]);
-    const response = await system.request("/v1/external-toolsets/weather/refresh", {
+    const response = await system.request("/v1/registered-toolsets/weather/refresh", {
       method: "POST",
     });
     expect(response.status).toBe(200);
@@ -219,7 +219,7 @@ describe("a remote MCP server registered as a toolset", () => {
 
   it("keeps an administrator's disable across a refresh", async () => {
     expect((await system.request("/v1/tools/alerts/disable", { method: "POST" })).status).toBe(200);
-    const response = await system.request("/v1/external-toolsets/weather/refresh", {
+    const response = await system.request("/v1/registered-toolsets/weather/refresh", {
       method: "POST",
     });
     const { diff } = (await response.json()) as { diff: Record<string, string[]> };
@@ -336,7 +336,7 @@ describe("a bad MCP registration", () => {
 
 describe("removing an MCP toolset", () => {
   it("takes every tool out of the catalog and out of /v1/tools", async () => {
-    const response = await system.request("/v1/external-toolsets/weather", { method: "DELETE" });
+    const response = await system.request("/v1/registered-toolsets/weather", { method: "DELETE" });
     expect(response.status).toBe(200);
     expect(((await response.json()) as { removed: string[] }).removed).toEqual([
       "alerts",

@@ -82,7 +82,7 @@ function storedTool(
 }
 
 async function put(body: { name: string } & Record<string, unknown>) {
-  const response = await system.request(`/v1/external-toolsets/${body.name}`, {
+  const response = await system.request(`/v1/registered-toolsets/${body.name}`, {
     method: "PUT",
     json: body,
   });
@@ -279,7 +279,7 @@ describe("an MCP registration stored before the rule", () => {
     );
     expect((await toolsOf("legacy_weather"))[0]).toMatchObject({ available: false });
     const asked = mcp.headers.length;
-    const response = await system.request("/v1/external-toolsets/legacy_weather/refresh", {
+    const response = await system.request("/v1/registered-toolsets/legacy_weather/refresh", {
       method: "POST",
     });
     expect(response.status).toBe(400);

@@ -138,7 +138,7 @@ describe("run budgets", () => {
   });
 
   it("counts the cost a registered tool declares", async () => {
-    const registered = await system.request("/v1/external-toolsets/priced", {
+    const registered = await system.request("/v1/registered-toolsets/priced", {
       method: "PUT",
       json: {
         kind: "http",

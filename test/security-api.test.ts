@@ -76,18 +76,18 @@ const TABLE: Record<string, { need: Need; path?: string; json?: unknown }> = {
   "GET /v1/toolsets": { need: "read" },
   "GET /v1/toolsets/{name}": { need: "read", path: "/v1/toolsets/text-analysis" },
   "PUT /v1/toolsets/{name}": { need: "admin", path: "/v1/toolsets/sec-probe", json: {} },
-  "PUT /v1/external-toolsets/{name}": {
+  "PUT /v1/registered-toolsets/{name}": {
     need: "admin",
-    path: "/v1/external-toolsets/sec_probe",
+    path: "/v1/registered-toolsets/sec_probe",
     json: { kind: "mcp" },
   },
-  "POST /v1/external-toolsets/{name}/refresh": {
+  "POST /v1/registered-toolsets/{name}/refresh": {
     need: "admin",
-    path: "/v1/external-toolsets/sec_missing/refresh",
+    path: "/v1/registered-toolsets/sec_missing/refresh",
   },
-  "DELETE /v1/external-toolsets/{name}": {
+  "DELETE /v1/registered-toolsets/{name}": {
     need: "admin",
-    path: "/v1/external-toolsets/sec_missing",
+    path: "/v1/registered-toolsets/sec_missing",
   },
   "POST /v1/tools/{id}/enable": { need: "admin", path: "/v1/tools/sec_missing/enable" },
   "POST /v1/tools/{id}/disable": { need: "admin", path: "/v1/tools/sec_missing/disable" },

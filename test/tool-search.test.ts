@@ -161,7 +161,7 @@ describe("GET and POST /v1/tools/search", () => {
   it("rebuilds when a tool is registered, disabled, enabled and removed", async () => {
     const before = await search({ q: "wombat burrow" });
     expect(ids(before)).not.toContain("wombat_census");
-    const registered = await system.request("/v1/external-toolsets/wombats", {
+    const registered = await system.request("/v1/registered-toolsets/wombats", {
       method: "PUT",
       json: {
         kind: "http",
@@ -199,7 +199,7 @@ describe("GET and POST /v1/tools/search", () => {
     expect((await toggle("enable")).status).toBe(200);
     expect(ids(await search({ q: "wombat burrow" }))[0]).toBe("wombat_census");
 
-    const removed = await system.request("/v1/external-toolsets/wombats", { method: "DELETE" });
+    const removed = await system.request("/v1/registered-toolsets/wombats", { method: "DELETE" });
     expect(removed.status).toBeLessThan(300);
     expect(ids(await search({ q: "wombat burrow" }))).not.toContain("wombat_census");
   });

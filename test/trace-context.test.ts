@@ -34,7 +34,7 @@ beforeAll(async () => {
     response.end(JSON.stringify({ id: "7", name: "Widget" }));
   });
   system = await startTestToolbus({ config: { outbound: { allowHosts: ["127.0.0.1"] } } });
-  const registered = await system.request("/v1/external-toolsets/traced", {
+  const registered = await system.request("/v1/registered-toolsets/traced", {
     method: "PUT",
     json: {
       kind: "http",
@@ -61,7 +61,7 @@ beforeAll(async () => {
       run: () => ({ content: [{ type: "text", text: "echoed" }] }),
     },
   ]);
-  const mcp = await system.request("/v1/external-toolsets/traced_mcp", {
+  const mcp = await system.request("/v1/registered-toolsets/traced_mcp", {
     method: "PUT",
     json: {
       kind: "mcp",

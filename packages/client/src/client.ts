@@ -203,7 +203,7 @@ export class ToolbusClient {
      * the one of that name (admin). The API checks everything before writing anything.
      */
     register: async (registration: ToolsetRegistration): Promise<ToolsetRegistered> => {
-      const path = `/v1/external-toolsets/${encodeURIComponent(registration.name)}`;
+      const path = `/v1/registered-toolsets/${encodeURIComponent(registration.name)}`;
       const response = await this.#http.send("PUT", path, { json: registration });
       // Only the status tells a new toolset (201) from a replaced one (200).
       const outcome = await readJson(response, registrationOutcomeView);
@@ -214,13 +214,13 @@ export class ToolbusClient {
       name: string,
       request: RefreshToolsetRequest = {},
     ): Promise<RegistrationOutcome> =>
-      this.#http.json("POST", `/v1/external-toolsets/${encodeURIComponent(name)}/refresh`, {
+      this.#http.json("POST", `/v1/registered-toolsets/${encodeURIComponent(name)}/refresh`, {
         json: request,
         schema: registrationOutcomeView,
       }),
     /** Removes a registered toolset and its tools (admin); built-in toolsets stay. */
     remove: (name: string, options: RemoveToolsetOptions = {}): Promise<ToolsetRemoved> =>
-      this.#http.json("DELETE", `/v1/external-toolsets/${encodeURIComponent(name)}`, {
+      this.#http.json("DELETE", `/v1/registered-toolsets/${encodeURIComponent(name)}`, {
         schema: removedToolsetView,
         ...ifMatchHeaders(options),
       }),

@@ -7,7 +7,7 @@ import type {
   ToolsetRegistrationInput,
 } from "./generated/catalog-types.js";
 
-// The bodies of `PUT /v1/external-toolsets/{name}`, as a caller writes them (defaults may be
+// The bodies of `PUT /v1/registered-toolsets/{name}`, as a caller writes them (defaults may be
 // left out), generated from the API's own schemas so they cannot drift. The API checks every
 // field and names each wrong one in a 400; a registration file read by the CLI goes to the
 // API unchanged.

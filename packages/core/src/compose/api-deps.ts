@@ -25,7 +25,7 @@ export interface ApiDeps {
   keys: KeyStore;
   /** Stored capability statuses, and a refresh that detects and verifies them again. */
   capabilities: { list(): Promise<CapabilityStatus[]>; refresh(): Promise<CapabilityStatus[]> };
-  /** Registered http / mcp toolsets; without it the external-toolsets routes are absent. */
+  /** Registered http / mcp toolsets; without it the registered-toolsets routes are absent. */
   registered?: RegisteredToolsets;
   /** Where failures and unaudited writes are logged (default: JSON lines on stderr). */
   log?: Logger;

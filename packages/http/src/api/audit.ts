@@ -50,6 +50,8 @@ const COLLECTIONS = new Map<string, AuditObjectKind>([
   ["keys", "key"],
   ["tools", "tool"],
   ["toolsets", "toolset"],
+  ["registered-toolsets", "toolset"],
+  // The former name of registered-toolsets, still served.
   ["external-toolsets", "toolset"],
   ["capabilities", "capability"],
   ["subscriptions", "subscription"],

@@ -36,7 +36,7 @@ export { apiKeyBody, apiKeyCreatedView, apiKeyListView, apiKeyView } from "./key
 export { metricsView } from "./metrics";
 export {
   catalogDiffView,
-  externalToolsetBody,
+  registeredToolsetBody,
   refreshBody,
   registrationOutcomeView,
   removedToolsetView,

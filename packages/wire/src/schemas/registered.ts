@@ -3,10 +3,10 @@ import { toolId } from "../model/ids";
 import { catalogDiff, toolsetRegistration } from "../model/registered";
 import { toolsetView, toolView } from "./catalog";
 
-// Registered (external) toolsets: http endpoints and remote MCP servers added over the API.
+// Registered toolsets: http endpoints and remote MCP servers added over the API.
 
-export const externalToolsetBody = toolsetRegistration.meta({
-  id: "ExternalToolsetRegistration",
+export const registeredToolsetBody = toolsetRegistration.meta({
+  id: "ToolsetRegistration",
   description:
     "An http toolset (its tools, each a method and URL template with JSON Schemas) or an mcp toolset (a remote MCP server whose tools are discovered). Secrets are named, never given.",
 });

@@ -38,6 +38,6 @@ export function checkToolsetClaim(current: ToolsetSpec | undefined, claim: Tools
 /** http and mcp toolsets are written whole, with their checks, by the registration API. */
 export function registeredElsewhere(what: "tool" | "toolset", name: string): ValidationError {
   return new ValidationError(
-    `The ${what} ${name} belongs to an http or mcp toolset: register it with PUT /v1/external-toolsets/{name}.`,
+    `The ${what} ${name} belongs to an http or mcp toolset: register it with PUT /v1/registered-toolsets/{name}.`,
   );
 }

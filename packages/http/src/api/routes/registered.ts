@@ -3,8 +3,8 @@ import type { ApiDeps } from "@toolbus/core/compose/api-deps";
 import { ValidationError } from "@toolbus/core/errors";
 import { REGISTERED_SECRET_PREFIX } from "@toolbus/wire/model/registered-secret";
 import {
-  externalToolsetBody,
   refreshBody,
+  registeredToolsetBody,
   registrationOutcomeView,
   removedToolsetView,
 } from "@toolbus/wire/schemas";
@@ -21,16 +21,32 @@ import { etag, parseIfMatch } from "../views";
 
 const params = z.object({ name: toolsetNameParam });
 
+/** Where registered toolsets live: the one name code, URLs and functions use for them. */
+export const REGISTERED_TOOLSETS_PATH = "/v1/registered-toolsets";
+
+/**
+ * The collection's former name. It answers exactly as the current one, so clients and scripts
+ * written against it keep working, but the API document shows only the current name.
+ */
+export const FORMER_REGISTERED_TOOLSETS_PATH = "/v1/external-toolsets";
+
 /** Registered toolsets: http endpoints and remote MCP servers, added without a deploy. */
 export function registerRegisteredToolsetRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): void {
+  for (const base of [REGISTERED_TOOLSETS_PATH, FORMER_REGISTERED_TOOLSETS_PATH]) {
+    registerAt(app, deps, base, base === FORMER_REGISTERED_TOOLSETS_PATH);
+  }
+}
+
+function registerAt(app: OpenAPIHono<HttpEnv>, deps: ApiDeps, base: string, hide: boolean): void {
   const { registered } = deps;
   if (!registered) return;
   const admin = requirePermission(deps.config, "admin");
 
   app.openapi(
     createRoute({
+      hide,
       method: "put",
-      path: "/v1/external-toolsets/{name}",
+      path: `${base}/{name}`,
       tags: ["Catalog admin"],
       summary: "Register or replace an http or mcp toolset",
       description: `Checks everything before writing: owner, ids (a clash names both owners), JSON Schemas, URL templates, the SSRF guard on every URL, that each named secret starts with ${REGISTERED_SECRET_PREFIX} (the stage's other secrets belong to Toolbus and its built-in tools) and is set, and for mcp that the server lists its tools. Then the toolset and exactly its tools are written in one transaction. The answer says which tools were added, removed or changed.`,
@@ -40,7 +56,7 @@ export function registerRegisteredToolsetRoutes(app: OpenAPIHono<HttpEnv>, deps:
         params,
         body: {
           required: true,
-          content: { "application/json": { schema: externalToolsetBody } },
+          content: { "application/json": { schema: registeredToolsetBody } },
         },
       },
       responses: {
@@ -71,8 +87,9 @@ export function registerRegisteredToolsetRoutes(app: OpenAPIHono<HttpEnv>, deps:
 
   app.openapi(
     createRoute({
+      hide,
       method: "post",
-      path: "/v1/external-toolsets/{name}/refresh",
+      path: `${base}/{name}/refresh`,
       tags: ["Catalog admin"],
       summary: "List a registered MCP server's tools again",
       description:
@@ -106,8 +123,9 @@ export function registerRegisteredToolsetRoutes(app: OpenAPIHono<HttpEnv>, deps:
 
   app.openapi(
     createRoute({
+      hide,
       method: "delete",
-      path: "/v1/external-toolsets/{name}",
+      path: `${base}/{name}`,
       tags: ["Catalog admin"],
       summary: "Remove a registered toolset and its tools",
       description:
