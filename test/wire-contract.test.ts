@@ -2,16 +2,6 @@ import { readdir, readFile } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { createToolbusClient } from "@toolbus/client";
-import { callRequest } from "@toolbus/core/app/calls/request";
-import { SEARCH_FIELDS as CORE_SEARCH_FIELDS } from "@toolbus/core/app/search/fields";
-import {
-  DEFAULT_SEARCH_LIMIT as CORE_DEFAULT_SEARCH_LIMIT,
-  MAX_QUERY_CHARS as CORE_MAX_QUERY_CHARS,
-  MAX_SEARCH_LIMIT as CORE_MAX_SEARCH_LIMIT,
-  searchLimit as coreSearchLimit,
-  searchQuery as coreSearchQuery,
-} from "@toolbus/core/app/search/service";
-import { HARNESSES as HARNESS_NAMES, renderedFile } from "@toolbus/harness";
 import { type ApiServer, serveApi } from "@toolbus/local";
 import { builtinTools, builtinToolsets } from "@toolbus/tools";
 import {
@@ -20,18 +10,11 @@ import {
   callBody,
   callView,
   capabilitiesView,
-  DEFAULT_SEARCH_LIMIT,
   errorBody,
-  HARNESSES,
   healthView,
-  MAX_QUERY_CHARS,
-  MAX_SEARCH_LIMIT,
   promptView,
   runEventPageView,
   runView,
-  SEARCH_FIELDS,
-  searchLimit,
-  searchQuery,
   selectionView,
   subscriptionView,
   toolListView,
@@ -40,7 +23,7 @@ import {
   toolView,
 } from "@toolbus/wire/schemas";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import * as z from "zod";
+import type * as z from "zod";
 import { lenient } from "../packages/client/src/lenient";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
@@ -253,49 +236,5 @@ describe("neither side keeps a copy of the contract", () => {
       text.split("\n").some((line) => OWN_COMPONENT.test(line) && !/AgentRenderRequest/.test(line)),
     );
     expect(naming.map(({ path }) => path)).toEqual([]);
-  });
-});
-
-/** A schema as JSON Schema, its component id (if any) unwrapped. */
-function jsonSchemaOf(schema: z.ZodType): unknown {
-  const {
-    $schema: _,
-    $ref,
-    $defs,
-    ...rest
-  } = z.toJSONSchema(schema, { io: "input" }) as {
-    $schema?: string;
-    $ref?: string;
-    $defs?: Record<string, unknown>;
-  };
-  return $ref && $defs ? $defs[$ref.split("/").pop() ?? ""] : rest;
-}
-
-// Until core and harness take these from @toolbus/wire, their own copies must not drift.
-describe("the wire's schemas that core and harness still declare too", () => {
-  it("the call request is core's, field for field", () => {
-    expect(jsonSchemaOf(callBody)).toEqual(jsonSchemaOf(callRequest));
-  });
-
-  it("search takes the same query, limit and fields as core's search service", () => {
-    expect([MAX_QUERY_CHARS, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT]).toEqual([
-      CORE_MAX_QUERY_CHARS,
-      CORE_DEFAULT_SEARCH_LIMIT,
-      CORE_MAX_SEARCH_LIMIT,
-    ]);
-    expect(SEARCH_FIELDS).toEqual(CORE_SEARCH_FIELDS);
-    for (const query of ["refund a payment", "   ", "", "a\u0000b", "x".repeat(501), "é\u202e"]) {
-      expect(searchQuery.safeParse(query).success, query).toBe(
-        coreSearchQuery.safeParse(query).success,
-      );
-    }
-    for (const limit of [0, 1, 5, 50, 51, 2.5]) {
-      expect(searchLimit.safeParse(limit).success).toBe(coreSearchLimit.safeParse(limit).success);
-    }
-  });
-
-  it("an agent file is harness's rendered file, for the same harnesses", () => {
-    expect(HARNESSES).toEqual(HARNESS_NAMES);
-    expect(jsonSchemaOf(agentFileView)).toEqual(jsonSchemaOf(renderedFile));
   });
 });

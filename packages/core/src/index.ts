@@ -9,7 +9,6 @@ export { REGISTERED_SECRET_PREFIX } from "@toolbus/wire/model/registered-secret"
 export { roleAtLeast } from "./app/access";
 export { type Dispatcher, DispatchNotStartedError } from "./app/calls/dispatch";
 export { type ScheduledEnvelope, scheduledEnvelope } from "./app/calls/lifecycle";
-export { type CallRequest, callRequest } from "./app/calls/request";
 export { type CallOutcome, CallService, type CallServiceDeps } from "./app/calls/service";
 export { isFinished, statusUrl } from "./app/calls/status";
 export {

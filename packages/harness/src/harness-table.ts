@@ -9,7 +9,9 @@
 
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` here is the harnesses' own syntax for reading the environment, not a JavaScript template.
 
-export const HARNESSES = ["claude-code", "opencode", "copilot"] as const;
+import { HARNESSES } from "@toolbus/wire/schemas/agents";
+
+export { HARNESSES };
 export type Harness = (typeof HARNESSES)[number];
 
 /** The universal tools the table maps; Todo and Bash are aliases handled by the vocabulary. */

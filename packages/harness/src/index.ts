@@ -61,7 +61,6 @@ export {
   enricherFromSpec,
   enricherSpec,
   type RenderRequest,
-  renderedFile,
   renderRequest,
 } from "./schemas";
 export {

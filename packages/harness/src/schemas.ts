@@ -137,23 +137,6 @@ export const renderRequest = z
   .strict();
 export type RenderRequest = z.infer<typeof renderRequest>;
 
-export const renderedFile = z.object({
-  harness: z.enum(HARNESSES),
-  path: z.string(),
-  content: z.string(),
-  warnings: z.array(z.string()),
-  mcpServersFile: z
-    .object({
-      path: z.string(),
-      key: z.string(),
-      content: z.string(),
-    })
-    .optional()
-    .describe(
-      "The project file the harness reads the agent's MCP servers from (Claude Code's .mcp.json, OpenCode's opencode.json), when not the agent file: merge its entries under `key` into an existing file.",
-    ),
-});
-
 /** The typed agent a validated request describes. */
 export function agentFromInput(input: AgentInput): Agent {
   return {

@@ -1,15 +1,15 @@
 import type { CallToolResult, Tool } from "@modelcontextprotocol/server";
+import type { SearchService } from "@toolbus/core/app/search/service";
+import { zodIssues } from "@toolbus/core/errors";
+import { CALL_TOOL, SEARCH_TOOLS } from "@toolbus/wire/mcp-surface";
+import type { Principal } from "@toolbus/wire/model/call";
 import {
   DEFAULT_SEARCH_LIMIT,
   MAX_QUERY_CHARS,
   MAX_SEARCH_LIMIT,
-  type SearchService,
   searchLimit,
   searchQuery,
-} from "@toolbus/core/app/search/service";
-import { zodIssues } from "@toolbus/core/errors";
-import { CALL_TOOL, SEARCH_TOOLS } from "@toolbus/wire/mcp-surface";
-import type { Principal } from "@toolbus/wire/model/call";
+} from "@toolbus/wire/schemas/search";
 import * as z from "zod";
 import { META } from "./results";
 

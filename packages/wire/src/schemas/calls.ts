@@ -18,6 +18,7 @@ export const callBody = z
   })
   .strict()
   .meta({ id: "CallRequest" });
+export type CallRequest = z.infer<typeof callBody>;
 
 /**
  * A call as callers see it: the input hash, tool version and bookkeeping attributes stay

@@ -36,8 +36,8 @@ export { apiKeyBody, apiKeyCreatedView, apiKeyListView, apiKeyView } from "./key
 export { metricsView } from "./metrics";
 export {
   catalogDiffView,
-  registeredToolsetBody,
   refreshBody,
+  registeredToolsetBody,
   registrationOutcomeView,
   removedToolsetView,
 } from "./registered";

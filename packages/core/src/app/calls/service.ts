@@ -3,6 +3,7 @@ import type { CallRecord, Failure, Principal } from "@toolbus/wire/model/call";
 import { runId as runIdSchema } from "@toolbus/wire/model/ids";
 import type { RunBudget } from "@toolbus/wire/model/run";
 import type { ToolSpec } from "@toolbus/wire/model/tool";
+import type { CallRequest } from "@toolbus/wire/schemas/calls";
 import type { StageConfig } from "../../config";
 import { ConflictError, type Issue, NotFoundError, ValidationError, zodIssues } from "../../errors";
 import { callFields, loggedInput } from "../../observability/calls";
@@ -27,7 +28,6 @@ import {
   scheduledDetail,
   scheduledEnvelope,
 } from "./lifecycle";
-import type { CallRequest } from "./request";
 import { isFinished, statusUrl } from "./status";
 
 export interface CallServiceDeps {

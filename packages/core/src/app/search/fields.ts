@@ -1,13 +1,5 @@
-/** The parts of a tool a search reads, as the API names them in `matched`. */
-export const SEARCH_FIELDS = [
-  "id",
-  "title",
-  "description",
-  "usageHint",
-  "guidelines",
-  "examples",
-  "toolset",
-] as const;
+import type { SEARCH_FIELDS } from "@toolbus/wire/schemas/search";
+
 export type SearchField = (typeof SEARCH_FIELDS)[number];
 
 /**

@@ -1,25 +1,12 @@
 import type { Principal } from "@toolbus/wire/model/call";
-import { prose } from "@toolbus/wire/model/text";
 import type { Category, ToolSpec } from "@toolbus/wire/model/tool";
-import * as z from "zod";
+import { DEFAULT_SEARCH_LIMIT } from "@toolbus/wire/schemas/search";
 import type { CatalogList } from "../../ports";
 import { catalogVersion } from "../../util/catalog-version";
 import type { ExcludedTool, ExclusionReason } from "../selection/select";
 import type { SelectionRequest, SelectionService } from "../selection/service";
 import type { SearchField } from "./fields";
 import type { ToolIndex } from "./tool-index";
-
-/** Longer than any need an agent puts in words; a bound on the work one search can ask for. */
-export const MAX_QUERY_CHARS = 500;
-export const DEFAULT_SEARCH_LIMIT = 5;
-export const MAX_SEARCH_LIMIT = 50;
-
-/** What to search for: visible text (a 400 names a control or half character). */
-export const searchQuery = prose(MAX_QUERY_CHARS).refine(
-  (query) => query.trim().length > 0,
-  "not only spaces",
-);
-export const searchLimit = z.number().int().min(1).max(MAX_SEARCH_LIMIT);
 
 export interface SearchRequest extends SelectionRequest {
   query: string;

@@ -1,6 +1,7 @@
 import type { ToolSpec, ToolsetSpec } from "@toolbus/wire/model/tool";
+import { SEARCH_FIELDS } from "@toolbus/wire/schemas/search";
 import MiniSearch, { type SearchOptions } from "minisearch";
-import { FIELD_WEIGHTS, SEARCH_FIELDS, type SearchField } from "./fields";
+import { FIELD_WEIGHTS, type SearchField } from "./fields";
 import { term, words } from "./terms";
 
 /** Distinct terms of a query that are searched, at most: more than any need is put in. */
