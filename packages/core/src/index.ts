@@ -5,6 +5,8 @@
  * HTTP, `mcp`, `runtime` for bus handlers). `toolbus.ts` composes them for one process.
  */
 
+// The error classes are the wire contract's; core raises them.
+export * from "@toolbus/wire/errors";
 export { REGISTERED_SECRET_PREFIX } from "@toolbus/wire/model/registered-secret";
 export { roleAtLeast } from "./app/access";
 export { type Dispatcher, DispatchNotStartedError } from "./app/calls/dispatch";
@@ -35,18 +37,6 @@ export {
   type StageConfigSource,
 } from "./config";
 export { type Deployment, deploymentFromEnv } from "./deployment";
-export {
-  ConflictError,
-  ForbiddenError,
-  NotFoundError,
-  PayloadTooLargeError,
-  PublishError,
-  RateLimitedError,
-  ToolbusError,
-  UnauthorizedError,
-  UnavailableError,
-  ValidationError,
-} from "./errors";
 export { EventPublisher, type OutgoingEvent } from "./events/publisher";
 export { createRecorder } from "./runtime/recorder";
 export { createSweeper } from "./runtime/sweeper";
