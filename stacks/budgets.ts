@@ -41,16 +41,18 @@ export const OVER_BUDGET: Readonly<Record<string, { ceilingKB: number; blockedBy
     // could go through a forward proxy (+5 KB: the CONNECT tunnel and NO_PROXY matching, in
     // every function that reaches the network; a single-file bundle cannot leave it lazy);
     // 579 until a tool's function carried only the call store's running part and no network
-    // probe (-2 KB).
-    ceilingKB: 577,
+    // probe (-2 KB); 577 until a call's result could hold a registered MCP server's content
+    // blocks as sent (+1 KB: their schema, in the call model every handler parses).
+    ceilingKB: 578,
     blockedBy: "ical.js (~77 KB) and windows-iana (~41 KB), which the tool runs",
   },
   "tools/rss_feed": {
     // 550 until run budgets, approvals and the stream (+2 KB of shared schemas; see calendar);
     // 553 until it required `network` (+3 KB: its detector and the fallback rule; see calendar);
     // 556 until the forward proxy (+5 KB; see calendar); 562 until the call store's running
-    // part and no probe (-2 KB; see calendar).
-    ceilingKB: 560,
+    // part and no probe (-2 KB; see calendar); 560 until results held MCP content blocks
+    // (+1 KB; see calendar).
+    ceilingKB: 561,
     blockedBy: "fast-xml-parser, htmlparser2 and entities (~83 KB), which the tool runs",
   },
   "tools/web_search": {
@@ -59,8 +61,9 @@ export const OVER_BUDGET: Readonly<Record<string, { ceilingKB: number; blockedBy
     // the network and static_links detectors and the fallback rule; see calendar); 497 until
     // the forward proxy (+5 KB; see calendar); 502 until each call carried whether its
     // fallback may answer (the call's schema); 503 until the call store's running part and no
-    // probe (-2 KB; see calendar).
-    ceilingKB: 501,
+    // probe (-2 KB; see calendar); 501 until results held MCP content blocks (+1 KB; see
+    // calendar).
+    ceilingKB: 502,
     blockedBy: "htmlparser2 with entities (~52 KB), which the tool runs to read result pages",
   },
 };

@@ -249,8 +249,13 @@ describe("following a run over text/event-stream", () => {
     await vi.waitFor(() => expect(waits(runId)).toBeGreaterThan(0), WAIT);
     await callTool(runId, "buffered");
     const text = await body;
-    expect(text.match(/^event: /gm)).toHaveLength(2);
-    expect(text).toContain("event: ToolCallScheduled");
+    // Both events when the call's runner announced them together (a tool done within 20 ms),
+    // the first alone when a slow machine made it announce them apart: either way the stream
+    // ended with what it had, and the client comes back for the rest.
+    const sent = text.match(/^event: \S+/gm) ?? [];
+    expect(sent[0]).toBe("event: ToolCallScheduled");
+    expect(sent.length).toBeGreaterThanOrEqual(1);
+    expect(sent.length).toBeLessThanOrEqual(2);
     expect(text).toMatch(/^retry: 20$/m);
   });
 

@@ -15,7 +15,18 @@ import { readEndpoints, type StartedToolbus, spawnToolbus } from "./support/npm-
 // registered as a remote MCP toolset, the way an agent meets Toolbus: over loopback HTTP,
 // with the API key added by a proxy because the suite cannot send a header itself.
 
-/** The protocol scenarios issue 36 requires to pass through Toolbus, per revision. */
+/**
+ * Tool results whose content a faithful gateway passes on as the server sent it (issue 38):
+ * images, audio, embedded resources, and all of them in one answer.
+ */
+const CONTENT_SCENARIOS = [
+  "tools-call-image",
+  "tools-call-audio",
+  "tools-call-embedded-resource",
+  "tools-call-mixed-content",
+] as const;
+
+/** The protocol scenarios required to pass through Toolbus, per revision (issues 36 and 38). */
 const REQUIRED_BY_ISSUE_36: Record<ProtocolRevision, readonly string[]> = {
   "2025-11-25": [
     "server-initialize",
@@ -23,6 +34,7 @@ const REQUIRED_BY_ISSUE_36: Record<ProtocolRevision, readonly string[]> = {
     "tools-list",
     "tools-call-simple-text",
     "tools-call-error",
+    ...CONTENT_SCENARIOS,
     "server-sse-multiple-streams",
     "dns-rebinding-protection",
   ],
@@ -32,6 +44,7 @@ const REQUIRED_BY_ISSUE_36: Record<ProtocolRevision, readonly string[]> = {
     "tools-list",
     "tools-call-simple-text",
     "tools-call-error",
+    ...CONTENT_SCENARIOS,
     "server-sse-multiple-streams",
     "dns-rebinding-protection",
   ],
@@ -59,7 +72,7 @@ const AWAITING_THE_GATEWAY: Record<string, readonly string[]> = {
  */
 const REFERENCE_SERVER_GAPS: Record<ProtocolRevision, readonly string[]> = {
   "2025-11-25": [],
-  "2026-07-28": ["tools-call-simple-text", "tools-call-error"],
+  "2026-07-28": ["tools-call-simple-text", "tools-call-error", ...CONTENT_SCENARIOS],
 };
 
 const REVISIONS: readonly ProtocolRevision[] = ["2025-11-25", "2026-07-28"];

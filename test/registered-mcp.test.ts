@@ -137,11 +137,15 @@ describe("a remote MCP server registered as a toolset", () => {
     expect(events[0]?.detail).toMatchObject({ implementation: "mcp", toolId: "get_forecast" });
   });
 
-  it("calls a renamed tool by its remote name, with its content blocks as data", async () => {
+  it("calls a renamed tool by its remote name, keeping its content blocks as they came", async () => {
     const { body } = await call("weather_search", { q: "Bergen" });
     expect(body).toMatchObject({
       status: "succeeded",
-      result: { data: { content: [{ type: "text", text: "station near Bergen" }] } },
+      result: {
+        output: "station near Bergen",
+        data: null,
+        content: [{ type: "text", text: "station near Bergen" }],
+      },
     });
     expect(server.calls.at(-1)).toBe("search");
   });

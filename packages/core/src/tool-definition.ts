@@ -1,4 +1,5 @@
 import type { Citation, Failure } from "@toolbus/wire/model/call";
+import type { ContentBlock } from "@toolbus/wire/model/content";
 import { type ToolPolicy, toolPolicy } from "@toolbus/wire/model/policy";
 import { type ToolSpec, type ToolSpecInput, toolSpec } from "@toolbus/wire/model/tool";
 import * as z from "zod";
@@ -26,6 +27,8 @@ export interface ToolOutcome<O> {
   /** Structured result; checked against the tool's output schema before it is stored. */
   data: O;
   citations?: Citation[];
+  /** MCP content blocks to pass on as they are (a registered MCP server's images, files). */
+  content?: ContentBlock[];
 }
 
 /** A tool in code: its catalog metadata, zod schemas and the function that runs it. */

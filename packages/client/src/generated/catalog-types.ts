@@ -77,6 +77,39 @@ export type CallResult = {
   resultBytes: number;
   truncated: boolean;
   completedAt: string;
+  /** The content blocks a tool's MCP server sent (text, images, audio, resources), kept as they came; absent for tools whose answer is `output` and `data` alone. */
+  content?: Array<{
+    [key: string]: unknown;
+    type: "text";
+    text: string;
+  } | {
+    [key: string]: unknown;
+    type: "image";
+    data: string;
+    mimeType: string;
+  } | {
+    [key: string]: unknown;
+    type: "audio";
+    data: string;
+    mimeType: string;
+  } | {
+    [key: string]: unknown;
+    type: "resource_link";
+    uri: string;
+    name: string;
+  } | {
+    [key: string]: unknown;
+    type: "resource";
+    resource: {
+      [key: string]: unknown;
+      uri: string;
+      text: string;
+    } | {
+      [key: string]: unknown;
+      uri: string;
+      blob: string;
+    };
+  }>;
   failure?: {
     kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired";
     message: string;
@@ -716,9 +749,6 @@ export type RegistrationOutcome = {
     inputSchema: {
       [key: string]: unknown;
     };
-    outputSchema: {
-      [key: string]: unknown;
-    };
     examples: Array<{
       title: string;
       input: unknown;
@@ -770,6 +800,10 @@ export type RegistrationOutcome = {
     };
     revision: number;
     updatedAt: string;
+    /** Absent for a registered MCP tool whose server declares none: it answers in content. */
+    outputSchema?: {
+      [key: string]: unknown;
+    };
     cache?: {
       ttlSeconds: number;
       /** How long past expiry a stale result may be served when the upstream fails. */
@@ -1013,6 +1047,39 @@ export type RunEvent = {
     toolset: string;
     /** The result was too large for an event: `output` is a preview, the rest is on the call. */
     resultOmitted: boolean;
+    /** The content blocks a tool's MCP server sent (text, images, audio, resources), kept as they came; absent for tools whose answer is `output` and `data` alone. */
+    content?: Array<{
+      [key: string]: unknown;
+      type: "text";
+      text: string;
+    } | {
+      [key: string]: unknown;
+      type: "image";
+      data: string;
+      mimeType: string;
+    } | {
+      [key: string]: unknown;
+      type: "audio";
+      data: string;
+      mimeType: string;
+    } | {
+      [key: string]: unknown;
+      type: "resource_link";
+      uri: string;
+      name: string;
+    } | {
+      [key: string]: unknown;
+      type: "resource";
+      resource: {
+        [key: string]: unknown;
+        uri: string;
+        text: string;
+      } | {
+        [key: string]: unknown;
+        uri: string;
+        blob: string;
+      };
+    }>;
     failure?: {
       kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired";
       message: string;
@@ -1206,6 +1273,39 @@ export type StageEventsPage = ({
       toolset: string;
       /** The result was too large for an event: `output` is a preview, the rest is on the call. */
       resultOmitted: boolean;
+      /** The content blocks a tool's MCP server sent (text, images, audio, resources), kept as they came; absent for tools whose answer is `output` and `data` alone. */
+      content?: Array<{
+        [key: string]: unknown;
+        type: "text";
+        text: string;
+      } | {
+        [key: string]: unknown;
+        type: "image";
+        data: string;
+        mimeType: string;
+      } | {
+        [key: string]: unknown;
+        type: "audio";
+        data: string;
+        mimeType: string;
+      } | {
+        [key: string]: unknown;
+        type: "resource_link";
+        uri: string;
+        name: string;
+      } | {
+        [key: string]: unknown;
+        type: "resource";
+        resource: {
+          [key: string]: unknown;
+          uri: string;
+          text: string;
+        } | {
+          [key: string]: unknown;
+          uri: string;
+          blob: string;
+        };
+      }>;
       failure?: {
         kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired";
         message: string;
@@ -1406,9 +1506,6 @@ export type Tool = {
   inputSchema: {
     [key: string]: unknown;
   };
-  outputSchema: {
-    [key: string]: unknown;
-  };
   examples: Array<{
     title: string;
     input: unknown;
@@ -1460,6 +1557,10 @@ export type Tool = {
   };
   revision: number;
   updatedAt: string;
+  /** Absent for a registered MCP tool whose server declares none: it answers in content. */
+  outputSchema?: {
+    [key: string]: unknown;
+  };
   cache?: {
     ttlSeconds: number;
     /** How long past expiry a stale result may be served when the upstream fails. */
@@ -1570,9 +1671,6 @@ export type ToolListItem = {
   inputSchema: {
     [key: string]: unknown;
   };
-  outputSchema: {
-    [key: string]: unknown;
-  };
   examples: Array<{
     title: string;
     input: unknown;
@@ -1625,6 +1723,10 @@ export type ToolListItem = {
   revision: number;
   updatedAt: string;
   available: boolean;
+  /** Absent for a registered MCP tool whose server declares none: it answers in content. */
+  outputSchema?: {
+    [key: string]: unknown;
+  };
   cache?: {
     ttlSeconds: number;
     /** How long past expiry a stale result may be served when the upstream fails. */
@@ -1675,6 +1777,39 @@ export type ToolResultReceived = {
   toolset: string;
   /** The result was too large for an event: `output` is a preview, the rest is on the call. */
   resultOmitted: boolean;
+  /** The content blocks a tool's MCP server sent (text, images, audio, resources), kept as they came; absent for tools whose answer is `output` and `data` alone. */
+  content?: Array<{
+    [key: string]: unknown;
+    type: "text";
+    text: string;
+  } | {
+    [key: string]: unknown;
+    type: "image";
+    data: string;
+    mimeType: string;
+  } | {
+    [key: string]: unknown;
+    type: "audio";
+    data: string;
+    mimeType: string;
+  } | {
+    [key: string]: unknown;
+    type: "resource_link";
+    uri: string;
+    name: string;
+  } | {
+    [key: string]: unknown;
+    type: "resource";
+    resource: {
+      [key: string]: unknown;
+      uri: string;
+      text: string;
+    } | {
+      [key: string]: unknown;
+      uri: string;
+      blob: string;
+    };
+  }>;
   failure?: {
     kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired";
     message: string;
@@ -1942,9 +2077,6 @@ export type ToolsetWithTools = {
     inputSchema: {
       [key: string]: unknown;
     };
-    outputSchema: {
-      [key: string]: unknown;
-    };
     examples: Array<{
       title: string;
       input: unknown;
@@ -1996,6 +2128,10 @@ export type ToolsetWithTools = {
     };
     revision: number;
     updatedAt: string;
+    /** Absent for a registered MCP tool whose server declares none: it answers in content. */
+    outputSchema?: {
+      [key: string]: unknown;
+    };
     cache?: {
       ttlSeconds: number;
       /** How long past expiry a stale result may be served when the upstream fails. */
@@ -2055,9 +2191,6 @@ export type ToolSpec = {
   inputSchema: {
     [key: string]: unknown;
   };
-  outputSchema: {
-    [key: string]: unknown;
-  };
   examples: Array<{
     title: string;
     input: unknown;
@@ -2106,6 +2239,10 @@ export type ToolSpec = {
       /** Written before the value, e.g. "Bearer ". */
       prefix: string;
     };
+  };
+  /** Absent for a registered MCP tool whose server declares none: it answers in content. */
+  outputSchema?: {
+    [key: string]: unknown;
   };
   cache?: {
     ttlSeconds: number;
@@ -2205,6 +2342,39 @@ export type WireCallView = {
       to: string;
       reason: string;
     };
+    /** The content blocks a tool's MCP server sent (text, images, audio, resources), kept as they came; absent for tools whose answer is `output` and `data` alone. */
+    content?: Array<{
+      [key: string]: unknown;
+      type: "text";
+      text: string;
+    } | {
+      [key: string]: unknown;
+      type: "image";
+      data: string;
+      mimeType: string;
+    } | {
+      [key: string]: unknown;
+      type: "audio";
+      data: string;
+      mimeType: string;
+    } | {
+      [key: string]: unknown;
+      type: "resource_link";
+      uri: string;
+      name: string;
+    } | {
+      [key: string]: unknown;
+      type: "resource";
+      resource: {
+        [key: string]: unknown;
+        uri: string;
+        text: string;
+      } | {
+        [key: string]: unknown;
+        uri: string;
+        blob: string;
+      };
+    }>;
     failure?: {
       kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired";
       message: string;

@@ -35,4 +35,13 @@ describe("the result event size guard", () => {
     expect(fitted.data).toBeNull();
     expect(detailBytes(fitted)).toBeLessThanOrEqual(MAX_EVENT_DETAIL_BYTES);
   });
+
+  it("leaves an oversize result's content blocks out rather than cutting an image short", () => {
+    const image = { type: "image" as const, data: "A".repeat(280_000), mimeType: "image/png" };
+    const fitted = fitResultEvent({ ...result("a picture", null), content: [image] });
+    expect(fitted.resultOmitted).toBe(true);
+    expect(fitted.content).toBeUndefined();
+    expect(fitted.output).toBe("a picture");
+    expect(detailBytes(fitted)).toBeLessThanOrEqual(MAX_EVENT_DETAIL_BYTES);
+  });
 });

@@ -18,8 +18,10 @@ export function detailBytes(detail: unknown): number {
  */
 export function fitResultEvent(detail: ToolResultReceived): ToolResultReceived {
   if (detailBytes(detail) <= MAX_EVENT_DETAIL_BYTES) return detail;
+  // Content blocks (images, files) are not previewed: the event says the result was omitted.
+  const { content: _content, ...rest } = detail;
   return {
-    ...detail,
+    ...rest,
     output: detail.output.slice(0, PREVIEW_CHARS),
     data: null,
     citations: detail.citations.slice(0, 20),

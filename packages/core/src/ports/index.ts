@@ -230,7 +230,7 @@ export interface KeyStore {
 }
 
 /** What a cache entry holds: the tool's own output, before any envelope fields. */
-export type CachedOutput = Pick<CallResult, "output" | "data" | "citations">;
+export type CachedOutput = Pick<CallResult, "output" | "data" | "citations" | "content">;
 
 export interface CacheEntry {
   value: CachedOutput;

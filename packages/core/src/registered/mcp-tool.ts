@@ -1,6 +1,8 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { contentBlock, describeContent } from "@toolbus/wire/model/content";
 import { Failures } from "@toolbus/wire/model/failure";
 import type { ToolSpec } from "@toolbus/wire/model/tool";
+import * as z from "zod";
 import { type AnyToolDefinition, ToolFailure } from "../tool-definition";
 import { callRemoteTool } from "./mcp-client";
 import { jsonSchemaType, textForModel } from "./schema-type";
@@ -36,13 +38,21 @@ export function mcpToolDefinition(spec: ToolSpec): AnyToolDefinition {
 
 /**
  * A remote result in Toolbus's terms: `isError` is a failed result (the server's own words,
- * for the agent to act on); structured content is `data`, and without it the content blocks.
+ * for the agent to act on). Otherwise the content blocks are kept as the server sent them
+ * (images stay images), the structured content is `data`, and `output` is what a model that
+ * reads only text learns of the blocks.
  */
 function outcomeOf(result: CallToolResult, toolId: string, upstream: string) {
-  const text = result.content
-    .map((block) => (block.type === "text" ? block.text : `[${block.type}]`))
-    .join("\n")
-    .trim();
+  const content = contentBlocks.safeParse(result.content);
+  if (!content.success) {
+    const issue = content.error.issues[0];
+    throw new ToolFailure(
+      Failures.invalidOutput(
+        `${upstream} answered ${toolId} with content that is not MCP content (at content.${issue?.path.join(".")}: ${issue?.message}).`,
+      ),
+    );
+  }
+  const text = content.data.map(describeContent).join("\n").trim();
   if (result.isError) {
     throw new ToolFailure(
       Failures.upstreamError(
@@ -51,10 +61,12 @@ function outcomeOf(result: CallToolResult, toolId: string, upstream: string) {
       ),
     );
   }
-  const data = result.structuredContent ?? { content: result.content };
-  const output = text || JSON.stringify(data, null, 2);
+  const data = result.structuredContent ?? null;
   return {
-    output: textForModel(output),
+    output: textForModel(text || (data === null ? "" : JSON.stringify(data, null, 2))),
     data,
+    content: content.data,
   };
 }
+
+const contentBlocks = z.array(contentBlock);

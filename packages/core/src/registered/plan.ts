@@ -18,12 +18,6 @@ import { parseUrlTemplate } from "./url-template";
  */
 
 /** What a tool without a declared output schema returns from a remote MCP server. */
-const MCP_CONTENT_OUTPUT = {
-  type: "object",
-  properties: { content: { type: "array", items: { type: "object" } } },
-  required: ["content"],
-} as const;
-
 const VERSION_LENGTH = 12;
 const contentVersion = (value: unknown) => sha256Hex(canonicalJson(value)).slice(0, VERSION_LENGTH);
 
@@ -123,11 +117,10 @@ export function mcpToolsetPlan(
     }
     byId.set(id, tool.name);
     const inputSchema = tool.inputSchema as Record<string, unknown>;
-    const outputSchema = (tool.outputSchema as Record<string, unknown> | undefined) ?? {
-      ...MCP_CONTENT_OUTPUT,
-    };
+    // The server's own output schema, or none: its answer is then its content blocks.
+    const outputSchema = tool.outputSchema as Record<string, unknown> | undefined;
     checkInputSchema(inputSchema, `${at}: inputSchema`);
-    checkSchema(outputSchema, `${at}: outputSchema`);
+    if (outputSchema) checkSchema(outputSchema, `${at}: outputSchema`);
     const description =
       tool.description?.trim() || `${tool.name}, a tool of the MCP server ${registration.name}.`;
     const hints = tool.annotations ?? {};
@@ -149,7 +142,7 @@ export function mcpToolsetPlan(
         requires: requirements(auth),
         setup: secretSetup(auth),
         inputSchema,
-        outputSchema,
+        ...(outputSchema ? { outputSchema } : {}),
         ...(defaults.cache ? { cache: defaults.cache } : {}),
         ...(defaults.rateLimit ? { rateLimit: defaults.rateLimit } : {}),
         ...(defaults.availability ? { availability: defaults.availability } : {}),

@@ -5,7 +5,9 @@ import { schemaIssues } from "./json-schema";
  * A zod type that checks values against a registered JSON Schema, so registered tools run
  * through the same execute path (input re-check, output check) as tools written in zod.
  */
-export function jsonSchemaType(schema: Record<string, unknown>): z.ZodType<unknown> {
+export function jsonSchemaType(schema: Record<string, unknown> | undefined): z.ZodType<unknown> {
+  // No schema declared: the tool answers in content, and whatever data it gives is kept as is.
+  if (!schema) return z.unknown();
   return z.unknown().superRefine((value, context) => {
     for (const issue of schemaIssues(schema, value)) {
       context.addIssue({ code: "custom", message: `${issue.path}: ${issue.message}` });

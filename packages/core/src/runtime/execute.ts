@@ -1,10 +1,11 @@
 import type { Citation, Failure } from "@toolbus/wire/model/call";
+import type { ContentBlock } from "@toolbus/wire/model/content";
 import type { StageConfig } from "../config";
 import type { HttpClient, SecretSource } from "../outbound/types";
 import { type AnyToolDefinition, ToolFailure, toolPolicyOf } from "../tool-definition";
 
 type Execution =
-  | { ok: true; output: string; data: unknown; citations: Citation[] }
+  | { ok: true; output: string; data: unknown; citations: Citation[]; content?: ContentBlock[] }
   | { ok: false; failure: Failure };
 
 /**
@@ -76,6 +77,7 @@ export async function executeTool(
       output: outcome.output,
       data: data.data,
       citations: outcome.citations ?? [],
+      ...(outcome.content ? { content: outcome.content } : {}),
     };
   } catch (error) {
     if (error instanceof ToolFailure) return { ok: false, failure: error.failure };

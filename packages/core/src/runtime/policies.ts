@@ -108,6 +108,7 @@ export async function runWithPolicies(
         output: execution.output,
         data: execution.data,
         citations: execution.citations,
+        ...(execution.content ? { content: execution.content } : {}),
       };
       // A cache that cannot take the result must not cost the caller a result it has.
       await deps.cache

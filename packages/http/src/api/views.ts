@@ -27,6 +27,7 @@ export function callView(call: CallRecord) {
           result: {
             output: result.output,
             data: result.data,
+            ...(result.content ? { content: result.content } : {}),
             citations: result.citations,
             ...(result.failure ? { failure: result.failure } : {}),
             cached: result.cached,

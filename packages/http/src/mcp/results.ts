@@ -51,7 +51,8 @@ export function callToolResult(
   if (call.status === "succeeded" && result) {
     const structured = structuredContentOf(spec, result.data);
     return {
-      content: [{ type: "text", text: result.output }],
+      // A registered MCP server's blocks go on as it sent them; other tools answer in text.
+      content: result.content ?? [{ type: "text", text: result.output }],
       ...(structured ? { structuredContent: structured } : {}),
       isError: false,
       _meta: { ...meta, ...(result.fallback ? { [META.fallback]: result.fallback } : {}) },

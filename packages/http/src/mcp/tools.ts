@@ -60,8 +60,8 @@ export function mcpInputSchema(schema: JsonSchema): McpSchema {
  * kept (with `type: "object"` made explicit); anything else is wrapped under `result`.
  */
 export function mcpOutputSchema(spec: ToolSpec): McpSchema | undefined {
-  if (spec.fallback) return undefined;
   const schema = spec.outputSchema;
+  if (spec.fallback || !schema) return undefined;
   if (onlyObjects(schema)) return { schema: { ...schema, type: "object" }, wrapped: false };
   return { schema: wrap(schema, OUTPUT_PROPERTY), wrapped: true };
 }

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { contentBlock } from "./content";
 import { callId, runId, toolId, toolsetName } from "./ids";
 import { runBudget } from "./run";
 
@@ -60,6 +61,13 @@ export type CallStatus = z.infer<typeof callStatus>;
 export const principal = z.object({ id: z.string().min(1), role: z.string().min(1) });
 export type Principal = z.infer<typeof principal>;
 
+/**
+ * The largest result a call keeps, as UTF-8 bytes of its JSON: a DynamoDB item holds 400 KB,
+ * and the rest of the call (input, principal, keys) gets what is left. Text over it is cut
+ * with a note; content blocks (an image, a file) are never cut: the call fails, naming sizes.
+ */
+export const MAX_RESULT_BYTES = 300_000;
+
 /** What a finished call produced, stored with the call and carried by ToolResultReceived. */
 export const callResult = z.object({
   status: z.enum(["succeeded", "failed"]),
@@ -67,6 +75,11 @@ export const callResult = z.object({
   output: z.string(),
   /** Structured output, valid against the tool's output schema. */
   data: z.unknown(),
+  /**
+   * The content blocks a tool's MCP server sent (text, images, audio, resources), kept as
+   * they came; absent for tools whose answer is `output` and `data` alone.
+   */
+  content: z.array(contentBlock).optional(),
   citations: z.array(citation).default([]),
   failure: failure.optional(),
   cached: z.boolean().default(false),

@@ -9,12 +9,14 @@ export {
   callStatus,
   citation,
   FAILURE_KINDS,
+  MAX_RESULT_BYTES,
   type Failure,
   failure,
   type Principal,
   principal,
 } from "./call";
 export { type CapabilityStatus, capabilityStatus } from "./capability";
+export { type ContentBlock, contentBlock, describeContent } from "./content";
 export {
   approvalEventKey,
   EVENT_SCHEMAS,

@@ -45,7 +45,8 @@ export const toolSpec = z.object({
   requires: toolPolicyFields.requires,
   produces: z.array(z.string().min(1)).default([]),
   inputSchema: jsonSchema,
-  outputSchema: jsonSchema,
+  /** Absent for a registered MCP tool whose server declares none: it answers in content. */
+  outputSchema: jsonSchema.optional(),
   examples: z.array(z.object({ title: z.string().min(1), input: z.unknown() })).default([]),
   cache: toolPolicyFields.cache,
   rateLimit: toolPolicyFields.rateLimit,

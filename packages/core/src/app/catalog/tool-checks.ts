@@ -42,7 +42,7 @@ export function toolIssues(spec: ToolSpec, facts: CatalogFacts): Issue[] {
   }
   const input = schemaProblem(spec.inputSchema);
   if (input) issues.push({ path: "inputSchema", message: input });
-  const output = schemaProblem(spec.outputSchema);
+  const output = spec.outputSchema && schemaProblem(spec.outputSchema);
   if (output) issues.push({ path: "outputSchema", message: output });
   if (!input) {
     spec.examples.forEach((example, index) => {

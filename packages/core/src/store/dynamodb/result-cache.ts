@@ -1,5 +1,6 @@
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { citation } from "@toolbus/wire/model/call";
+import { contentBlock } from "@toolbus/wire/model/content";
 import * as z from "zod";
 import type { CachedOutput, CacheEntry, ResultCache } from "../../ports";
 import { TABLE } from "../table";
@@ -12,6 +13,7 @@ export const cachedOutput: z.ZodType<CachedOutput> = z.object({
   output: z.string(),
   data: z.unknown(),
   citations: z.array(citation),
+  content: z.array(contentBlock).optional(),
 });
 
 /**

@@ -1,11 +1,11 @@
-import type { CallResult } from "@toolbus/wire/model/call";
+import { type CallResult, MAX_RESULT_BYTES } from "@toolbus/wire/model/call";
 
 /**
  * Largest result stored with a call, as UTF-8 bytes of its JSON. DynamoDB rejects items over
  * 400 KB; the rest of the call item (input, principal, keys) gets the remaining ~100 KB.
  * The tool runtime caps results earlier, but `complete` must not fail when it did not.
  */
-export const MAX_STORED_RESULT_BYTES = 300_000;
+export const MAX_STORED_RESULT_BYTES = MAX_RESULT_BYTES;
 
 /** Failure messages are for people and logs: a few KB is plenty when space runs out. */
 const MAX_FAILURE_MESSAGE_CHARS = 2_000;

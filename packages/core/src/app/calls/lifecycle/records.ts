@@ -1,4 +1,10 @@
-import type { CallRecord, CallResult, Failure, Principal } from "@toolbus/wire/model/call";
+import {
+  type CallRecord,
+  type CallResult,
+  type Failure,
+  MAX_RESULT_BYTES,
+  type Principal,
+} from "@toolbus/wire/model/call";
 import { Failures } from "@toolbus/wire/model/failure";
 import type { RunBudget } from "@toolbus/wire/model/run";
 import type { ToolSpec } from "@toolbus/wire/model/tool";
@@ -118,7 +124,7 @@ export function releasedCall(record: CallRecord): CallRecord {
 // ---- Results ------------------------------------------------------------------------------
 
 /** What a result's size counts: the body a caller reads back. */
-type ResultBody = Pick<CallResult, "output" | "data" | "citations">;
+type ResultBody = Pick<CallResult, "output" | "data" | "citations" | "content">;
 
 /**
  * The result's size as UTF-8 JSON of its body, or undefined when it cannot be written as JSON
@@ -135,7 +141,13 @@ export function resultSize(body: ResultBody): number | undefined {
 
 /** What a tool's run produced, before it is a stored result. */
 export type Produced =
-  | { ok: true; output: string; data: unknown; citations: CallResult["citations"] }
+  | {
+      ok: true;
+      output: string;
+      data: unknown;
+      citations: CallResult["citations"];
+      content?: CallResult["content"];
+    }
   | { ok: false; failure: Failure };
 
 export interface RunFacts {
@@ -156,9 +168,19 @@ export function ranResult(
   now: Date,
 ): CallResult {
   if (!produced.ok) return failedResult(call, produced.failure, now, facts);
-  const body = { output: produced.output, data: produced.data, citations: produced.citations };
+  const body = {
+    output: produced.output,
+    data: produced.data,
+    citations: produced.citations,
+    ...(produced.content ? { content: produced.content } : {}),
+  };
   const bytes = resultSize(body);
   if (bytes === undefined) return unstorableResult(call, "it is nested too deeply", now, facts);
+  if (body.content && bytes > MAX_RESULT_BYTES) {
+    // Text may be cut with a note; an image or a file cut short is no image or file at all.
+    const why = `its ${bytes} bytes (${contentSummary(body.content)}) are over the ${MAX_RESULT_BYTES} bytes a call's result may hold`;
+    return unstorableResult(call, why, now, facts);
+  }
   return {
     status: "succeeded",
     ...body,
@@ -191,6 +213,13 @@ export function failedResult(
     truncated: options.truncated ?? false,
     completedAt: completionTime(call.scheduledAt, now),
   };
+}
+
+/** What content blocks a result holds, by kind: "2 image, 1 text". */
+function contentSummary(content: NonNullable<CallResult["content"]>): string {
+  const counts = new Map<string, number>();
+  for (const block of content) counts.set(block.type, (counts.get(block.type) ?? 0) + 1);
+  return [...counts].map(([type, count]) => `${count} ${type}`).join(", ");
 }
 
 /** A result whose output the store (or JSON) cannot take: failed as `invalid_output`. */
