@@ -26,6 +26,24 @@ const CONTENT_SCENARIOS = [
   "tools-call-mixed-content",
 ] as const;
 
+/**
+ * The registered server's resources, prompts and completions, federated through /mcp
+ * (issue 38). On 2025-11-25 `resources-subscribe` / `-unsubscribe` are not among them: a
+ * stateless /mcp has no stream to send updates on, so it does not offer subscriptions.
+ */
+const FEDERATION_SCENARIOS = [
+  "completion-complete",
+  "resources-list",
+  "resources-read-text",
+  "resources-read-binary",
+  "resources-templates-read",
+  "prompts-list",
+  "prompts-get-simple",
+  "prompts-get-with-args",
+  "prompts-get-embedded-resource",
+  "prompts-get-with-image",
+] as const;
+
 /** The protocol scenarios required to pass through Toolbus, per revision (issues 36 and 38). */
 const REQUIRED_BY_ISSUE_36: Record<ProtocolRevision, readonly string[]> = {
   "2025-11-25": [
@@ -35,6 +53,8 @@ const REQUIRED_BY_ISSUE_36: Record<ProtocolRevision, readonly string[]> = {
     "tools-call-simple-text",
     "tools-call-error",
     ...CONTENT_SCENARIOS,
+    ...FEDERATION_SCENARIOS,
+    "logging-set-level",
     "server-sse-multiple-streams",
     "dns-rebinding-protection",
   ],
@@ -45,6 +65,8 @@ const REQUIRED_BY_ISSUE_36: Record<ProtocolRevision, readonly string[]> = {
     "tools-call-simple-text",
     "tools-call-error",
     ...CONTENT_SCENARIOS,
+    ...FEDERATION_SCENARIOS,
+    "sep-2164-resource-not-found",
     "server-sse-multiple-streams",
     "dns-rebinding-protection",
   ],

@@ -153,12 +153,14 @@ describe("2026-07-28 on the wire", () => {
     }
   });
 
-  it("answers prompts and resources lists, empty, so a client may cache every list", async () => {
+  it("answers prompts and resources lists, private to the caller as tools/list is", async () => {
+    // The registered MCP servers' prompts and resources (none registered here), federated for
+    // this caller: kept as long as tools/list, and for this caller only.
     for (const method of ["prompts/list", "resources/list", "resources/templates/list"]) {
       const { result } = (await (await modern(method)).json()) as {
         result: Record<string, unknown>;
       };
-      expect(result, method).toMatchObject({ ttlMs: 3_600_000, cacheScope: "public" });
+      expect(result, method).toMatchObject({ ttlMs: 30_000, cacheScope: "private" });
     }
   });
 

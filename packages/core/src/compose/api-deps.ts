@@ -2,6 +2,7 @@ import type { CapabilityStatus } from "@toolbus/wire/model/capability";
 import type { CallService } from "../app/calls/service";
 import type { RegisteredToolsets } from "../app/catalog/registered-toolsets";
 import type { StageEvents } from "../app/events/stage-events";
+import type { McpFederation } from "../app/federation/service";
 import type { HealthService } from "../app/health/service";
 import type { RunGovernor } from "../app/runs/governor";
 import type { SearchService } from "../app/search/service";
@@ -25,6 +26,11 @@ export interface ApiDeps {
   keys: KeyStore;
   /** Stored capability statuses, and a refresh that detects and verifies them again. */
   capabilities: { list(): Promise<CapabilityStatus[]>; refresh(): Promise<CapabilityStatus[]> };
+  /**
+   * Prompts, resources and completions of the registered MCP servers, federated through
+   * `/mcp`; without it `/mcp` offers none.
+   */
+  federation?: McpFederation;
   /** Registered http / mcp toolsets; without it the registered-toolsets routes are absent. */
   registered?: RegisteredToolsets;
   /** Where failures and unaudited writes are logged (default: JSON lines on stderr). */

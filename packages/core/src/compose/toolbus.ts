@@ -38,6 +38,7 @@ import { busRules } from "../wiring";
 import type { ApiDeps } from "./api-deps";
 import { busOf } from "./bus";
 import { callsOf } from "./calls";
+import { mcpFederation } from "./federation";
 import { type CallHandler, handlersLoadedOnUse, inProcessDispatcher } from "./local-dispatch";
 import { secretOf, storeOf } from "./pieces";
 
@@ -209,6 +210,7 @@ export function createToolbus(
         refresh: () => capabilities.refresh({ verify: true }),
       },
       registered,
+      federation: mcpFederation({ selection, http, readSecrets }),
       ...(deployment.metrics instanceof InProcessMetrics ? { metrics: deployment.metrics } : {}),
       audit: new DynamoAuditLog(store),
       runs: runGovernor,

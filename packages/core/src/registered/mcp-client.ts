@@ -3,16 +3,20 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   type CallToolResult,
+  type CompleteRequest,
   ErrorCode,
   McpError,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import type { Failure } from "@toolbus/wire/model/call";
+import type { SecretHeader } from "@toolbus/wire/model/implementation";
 import { OutboundError } from "../outbound/errors";
 import { failureFromOutbound, failureFromStatus } from "../outbound/failures";
-import type { HttpClient, OutboundResponse } from "../outbound/types";
+import type { HttpClient, OutboundResponse, SecretSource } from "../outbound/types";
 import { ToolFailure } from "../tool-definition";
+import { RemoteRefusal } from "./remote-refusal";
+import { authHeaders } from "./secrets";
 
 /** A tool as a remote MCP server lists it. */
 export type RemoteTool = Tool;
@@ -26,6 +30,36 @@ export interface McpConnection {
   upstream: string;
   timeoutMs: number;
   signal?: AbortSignal;
+}
+
+/**
+ * The connection to a registered MCP server, built the same way wherever Toolbus talks to
+ * one (a tool's call, discovery at registration, the federated prompts and resources): the
+ * outbound client (SSRF guard, size caps), and the auth header read from its secret now.
+ * `owner` names the tool or toolset in a refusal about the secret.
+ */
+export function mcpConnection(
+  server: { url: string; auth?: SecretHeader | undefined },
+  access: { secret: SecretSource; http: HttpClient },
+  options: { owner: string; upstream?: string; timeoutMs: number; signal?: AbortSignal },
+): McpConnection {
+  return {
+    url: server.url,
+    headers: authHeaders(server.auth, access.secret, options.owner),
+    http: access.http,
+    upstream: options.upstream ?? `${options.owner} (${hostOf(server.url)})`,
+    timeoutMs: options.timeoutMs,
+    ...(options.signal ? { signal: options.signal } : {}),
+  };
+}
+
+/** Host of a URL for messages: never its path or query, which may hold tokens. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return "the URL";
+  }
 }
 
 const CLIENT_INFO = { name: "toolbus", version: "1" };
@@ -60,6 +94,7 @@ async function withSession<T>(
     await client.connect(transport, options);
     return await work(client);
   } catch (error) {
+    if (error instanceof RemoteRefusal) throw error;
     throw asToolFailure(error, seen, connection.upstream);
   } finally {
     // Stateful servers keep a session per initialize: end ours (best effort), then close.
@@ -104,6 +139,142 @@ export async function callRemoteTool(
     );
     return result as CallToolResult;
   });
+}
+
+/** What a remote server offers besides tools, as its `initialize` declared and its lists gave. */
+export interface RemoteOfferings {
+  capabilities: { prompts: boolean; resources: boolean; completions: boolean };
+  prompts: Record<string, unknown>[];
+  resources: Record<string, unknown>[];
+  resourceTemplates: Record<string, unknown>[];
+  /** A list that had more than `limit` entries or pages than MAX_PAGES: cut there. */
+  truncated: boolean;
+}
+
+/**
+ * The prompts, resources and resource templates a server lists, in one session, asking only
+ * for what its `initialize` capabilities declare (none of them is not an error: empty lists).
+ * Each list follows cursors up to MAX_PAGES pages and keeps at most `limit` entries.
+ */
+export async function listRemoteOfferings(
+  connection: McpConnection,
+  limit: number,
+): Promise<RemoteOfferings> {
+  return withSession(connection, async (client) => {
+    const declared = client.getServerCapabilities() ?? {};
+    const capabilities = {
+      prompts: declared.prompts !== undefined,
+      resources: declared.resources !== undefined,
+      completions: declared.completions !== undefined,
+    };
+    let truncated = false;
+    const all = async <T>(
+      page: (
+        cursor: string | undefined,
+      ) => Promise<{ items: T[]; nextCursor?: string | undefined }>,
+    ): Promise<T[]> => {
+      const items: T[] = [];
+      let cursor: string | undefined;
+      for (let count = 0; count < MAX_PAGES; count++) {
+        const answer = await page(cursor);
+        items.push(...answer.items);
+        cursor = answer.nextCursor;
+        if (!cursor) break;
+        if (items.length >= limit || count === MAX_PAGES - 1) {
+          truncated = true;
+          break;
+        }
+      }
+      if (items.length > limit) truncated = true;
+      return items.slice(0, limit);
+    };
+    const options = { timeout: connection.timeoutMs };
+    const params = (cursor: string | undefined) => (cursor ? { cursor } : {});
+    const prompts = capabilities.prompts
+      ? await all(async (cursor) => {
+          const answer = await client.listPrompts(params(cursor), options);
+          return { items: answer.prompts, nextCursor: answer.nextCursor };
+        })
+      : [];
+    const resources = capabilities.resources
+      ? await all(async (cursor) => {
+          const answer = await client.listResources(params(cursor), options);
+          return { items: answer.resources, nextCursor: answer.nextCursor };
+        })
+      : [];
+    // Templates are optional to a server with resources: one that does not know the method
+    // has none.
+    const resourceTemplates = capabilities.resources
+      ? await all(async (cursor) => {
+          const answer = await client.listResourceTemplates(params(cursor), options);
+          return { items: answer.resourceTemplates, nextCursor: answer.nextCursor };
+        }).catch((error: unknown) => {
+          if (error instanceof McpError && error.code === ErrorCode.MethodNotFound) return [];
+          throw error;
+        })
+      : [];
+    return { capabilities, prompts, resources, resourceTemplates, truncated };
+  });
+}
+
+/** `resources/read` on the server, its result as sent. */
+export async function readRemoteResource(
+  connection: McpConnection,
+  uri: string,
+): Promise<Record<string, unknown>> {
+  return withSession(connection, (client) =>
+    refusedAs(connection, client.readResource({ uri }, requestOptions(connection))),
+  );
+}
+
+/** `prompts/get` on the server, its result as sent. */
+export async function getRemotePrompt(
+  connection: McpConnection,
+  name: string,
+  args: Record<string, string> | undefined,
+): Promise<Record<string, unknown>> {
+  return withSession(connection, (client) =>
+    refusedAs(
+      connection,
+      client.getPrompt(
+        { name, ...(args === undefined ? {} : { arguments: args }) },
+        requestOptions(connection),
+      ),
+    ),
+  );
+}
+
+/** `completion/complete` on the server, its result as sent. */
+export async function completeRemote(
+  connection: McpConnection,
+  params: CompleteRequest["params"],
+): Promise<Record<string, unknown>> {
+  return withSession(connection, (client) =>
+    refusedAs(connection, client.complete(params, requestOptions(connection))),
+  );
+}
+
+/** A JSON-RPC error the server answered (not a timeout) as a RemoteRefusal, with its code. */
+async function refusedAs<T>(connection: McpConnection, answer: Promise<T>): Promise<T> {
+  try {
+    return await answer;
+  } catch (error) {
+    if (
+      error instanceof McpError &&
+      error.code !== ErrorCode.RequestTimeout &&
+      error.code !== ErrorCode.ConnectionClosed
+    ) {
+      throw new RemoteRefusal(error.code, error.message, connection.upstream);
+    }
+    throw error;
+  }
+}
+
+function requestOptions(connection: McpConnection) {
+  return {
+    timeout: connection.timeoutMs,
+    ...(connection.signal ? { signal: connection.signal } : {}),
+  };
 }
 
 /**

@@ -4,9 +4,8 @@ import { Failures } from "@toolbus/wire/model/failure";
 import type { ToolSpec } from "@toolbus/wire/model/tool";
 import * as z from "zod";
 import { type AnyToolDefinition, ToolFailure } from "../tool-definition";
-import { callRemoteTool } from "./mcp-client";
+import { callRemoteTool, mcpConnection } from "./mcp-client";
 import { jsonSchemaType, textForModel } from "./schema-type";
-import { authHeaders } from "./secrets";
 
 /** A tool of a registered MCP server as a tool definition, run by the generic mcp handler. */
 export function mcpToolDefinition(spec: ToolSpec): AnyToolDefinition {
@@ -20,14 +19,11 @@ export function mcpToolDefinition(spec: ToolSpec): AnyToolDefinition {
     async execute(input, context) {
       const upstream = `${spec.toolset} (${new URL(implementation.url).host})`;
       const result = await callRemoteTool(
-        {
-          url: implementation.url,
-          headers: authHeaders(implementation.auth, context.secret, spec.id),
-          http: context.http,
-          upstream,
-          timeoutMs: spec.timeoutMs,
-          signal: context.signal,
-        },
+        mcpConnection(
+          implementation,
+          { secret: context.secret, http: context.http },
+          { owner: spec.id, upstream, timeoutMs: spec.timeoutMs, signal: context.signal },
+        ),
         implementation.remoteName,
         input,
       );

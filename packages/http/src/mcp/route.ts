@@ -16,7 +16,7 @@ export const MCP_PATH = "/mcp";
 
 /** What `/mcp` needs of the stage: the key check's, selection's and the server's own. */
 export type McpRouteDeps = AuthDeps &
-  Pick<McpDeps, "config" | "catalog" | "calls"> & {
+  Pick<McpDeps, "config" | "catalog" | "calls" | "federation"> & {
     selection: SelectionService;
     search: SearchService;
     /**
@@ -69,6 +69,7 @@ export function registerMcpRoutes(app: OpenAPIHono<HttpEnv>, deps: McpRouteDeps)
     calls: deps.calls,
     selection: deps.selection,
     search: deps.search,
+    ...(deps.federation ? { federation: deps.federation } : {}),
   };
 
   app.post(MCP_PATH, async (c) => {

@@ -11,6 +11,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { hasPermission, type Permission, requiredRole } from "@toolbus/core/app/access";
 import type { CallOutcome, CallService } from "@toolbus/core/app/calls/service";
+import type { McpFederation } from "@toolbus/core/app/federation/service";
 import type { SearchService } from "@toolbus/core/app/search/service";
 import type { SelectionService } from "@toolbus/core/app/selection/service";
 import type { StageConfig } from "@toolbus/core/config";
@@ -23,6 +24,7 @@ import type { Principal } from "@toolbus/wire/model/call";
 import { callId as callIdSchema, runId as runIdSchema } from "@toolbus/wire/model/ids";
 import type { ToolSpec } from "@toolbus/wire/model/tool";
 import { API_VERSION } from "../common/version";
+import { federate } from "./federated";
 import { ReadableParamsServer } from "./params";
 import { callToolResult, invalidInputResult } from "./results";
 import { callToolArguments, SEARCH_SURFACE_TOOLS, searchToolsResult } from "./search-surface";
@@ -60,6 +62,11 @@ export interface McpDeps {
   calls: Pick<CallService, "call">;
   selection: SelectionService;
   search: SearchService;
+  /**
+   * Prompts, resources and completions of the registered MCP servers the caller may use;
+   * without it the prompts and resources lists are empty (2026-07-28) or absent (2025-11-25).
+   */
+  federation?: McpFederation;
 }
 
 /**
@@ -92,14 +99,27 @@ const CONSTANT: CacheHint = { ttlMs: 3_600_000, cacheScope: "public" };
  */
 export function createMcpServer(deps: McpDeps, context: McpRequestContext, era: McpEra): Server {
   const modern = era === "modern";
+  // The registered servers' prompts and resources, on the catalog surface; the search surface
+  // stays the same two tools for everyone.
+  const federation = context.surface === "catalog" ? deps.federation : undefined;
+  // Lists made for this caller from live servers are private, kept as long as `tools/list`.
+  const federatedHint: CacheHint = {
+    ttlMs: deps.config.mcp.toolsListTtlSeconds * 1000,
+    cacheScope: "private",
+  };
+  const listHint = federation ? federatedHint : CONSTANT;
   const server = new ReadableParamsServer(
     { name: "toolbus", title: "Toolbus", version: API_VERSION },
     {
       // 2026-07-28 clients ask every server for its lists (the `caching` rules): prompts and
-      // resources are offered there, empty; 2025 clients see the same server as before.
+      // resources are always offered there (empty without federation); 2025 clients see them
+      // when the registered servers' are federated, with completions, and logging (whose
+      // level is accepted and answered empty: Toolbus sends no log notifications).
       capabilities: {
         tools: { listChanged: false },
-        ...(modern ? { prompts: {}, resources: {} } : {}),
+        ...(modern || federation ? { prompts: {}, resources: {} } : {}),
+        ...(federation ? { completions: {} } : {}),
+        ...(federation && !modern ? { logging: {} } : {}),
       },
       instructions:
         "Optional tools: use one when it clearly helps with the task, and carry on without it " +
@@ -107,9 +127,10 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext, era: 
       jsonSchemaValidator: SCHEMA_VALIDATOR,
       cacheHints: {
         "server/discover": CONSTANT,
-        "prompts/list": CONSTANT,
-        "resources/list": CONSTANT,
-        "resources/templates/list": CONSTANT,
+        "prompts/list": listHint,
+        "resources/list": listHint,
+        "resources/templates/list": listHint,
+        ...(federation ? { "resources/read": federatedHint } : {}),
       },
       // Toolbus never asks a client for input mid-call, so it hands out no request state: any
       // a client sends back is forged or stale.
@@ -148,7 +169,13 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext, era: 
     }
   });
 
-  if (modern) {
+  if (federation) {
+    federate(server, federation, {
+      caller: context,
+      allowed: () => requirePermission(deps, context.principal, "read"),
+      failure: (error) => protocolError(error, context),
+    });
+  } else if (modern) {
     server.setRequestHandler("prompts/list", async () => ({ prompts: [] }));
     server.setRequestHandler("resources/list", async () => ({ resources: [] }));
     server.setRequestHandler("resources/templates/list", async () => ({ resourceTemplates: [] }));

@@ -9,9 +9,9 @@ export {
   callStatus,
   citation,
   FAILURE_KINDS,
-  MAX_RESULT_BYTES,
   type Failure,
   failure,
+  MAX_RESULT_BYTES,
   type Principal,
   principal,
 } from "./call";

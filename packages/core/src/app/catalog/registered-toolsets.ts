@@ -14,7 +14,7 @@ import { checkUrl, type Resolver } from "../../outbound/ssrf";
 import type { HttpClient, SecretSource } from "../../outbound/types";
 import type { CatalogStore, Versioned } from "../../ports";
 import type { RemoteTool } from "../../registered/mcp-client";
-import { authHeaders, referencedSecrets, secretDetectors } from "../../registered/secrets";
+import { referencedSecrets, secretDetectors } from "../../registered/secrets";
 import { ToolFailure } from "../../tool-definition";
 import {
   type CapabilityDetector,
@@ -186,17 +186,19 @@ export class RegisteredToolsets {
 
   private async discover(registration: McpToolsetRegistration, secret: SecretSource) {
     // The MCP SDK's client loads on the first MCP registration or refresh.
-    const { listRemoteTools } = await import("../../registered/mcp-client");
+    const { listRemoteTools, mcpConnection } = await import("../../registered/mcp-client");
     let tools: RemoteTool[];
     try {
       tools = await listRemoteTools(
-        {
-          url: registration.url,
-          headers: authHeaders(registration.auth, secret, registration.name),
-          http: this.deps.http,
-          upstream: `MCP server ${safeHost(registration.url)}`,
-          timeoutMs: DISCOVERY_TIMEOUT_MS,
-        },
+        mcpConnection(
+          registration,
+          { secret, http: this.deps.http },
+          {
+            owner: registration.name,
+            upstream: `MCP server ${safeHost(registration.url)}`,
+            timeoutMs: DISCOVERY_TIMEOUT_MS,
+          },
+        ),
         MAX_REGISTERED_TOOLS,
       );
     } catch (error) {

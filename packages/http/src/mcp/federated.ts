@@ -1,0 +1,114 @@
+import {
+  type CompleteResult,
+  type GetPromptResult,
+  type ListResourceTemplatesResult,
+  type Prompt,
+  ProtocolError,
+  ProtocolErrorCode,
+  type ReadResourceResult,
+  type Resource,
+  ResourceNotFoundError,
+  type Server,
+} from "@modelcontextprotocol/server";
+import type { FederatedList, McpFederation } from "@toolbus/core/app/federation/service";
+import type { Principal } from "@toolbus/wire/model/call";
+
+/** Where a federated list names the toolsets whose server did not answer (left out). */
+const UNREACHABLE_META = "toolbus/unreachable";
+/** Where a federated list names the toolsets whose list was cut at the bound. */
+const TRUNCATED_META = "toolbus/truncated";
+
+/**
+ * The registered MCP servers' prompts, resources and completions on this request's server:
+ * every answer is the federation's (core app/federation), asked for this caller and mode.
+ * Lists come whole, in one page: a cursor is never handed out, so one sent is refused.
+ */
+export function federate(
+  server: Server,
+  federation: McpFederation,
+  options: {
+    /** Who asks, and in which (resolved) mode. */
+    caller: { principal: Principal; mode: string };
+    /** Throws the refusal when the caller may not read the catalog. */
+    allowed(): void;
+    /** Any failure as the protocol error the caller sees. */
+    failure(error: unknown): ProtocolError;
+  },
+): void {
+  const { principal, mode } = options.caller;
+  const answer = async <T>(cursor: string | undefined, work: () => Promise<T>): Promise<T> => {
+    options.allowed();
+    if (cursor !== undefined) {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        "Unknown cursor: this server answers every list in one page.",
+      );
+    }
+    try {
+      return await work();
+    } catch (error) {
+      throw options.failure(error);
+    }
+  };
+
+  server.setRequestHandler("prompts/list", (request) =>
+    answer(request.params?.cursor, async () => {
+      const list = await federation.prompts(principal, mode);
+      return { prompts: list.items as Prompt[], ...listMeta(list) };
+    }),
+  );
+  server.setRequestHandler("resources/list", (request) =>
+    answer(request.params?.cursor, async () => {
+      const list = await federation.resources(principal, mode);
+      return { resources: list.items as Resource[], ...listMeta(list) };
+    }),
+  );
+  server.setRequestHandler("resources/templates/list", (request) =>
+    answer(request.params?.cursor, async () => {
+      const list = await federation.resourceTemplates(principal, mode);
+      return {
+        resourceTemplates: list.items as ListResourceTemplatesResult["resourceTemplates"],
+        ...listMeta(list),
+      };
+    }),
+  );
+  server.setRequestHandler("resources/read", (request) => {
+    const { uri } = request.params;
+    return answer(undefined, async () => {
+      const result = await federation.readResource(principal, mode, uri);
+      if (result) return result as ReadResourceResult;
+      // -32602 with the uri on both generations: the SDK answers 2025-11-25's -32002 as
+      // -32602 too (the 2026-07-28 rule; clients of either accept it).
+      throw new ResourceNotFoundError(uri);
+    });
+  });
+  server.setRequestHandler("prompts/get", (request) => {
+    const { name, arguments: args } = request.params;
+    return answer(undefined, async () => {
+      const result = await federation.getPrompt(principal, mode, name, args);
+      if (result) return result as GetPromptResult;
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown prompt: ${name}.`);
+    });
+  });
+  server.setRequestHandler("completion/complete", (request) => {
+    const { ref, argument, context } = request.params;
+    return answer(undefined, async () => {
+      const result = await federation.complete(principal, mode, {
+        ref,
+        argument,
+        ...(context ? { context } : {}),
+      });
+      if (result) return result as CompleteResult;
+      const what = ref.type === "ref/prompt" ? `prompt ${ref.name}` : `resource ${ref.uri}`;
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown ${what}.`);
+    });
+  });
+}
+
+function listMeta(list: FederatedList): { _meta?: Record<string, unknown> } {
+  const meta: Record<string, unknown> = {
+    ...(list.unreachable.length > 0 ? { [UNREACHABLE_META]: list.unreachable } : {}),
+    ...(list.truncated.length > 0 ? { [TRUNCATED_META]: list.truncated } : {}),
+  };
+  return Object.keys(meta).length > 0 ? { _meta: meta } : {};
+}
