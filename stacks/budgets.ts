@@ -19,7 +19,11 @@ export const BUNDLE_BUDGETS_KB = {
   subscriptions: 500,
   deliveries: 500,
   registered: 600,
-  api: 900,
+  /**
+   * 900 until a running call's progress reached the bus (+2 KB: its announcer, its schema,
+   * the log's step marks).
+   */
+  api: 902,
   /** The streaming endpoint: the API's code for event streams and MCP. */
   "api-stream": 900,
   /** Runs once per deploy, never on a request's path: bounded only so it cannot balloon. */
@@ -42,8 +46,10 @@ export const OVER_BUDGET: Readonly<Record<string, { ceilingKB: number; blockedBy
     // every function that reaches the network; a single-file bundle cannot leave it lazy);
     // 579 until a tool's function carried only the call store's running part and no network
     // probe (-2 KB); 577 until a call's result could hold a registered MCP server's content
-    // blocks as sent (+1 KB: their schema, in the call model every handler parses).
-    ceilingKB: 578,
+    // blocks as sent (+1 KB: their schema, in the call model every handler parses); 578 until
+    // a running call's progress reached the bus (+2 KB in every tool's function: the per-call
+    // throttle and announcer of ToolCallProgress, and its schema in the event contract).
+    ceilingKB: 580,
     blockedBy: "ical.js (~77 KB) and windows-iana (~41 KB), which the tool runs",
   },
   "tools/rss_feed": {
@@ -51,8 +57,9 @@ export const OVER_BUDGET: Readonly<Record<string, { ceilingKB: number; blockedBy
     // 553 until it required `network` (+3 KB: its detector and the fallback rule; see calendar);
     // 556 until the forward proxy (+5 KB; see calendar); 562 until the call store's running
     // part and no probe (-2 KB; see calendar); 560 until results held MCP content blocks
-    // (+1 KB; see calendar).
-    ceilingKB: 561,
+    // (+1 KB; see calendar); 561 until a running call's progress reached the bus (+2 KB; see
+    // calendar).
+    ceilingKB: 563,
     blockedBy: "fast-xml-parser, htmlparser2 and entities (~83 KB), which the tool runs",
   },
   "tools/web_search": {
@@ -62,8 +69,8 @@ export const OVER_BUDGET: Readonly<Record<string, { ceilingKB: number; blockedBy
     // the forward proxy (+5 KB; see calendar); 502 until each call carried whether its
     // fallback may answer (the call's schema); 503 until the call store's running part and no
     // probe (-2 KB; see calendar); 501 until results held MCP content blocks (+1 KB; see
-    // calendar).
-    ceilingKB: 502,
+    // calendar); 502 until a running call's progress reached the bus (+2 KB; see calendar).
+    ceilingKB: 504,
     blockedBy: "htmlparser2 with entities (~52 KB), which the tool runs to read result pages",
   },
 };

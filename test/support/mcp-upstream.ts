@@ -11,7 +11,19 @@ import {
 
 export interface RemoteToolFixture {
   tool: Tool;
-  run(args: Record<string, unknown>): CallToolResult | Promise<CallToolResult>;
+  run(
+    args: Record<string, unknown>,
+    call: RemoteCallContext,
+  ): CallToolResult | Promise<CallToolResult>;
+}
+
+/** What a fixture's tool may do while it runs. */
+export interface RemoteCallContext {
+  /**
+   * Sends `notifications/progress` for this call, as the SDK's own servers do, when the
+   * request asked for progress (`_meta.progressToken`); false when it did not.
+   */
+  progress(progress: number, total?: number, message?: string): Promise<boolean>;
 }
 
 export interface McpUpstream {
@@ -51,7 +63,7 @@ export async function startMcpUpstream(
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
       tools: tools.map((entry) => entry.tool),
     }));
-    server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       calls.push(request.params.name);
       const entry = tools.find((candidate) => candidate.tool.name === request.params.name);
       if (!entry) {
@@ -60,7 +72,22 @@ export async function startMcpUpstream(
           isError: true,
         };
       }
-      return entry.run(request.params.arguments ?? {});
+      const progressToken = request.params._meta?.progressToken;
+      return entry.run(request.params.arguments ?? {}, {
+        async progress(progress, total, message) {
+          if (progressToken === undefined) return false;
+          await extra.sendNotification({
+            method: "notifications/progress",
+            params: {
+              progressToken,
+              progress,
+              ...(total === undefined ? {} : { total }),
+              ...(message === undefined ? {} : { message }),
+            },
+          });
+          return true;
+        },
+      });
     });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on("close", () => {

@@ -60,6 +60,7 @@ export type {
   SucceededResult,
   Tool,
   ToolCallApprovalRequested,
+  ToolCallProgress,
   ToolListItem,
   ToolSearch,
   Toolset,

@@ -38,6 +38,7 @@ export type {
   SubscriptionWithSecret,
   Tool,
   ToolCallApprovalRequested,
+  ToolCallProgress,
   ToolListItem,
   ToolSearch,
   ToolSpec,

@@ -24,6 +24,7 @@ export function testToolContext<S>(
   return {
     callId: "test-call",
     parentRunId: "test-run",
+    progress: () => undefined,
     signal: new AbortController().signal,
     settings,
     http: createHttpClient({

@@ -19,6 +19,12 @@ export interface ToolContext<S> {
   /** Secret values by name (GITHUB_TOKEN, ...). Never put them in output, errors or logs. */
   secret: SecretSource;
   now(): Date;
+  /**
+   * Reports how far the call is: `progress` out of `total` (when known), with a short note.
+   * Announced as ToolCallProgress, throttled; safe to call often, and a no-op where nothing
+   * listens. Never fails the call.
+   */
+  progress(progress: number, total?: number, message?: string): void;
 }
 
 export interface ToolOutcome<O> {

@@ -7,6 +7,7 @@ export const DETAIL_TYPES = [
   "ToolCallScheduled",
   "ToolResultReceived",
   "ToolCallApprovalRequested",
+  "ToolCallProgress",
 ] as const;
 export type DetailType = (typeof DETAIL_TYPES)[number];
 

@@ -120,6 +120,10 @@ function eventDetail(event: RunEvent): string {
       const { requestedBy, approval } = event.detail;
       return `awaiting approval until ${approval.expiresAt}, by ${requestedBy.id} (${requestedBy.role})`;
     }
+    case "ToolCallProgress": {
+      const { progress, total, message } = event.detail;
+      return `progress ${progress}${total === undefined ? "" : `/${total}`}${message ? `: ${message}` : ""}`;
+    }
     case "ToolResultReceived": {
       const detail = event.detail;
       const notes = [

@@ -1146,6 +1146,29 @@ export type RunEvent = {
       reasons: Array<string>;
     };
   };
+} | {
+  eventKey: string;
+  occurredAt: string;
+  detailType: "ToolCallProgress";
+  detail: {
+    /** `<run>/<call>/progress/<step>`: steps count up within the call. */
+    eventKey: string;
+    parentRunId: string;
+    callId: string;
+    toolId: string;
+    toolset: string;
+    /** How far the call is, in the tool's own units; grows with each step. */
+    progress: number;
+    reportedAt: string;
+    /** What `progress` counts up to, when the tool knows. */
+    total?: number;
+    message?: string;
+    trace?: {
+      traceId: string;
+      parentId: string;
+      sampled: boolean;
+    };
+  };
 };
 
 export type RunPolicies = {
@@ -1370,6 +1393,29 @@ export type StageEventsPage = ({
         allowed: boolean;
         /** Why it may not answer for this caller (selection's reasons); empty when allowed. */
         reasons: Array<string>;
+      };
+    };
+  } | {
+    eventKey: string;
+    occurredAt: string;
+    detailType: "ToolCallProgress";
+    detail: {
+      /** `<run>/<call>/progress/<step>`: steps count up within the call. */
+      eventKey: string;
+      parentRunId: string;
+      callId: string;
+      toolId: string;
+      toolset: string;
+      /** How far the call is, in the tool's own units; grows with each step. */
+      progress: number;
+      reportedAt: string;
+      /** What `progress` counts up to, when the tool knows. */
+      total?: number;
+      message?: string;
+      trace?: {
+        traceId: string;
+        parentId: string;
+        sampled: boolean;
       };
     };
   }>;
@@ -1618,6 +1664,26 @@ export type ToolCallApprovalRequested = {
     allowed: boolean;
     /** Why it may not answer for this caller (selection's reasons); empty when allowed. */
     reasons: Array<string>;
+  };
+};
+
+export type ToolCallProgress = {
+  /** `<run>/<call>/progress/<step>`: steps count up within the call. */
+  eventKey: string;
+  parentRunId: string;
+  callId: string;
+  toolId: string;
+  toolset: string;
+  /** How far the call is, in the tool's own units; grows with each step. */
+  progress: number;
+  reportedAt: string;
+  /** What `progress` counts up to, when the tool knows. */
+  total?: number;
+  message?: string;
+  trace?: {
+    traceId: string;
+    parentId: string;
+    sampled: boolean;
   };
 };
 

@@ -55,8 +55,8 @@ export function createRegisteredHandler(
       networkCapability,
       ...secretDetectors(names),
     ]);
-    return runCall(detail, runtime, spec, (claimed, now) =>
-      runWithPolicies(tool, claimed, { ...runtime, secret, capabilities, now }),
+    return runCall(detail, runtime, spec, (claimed, now, progress) =>
+      runWithPolicies(tool, claimed, { ...runtime, secret, capabilities, now, progress }),
     );
   };
 }

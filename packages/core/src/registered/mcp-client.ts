@@ -123,10 +123,17 @@ export async function listRemoteTools(
   });
 }
 
+/**
+ * `tools/call` on the server. With `onProgress`, the request asks for progress (the SDK sends a
+ * progress token) and the server's progress notifications for it are handed over as they are
+ * read; each one also restarts the request's timeout (the tool's own timeout still bounds the
+ * call through `signal`).
+ */
 export async function callRemoteTool(
   connection: McpConnection,
   name: string,
   input: unknown,
+  onProgress?: (progress: number, total?: number, message?: string) => void,
 ): Promise<CallToolResult> {
   return withSession(connection, async (client) => {
     const result = await client.callTool(
@@ -135,6 +142,13 @@ export async function callRemoteTool(
       {
         timeout: connection.timeoutMs,
         ...(connection.signal ? { signal: connection.signal } : {}),
+        ...(onProgress
+          ? {
+              onprogress: (step: { progress: number; total?: number; message?: string }) =>
+                onProgress(step.progress, step.total, step.message),
+              resetTimeoutOnProgress: true,
+            }
+          : {}),
       },
     );
     return result as CallToolResult;

@@ -26,6 +26,7 @@ export function mcpToolDefinition(spec: ToolSpec): AnyToolDefinition {
         ),
         implementation.remoteName,
         input,
+        context.progress,
       );
       return outcomeOf(result, spec.id, upstream);
     },

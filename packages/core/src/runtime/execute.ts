@@ -22,6 +22,8 @@ export async function executeTool(
     now: () => Date;
     http: HttpClient;
     secret: SecretSource;
+    /** Where the tool's progress goes (the call's throttled announcer); nowhere by default. */
+    progress?: (progress: number, total?: number, message?: string) => void;
   },
 ): Promise<Execution> {
   const id = tool.spec.id;
@@ -57,6 +59,7 @@ export async function executeTool(
         http: context.http,
         secret: context.secret,
         now: context.now,
+        progress: context.progress ?? (() => undefined),
       }),
       timedOut,
     ]);

@@ -2,6 +2,7 @@ import type { CallRecord } from "@toolbus/wire/model/call";
 import {
   approvalEventKey,
   occurredAtOf,
+  progressStepOf,
   type RunEvent,
   resultEventKey,
   scheduledEventKey,
@@ -26,6 +27,7 @@ const recordable = z.object({
       toolId: z.string().optional(),
       scheduledAt: z.string().optional(),
       completedAt: z.string().optional(),
+      reportedAt: z.string().optional(),
       status: z.string().optional(),
       output: z.unknown().optional(),
       failure: z.unknown().optional(),
@@ -55,7 +57,8 @@ export interface RecorderDeps {
  * authority: a `ToolCallScheduled` is recorded only for a call that was recorded with that
  * tool at that moment, and a `ToolResultReceived` only when it carries the stored result.
  * Both are written before they are announced, so a real event always finds its record
- * (the read is strongly consistent). A refused event is reported, not retried: asking again
+ * (the read is strongly consistent). A `ToolCallProgress` is recorded for a call that has
+ * started and whose result is not in the log yet: a step arriving after it is late, dropped. A refused event is reported, not retried: asking again
  * cannot change the answer.
  */
 export function createRecorder(deps: () => RecorderDeps | Promise<RecorderDeps>) {
@@ -64,13 +67,12 @@ export function createRecorder(deps: () => RecorderDeps | Promise<RecorderDeps>)
     const verified = await verifiedEvent(event, resolved);
     if (!verified) return;
     const { call, entry } = verified;
-    // A result never comes first in the log: one that arrives before its call's scheduling
-    // (which is retried or announced again, and so late) brings it, rebuilt from the record.
-    // The log keeps each once, so the scheduling arriving after is left out.
-    await resolved.events.append(
-      call,
-      entry.detailType === "ToolResultReceived" ? [scheduledEntry(call), entry] : [entry],
-    );
+    // A result (or a progress step) never comes first in the log: one that arrives before its
+    // call's scheduling (which is retried or announced again, and so late) brings it, rebuilt
+    // from the record. The log keeps each once, so the scheduling arriving after is left out.
+    const bringsScheduling =
+      entry.detailType === "ToolResultReceived" || entry.detailType === "ToolCallProgress";
+    await resolved.events.append(call, bringsScheduling ? [scheduledEntry(call), entry] : [entry]);
   };
 }
 
@@ -140,6 +142,18 @@ function mismatch(event: Recordable, call: CallRecord | undefined): string | und
   if (event["detail-type"] === "ToolCallScheduled") {
     if (detail.eventKey !== scheduledEventKey(call.parentRunId, call.callId)) return "wrong key";
     if (detail.scheduledAt !== call.scheduledAt) return "its time is not the call's";
+    return undefined;
+  }
+  if (event["detail-type"] === "ToolCallProgress") {
+    if (progressStepOf(detail.eventKey, call.parentRunId, call.callId) === undefined) {
+      return "wrong key";
+    }
+    if (call.status === "pending" || call.status === "awaiting_approval") {
+      return "the call has not started";
+    }
+    if (call.resultPublishedAt !== undefined || call.resultLogSeq !== undefined) {
+      return "the call's result is logged already";
+    }
     return undefined;
   }
   if (event["detail-type"] === "ToolCallApprovalRequested") {

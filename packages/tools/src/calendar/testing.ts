@@ -66,6 +66,7 @@ export function calendarContext(
   return {
     callId: "call-1",
     parentRunId: "run-1",
+    progress: () => undefined,
     signal: options.signal ?? new AbortController().signal,
     settings: calendarSettings.parse(settings),
     http: createHttpClient({

@@ -113,6 +113,7 @@ function context(signal = new AbortController().signal): ToolContext<undefined> 
   return {
     callId: "call-1",
     parentRunId: "run-1",
+    progress: () => undefined,
     signal,
     settings: undefined,
     http,

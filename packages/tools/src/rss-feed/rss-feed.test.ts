@@ -157,6 +157,7 @@ function context(settings: RssFeedSettings = {}, http = client()): ToolContext<R
   return {
     callId: "call-1",
     parentRunId: "run-1",
+    progress: () => undefined,
     signal: new AbortController().signal,
     settings,
     http,

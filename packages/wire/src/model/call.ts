@@ -42,6 +42,9 @@ export type Citation = z.infer<typeof citation>;
  * The W3C trace a call belongs to (observability/trace-context.ts): the caller's trace id and
  * span, or a trace started when the call came without one. Carried by both events.
  */
+/** Longest message a call's progress step (ToolCallProgress) carries; a longer one is cut. */
+export const MAX_PROGRESS_MESSAGE = 500;
+
 export const traceContext = z.object({
   traceId: z.string().regex(/^[0-9a-f]{32}$/),
   parentId: z.string().regex(/^[0-9a-f]{16}$/),
@@ -161,5 +164,10 @@ export const callRecord = z.object({
   scheduledLogSeq: z.number().int().positive().optional(),
   resultLogSeq: z.number().int().positive().optional(),
   approvalLogSeq: z.number().int().positive().optional(),
+  /**
+   * The last ToolCallProgress step in the run's log: a step at or below it is not logged again
+   * (a redelivery, or a step overtaken by a later one), nor is any step once the result is.
+   */
+  progressLogStep: z.number().int().positive().optional(),
 });
 export type CallRecord = z.infer<typeof callRecord>;

@@ -1,7 +1,11 @@
 import * as z from "zod";
 import { callResult, fallbackAccess, principal, traceContext } from "./call";
 import { callId, runId, toolId, toolsetName } from "./ids";
+import { toolCallProgress } from "./progress-event";
 import { runBudget } from "./run";
+
+export { MAX_PROGRESS_MESSAGE } from "./call";
+export { type ToolCallProgress, toolCallProgress } from "./progress-event";
 
 export const toolCallScheduled = z.object({
   eventKey: z.string().min(1),
@@ -51,23 +55,30 @@ export const EVENT_SCHEMAS = {
   ToolCallScheduled: toolCallScheduled,
   ToolResultReceived: toolResultReceived,
   ToolCallApprovalRequested: toolCallApprovalRequested,
+  ToolCallProgress: toolCallProgress,
 } as const;
 
 /** One entry of a run's event log: the event as published, with its detail type. */
 export const runEvent = z.object({
   eventKey: z.string(),
-  detailType: z.enum(["ToolCallScheduled", "ToolResultReceived", "ToolCallApprovalRequested"]),
+  detailType: z.enum([
+    "ToolCallScheduled",
+    "ToolResultReceived",
+    "ToolCallApprovalRequested",
+    "ToolCallProgress",
+  ]),
   occurredAt: z.string(),
   detail: z.record(z.string(), z.unknown()),
 });
 export type RunEvent = z.infer<typeof runEvent>;
 
 /**
- * When an event happened: a scheduling's `scheduledAt`, a result's `completedAt`, else the time
- * the bus gives it. Every place that keeps or sends an event dates it by this one rule.
+ * When an event happened: a scheduling's `scheduledAt`, a result's `completedAt`, a progress
+ * step's `reportedAt`, else the time the bus gives it. Every place that keeps or sends an event
+ * dates it by this one rule.
  */
 export function occurredAtOf(detail: Record<string, unknown>, time: string): string {
-  const at = detail.scheduledAt ?? detail.completedAt;
+  const at = detail.scheduledAt ?? detail.completedAt ?? detail.reportedAt;
   return typeof at === "string" ? at : time;
 }
 
@@ -78,3 +89,17 @@ export const resultEventKey = (runIdValue: string, callIdValue: string) =>
   `${runIdValue}/${callIdValue}/result`;
 export const approvalEventKey = (runIdValue: string, callIdValue: string) =>
   `${runIdValue}/${callIdValue}/approval`;
+export const progressEventKey = (runIdValue: string, callIdValue: string, step: number) =>
+  `${runIdValue}/${callIdValue}/progress/${step}`;
+
+/** The step of a progress event's key for this call, or undefined when the key is not one. */
+export function progressStepOf(
+  eventKey: string,
+  runIdValue: string,
+  callIdValue: string,
+): number | undefined {
+  const prefix = `${runIdValue}/${callIdValue}/progress/`;
+  if (!eventKey.startsWith(prefix)) return undefined;
+  const step = eventKey.slice(prefix.length);
+  return /^[1-9][0-9]{0,14}$/.test(step) ? Number(step) : undefined;
+}

@@ -20,14 +20,18 @@ export { type ContentBlock, contentBlock, describeContent } from "./content";
 export {
   approvalEventKey,
   EVENT_SCHEMAS,
+  MAX_PROGRESS_MESSAGE,
+  progressEventKey,
   type RunEvent,
   resultEventKey,
   runEvent,
   scheduledEventKey,
   type ToolCallApprovalRequested,
+  type ToolCallProgress,
   type ToolCallScheduled,
   type ToolResultReceived,
   toolCallApprovalRequested,
+  toolCallProgress,
   toolCallScheduled,
   toolResultReceived,
 } from "./events";

@@ -20,6 +20,10 @@ export const typedRunEvent = z.discriminatedUnion("detailType", [
     detailType: z.literal("ToolCallApprovalRequested"),
     detail: EVENT_SCHEMAS.ToolCallApprovalRequested,
   }),
+  runEvent.extend({
+    detailType: z.literal("ToolCallProgress"),
+    detail: EVENT_SCHEMAS.ToolCallProgress,
+  }),
 ]);
 
 export const runEventsQuery = z.object({

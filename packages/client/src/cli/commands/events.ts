@@ -210,7 +210,9 @@ function listenRow(event: RunEvent, outcome: ForwardOutcome | undefined): string
       ? event.detail.status
       : event.detailType === "ToolCallScheduled"
         ? "scheduled"
-        : "awaiting";
+        : event.detailType === "ToolCallProgress"
+          ? "running"
+          : "awaiting";
   return [
     event.occurredAt,
     event.detailType,

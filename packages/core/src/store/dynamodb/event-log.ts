@@ -6,7 +6,7 @@ import { type DynamoStoreOptions, guard, parseInput, parseStored, queryAll } fro
 import { nextWake, wakeFollowers } from "./followers";
 import { LOG_PREFIX, logSeqOf, runLogKeyCondition, runPartition } from "./items";
 import { decodeJsonFields } from "./json-text";
-import { LOG_JSON_FIELDS, LOG_SEQ_ATTRIBUTE } from "./log-requests";
+import { LOG_JSON_FIELDS, unloggedEvents } from "./log-requests";
 import { logWriter } from "./log-writer";
 
 export const DEFAULT_EVENT_PAGE = 100;
@@ -32,9 +32,7 @@ export class DynamoEventLog implements EventLog {
   async append(call: CallRecord, events: RunEvent[]): Promise<void> {
     const parsed = events.map((event) => parseInput(runEvent, event, "event"));
     for (const event of parsed) checkTime(event.occurredAt);
-    const unlogged = parsed.filter(
-      (event) => call[LOG_SEQ_ATTRIBUTE[event.detailType]] === undefined,
-    );
+    const unlogged = unloggedEvents(call, parsed);
     if (unlogged.length === 0) return;
     await guard("events.append", this.#options.tableName, () =>
       logWriter(this.#options).submit({ call, events: unlogged }),

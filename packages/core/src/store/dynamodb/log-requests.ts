@@ -1,5 +1,5 @@
 import type { CallRecord } from "@toolbus/wire/model/call";
-import type { RunEvent } from "@toolbus/wire/model/events";
+import { progressStepOf, type RunEvent } from "@toolbus/wire/model/events";
 
 /** A call's events to log, in order, none of them logged yet as far as the caller knows. */
 export interface LogRequest {
@@ -7,12 +7,49 @@ export interface LogRequest {
   events: RunEvent[];
 }
 
-/** Where each detail type's place in the log is kept on the call record. */
+/** The detail types a call announces once: its record keeps where each sits in the log. */
+export type OnceDetailType = Exclude<RunEvent["detailType"], "ToolCallProgress">;
+
+/** Where each once-only detail type's place in the log is kept on the call record. */
 export const LOG_SEQ_ATTRIBUTE = {
   ToolCallScheduled: "scheduledLogSeq",
   ToolResultReceived: "resultLogSeq",
   ToolCallApprovalRequested: "approvalLogSeq",
-} as const satisfies Record<RunEvent["detailType"], keyof CallRecord>;
+} as const satisfies Record<OnceDetailType, keyof CallRecord>;
+
+/** The step of a progress event of this call (0 when its key is not a progress key). */
+export function progressStep(call: CallRecord, event: RunEvent): number {
+  return progressStepOf(event.eventKey, call.parentRunId, call.callId) ?? 0;
+}
+
+/**
+ * What of `events` the call record does not show logged, in the order the log wants: each
+ * once-only event once (and not if marked), progress steps counting up past the last logged
+ * one and none once the result is logged, every progress step before the result.
+ */
+export function unloggedEvents(call: CallRecord, events: RunEvent[]): RunEvent[] {
+  const resultLogged = call.resultLogSeq !== undefined || call.resultPublishedAt !== undefined;
+  let lastStep = call.progressLogStep ?? 0;
+  const seen = new Set<string>();
+  const kept: RunEvent[] = [];
+  for (const event of events) {
+    if (event.detailType === "ToolCallProgress") {
+      const step = progressStep(call, event);
+      if (resultLogged || step <= lastStep) continue;
+      lastStep = step;
+    } else {
+      if (call[LOG_SEQ_ATTRIBUTE[event.detailType]] !== undefined) continue;
+      if (seen.has(event.detailType)) continue;
+      seen.add(event.detailType);
+    }
+    kept.push(event);
+  }
+  // Progress is reported while the call runs: a step arriving with its result goes first.
+  return [
+    ...kept.filter((event) => event.detailType !== "ToolResultReceived"),
+    ...kept.filter((event) => event.detailType === "ToolResultReceived"),
+  ];
+}
 
 /** An event's detail carries a call's input or result: JSON text (see json-text.ts). */
 export const LOG_JSON_FIELDS = ["detail"];
@@ -27,10 +64,7 @@ export function mergeByCall(requests: LogRequest[]): LogRequest[] {
     const events = [...(known?.events ?? []), ...request.events];
     merged.set(callKeyOf(request.call), {
       call: request.call,
-      events: events.filter(
-        (event, index) =>
-          events.findIndex((other) => other.detailType === event.detailType) === index,
-      ),
+      events: unloggedEvents(request.call, events),
     });
   }
   return [...merged.values()];

@@ -12,6 +12,8 @@ import {
   LOG_SEQ_ATTRIBUTE,
   type LogRequest,
   mergeByCall,
+  progressStep,
+  unloggedEvents,
 } from "./log-requests";
 import { perTable } from "./per-table";
 import { recentCalls } from "./recent-calls";
@@ -155,9 +157,7 @@ async function appendAlone(options: DynamoStoreOptions, request: LogRequest): Pr
       if (reasons.at(-1) === "ConditionalCheckFailed") {
         // The call is marked already (or gone): what is left to log is what it does not say.
         const stored = await readCall(options, call);
-        events = events.filter(
-          (event) => stored[LOG_SEQ_ATTRIBUTE[event.detailType]] === undefined,
-        );
+        events = unloggedEvents(stored, events);
         call = stored;
         if (!stored.result && events.some((event) => event.detailType === "ToolResultReceived")) {
           throw new ValidationError("A result is logged only for a call that has one.", {
@@ -237,6 +237,10 @@ async function transact(options: DynamoStoreOptions, requests: LogRequest[]): Pr
 function markedFields(request: LogRequest, seqs: number[], at: string) {
   const fields: Partial<CallRecord> = {};
   request.events.forEach((event, index) => {
+    if (event.detailType === "ToolCallProgress") {
+      fields.progressLogStep = progressStep(request.call, event);
+      return;
+    }
     fields[LOG_SEQ_ATTRIBUTE[event.detailType]] = seqs[index];
     if (event.detailType === "ToolResultReceived") {
       fields.resultPublishedAt = at;
@@ -248,7 +252,7 @@ function markedFields(request: LogRequest, seqs: number[], at: string) {
 /**
  * The call's marks, each only if not set: a second logging of one event cancels the
  * transaction instead of writing a second entry. Logging the result takes the call off the
- * outbox index.
+ * outbox index. Progress steps only count up, and none is logged after the result.
  */
 function markCall(request: LogRequest, seqs: number[], at: string) {
   const names: Record<string, string> = {};
@@ -256,7 +260,22 @@ function markCall(request: LogRequest, seqs: number[], at: string) {
   const sets: string[] = [];
   const conditions = ["attribute_exists(pk)"];
   let leavesIndex = false;
+  const steps = request.events
+    .filter((event) => event.detailType === "ToolCallProgress")
+    .map((event) => progressStep(request.call, event));
+  if (steps.length > 0) {
+    names["#progressLogStep"] = "progressLogStep";
+    values[":firstStep"] = Math.min(...steps);
+    values[":lastStep"] = Math.max(...steps);
+    sets.push("#progressLogStep = :lastStep");
+    conditions.push("(attribute_not_exists(#progressLogStep) OR #progressLogStep < :firstStep)");
+    if (!request.events.some((event) => event.detailType === "ToolResultReceived")) {
+      names["#resultLogSeq"] = LOG_SEQ_ATTRIBUTE.ToolResultReceived;
+      conditions.push("attribute_not_exists(#resultLogSeq)");
+    }
+  }
   request.events.forEach((event, index) => {
+    if (event.detailType === "ToolCallProgress") return;
     const attribute = LOG_SEQ_ATTRIBUTE[event.detailType];
     names[`#${attribute}`] = attribute;
     values[`:${attribute}`] = seqs[index];

@@ -1,8 +1,10 @@
-import type { CallRecord, CallResult } from "@toolbus/wire/model/call";
+import { type CallRecord, type CallResult, MAX_PROGRESS_MESSAGE } from "@toolbus/wire/model/call";
 import {
   approvalEventKey,
+  progressEventKey,
   resultEventKey,
   scheduledEventKey,
+  type ToolCallProgress,
   type ToolCallScheduled,
   type ToolResultReceived,
 } from "@toolbus/wire/model/events";
@@ -10,6 +12,7 @@ import { fitResultEvent } from "../../../events/size";
 import type { EventSink, OutgoingEvent } from "../../../ports";
 import { EVENT_SOURCE } from "../../../wiring";
 import { decideUrl } from "../status";
+import type { ProgressReport } from "./progress";
 
 /*
  * Every event a call announces, built from the call record, whoever announces it (the API,
@@ -113,4 +116,30 @@ export async function announceApprovalRequested(bus: EventSink, call: CallRecord
       },
     },
   ]);
+}
+
+/**
+ * ToolCallProgress of a running call's step: keyed by the step's number in the call, so the
+ * same step announced again is logged once, and a later step supersedes it.
+ */
+export function progressEvent(
+  call: Pick<CallRecord, "parentRunId" | "callId" | "toolId" | "toolset" | "trace">,
+  step: number,
+  report: ProgressReport,
+): OutgoingEvent {
+  const detail: ToolCallProgress = {
+    eventKey: progressEventKey(call.parentRunId, call.callId, step),
+    parentRunId: call.parentRunId,
+    callId: call.callId,
+    toolId: call.toolId,
+    toolset: call.toolset,
+    progress: report.progress,
+    ...(Number.isFinite(report.total) ? { total: report.total } : {}),
+    ...(typeof report.message === "string" && report.message
+      ? { message: report.message.slice(0, MAX_PROGRESS_MESSAGE) }
+      : {}),
+    reportedAt: report.reportedAt,
+    ...(call.trace ? { trace: call.trace } : {}),
+  };
+  return { detailType: "ToolCallProgress", detail };
 }

@@ -9,11 +9,20 @@ export {
   announceFinished,
   announceResult,
   announceScheduled,
+  progressEvent,
   type ScheduledEnvelope,
   scheduledDetail,
   scheduledEnvelope,
 } from "./announce";
 export { type DecisionDeps, decideApproval, expireApprovals } from "./decide";
+export {
+  PROGRESS_WINDOW_MS,
+  type ProgressReport,
+  type ProgressThrottle,
+  type ReportProgress,
+  type ThrottleClock,
+  throttleProgress,
+} from "./progress";
 export {
   type CallStart,
   callStart,

@@ -4,7 +4,8 @@ import type { ToolPolicy } from "@toolbus/wire/model/policy";
 import { type CallObservers, reportFinished } from "../../../observability/calls";
 import { fallbackLogger } from "../../../observability/log";
 import type { CallStore, EventSink } from "../../../ports";
-import { announceFinished, announceResult } from "./announce";
+import { announceFinished, announceResult, progressEvent } from "./announce";
+import { type ProgressReport, type ReportProgress, throttleProgress } from "./progress";
 import { claimDeadline, type Produced, type RunFacts, ranResult, storeResult } from "./records";
 
 export interface RunDeps extends CallObservers {
@@ -45,13 +46,15 @@ const ANNOUNCE_START_WITHIN_MS = 20;
  * the call is claimed first (PENDING -> RUNNING, conditional): a duplicate delivery finds it
  * claimed and runs nothing, but finishes a publish an earlier delivery was stopped before. A
  * direct call was claimed when it was made (`initialStatus`), and its start is announced here.
- * Then: run, store the result, announce it. Resolves with the finished call.
+ * Then: run, store the result, announce it. Resolves with the finished call. What the tool
+ * reports on the way is announced as ToolCallProgress (throttled, best effort), never after
+ * the result.
  */
 export async function runCall(
   detail: ToolCallScheduled,
   deps: RunDeps,
   policy: Pick<ToolPolicy, "timeoutMs" | "cache">,
-  run: (call: RunnableCall, now: () => Date) => Promise<RunOutcome>,
+  run: (call: RunnableCall, now: () => Date, progress: ReportProgress) => Promise<RunOutcome>,
 ): Promise<CallRecord | undefined> {
   const { calls, bus, now = () => new Date() } = deps;
   const direct = detail.dispatch === "direct";
@@ -66,9 +69,12 @@ export async function runCall(
     return undefined;
   }
   const start = direct ? announceStartSoon(detail, deps) : undefined;
+  const progress = progressAnnouncer(detail, deps, start);
   try {
     const started = performance.now();
-    const { execution, ...facts } = await run(claimed, now);
+    const { execution, ...facts } = await run(claimed, now, progress.report).finally(
+      progress.close,
+    );
     const durationMs = Math.round(performance.now() - started);
     const result = ranResult(claimed, execution, { ...facts, durationMs }, now());
     const completed = await storeResult(calls, claimed, result, now(), deps.log);
@@ -76,12 +82,48 @@ export async function runCall(
     if (!completed) return undefined;
     // Counted once stored, before the caller is answered, whatever the announcing does.
     reportFinished(deps, completed, { cacheable: policy.cache !== undefined });
-    if (start?.cancel()) await announceFinished(bus, completed);
+    if (start?.cancel() || progress.startOwed()) await announceFinished(bus, completed);
     else await announceResult(bus, completed, completed.result ?? result);
     return completed;
   } finally {
     start?.cancel();
   }
+}
+
+/**
+ * The call's progress reporter: each step numbered, throttled, published best effort. A direct
+ * call's start not announced yet goes out with the first step, so no step comes before it.
+ */
+function progressAnnouncer(
+  detail: ToolCallScheduled,
+  deps: RunDeps,
+  start: ReturnType<typeof announceStartSoon> | undefined,
+) {
+  const now = deps.now ?? (() => new Date());
+  let steps = 0;
+  let startOwed = false;
+  const throttle = throttleProgress<ProgressReport>(async (report) => {
+    // A start that did not go out yet goes first, with this step or, failing that, later.
+    startOwed ||= start?.cancel() === true;
+    try {
+      await deps.bus.publish([
+        ...(startOwed ? [{ detailType: "ToolCallScheduled" as const, detail }] : []),
+        progressEvent(detail, ++steps, report),
+      ]);
+      startOwed = false;
+    } catch (error) {
+      (deps.log ?? fallbackLogger()).warn("A call's progress could not be announced", {
+        callId: detail.callId,
+        error,
+      });
+    }
+  });
+  const report: ReportProgress = (progress, total, message) => {
+    if (Number.isFinite(progress)) {
+      throttle.report({ progress, total, message, reportedAt: now().toISOString() });
+    }
+  };
+  return { report, close: throttle.close, startOwed: () => startOwed };
 }
 
 /**
