@@ -16,10 +16,9 @@ import {
   DynamoCallStore,
   DynamoEventLog,
 } from "../packages/core/src/store/dynamodb";
-import { createTableInput } from "../packages/core/src/store/table";
 import type { CallRecord } from "../packages/wire/src/model/call";
 import { succeededResult } from "./support/calls";
-import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
+import { createToolbusTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
 import { type McpUpstream, type RemoteToolFixture, startMcpUpstream } from "./support/mcp-upstream";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
@@ -302,8 +301,7 @@ describe("the recorder and progress", () => {
   let log: DynamoEventLog;
 
   beforeAll(async () => {
-    const { TableName: _unused, ...definition } = createTableInput("unused");
-    table = await createTestTable(client, { ...definition, namePrefix: "progress" });
+    table = await createToolbusTestTable(client, "progress");
     calls = new DynamoCallStore({ client: documents, tableName: table.tableName });
     log = new DynamoEventLog({ client: documents, tableName: table.tableName });
   });

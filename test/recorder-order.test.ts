@@ -6,10 +6,9 @@ import {
   DynamoCallStore,
   DynamoEventLog,
 } from "../packages/core/src/store/dynamodb";
-import { createTableInput } from "../packages/core/src/store/table";
 import type { CallRecord } from "../packages/wire/src/model/call";
 import { finishedCall as recordFinished, succeededResult } from "./support/calls";
-import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
+import { createToolbusTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
 
 const client = testDynamoDbClient();
 const documents = createDocumentClient(client);
@@ -18,8 +17,7 @@ let calls: DynamoCallStore;
 let log: DynamoEventLog;
 
 beforeAll(async () => {
-  const { TableName: _unused, ...definition } = createTableInput("unused");
-  table = await createTestTable(client, { ...definition, namePrefix: "recorder-order" });
+  table = await createToolbusTestTable(client, "recorder-order");
   calls = new DynamoCallStore({ client: documents, tableName: table.tableName });
   log = new DynamoEventLog({ client: documents, tableName: table.tableName });
 });

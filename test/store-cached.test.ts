@@ -15,9 +15,8 @@ import {
   DynamoResultCache,
 } from "../packages/core/src/store/dynamodb";
 import { hashKey } from "../packages/core/src/store/dynamodb/keys";
-import { createTableInput } from "../packages/core/src/store/table";
 import { toolSpecOf } from "../packages/core/src/tool-definition";
-import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
+import { createToolbusTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
 
 const client = testDynamoDbClient();
 const documents = createDocumentClient(client);
@@ -25,8 +24,7 @@ let table: TestTable;
 let options: { client: typeof documents; tableName: string };
 
 beforeAll(async () => {
-  const { TableName: _unused, ...definition } = createTableInput("unused");
-  table = await createTestTable(client, { ...definition, namePrefix: "store-cached" });
+  table = await createToolbusTestTable(client, "store-cached");
   options = { client: documents, tableName: table.tableName };
 });
 

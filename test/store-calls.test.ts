@@ -12,7 +12,12 @@ import {
 import { ensureTable } from "../packages/core/src/store/ensure-table";
 import { createTableInput } from "../packages/core/src/store/table";
 import type { CallRecord, CallResult } from "../packages/wire/src/model/call";
-import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
+import {
+  createTestTable,
+  createToolbusTestTable,
+  type TestTable,
+  testDynamoDbClient,
+} from "./support/dynamodb";
 
 const client = testDynamoDbClient();
 const documents = createDocumentClient(client);
@@ -20,8 +25,7 @@ let table: TestTable;
 let calls: DynamoCallStore;
 
 beforeAll(async () => {
-  const { TableName: _unused, ...definition } = createTableInput("unused");
-  table = await createTestTable(client, { ...definition, namePrefix: "store-calls" });
+  table = await createToolbusTestTable(client, "store-calls");
   calls = new DynamoCallStore({ client: documents, tableName: table.tableName });
 });
 
@@ -239,10 +243,7 @@ describe("DynamoCallStore", () => {
 
   it("lists only running calls whose deadline has passed, oldest deadline first", async () => {
     // A table of its own: other tests leave running calls behind.
-    const own = await createTestTable(client, {
-      ...(({ TableName: _unused, ...rest }) => rest)(createTableInput("unused")),
-      namePrefix: "store-stuck",
-    });
+    const own = await createToolbusTestTable(client, "store-stuck");
     try {
       const store = new DynamoCallStore({ client: documents, tableName: own.tableName });
       const claimed = async (deadlineAt: string) => {

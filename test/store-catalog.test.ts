@@ -7,14 +7,13 @@ import {
   DynamoCapabilityStore,
   DynamoCatalogStore,
 } from "../packages/core/src/store/dynamodb";
-import { createTableInput } from "../packages/core/src/store/table";
 import {
   type ToolSpec,
   type ToolSpecInput,
   type ToolsetSpec,
   toolSpec,
 } from "../packages/wire/src/model/tool";
-import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
+import { createToolbusTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
 
 const client = testDynamoDbClient();
 const documents = createDocumentClient(client);
@@ -22,8 +21,7 @@ let table: TestTable;
 let catalog: DynamoCatalogStore;
 
 beforeAll(async () => {
-  const { TableName: _unused, ...definition } = createTableInput("unused");
-  table = await createTestTable(client, { ...definition, namePrefix: "store-catalog" });
+  table = await createToolbusTestTable(client, "store-catalog");
   catalog = new DynamoCatalogStore({ client: documents, tableName: table.tableName });
 });
 

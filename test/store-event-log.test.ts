@@ -10,11 +10,10 @@ import {
   encodeCursor,
   storeOptions,
 } from "../packages/core/src/store/dynamodb";
-import { createTableInput } from "../packages/core/src/store/table";
 import type { CallRecord } from "../packages/wire/src/model/call";
 import type { RunEvent } from "../packages/wire/src/model/events";
 import { finishedCall as recordFinished, succeededResult } from "./support/calls";
-import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
+import { createToolbusTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
 
 const client = testDynamoDbClient();
 const documents = createDocumentClient(client);
@@ -23,8 +22,7 @@ let log: DynamoEventLog;
 let calls: DynamoCallStore;
 
 beforeAll(async () => {
-  const { TableName: _unused, ...definition } = createTableInput("unused");
-  table = await createTestTable(client, { ...definition, namePrefix: "store-events" });
+  table = await createToolbusTestTable(client, "store-events");
   log = new DynamoEventLog({ client: documents, tableName: table.tableName });
   calls = new DynamoCallStore({ client: documents, tableName: table.tableName });
 });

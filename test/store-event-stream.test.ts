@@ -3,9 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDocumentClient } from "../packages/core/src/store/dynamodb";
 import { DynamoEventStream } from "../packages/core/src/store/dynamodb/event-stream";
 import { STREAM_HEAD_KEY, streamChunkKey } from "../packages/core/src/store/dynamodb/items";
-import { createTableInput } from "../packages/core/src/store/table";
 import type { RunEvent } from "../packages/wire/src/model/events";
-import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
+import { createToolbusTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
 
 /**
  * The stage-wide stream on DynamoDB Local: places handed out densely and in order, a head that
@@ -17,8 +16,7 @@ const documents = createDocumentClient(client);
 const tables: TestTable[] = [];
 
 async function freshTable(): Promise<string> {
-  const { TableName: _unused, ...definition } = createTableInput("unused");
-  const table = await createTestTable(client, { ...definition, namePrefix: "stream" });
+  const table = await createToolbusTestTable(client, "stream");
   tables.push(table);
   return table.tableName;
 }

@@ -3,8 +3,7 @@ import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConflictError, NotFoundError, ValidationError } from "../packages/core/src/errors";
 import { createDocumentClient, DynamoKeyStore } from "../packages/core/src/store/dynamodb";
-import { createTableInput } from "../packages/core/src/store/table";
-import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
+import { createToolbusTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
 
 const client = testDynamoDbClient();
 const documents = createDocumentClient(client);
@@ -12,8 +11,7 @@ let table: TestTable;
 let keys: DynamoKeyStore;
 
 beforeAll(async () => {
-  const { TableName: _unused, ...definition } = createTableInput("unused");
-  table = await createTestTable(client, { ...definition, namePrefix: "store-keys" });
+  table = await createToolbusTestTable(client, "store-keys");
   keys = new DynamoKeyStore({ client: documents, tableName: table.tableName });
 });
 

@@ -10,11 +10,10 @@ import {
   DynamoDeliveryStore,
   DynamoSubscriptionStore,
 } from "../packages/core/src/store/dynamodb/subscriptions";
-import { createTableInput } from "../packages/core/src/store/table";
 import { targetSender } from "../packages/core/src/subscriptions/targets";
 import type { Principal } from "../packages/wire/src/model/call";
 import { webhookIdOf } from "../packages/wire/src/webhooks/signature";
-import { createTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
+import { createToolbusTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
 
 /**
  * The retry schedule, dead letters, redrive and auto-pause, driven by a clock the test moves:
@@ -70,8 +69,7 @@ function event(runId: string) {
 }
 
 beforeAll(async () => {
-  const { TableName: _unused, ...definition } = createTableInput("unused");
-  table = await createTestTable(client, { ...definition, namePrefix: "deliveries" });
+  table = await createToolbusTestTable(client, "deliveries");
   receiver = await startUpstream((_request, response) => {
     const next = answers.shift() ?? 204;
     const [status, headers] = Array.isArray(next) ? next : [next, {}];

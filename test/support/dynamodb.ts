@@ -11,6 +11,7 @@ import {
 } from "@aws-sdk/client-dynamodb";
 import { localDynamoDbClient } from "@toolbus/local/dynamodb";
 import { inject } from "vitest";
+import { createTableInput } from "../../packages/core/src/store/table";
 import "../setup/context";
 
 export interface TestTableDefinition extends Partial<Omit<CreateTableCommandInput, "TableName">> {
@@ -34,6 +35,15 @@ const DEFAULT_KEY_ATTRIBUTES: AttributeDefinition[] = [
   { AttributeName: "pk", AttributeType: "S" },
   { AttributeName: "sk", AttributeType: "S" },
 ];
+
+/** A table laid out as the stacks make Toolbus's own (keys, indexes, TTL), under a random name. */
+export function createToolbusTestTable(
+  client: DynamoDBClient,
+  namePrefix: string,
+): Promise<TestTable> {
+  const { TableName: _unused, ...definition } = createTableInput("unused");
+  return createTestTable(client, { ...definition, namePrefix });
+}
 
 /** A client for the DynamoDB Local started by test/setup/global.ts. */
 export function testDynamoDbClient(): DynamoDBClient {
