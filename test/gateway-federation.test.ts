@@ -87,6 +87,7 @@ let delta: Upstream;
 let system: TestToolbus;
 let api: ApiServer;
 let memberKey: string;
+let viewerKey: string;
 
 beforeAll(async () => {
   alpha = await startServer((server) => {
@@ -166,6 +167,12 @@ beforeAll(async () => {
   });
   expect(created.status).toBe(201);
   memberKey = ((await created.json()) as { key: string }).key;
+  const viewer = await system.request("/v1/keys", {
+    method: "POST",
+    json: { name: "federation-viewer", role: "viewer" },
+  });
+  expect(viewer.status).toBe(201);
+  viewerKey = ((await viewer.json()) as { key: string }).key;
   api = await serveApi(system.app, { port: 0 });
 }, 60_000);
 
@@ -279,6 +286,33 @@ describe("registered servers' prompts and resources through /mcp (2025-11-25)", 
       expect(delta.methods).not.toContain("prompts/list");
       expect(delta.methods).toContain("resources/list");
       expect(alpha.methods).toContain("prompts/list");
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe("a viewer, who may list but not call", () => {
+  it("lists prompts and resources, but may not have a server asked with its credential", async () => {
+    const client = await legacyClient(viewerKey);
+    try {
+      const { prompts } = await client.listPrompts();
+      expect(prompts.map((prompt) => prompt.name)).toContain("greet");
+      const { resources } = await client.listResources();
+      const uri = resources[0]?.uri;
+      expect(uri).toBeDefined();
+      const asked = () =>
+        [alpha, beta, delta]
+          .flatMap((server) => server.methods)
+          .filter((method) => ["resources/read", "prompts/get"].includes(method)).length;
+      const before = asked();
+      await expect(client.readResource({ uri: String(uri) })).rejects.toMatchObject({
+        message: expect.stringMatching(/needs the member role/),
+      });
+      await expect(client.getPrompt({ name: "greet" })).rejects.toMatchObject({
+        message: expect.stringMatching(/needs the member role/),
+      });
+      expect(asked()).toBe(before);
     } finally {
       await client.close();
     }

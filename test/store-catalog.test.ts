@@ -49,6 +49,23 @@ const tool = (overrides: Partial<ToolSpecInput> & { id: string; toolset: string 
   });
 
 describe("DynamoCatalogStore", () => {
+  it("reads an MCP tool stored with the output schema registration used to make up as having none", async () => {
+    const madeUp = {
+      type: "object",
+      properties: { content: { type: "array", items: { type: "object" } } },
+      required: ["content"],
+    };
+    const mcp = { kind: "mcp" as const, url: "https://mcp.example/mcp", remoteName: "t" };
+    await catalog.putTool(
+      tool({ id: "older_mcp_tool", toolset: "older", implementation: mcp, outputSchema: madeUp }),
+    );
+    expect(await catalog.getTool("older_mcp_tool")).not.toHaveProperty("outputSchema");
+    // The same schema on a tool that is not an MCP server's, or one the server declared
+    // itself in another form, is kept.
+    await catalog.putTool(tool({ id: "own_schema_tool", toolset: "older", outputSchema: madeUp }));
+    expect((await catalog.getTool("own_schema_tool"))?.outputSchema).toEqual(madeUp);
+  });
+
   it("stores a tool and reads it back equal, at revision 1", async () => {
     const spec = tool({
       id: "roundtrip_tool",

@@ -1,5 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { contentBlock, describeContent } from "@toolbus/wire/model/content";
+import { MAX_RESULT_BYTES } from "@toolbus/wire/model/call";
+import { type ContentBlock, contentBlock, describeContent } from "@toolbus/wire/model/content";
 import { Failures } from "@toolbus/wire/model/failure";
 import type { ToolSpec } from "@toolbus/wire/model/tool";
 import * as z from "zod";
@@ -40,6 +41,19 @@ export function mcpToolDefinition(spec: ToolSpec): AnyToolDefinition {
  * reads only text learns of the blocks.
  */
 function outcomeOf(result: CallToolResult, toolId: string, upstream: string) {
+  if (result.isError) {
+    // The server's own words, whatever else its blocks hold.
+    const words = result.content
+      .flatMap((block) => (block.type === "text" ? [block.text] : []))
+      .join("\n")
+      .trim();
+    throw new ToolFailure(
+      Failures.upstreamError(
+        `${upstream} reported an error from ${toolId}: ${words || "no details"}`.slice(0, 1000),
+        { retryable: false, recovery: "correct_call" },
+      ),
+    );
+  }
   const content = contentBlocks.safeParse(result.content);
   if (!content.success) {
     const issue = content.error.issues[0];
@@ -50,20 +64,25 @@ function outcomeOf(result: CallToolResult, toolId: string, upstream: string) {
     );
   }
   const text = content.data.map(describeContent).join("\n").trim();
-  if (result.isError) {
-    throw new ToolFailure(
-      Failures.upstreamError(
-        `${upstream} reported an error from ${toolId}: ${text || "no details"}`.slice(0, 1000),
-        { retryable: false, recovery: "correct_call" },
-      ),
-    );
-  }
   const data = result.structuredContent ?? null;
-  return {
-    output: textForModel(text || (data === null ? "" : JSON.stringify(data, null, 2))),
-    data,
-    content: content.data,
-  };
+  const output = textForModel(text || (data === null ? "" : JSON.stringify(data, null, 2)));
+  const bytes = Buffer.byteLength(JSON.stringify({ output, data, content: content.data }));
+  if (bytes <= MAX_RESULT_BYTES) return { output, data, content: content.data };
+  // Text alone is in `output` too, which may be cut with a note; an image or a file cut short
+  // is no image or file at all, so a result holding one fails, naming its size.
+  if (content.data.every((block) => block.type === "text")) return { output, data };
+  throw new ToolFailure(
+    Failures.invalidOutput(
+      `The tool's output could not be stored: its ${bytes} bytes (${contentSummary(content.data)}) are over the ${MAX_RESULT_BYTES} bytes a call's result may hold.`,
+    ),
+  );
+}
+
+/** What content blocks a result holds, by kind: "2 image, 1 text". */
+function contentSummary(content: readonly ContentBlock[]): string {
+  const counts = new Map<string, number>();
+  for (const block of content) counts.set(block.type, (counts.get(block.type) ?? 0) + 1);
+  return [...counts].map(([type, count]) => `${count} ${type}`).join(", ");
 }
 
 const contentBlocks = z.array(contentBlock);

@@ -30,14 +30,20 @@ export function federate(
     /** Who asks, and in which (resolved) mode. */
     caller: { principal: Principal; mode: string };
     /** Throws the refusal when the caller may not read the catalog. */
-    allowed(): void;
+    allowed(permission: "read" | "call"): void;
     /** Any failure as the protocol error the caller sees. */
     failure(error: unknown): ProtocolError;
   },
 ): void {
   const { principal, mode } = options.caller;
-  const answer = async <T>(cursor: string | undefined, work: () => Promise<T>): Promise<T> => {
-    options.allowed();
+  // Lists need `read`, as tools/list does. Reading a resource, getting a prompt or completing
+  // asks the server itself with the toolset's credential, so it needs `call`, as tools/call.
+  const answer = async <T>(
+    cursor: string | undefined,
+    work: () => Promise<T>,
+    permission: "read" | "call" = "read",
+  ): Promise<T> => {
+    options.allowed(permission);
     if (cursor !== undefined) {
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,
@@ -74,34 +80,46 @@ export function federate(
   );
   server.setRequestHandler("resources/read", (request) => {
     const { uri } = request.params;
-    return answer(undefined, async () => {
-      const result = await federation.readResource(principal, mode, uri);
-      if (result) return result as ReadResourceResult;
-      // -32602 with the uri on both generations: the SDK answers 2025-11-25's -32002 as
-      // -32602 too (the 2026-07-28 rule; clients of either accept it).
-      throw new ResourceNotFoundError(uri);
-    });
+    return answer(
+      undefined,
+      async () => {
+        const result = await federation.readResource(principal, mode, uri);
+        if (result) return result as ReadResourceResult;
+        // -32602 with the uri on both generations: the SDK answers 2025-11-25's -32002 as
+        // -32602 too (the 2026-07-28 rule; clients of either accept it).
+        throw new ResourceNotFoundError(uri);
+      },
+      "call",
+    );
   });
   server.setRequestHandler("prompts/get", (request) => {
     const { name, arguments: args } = request.params;
-    return answer(undefined, async () => {
-      const result = await federation.getPrompt(principal, mode, name, args);
-      if (result) return result as GetPromptResult;
-      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown prompt: ${name}.`);
-    });
+    return answer(
+      undefined,
+      async () => {
+        const result = await federation.getPrompt(principal, mode, name, args);
+        if (result) return result as GetPromptResult;
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown prompt: ${name}.`);
+      },
+      "call",
+    );
   });
   server.setRequestHandler("completion/complete", (request) => {
     const { ref, argument, context } = request.params;
-    return answer(undefined, async () => {
-      const result = await federation.complete(principal, mode, {
-        ref,
-        argument,
-        ...(context ? { context } : {}),
-      });
-      if (result) return result as CompleteResult;
-      const what = ref.type === "ref/prompt" ? `prompt ${ref.name}` : `resource ${ref.uri}`;
-      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown ${what}.`);
-    });
+    return answer(
+      undefined,
+      async () => {
+        const result = await federation.complete(principal, mode, {
+          ref,
+          argument,
+          ...(context ? { context } : {}),
+        });
+        if (result) return result as CompleteResult;
+        const what = ref.type === "ref/prompt" ? `prompt ${ref.name}` : `resource ${ref.uri}`;
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown ${what}.`);
+      },
+      "call",
+    );
   });
 }
 

@@ -172,7 +172,7 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext, era: 
   if (federation) {
     federate(server, federation, {
       caller: context,
-      allowed: () => requirePermission(deps, context.principal, "read"),
+      allowed: (permission) => requirePermission(deps, context.principal, permission),
       failure: (error) => protocolError(error, context),
     });
   } else if (modern) {

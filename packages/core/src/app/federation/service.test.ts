@@ -186,5 +186,23 @@ describe("templateMatches", () => {
     expect(templateMatches("file:///{+path}", "file:///a/b/c.txt")).toBe(true);
     expect(templateMatches("search://q{?term,page}", "search://q?term=x&page=2")).toBe(true);
     expect(templateMatches("a.b://{x}", "aXb://1")).toBe(false);
+    expect(templateMatches("db://{table}-{id}", "db://users-42")).toBe(true);
+  });
+
+  it("stays linear on a server's template and a caller's URI built to make it backtrack", () => {
+    // Eight adjacent expressions used to be eight competing groups: minutes on this input.
+    const hostile = `x://${"a".repeat(2_000)}`;
+    expect(templateMatches("x://{a}{b}{c}{d}{e}{f}{g}{h}!", hostile)).toBe(false);
+    expect(templateMatches("x://{a}{b}", "x://ab")).toBe(true);
+    // Segments separated by literals never compete for the same characters.
+    expect(templateMatches("x://{a}-{b}-{c}-{d}!", `x://${"a-".repeat(900)}`)).toBe(false);
+  });
+
+  it("refuses templates and URIs past its bounds rather than matching them slowly", () => {
+    expect(templateMatches("x://{+a}/y/{+b}", "x://1/y/2")).toBe(false);
+    expect(
+      templateMatches("x://{a}/{b}/{c}/{d}/{e}/{f}/{g}/{h}/{i}", "x://1/2/3/4/5/6/7/8/9"),
+    ).toBe(false);
+    expect(templateMatches("file:///{+path}", `file:///${"a".repeat(2_100)}`)).toBe(false);
   });
 });

@@ -308,29 +308,77 @@ function asCallerError(error: unknown): unknown {
   return error;
 }
 
+/** Longer URIs are never matched against a template: reading one costs a server request. */
+const MAX_TEMPLATE_URI = 2_048;
+/** A template with more expressions than this never matches (no server needs as many). */
+const MAX_TEMPLATE_EXPRESSIONS = 8;
+
 /**
  * Whether `uri` is one of `template`'s URIs (RFC 6570, as MCP servers use it): a simple
  * `{var}` matches one path segment, `{+var}` / `{#var}` anything, and `{?…}` / `{&…}` an
  * optional query.
+ *
+ * Templates come from servers and URIs from callers, so the match must stay linear: adjacent
+ * expressions become one; a simple one stops at the first character of the literal after it
+ * (so consecutive segments never compete for the same characters); and a template may hold
+ * one expression that matches anything, else it never matches.
  */
 export function templateMatches(template: string, uri: string): boolean {
-  let pattern = "";
+  if (uri.length > MAX_TEMPLATE_URI) return false;
+  const parts: ({ literal: string } | { operators: string[] })[] = [];
   let last = 0;
   for (const match of template.matchAll(/\{([^}]*)\}/g)) {
-    pattern += literal(template.slice(last, match.index));
-    const operator = match[1]?.[0] ?? "";
-    if (operator === "+" || operator === "#") pattern += ".*";
-    else if (operator === "?" || operator === "&") pattern += "(?:[?&].*)?";
-    else if (operator === "/") pattern += "(?:/[^?#]*)?";
-    else if (operator === ".") pattern += "(?:\\.[^/?#]*)?";
-    else if (operator === ";") pattern += "(?:;[^/?#]*)?";
-    else pattern += "[^/?#]+";
+    const text = template.slice(last, match.index);
+    const first = match[1]?.[0] ?? "";
+    const operator = "+#./;?&".includes(first) ? first : "";
+    const previous = parts.at(-1);
+    if (text) parts.push({ literal: text });
+    if (!text && previous && "operators" in previous) previous.operators.push(operator);
+    else parts.push({ operators: [operator] });
     last = (match.index ?? 0) + match[0].length;
   }
-  pattern += literal(template.slice(last));
+  const tail = template.slice(last);
+  if (tail) parts.push({ literal: tail });
+  const expressions = parts.filter((part) => "operators" in part);
+  if (expressions.length > MAX_TEMPLATE_EXPRESSIONS) return false;
+  let unbounded = 0;
+  let pattern = "";
+  parts.forEach((part, index) => {
+    if ("literal" in part) {
+      pattern += escapeLiteral(part.literal);
+      return;
+    }
+    const next = parts[index + 1];
+    const stop = next && "literal" in next ? escapeClass(next.literal[0] ?? "") : "";
+    if (part.operators.every((operator) => SIMPLE_OPERATORS.has(operator))) {
+      // One segment, or adjacent ones: together, still one segment's characters.
+      pattern += `[^/?#${stop}]+`;
+    } else {
+      // An expression that may hold anything (alone, or with others next to it): once only.
+      unbounded++;
+      const [only = ""] = part.operators;
+      pattern += part.operators.length === 1 ? unboundedPattern(only) : ".*";
+    }
+  });
+  if (unbounded > 1) return false;
   return new RegExp(`^${pattern}$`).test(uri);
 }
 
-function literal(text: string): string {
+/** Operators whose expansion is one segment: plain `{var}`. */
+const SIMPLE_OPERATORS: ReadonlySet<string> = new Set([""]);
+
+function unboundedPattern(operator: string): string {
+  if (operator === "?" || operator === "&") return "(?:[?&].*)?";
+  if (operator === "/") return "(?:/[^?#]*)?";
+  if (operator === ".") return "(?:\\.[^/?#]*)?";
+  if (operator === ";") return "(?:;[^/?#]*)?";
+  return ".*";
+}
+
+function escapeClass(text: string): string {
+  return text.replace(/[\\\]^-]/g, "\\$&");
+}
+
+function escapeLiteral(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

@@ -87,7 +87,7 @@ export class DynamoCatalogStore implements CatalogStore {
       },
       expectedRevision,
     });
-    return versioned(toolSpec, item, "tool");
+    return storedTool(item);
   }
 
   async getToolset(name: string): Promise<Versioned<ToolsetSpec> | undefined> {
@@ -97,7 +97,7 @@ export class DynamoCatalogStore implements CatalogStore {
 
   async getTool(id: string): Promise<Versioned<ToolSpec> | undefined> {
     const item = await this.#get(toolKey(id), "getTool");
-    return item && versioned(toolSpec, item, "tool");
+    return item && storedTool(item);
   }
 
   async list(filter: { toolset?: string; category?: string } = {}): Promise<CatalogList> {
@@ -122,7 +122,7 @@ export class DynamoCatalogStore implements CatalogStore {
     for (const item of items) {
       const pk = String(item.pk);
       if (pk.startsWith("TOOLSET#")) toolsets.push(versioned(toolsetSpec, item, "toolset"));
-      else if (pk.startsWith("TOOL#")) tools.push(versioned(toolSpec, item, "tool"));
+      else if (pk.startsWith("TOOL#")) tools.push(storedTool(item));
     }
     // begins_with("TOOLSET#web") also matches toolset "web_extra": keep exact matches only.
     if (byToolset) {
@@ -178,7 +178,7 @@ export class DynamoCatalogStore implements CatalogStore {
         throw conflict("tool", id, current, expectedRevision);
       }
     });
-    return versioned(toolSpec, item, "tool");
+    return storedTool(item);
   }
 
   /**
@@ -394,6 +394,30 @@ export class DynamoCatalogStore implements CatalogStore {
   #now(): string {
     return (this.#options.now?.() ?? new Date()).toISOString();
   }
+}
+
+/**
+ * Registration once gave an MCP tool that declared no output schema a made-up one (an object
+ * holding `content`). Its answer is now its content blocks, with no schema: a tool stored
+ * before reads as the server declared it, so neither its calls nor `tools/list` hold to
+ * the made-up schema until the toolset is refreshed.
+ */
+const FORMER_MCP_OUTPUT = JSON.stringify({
+  type: "object",
+  properties: { content: { type: "array", items: { type: "object" } } },
+  required: ["content"],
+});
+
+function storedTool(item: Item): Versioned<ToolSpec> {
+  const tool = versioned(toolSpec, item, "tool");
+  if (
+    tool.implementation.kind !== "mcp" ||
+    JSON.stringify(tool.outputSchema) !== FORMER_MCP_OUTPUT
+  ) {
+    return tool;
+  }
+  const { outputSchema: _madeUp, ...declared } = tool;
+  return declared;
 }
 
 function versioned<T>(schema: z.ZodType<T>, item: Item, what: string): Versioned<T> {

@@ -1,10 +1,4 @@
-import {
-  type CallRecord,
-  type CallResult,
-  type Failure,
-  MAX_RESULT_BYTES,
-  type Principal,
-} from "@toolbus/wire/model/call";
+import type { CallRecord, CallResult, Failure, Principal } from "@toolbus/wire/model/call";
 import { Failures } from "@toolbus/wire/model/failure";
 import type { RunBudget } from "@toolbus/wire/model/run";
 import type { ToolSpec } from "@toolbus/wire/model/tool";
@@ -176,11 +170,6 @@ export function ranResult(
   };
   const bytes = resultSize(body);
   if (bytes === undefined) return unstorableResult(call, "it is nested too deeply", now, facts);
-  if (body.content && bytes > MAX_RESULT_BYTES) {
-    // Text may be cut with a note; an image or a file cut short is no image or file at all.
-    const why = `its ${bytes} bytes (${contentSummary(body.content)}) are over the ${MAX_RESULT_BYTES} bytes a call's result may hold`;
-    return unstorableResult(call, why, now, facts);
-  }
   return {
     status: "succeeded",
     ...body,
@@ -213,13 +202,6 @@ export function failedResult(
     truncated: options.truncated ?? false,
     completedAt: completionTime(call.scheduledAt, now),
   };
-}
-
-/** What content blocks a result holds, by kind: "2 image, 1 text". */
-function contentSummary(content: NonNullable<CallResult["content"]>): string {
-  const counts = new Map<string, number>();
-  for (const block of content) counts.set(block.type, (counts.get(block.type) ?? 0) + 1);
-  return [...counts].map(([type, count]) => `${count} ${type}`).join(", ");
 }
 
 /** A result whose output the store (or JSON) cannot take: failed as `invalid_output`. */
