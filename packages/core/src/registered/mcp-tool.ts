@@ -4,6 +4,7 @@ import { type ContentBlock, contentBlock, describeContent } from "@toolbus/wire/
 import { Failures } from "@toolbus/wire/model/failure";
 import type { ToolSpec } from "@toolbus/wire/model/tool";
 import * as z from "zod";
+import { resultSize } from "../app/calls/lifecycle/records";
 import { type AnyToolDefinition, ToolFailure } from "../tool-definition";
 import { callRemoteTool, mcpConnection } from "./mcp-client";
 import { jsonSchemaType, textForModel } from "./schema-type";
@@ -66,7 +67,8 @@ function outcomeOf(result: CallToolResult, toolId: string, upstream: string) {
   const text = content.data.map(describeContent).join("\n").trim();
   const data = result.structuredContent ?? null;
   const output = textForModel(text || (data === null ? "" : JSON.stringify(data, null, 2)));
-  const bytes = Buffer.byteLength(JSON.stringify({ output, data, content: content.data }));
+  // Sized by the one rule for a result's bytes, as the call will store it.
+  const bytes = resultSize({ output, data, citations: [], content: content.data }) ?? Infinity;
   if (bytes <= MAX_RESULT_BYTES) return { output, data, content: content.data };
   // Text alone is in `output` too, which may be cut with a note; an image or a file cut short
   // is no image or file at all, so a result holding one fails, naming its size.
