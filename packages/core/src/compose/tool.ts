@@ -9,6 +9,7 @@ import { DynamoResultCache } from "../store/dynamodb/result-cache";
 import type { AnyToolDefinition } from "../tool-definition";
 import { busOf } from "./bus";
 import { callRunsOf } from "./calls";
+import { channelOf } from "./channel";
 import { secretOf, storeOf } from "./pieces";
 
 /** What a tool runs with beyond the stage's pieces: its detectors and the tools it may fall back to. */
@@ -33,6 +34,7 @@ export function toolDeps(
   return {
     calls,
     bus: busOf(deployment),
+    channel: channelOf(deployment),
     config: deployment.config,
     http,
     ...(deployment.log ? { log: deployment.log } : {}),
@@ -47,7 +49,10 @@ export function toolDeps(
 
 /** The outbound client of a tool that never reaches the network: a request fails as blocked. */
 export const offlineHttp: HttpClient = {
-  request: async () => {
-    throw new OutboundError("blocked", "this tool's function has no network access");
-  },
+  request: async () => noNetwork(),
+  open: async () => noNetwork(),
 };
+
+function noNetwork(): never {
+  throw new OutboundError("blocked", "this tool's function has no network access");
+}

@@ -3,6 +3,7 @@ import type { IncomingMessage } from "node:http";
 import * as http from "node:http";
 import * as https from "node:https";
 import { isIP, type LookupFunction, type Socket } from "node:net";
+import { PassThrough } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import * as tls from "node:tls";
 import * as zlib from "node:zlib";
@@ -10,7 +11,14 @@ import { OutboundError } from "./errors";
 import { retryAfter } from "./failures";
 import type { ProxyChoice, ProxyEnv, ProxyRoute } from "./proxy";
 import { checkUrl, type ResolvedAddress, type Resolver } from "./ssrf";
-import type { HttpClient, OutboundConfig, OutboundRequest, OutboundResponse } from "./types";
+import type {
+  HttpClient,
+  OutboundConfig,
+  OutboundRequest,
+  OutboundResponse,
+  OutboundStream,
+  OutboundStreamRequest,
+} from "./types";
 
 export interface HttpClientOptions {
   /** Resolves host names; defaults to the system resolver (node:dns `lookup`). */
@@ -42,6 +50,10 @@ const CROSS_ORIGIN_HEADERS = new Set([
 /** Abort reasons of an attempt's controller: which one fired decides the error kind. */
 const TIMED_OUT = Symbol("timed out");
 const CALLER_ABORTED = Symbol("caller aborted");
+/** A streamed body's idle timeout fired. */
+const IDLE = Symbol("idle");
+/** The reader cancelled a streamed body: nobody is left to tell. */
+const CANCELLED = Symbol("cancelled");
 
 export const systemLookup: Resolver = async (hostname) => {
   const results = await dnsLookup(hostname, { all: true, verbatim: true });
@@ -68,7 +80,10 @@ export function createHttpClient(
 ): HttpClient {
   const lookup = options.lookup ?? systemLookup;
   const proxy = proxyChooser(config, options.env ?? process.env);
-  return { request: (url, request = {}) => send(config, lookup, proxy, url, request) };
+  return {
+    request: (url, request = {}) => send(config, lookup, proxy, url, request),
+    open: (url, request = {}) => openStream(config, lookup, proxy, url, request),
+  };
 }
 
 /**
@@ -91,7 +106,8 @@ export function proxyChooser(config: OutboundConfig, env: ProxyEnv): () => Promi
 /** What ./proxy reads when the config names no proxy (NO_PROXY alone sends nothing anywhere). */
 const PROXY_VARIABLES = ["https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"];
 
-interface Settings {
+/** How every hop of one request is sent: what `request` and `open` share. */
+interface Hops {
   config: OutboundConfig;
   lookup: Resolver;
   proxy: () => Promise<ProxyChoice>;
@@ -99,9 +115,12 @@ interface Settings {
   headers: Record<string, string>;
   body: string | undefined;
   timeoutMs: number;
-  maxBytes: number;
   followRedirects: boolean;
   maxRedirects: number;
+}
+
+interface Settings extends Hops {
+  maxBytes: number;
 }
 
 interface Answer {
@@ -112,6 +131,43 @@ interface Answer {
   body: Uint8Array;
 }
 
+/** Where a redirect chain ended: the final answer's headers, its body not read yet. */
+interface Arrival {
+  pending: Pending;
+  url: string;
+  redirects: string[];
+  context: Record<string, unknown>;
+}
+
+type Outgoing = { method: string; headers: Record<string, string>; body: string | undefined };
+
+/** Fails before any work when nothing may leave the machine or the caller gave up already. */
+function preflight(config: OutboundConfig, signal: AbortSignal | undefined): void {
+  if (!config.networkEnabled) {
+    throw new OutboundError("network", "outbound network access is disabled on this stage");
+  }
+  if (signal?.aborted) throw callerAborted();
+}
+
+function hopsOf(
+  config: OutboundConfig,
+  lookup: Resolver,
+  proxy: () => Promise<ProxyChoice>,
+  request: OutboundRequest | OutboundStreamRequest,
+): Hops {
+  return {
+    config,
+    lookup,
+    proxy,
+    method: request.method ?? "GET",
+    headers: requestHeaders(config, request.headers, request.body),
+    body: request.body,
+    timeoutMs: request.timeoutMs ?? config.defaultTimeoutMs,
+    followRedirects: request.followRedirects ?? true,
+    maxRedirects: Math.max(0, request.maxRedirects ?? DEFAULT_MAX_REDIRECTS),
+  };
+}
+
 async function send(
   config: OutboundConfig,
   lookup: Resolver,
@@ -120,27 +176,15 @@ async function send(
   request: OutboundRequest,
 ): Promise<OutboundResponse> {
   const started = performance.now();
-  if (!config.networkEnabled) {
-    throw new OutboundError("network", "outbound network access is disabled on this stage");
-  }
   const { signal } = request;
-  if (signal?.aborted) throw callerAborted();
+  preflight(config, signal);
 
-  const method = request.method ?? "GET";
-  const idempotent = method === "GET" || method === "HEAD";
-  const retries = Math.max(0, Math.floor(request.retries ?? (idempotent ? DEFAULT_RETRIES : 0)));
   const settings: Settings = {
-    config,
-    lookup,
-    proxy,
-    method,
-    headers: requestHeaders(config, request.headers, request.body),
-    body: request.body,
-    timeoutMs: request.timeoutMs ?? config.defaultTimeoutMs,
+    ...hopsOf(config, lookup, proxy, request),
     maxBytes: request.maxBytes ?? config.defaultMaxBytes,
-    followRedirects: request.followRedirects ?? true,
-    maxRedirects: Math.max(0, request.maxRedirects ?? DEFAULT_MAX_REDIRECTS),
   };
+  const idempotent = settings.method === "GET" || settings.method === "HEAD";
+  const retries = Math.max(0, Math.floor(request.retries ?? (idempotent ? DEFAULT_RETRIES : 0)));
 
   for (let attempt = 0; ; attempt++) {
     let answer: Answer;
@@ -161,100 +205,227 @@ async function send(
   }
 }
 
-/** One attempt: the whole redirect chain from the original URL, under one timeout. */
+/** One attempt: the whole redirect chain from the original URL and the body, under one timeout. */
 async function attemptOnce(
   original: string,
   settings: Settings,
   callerSignal: AbortSignal | undefined,
 ): Promise<Answer> {
+  const attempt = attemptSignal(settings.timeoutMs, callerSignal);
+  try {
+    const { pending, url, redirects } = await follow(original, settings, attempt.signal);
+    const body = await collect(pending.chunks(settings.maxBytes));
+    return { status: pending.status, headers: pending.headers, url, redirects, body };
+  } finally {
+    attempt.release();
+  }
+}
+
+/**
+ * The streaming request: the redirect chain under `timeoutMs`, then the body handed over as it
+ * arrives, bounded by `idleTimeoutMs` between bytes. Never retried: part of the body may have
+ * been consumed by the time anything fails.
+ */
+async function openStream(
+  config: OutboundConfig,
+  lookup: Resolver,
+  proxy: () => Promise<ProxyChoice>,
+  url: string,
+  request: OutboundStreamRequest,
+): Promise<OutboundStream> {
+  preflight(config, request.signal);
+  const hops = hopsOf(config, lookup, proxy, request);
+  const attempt = attemptSignal(hops.timeoutMs, request.signal);
+  let arrival: Arrival;
+  try {
+    arrival = await follow(url, hops, attempt.signal);
+  } catch (error) {
+    attempt.release();
+    throw asOutboundError(error);
+  }
+  // The headers are in: from here only the idle timeout and the caller's signal end the body.
+  attempt.stopTimer();
+  const { pending } = arrival;
+  return {
+    status: pending.status,
+    headers: pending.headers,
+    url: arrival.url,
+    body: webBody(
+      pending.chunks(request.maxBytes ?? config.defaultMaxBytes),
+      request.idleTimeoutMs ?? hops.timeoutMs,
+      attempt,
+      arrival.context,
+    ),
+  };
+}
+
+interface Attempt {
+  signal: AbortSignal;
+  abort(reason: symbol): void;
+  /** Ends the timeout alone: the caller's signal still aborts the attempt. */
+  stopTimer(): void;
+  /** Ends the timeout and stops listening to the caller's signal. */
+  release(): void;
+}
+
+/** An attempt's own signal: fires on its timeout (TIMED_OUT) or the caller's (CALLER_ABORTED). */
+function attemptSignal(timeoutMs: number, callerSignal: AbortSignal | undefined): Attempt {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(TIMED_OUT), settings.timeoutMs);
+  const timer = setTimeout(() => controller.abort(TIMED_OUT), timeoutMs);
   const onCallerAbort = () => controller.abort(CALLER_ABORTED);
   callerSignal?.addEventListener("abort", onCallerAbort, { once: true });
-  const { signal } = controller;
+  return {
+    signal: controller.signal,
+    abort: (reason) => controller.abort(reason),
+    stopTimer: () => clearTimeout(timer),
+    release: () => {
+      clearTimeout(timer);
+      callerSignal?.removeEventListener("abort", onCallerAbort);
+    },
+  };
+}
 
+/**
+ * Follows the redirect chain from `original` up to the headers of the answer that is not a
+ * redirect to follow; every hop is SSRF-checked before connecting.
+ */
+async function follow(original: string, hops: Hops, signal: AbortSignal): Promise<Arrival> {
   let target = original;
-  let method = settings.method;
-  let body = settings.body;
-  const headers = { ...settings.headers };
+  let outgoing: Outgoing = { method: hops.method, headers: { ...hops.headers }, body: hops.body };
   const redirects: string[] = [];
-  try {
-    for (;;) {
-      const { url, addresses } = await untilAborted(
-        checkUrl(target, settings.config, settings.lookup),
-        signal,
-        { timeoutMs: settings.timeoutMs },
-      );
-      const route = (await settings.proxy())(url);
-      const context = {
-        origin: url.origin,
-        method,
-        timeoutMs: settings.timeoutMs,
-        ...(route ? { proxy: route.address } : {}),
-      };
-      const pending = await exchange(
-        url,
-        addresses,
-        route,
-        { method, headers, body },
-        signal,
-        context,
-      );
-      const location = pending.headers.get("location");
-      if (!settings.followRedirects || !REDIRECT_STATUSES.has(pending.status) || !location) {
-        const bytes = await pending.read(settings.maxBytes);
-        return {
-          status: pending.status,
-          headers: pending.headers,
-          url: url.href,
-          redirects,
-          body: bytes,
-        };
-      }
-
-      pending.discard();
-      if (redirects.length >= settings.maxRedirects) {
-        throw new OutboundError(
-          "too_many_redirects",
-          `more than ${settings.maxRedirects} redirects`,
-          { context: { ...context, redirects: redirects.length } },
-        );
-      }
-      let next: URL;
-      try {
-        next = new URL(location, url);
-      } catch {
-        // No cause: Node's URL error carries the Location value.
-        throw new OutboundError("invalid_url", "a redirect pointed to an invalid URL", { context });
-      }
-      redirects.push(url.href);
-      if (
-        (pending.status === 303 && method !== "HEAD") ||
-        ((pending.status === 301 || pending.status === 302) && method === "POST")
-      ) {
-        method = "GET";
-        body = undefined;
-        for (const name of ["content-type", "content-length", "content-encoding"]) {
-          delete headers[name];
-        }
-      }
-      if (next.origin !== url.origin) {
-        for (const name of Object.keys(headers)) {
-          if (!CROSS_ORIGIN_HEADERS.has(name.toLowerCase())) delete headers[name];
-        }
-      }
-      target = next.href;
+  for (;;) {
+    const { url, addresses } = await untilAborted(
+      checkUrl(target, hops.config, hops.lookup),
+      signal,
+      { timeoutMs: hops.timeoutMs },
+    );
+    const route = (await hops.proxy())(url);
+    const context = {
+      origin: url.origin,
+      method: outgoing.method,
+      timeoutMs: hops.timeoutMs,
+      ...(route ? { proxy: route.address } : {}),
+    };
+    const pending = await exchange(url, addresses, route, outgoing, signal, context);
+    const location = pending.headers.get("location");
+    if (!hops.followRedirects || !REDIRECT_STATUSES.has(pending.status) || !location) {
+      return { pending, url: url.href, redirects, context };
     }
-  } finally {
-    clearTimeout(timer);
-    callerSignal?.removeEventListener("abort", onCallerAbort);
+
+    pending.discard();
+    if (redirects.length >= hops.maxRedirects) {
+      throw new OutboundError("too_many_redirects", `more than ${hops.maxRedirects} redirects`, {
+        context: { ...context, redirects: redirects.length },
+      });
+    }
+    let next: URL;
+    try {
+      next = new URL(location, url);
+    } catch {
+      // No cause: Node's URL error carries the Location value.
+      throw new OutboundError("invalid_url", "a redirect pointed to an invalid URL", { context });
+    }
+    redirects.push(url.href);
+    outgoing = redirected(outgoing, pending.status, url, next);
+    target = next.href;
   }
+}
+
+/**
+ * What follows a redirect: 303 (and 301/302 after a POST, as browsers do) turns into a bodiless
+ * GET; another origin gets only the headers in CROSS_ORIGIN_HEADERS.
+ */
+function redirected(outgoing: Outgoing, status: number, from: URL, to: URL): Outgoing {
+  let { method, body } = outgoing;
+  const headers = { ...outgoing.headers };
+  if (
+    (status === 303 && method !== "HEAD") ||
+    ((status === 301 || status === 302) && method === "POST")
+  ) {
+    method = "GET";
+    body = undefined;
+    for (const name of ["content-type", "content-length", "content-encoding"]) {
+      delete headers[name];
+    }
+  }
+  if (to.origin !== from.origin) {
+    for (const name of Object.keys(headers)) {
+      if (!CROSS_ORIGIN_HEADERS.has(name.toLowerCase())) delete headers[name];
+    }
+  }
+  return { method, headers, body };
+}
+
+/**
+ * The body as a web stream, pulled from the decoded chunks as the reader asks (a full queue
+ * stops pulling, which leaves the socket paused). The stream errors as soon as the attempt's
+ * signal fires, even between pulls; cancelling it aborts the attempt, which destroys the
+ * connection.
+ */
+function webBody(
+  chunks: AsyncGenerator<Uint8Array>,
+  idleTimeoutMs: number,
+  attempt: Attempt,
+  context: Record<string, unknown>,
+): ReadableStream<Uint8Array> {
+  let onAbort: (() => void) | undefined;
+  const finish = () => {
+    attempt.release();
+    if (onAbort) attempt.signal.removeEventListener("abort", onAbort);
+  };
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      onAbort = () => {
+        finish();
+        controller.error(abortError(attempt.signal, { ...context, idleTimeoutMs }));
+        // Runs the body's cleanup when it sits between chunks; a pending read fails by itself.
+        void chunks.return(undefined).catch(() => {});
+      };
+      attempt.signal.addEventListener("abort", onAbort, { once: true });
+    },
+    async pull(controller) {
+      const idle = setTimeout(() => attempt.abort(IDLE), idleTimeoutMs);
+      try {
+        const next = await chunks.next();
+        if (next.done) {
+          finish();
+          controller.close();
+        } else {
+          controller.enqueue(next.value);
+        }
+      } catch (error) {
+        finish();
+        throw error;
+      } finally {
+        clearTimeout(idle);
+      }
+    },
+    cancel() {
+      finish();
+      attempt.abort(CANCELLED);
+      void chunks.return(undefined).catch(() => {});
+    },
+  });
+}
+
+async function collect(chunks: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  for await (const chunk of chunks) {
+    parts.push(chunk);
+    total += chunk.byteLength;
+  }
+  return new Uint8Array(Buffer.concat(parts, total));
 }
 
 interface Pending {
   status: number;
   headers: Headers;
-  read(maxBytes: number): Promise<Uint8Array>;
+  /**
+   * The decoded body, chunk by chunk, failing with `too_large` past `maxBytes`. Stopping before
+   * its end (an error, or `return()` between chunks) destroys the connection.
+   */
+  chunks(maxBytes: number): AsyncGenerator<Uint8Array>;
   discard(): void;
 }
 
@@ -266,7 +437,7 @@ async function exchange(
   url: URL,
   addresses: string[],
   route: ProxyRoute | undefined,
-  outgoing: { method: string; headers: Record<string, string>; body: string | undefined },
+  outgoing: Outgoing,
   signal: AbortSignal,
   context: Record<string, unknown>,
 ): Promise<Pending> {
@@ -362,21 +533,14 @@ async function exchange(
       resolve({
         status: response.statusCode ?? 0,
         headers: toHeaders(response.rawHeaders),
-        read: async (maxBytes) => {
-          try {
-            return await readBody(response, outgoing.method, maxBytes, signal, context);
-          } catch (error) {
-            request.destroy();
-            if (error instanceof OutboundError) throw error;
-            if (signal.aborted) throw abortError(signal, context);
-            throw new OutboundError("network", "the response body could not be read", {
-              cause: error,
-              context,
-            });
-          } finally {
-            detach();
-          }
-        },
+        chunks: (maxBytes) =>
+          bodyChunks(
+            decodedBody(response, outgoing.method, maxBytes, signal, context),
+            request,
+            signal,
+            context,
+            detach,
+          ),
         discard: () => {
           detach();
           // Destroyed, not drained: a redirect body can be endless.
@@ -422,18 +586,49 @@ async function tunnel(
   }
 }
 
-/** Streams the body through its decoders and stops as soon as it exceeds `maxBytes`. */
-async function readBody(
+/**
+ * The body's chunks with its connection's cleanup: the connection is destroyed unless the body
+ * was read to its end, and every failure becomes an OutboundError.
+ */
+async function* bodyChunks(
+  chunks: AsyncGenerator<Uint8Array>,
+  request: http.ClientRequest,
+  signal: AbortSignal,
+  context: Record<string, unknown>,
+  detach: () => void,
+): AsyncGenerator<Uint8Array> {
+  let ended = false;
+  try {
+    yield* chunks;
+    ended = true;
+  } catch (error) {
+    if (error instanceof OutboundError) throw error;
+    if (signal.aborted) throw abortError(signal, context);
+    throw new OutboundError("network", "the response body could not be read", {
+      cause: error,
+      context,
+    });
+  } finally {
+    if (!ended) request.destroy();
+    detach();
+  }
+}
+
+/**
+ * The body through its decoders, chunk by chunk as it arrives, failing as soon as it exceeds
+ * `maxBytes`. Pulled, not pushed: the socket pauses while no one reads.
+ */
+async function* decodedBody(
   response: IncomingMessage,
   method: string,
   maxBytes: number,
   signal: AbortSignal,
   context: Record<string, unknown>,
-): Promise<Uint8Array> {
+): AsyncGenerator<Uint8Array> {
   const status = response.statusCode ?? 0;
   if (method === "HEAD" || status === 204 || status === 304) {
     response.resume();
-    return new Uint8Array(0);
+    return;
   }
   const tooLarge = (announced?: number) =>
     new OutboundError("too_large", `the response body exceeds ${maxBytes} bytes`, {
@@ -442,30 +637,19 @@ async function readBody(
   const declared = Number(response.headers["content-length"]);
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(declared);
 
-  const chunks: Buffer[] = [];
+  const decoded = new PassThrough();
+  // A failing stage or the signal destroys `decoded` with the error, which the loop below
+  // throws; stopping the loop early destroys every stage back to the response.
+  pipeline([response, ...decoders(response.headers["content-encoding"]), decoded], {
+    signal,
+  }).catch(() => {});
   let total = 0;
-  // pipeline may reject with the AbortError of a stage it tore down rather than with the
-  // sink's own error, so the overflow is remembered here.
-  let overflow: OutboundError | undefined;
-  const sink = async (source: AsyncIterable<Buffer>) => {
-    for await (const chunk of source) {
-      total += chunk.length;
-      // Counted after decompression, so a small gzip bomb stops here too.
-      if (total > maxBytes) {
-        overflow = tooLarge();
-        throw overflow;
-      }
-      chunks.push(chunk);
-    }
-  };
-  // The typings of pipeline cannot express a variable number of transforms before a sink.
-  const run = pipeline as unknown as (...stages: unknown[]) => Promise<void>;
-  try {
-    await run(response, ...decoders(response.headers["content-encoding"]), sink, { signal });
-  } catch (error) {
-    throw overflow ?? error;
+  for await (const chunk of decoded as AsyncIterable<Buffer>) {
+    total += chunk.length;
+    // Counted after decompression, so a small gzip bomb stops here too.
+    if (total > maxBytes) throw tooLarge();
+    yield chunk;
   }
-  return new Uint8Array(Buffer.concat(chunks, total));
 }
 
 /**
@@ -641,6 +825,9 @@ function callerAborted(context: Record<string, unknown> = {}): OutboundError {
 function abortError(signal: AbortSignal, context: Record<string, unknown>): OutboundError {
   if (signal.reason === TIMED_OUT) {
     return new OutboundError("timeout", "no complete answer within the timeout", { context });
+  }
+  if (signal.reason === IDLE) {
+    return new OutboundError("timeout", "no bytes arrived within the idle timeout", { context });
   }
   return callerAborted(context);
 }

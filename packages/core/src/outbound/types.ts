@@ -32,9 +32,36 @@ export interface OutboundResponse {
   elapsedMs: number;
 }
 
+/** An answer whose body is read as it arrives (an MCP server's event stream). */
+export interface OutboundStream {
+  status: number;
+  headers: Headers;
+  /** The URL that answered, after redirects. */
+  url: string;
+  /**
+   * The decoded body as it arrives. Errors with an OutboundError: `too_large` once the bytes
+   * read pass `maxBytes`, `timeout` when `idleTimeoutMs` passes without a byte, `aborted` when
+   * the caller's signal fires. Cancelling it closes the connection.
+   */
+  body: ReadableStream<Uint8Array>;
+}
+
+export interface OutboundStreamRequest extends Omit<OutboundRequest, "retries" | "maxBytes"> {
+  /** Cap on the whole body, in bytes, after decompression. Default: the client's. */
+  maxBytes?: number;
+  /** Longest wait for the next bytes once the headers arrived. Default: `timeoutMs`. */
+  idleTimeoutMs?: number;
+}
+
 export interface HttpClient {
   /** Resolves for any HTTP status (the caller decides); rejects with OutboundError otherwise. */
   request(url: string, request?: OutboundRequest): Promise<OutboundResponse>;
+  /**
+   * The same request (SSRF guard per hop, proxy, redirects), resolved once the headers arrive,
+   * the body streamed rather than buffered; never retried. `timeoutMs` bounds the wait for the
+   * headers. Absent on a client that cannot stream.
+   */
+  open?(url: string, request?: OutboundStreamRequest): Promise<OutboundStream>;
   /**
    * Opens a TCP connection to host:port, routed as a request to https://host:port would be,
    * and closes it: how the network capability finds out there is a network. Absent on a
