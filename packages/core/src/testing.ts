@@ -4,6 +4,7 @@ import * as z from "zod";
 import type { CapabilityDetector } from "./app/capabilities/detectors";
 import { createHttpClient } from "./outbound/client";
 import type { OutboundConfig, SecretSource } from "./outbound/types";
+import { NOBODY_WAITS } from "./relay/link";
 import { defineTool, type ToolContext, type ToolNeeds } from "./tool-definition";
 
 /**
@@ -25,6 +26,7 @@ export function testToolContext<S>(
     callId: "test-call",
     parentRunId: "test-run",
     progress: () => undefined,
+    caller: NOBODY_WAITS,
     signal: new AbortController().signal,
     settings,
     http: createHttpClient({

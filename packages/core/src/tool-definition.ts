@@ -1,6 +1,12 @@
 import type { Citation, Failure } from "@toolbus/wire/model/call";
 import type { ContentBlock } from "@toolbus/wire/model/content";
 import { type ToolPolicy, toolPolicy } from "@toolbus/wire/model/policy";
+import type {
+  AttachedCaller,
+  RelayAnswer,
+  RelayedMethod,
+  RelayNotification,
+} from "@toolbus/wire/model/relay";
 import { type ToolSpec, type ToolSpecInput, toolSpec } from "@toolbus/wire/model/tool";
 import * as z from "zod";
 import type { CapabilityDetector } from "./app/capabilities/detectors";
@@ -25,6 +31,18 @@ export interface ToolContext<S> {
    * listens. Never fails the call.
    */
   progress(progress: number, total?: number, message?: string): void;
+  /**
+   * The live MCP caller waiting for the call, if any: what a registered MCP server asks of its
+   * client goes to it, and its log messages. Without one, requests are refused at once.
+   */
+  caller: ToolCaller;
+}
+
+/** A call's live caller, as a tool reaches it (requests end with the tool's timeout). */
+export interface ToolCaller {
+  describe(): Promise<AttachedCaller | undefined>;
+  ask(method: RelayedMethod, params: Record<string, unknown>): Promise<RelayAnswer>;
+  tell(message: RelayNotification): void;
 }
 
 export interface ToolOutcome<O> {

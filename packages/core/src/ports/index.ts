@@ -2,6 +2,13 @@ import type { AuditEntry } from "@toolbus/wire/model/audit";
 import type { Approval, CallRecord, CallResult } from "@toolbus/wire/model/call";
 import type { CapabilityStatus } from "@toolbus/wire/model/capability";
 import type { RunEvent } from "@toolbus/wire/model/events";
+import type {
+  AttachedCaller,
+  RelayAnswer,
+  RelayEvent,
+  RelayNotification,
+  RelayRequest,
+} from "@toolbus/wire/model/relay";
 import type { RunPolicy } from "@toolbus/wire/model/run";
 import type { Delivery, Subscription, SubscriptionSecrets } from "@toolbus/wire/model/subscription";
 import type { ToolSpec, ToolsetSpec } from "@toolbus/wire/model/tool";
@@ -308,4 +315,58 @@ export interface DeliveryStore {
     subscriptionId: string,
     options: { limit: number; cursor?: string },
   ): Promise<{ deliveries: Delivery[]; cursor: string | null }>;
+}
+
+/** A call, as the relay between it and its live caller names it. */
+export interface CallKey {
+  parentRunId: string;
+  callId: string;
+}
+
+/**
+ * Between a running call and the live MCP caller waiting for it (see wire/model/relay.ts):
+ * the call's progress and log messages go to the caller, a registered server's requests go to
+ * the caller and its answers come back. In memory where the API runs the calls it dispatches
+ * (`npm start`); stored beside the call where they run in other functions (AWS). Nothing waits
+ * on it but a live caller: without one, messages are dropped and requests refused at once.
+ */
+export interface CallChannel {
+  /**
+   * The caller side: a caller now waits for the call (again, after answering a 2026-07-28
+   * round). What reaches it from here on comes through the attachment, requests still
+   * unanswered first.
+   */
+  attach(key: CallKey, caller: AttachedCaller): Promise<CallerAttachment>;
+  /**
+   * An answer to a relayed request. False (nothing changed) when no such request waits in the
+   * call, or it was not asked of this principal.
+   */
+  answer(
+    key: CallKey,
+    requestId: string,
+    principalId: string,
+    answer: RelayAnswer,
+  ): Promise<boolean>;
+  /** The runner side: who waits for the call, if anyone. */
+  caller(key: CallKey): Promise<AttachedCaller | undefined>;
+  /** Best effort: a message for the caller, dropped when none waits. */
+  notify(key: CallKey, notification: RelayNotification): Promise<void>;
+  /**
+   * A request for the caller: resolves with its answer, or with an error answer at once when
+   * no caller waits that took the method's capability, or once the caller is gone for good.
+   * Rejects only when `signal` fires.
+   */
+  ask(key: CallKey, request: Omit<RelayRequest, "id">, signal: AbortSignal): Promise<RelayAnswer>;
+}
+
+/** A caller's hold on a call. */
+export interface CallerAttachment {
+  /** What reaches the caller, as it comes, until `signal` fires or `close` is called. */
+  events(signal: AbortSignal): AsyncIterable<RelayEvent>;
+  /**
+   * Stops reading. `gone`: the caller will not come back (it has the call's result, or it went
+   * away): requests waiting for it are refused. Otherwise (a 2026-07-28 caller answering a
+   * round) they wait for its next request.
+   */
+  close(options: { gone: boolean }): Promise<void>;
 }

@@ -55,8 +55,8 @@ export function createRegisteredHandler(
       networkCapability,
       ...secretDetectors(names),
     ]);
-    return runCall(detail, runtime, spec, (claimed, now, progress) =>
-      runWithPolicies(tool, claimed, { ...runtime, secret, capabilities, now, progress }),
+    return runCall(detail, runtime, spec, (claimed, now, reach) =>
+      runWithPolicies(tool, claimed, { ...runtime, secret, capabilities, now, ...reach }),
     );
   };
 }

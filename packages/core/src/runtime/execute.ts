@@ -2,6 +2,7 @@ import type { Citation, Failure } from "@toolbus/wire/model/call";
 import type { ContentBlock } from "@toolbus/wire/model/content";
 import type { StageConfig } from "../config";
 import type { HttpClient, SecretSource } from "../outbound/types";
+import { boundCaller, type CallerLink, NO_CALLER } from "../relay/link";
 import { type AnyToolDefinition, ToolFailure, toolPolicyOf } from "../tool-definition";
 
 type Execution =
@@ -24,6 +25,8 @@ export async function executeTool(
     secret: SecretSource;
     /** Where the tool's progress goes (the call's throttled announcer); nowhere by default. */
     progress?: (progress: number, total?: number, message?: string) => void;
+    /** The live caller of the call; nobody by default. */
+    caller?: CallerLink;
   },
 ): Promise<Execution> {
   const id = tool.spec.id;
@@ -60,6 +63,7 @@ export async function executeTool(
         secret: context.secret,
         now: context.now,
         progress: context.progress ?? (() => undefined),
+        caller: boundCaller(context.caller ?? NO_CALLER, controller.signal),
       }),
       timedOut,
     ]);

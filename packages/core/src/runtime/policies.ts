@@ -1,7 +1,7 @@
 import type { Failure } from "@toolbus/wire/model/call";
 import { Failures } from "@toolbus/wire/model/failure";
 import type { ToolPolicy } from "@toolbus/wire/model/policy";
-import type { ReportProgress, RunnableCall, RunOutcome } from "../app/calls/lifecycle";
+import type { CallReach, RunnableCall, RunOutcome } from "../app/calls/lifecycle";
 import { type CapabilityDetector, missingCapability } from "../app/capabilities/detectors";
 import type { StageConfig } from "../config";
 import { fallbackLogger, type Logger } from "../observability/log";
@@ -25,8 +25,8 @@ export interface ToolRunDeps {
   log?: Logger;
 }
 
-/** The same with the clock made explicit, and where the call's progress goes. */
-type PolicyDeps = ToolRunDeps & { now: () => Date; progress?: ReportProgress };
+/** The same with the clock made explicit, and how the call reaches out (its progress, its caller). */
+type PolicyDeps = ToolRunDeps & { now: () => Date } & Partial<CallReach>;
 
 /** How a run under the policies ended: what the call lifecycle stores and announces. */
 type PolicyOutcome = RunOutcome;
@@ -100,6 +100,7 @@ export async function runWithPolicies(
     http: call.trace ? withTraceparent(deps.http, call.trace) : deps.http,
     secret: deps.secret,
     ...(deps.progress ? { progress: deps.progress } : {}),
+    ...(deps.caller ? { caller: deps.caller } : {}),
   });
   if (execution.ok) {
     if (key && spec.cache && deps.cache) {

@@ -19,8 +19,8 @@ export function createToolHandler(
   return async (event: unknown): Promise<CallRecord | undefined> => {
     const runtime = await deps();
     const detail = parseScheduled(event, tool.spec.id);
-    return runCall(detail, runtime, toolPolicyOf(tool), (claimed, now, progress) =>
-      runWithPolicies(tool, claimed, { ...runtime, now, progress }),
+    return runCall(detail, runtime, toolPolicyOf(tool), (claimed, now, reach) =>
+      runWithPolicies(tool, claimed, { ...runtime, now, ...reach }),
     );
   };
 }

@@ -2,6 +2,7 @@ import { createVerify, generateKeyPairSync, type KeyObject } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { createHttpClient } from "@toolbus/core/outbound";
+import { NOBODY_WAITS } from "@toolbus/core/relay/link";
 import {
   type RecordedRequest,
   type Route,
@@ -67,6 +68,7 @@ export function calendarContext(
     callId: "call-1",
     parentRunId: "run-1",
     progress: () => undefined,
+    caller: NOBODY_WAITS,
     signal: options.signal ?? new AbortController().signal,
     settings: calendarSettings.parse(settings),
     http: createHttpClient({

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createHttpClient } from "@toolbus/core/outbound";
+import { NOBODY_WAITS } from "@toolbus/core/relay/link";
 import { type ToolContext, toolSpecOf } from "@toolbus/core/tool-definition";
 import { toolSpec } from "@toolbus/wire/model";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -114,6 +115,7 @@ function context(signal = new AbortController().signal): ToolContext<undefined> 
     callId: "call-1",
     parentRunId: "run-1",
     progress: () => undefined,
+    caller: NOBODY_WAITS,
     signal,
     settings: undefined,
     http,

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createHttpClient, type HttpClient } from "@toolbus/core/outbound";
+import { NOBODY_WAITS } from "@toolbus/core/relay/link";
 import { type ToolContext, ToolFailure, toolSpecOf } from "@toolbus/core/tool-definition";
 import { toolSpec } from "@toolbus/wire/model";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -158,6 +159,7 @@ function context(settings: RssFeedSettings = {}, http = client()): ToolContext<R
     callId: "call-1",
     parentRunId: "run-1",
     progress: () => undefined,
+    caller: NOBODY_WAITS,
     signal: new AbortController().signal,
     settings,
     http,

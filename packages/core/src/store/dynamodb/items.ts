@@ -92,3 +92,36 @@ export const streamChunkKey = (firstSeq: number) => ({
   pk: streamPartition(firstSeq),
   sk: `C#${String(firstSeq).padStart(SEQ_DIGITS, "0")}`,
 });
+
+/**
+ * A call's relay to its live caller (call-channel.ts), in a partition of its own beside the
+ * call so nothing that reads a run's partition ever sees it: CHAN#<runId>#<callId> / CALLER
+ * (who waits), REQ#<id> (a request for it), ANS#<id> (its answer), MSG#<time-sortable id> (a
+ * message for it); every item expires (expiresAt). Run and call ids hold no `#`.
+ */
+export const channelPartition = (runId: string, callId: string) => `CHAN#${runId}#${callId}`;
+export const channelCallerKey = (runId: string, callId: string) => ({
+  pk: channelPartition(runId, callId),
+  sk: "CALLER",
+});
+export const CHANNEL_REQUEST_PREFIX = "REQ#";
+export const channelRequestKey = (runId: string, callId: string, requestId: string) => ({
+  pk: channelPartition(runId, callId),
+  sk: `${CHANNEL_REQUEST_PREFIX}${requestId}`,
+});
+export const CHANNEL_ANSWER_PREFIX = "ANS#";
+export const channelAnswerKey = (runId: string, callId: string, requestId: string) => ({
+  pk: channelPartition(runId, callId),
+  sk: `${CHANNEL_ANSWER_PREFIX}${requestId}`,
+});
+/**
+ * MSG#<15-digit epoch ms>#<6-digit count within the writer's millisecond>#<random>: sorts in
+ * the order one writer wrote them, and by time across writers.
+ */
+export const CHANNEL_MESSAGE_PREFIX = "MSG#";
+const MESSAGE_TIME_DIGITS = 15;
+export const channelMessageSortKey = (atMs: number, count: number, unique: string) =>
+  `${CHANNEL_MESSAGE_PREFIX}${String(atMs).padStart(MESSAGE_TIME_DIGITS, "0")}#${String(count).padStart(6, "0")}#${unique}`;
+/** Sorts before every message written at `atMs` or later, after every earlier one. */
+export const channelMessagesFrom = (atMs: number) =>
+  `${CHANNEL_MESSAGE_PREFIX}${String(atMs).padStart(MESSAGE_TIME_DIGITS, "0")}#`;

@@ -36,5 +36,5 @@ export {
   releasedCall,
   resultSize,
 } from "./records";
-export { type RunDeps, type RunnableCall, type RunOutcome, runCall } from "./run";
+export { type CallReach, type RunDeps, type RunnableCall, type RunOutcome, runCall } from "./run";
 export { type SweepDeps, sweep } from "./sweep";

@@ -3,7 +3,8 @@ import type { ToolCallScheduled } from "@toolbus/wire/model/events";
 import type { ToolPolicy } from "@toolbus/wire/model/policy";
 import { type CallObservers, reportFinished } from "../../../observability/calls";
 import { fallbackLogger } from "../../../observability/log";
-import type { CallStore, EventSink } from "../../../ports";
+import type { CallChannel, CallStore, EventSink } from "../../../ports";
+import { type CallerLink, callerLink } from "../../../relay/link";
 import { announceFinished, announceResult, progressEvent } from "./announce";
 import { type ProgressReport, type ReportProgress, throttleProgress } from "./progress";
 import { claimDeadline, type Produced, type RunFacts, ranResult, storeResult } from "./records";
@@ -12,7 +13,15 @@ export interface RunDeps extends CallObservers {
   /** Running a call reads, claims and completes its record, nothing more. */
   calls: Pick<CallStore, "get" | "claim" | "complete">;
   bus: EventSink;
+  /** Where a live MCP caller waits for the call: its progress and requests go there too. */
+  channel?: CallChannel;
   now?: () => Date;
+}
+
+/** How a running call reaches out: progress for the bus and its caller, and the caller itself. */
+export interface CallReach {
+  progress: ReportProgress;
+  caller: CallerLink;
 }
 
 /** What running a call needs of it; a directly dispatched call has it all in its event. */
@@ -54,7 +63,7 @@ export async function runCall(
   detail: ToolCallScheduled,
   deps: RunDeps,
   policy: Pick<ToolPolicy, "timeoutMs" | "cache">,
-  run: (call: RunnableCall, now: () => Date, progress: ReportProgress) => Promise<RunOutcome>,
+  run: (call: RunnableCall, now: () => Date, reach: CallReach) => Promise<RunOutcome>,
 ): Promise<CallRecord | undefined> {
   const { calls, bus, now = () => new Date() } = deps;
   const direct = detail.dispatch === "direct";
@@ -69,12 +78,19 @@ export async function runCall(
     return undefined;
   }
   const start = direct ? announceStartSoon(detail, deps) : undefined;
-  const progress = progressAnnouncer(detail, deps, start);
+  const caller = callerLink(deps.channel, detail, (error) =>
+    (deps.log ?? fallbackLogger()).warn("A message for a call's caller was lost", {
+      callId: detail.callId,
+      error,
+    }),
+  );
+  const progress = progressAnnouncer(detail, deps, start, caller);
   try {
     const started = performance.now();
-    const { execution, ...facts } = await run(claimed, now, progress.report).finally(
-      progress.close,
-    );
+    const { execution, ...facts } = await run(claimed, now, {
+      progress: progress.report,
+      caller,
+    }).finally(progress.close);
     const durationMs = Math.round(performance.now() - started);
     const result = ranResult(claimed, execution, { ...facts, durationMs }, now());
     const completed = await storeResult(calls, claimed, result, now(), deps.log);
@@ -92,12 +108,14 @@ export async function runCall(
 
 /**
  * The call's progress reporter: each step numbered, throttled, published best effort. A direct
- * call's start not announced yet goes out with the first step, so no step comes before it.
+ * call's start not announced yet goes out with the first step, so no step comes before it. A
+ * live caller gets every step as it comes: it asked for them, and nothing is stored for it.
  */
 function progressAnnouncer(
   detail: ToolCallScheduled,
   deps: RunDeps,
   start: ReturnType<typeof announceStartSoon> | undefined,
+  caller: CallerLink,
 ) {
   const now = deps.now ?? (() => new Date());
   let steps = 0;
@@ -120,6 +138,12 @@ function progressAnnouncer(
   });
   const report: ReportProgress = (progress, total, message) => {
     if (Number.isFinite(progress)) {
+      caller.tell({
+        kind: "progress",
+        progress,
+        ...(total === undefined ? {} : { total }),
+        ...(message === undefined ? {} : { message }),
+      });
       throttle.report({ progress, total, message, reportedAt: now().toISOString() });
     }
   };
