@@ -104,7 +104,8 @@ const MCP_V2_SHIMS_STUB = `export class DefaultJsonSchemaValidator {
     throw new Error("The MCP SDK's Ajv JSON Schema validator is not bundled: give the Server a jsonSchemaValidator.");
   }
 }
-export { default as process } from "node:process";`;
+export { default as process } from "node:process";
+export const CORS_IS_POSSIBLE = false;`;
 
 export const mcpSdkV2WithoutAjv: BundlePlugin = {
   name: "mcp-sdk-v2-without-ajv",

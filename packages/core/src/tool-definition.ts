@@ -41,7 +41,8 @@ export interface ToolContext<S> {
 /** A call's live caller, as a tool reaches it (requests end with the tool's timeout). */
 export interface ToolCaller {
   describe(): Promise<AttachedCaller | undefined>;
-  ask(method: RelayedMethod, params: Record<string, unknown>): Promise<RelayAnswer>;
+  /** `key`: the server's own name for the request, shown to the caller where it can be. */
+  ask(method: RelayedMethod, params: Record<string, unknown>, key?: string): Promise<RelayAnswer>;
   tell(message: RelayNotification): void;
 }
 

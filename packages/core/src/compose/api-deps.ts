@@ -11,7 +11,7 @@ import type { SubscriptionService } from "../app/subscriptions/service";
 import type { StageConfig } from "../config";
 import type { Logger } from "../observability/log";
 import type { MetricsSnapshot } from "../observability/metrics";
-import type { AuditLog, CatalogStore, EventLog, KeyStore } from "../ports";
+import type { AuditLog, CallChannel, CatalogStore, EventLog, KeyStore } from "../ports";
 
 /** Everything the HTTP API needs; the composition root builds it for AWS and for local. */
 export interface ApiDeps {
@@ -31,6 +31,11 @@ export interface ApiDeps {
    * `/mcp`; without it `/mcp` offers none.
    */
   federation?: McpFederation;
+  /**
+   * The relay between running calls and the MCP callers waiting for them (their progress, log
+   * messages and servers' requests); without it nothing reaches a caller mid-call.
+   */
+  channel?: CallChannel;
   /** Registered http / mcp toolsets; without it the registered-toolsets routes are absent. */
   registered?: RegisteredToolsets;
   /** Where failures and unaudited writes are logged (default: JSON lines on stderr). */

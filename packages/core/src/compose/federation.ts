@@ -1,4 +1,9 @@
-import type { FederatedServer, McpFederation, RemoteMcpServers } from "../app/federation/service";
+import type {
+  FederatedServer,
+  FederationRound,
+  McpFederation,
+  RemoteMcpServers,
+} from "../app/federation/service";
 import type { SelectionService } from "../app/selection/service";
 import type { HttpClient, SecretSource } from "../outbound/types";
 import type { McpConnection } from "../registered/mcp-client";
@@ -35,18 +40,31 @@ export function mcpFederation(pieces: FederationPieces): McpFederation {
     resources: async (principal, mode) => (await federation()).resources(principal, mode),
     resourceTemplates: async (principal, mode) =>
       (await federation()).resourceTemplates(principal, mode),
-    readResource: async (principal, mode, uri) =>
-      (await federation()).readResource(principal, mode, uri),
-    getPrompt: async (principal, mode, name, args) =>
-      (await federation()).getPrompt(principal, mode, name, args),
+    readResource: async (principal, mode, uri, round) =>
+      (await federation()).readResource(principal, mode, uri, round),
+    getPrompt: async (principal, mode, name, args, round) =>
+      (await federation()).getPrompt(principal, mode, name, args, round),
     complete: async (principal, mode, params) =>
       (await federation()).complete(principal, mode, params),
   };
 }
 
-/** The servers themselves, through registered/mcp-client. */
+/**
+ * The servers themselves, through registered/mcp-client. Lists go over the newest generation a
+ * server speaks; a read, a prompt or a completion over its caller's when the server speaks it
+ * (else the server's newest), and 2025-11-25 when the caller's is not given, as before.
+ */
 function remoteServers(pieces: FederationPieces, limit: number): RemoteMcpServers {
   const client = () => import("../registered/mcp-client");
+  const protocol = async (server: FederatedServer, round: FederationRound | undefined) =>
+    (await client()).protocolFor(
+      { era: round?.protocol === "2026-07-28" ? "modern" : "legacy" },
+      server,
+    );
+  const inRound = async (server: FederatedServer, round: FederationRound | undefined) => ({
+    ...round,
+    protocol: await protocol(server, round),
+  });
   const connect = async (server: FederatedServer): Promise<McpConnection> => {
     const [{ mcpConnection }, secret] = await Promise.all([
       client(),
@@ -59,12 +77,24 @@ function remoteServers(pieces: FederationPieces, limit: number): RemoteMcpServer
     );
   };
   return {
-    offerings: async (server) => (await client()).listRemoteOfferings(await connect(server), limit),
-    readResource: async (server, uri) =>
-      (await client()).readRemoteResource(await connect(server), uri),
-    getPrompt: async (server, name, args) =>
-      (await client()).getRemotePrompt(await connect(server), name, args),
+    offerings: async (server) => {
+      const { listRemoteOfferings, newestProtocol } = await client();
+      return listRemoteOfferings(await connect(server), limit, {
+        protocol: newestProtocol(server),
+      });
+    },
+    readResource: async (server, uri, round) =>
+      (await client()).readRemoteResource(await connect(server), uri, await inRound(server, round)),
+    getPrompt: async (server, name, args, round) =>
+      (await client()).getRemotePrompt(
+        await connect(server),
+        name,
+        args,
+        await inRound(server, round),
+      ),
     complete: async (server, params) =>
-      (await client()).completeRemote(await connect(server), params),
+      (await client()).completeRemote(await connect(server), params, {
+        protocol: await protocol(server, undefined),
+      }),
   };
 }

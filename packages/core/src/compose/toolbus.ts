@@ -38,6 +38,7 @@ import { busRules } from "../wiring";
 import type { ApiDeps } from "./api-deps";
 import { busOf } from "./bus";
 import { callsOf } from "./calls";
+import { channelOf } from "./channel";
 import { mcpFederation } from "./federation";
 import { type CallHandler, handlersLoadedOnUse, inProcessDispatcher } from "./local-dispatch";
 import { secretOf, storeOf } from "./pieces";
@@ -211,6 +212,7 @@ export function createToolbus(
       },
       registered,
       federation: mcpFederation({ selection, http, readSecrets }),
+      channel: channelOf(deployment),
       ...(deployment.metrics instanceof InProcessMetrics ? { metrics: deployment.metrics } : {}),
       audit: new DynamoAuditLog(store),
       runs: runGovernor,

@@ -55,12 +55,15 @@ export function formatTraceparent(trace: TraceContext, spanId = trace.parentId):
  * it, so the upstream's own traces join the caller's.
  */
 export function withTraceparent(http: HttpClient, trace: TraceContext): HttpClient {
+  const traced = <R extends { headers?: Record<string, string> | undefined }>(request: R): R => ({
+    ...request,
+    headers: { ...request.headers, traceparent: formatTraceparent(trace, newSpanId()) },
+  });
+  const { open } = http;
   return {
-    request: (url, request = {}) =>
-      http.request(url, {
-        ...request,
-        headers: { ...request.headers, traceparent: formatTraceparent(trace, newSpanId()) },
-      }),
+    request: (url, request = {}) => http.request(url, traced(request)),
+    // Streams too: a client that can stream stays one that can.
+    ...(open ? { open: (url, request = {}) => open.call(http, url, traced(request)) } : {}),
   };
 }
 

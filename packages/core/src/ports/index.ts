@@ -361,7 +361,10 @@ export interface CallChannel {
 
 /** A caller's hold on a call. */
 export interface CallerAttachment {
-  /** What reaches the caller, as it comes, until `signal` fires or `close` is called. */
+  /**
+   * What reaches the caller, as it comes, until `close` is called, or until `signal` fires:
+   * what has arrived by then is still yielded, then the events end.
+   */
   events(signal: AbortSignal): AsyncIterable<RelayEvent>;
   /**
    * Stops reading. `gone`: the caller will not come back (it has the call's result, or it went

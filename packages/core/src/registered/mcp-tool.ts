@@ -1,4 +1,4 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/client";
 import { MAX_RESULT_BYTES } from "@toolbus/wire/model/call";
 import { type ContentBlock, contentBlock, describeContent } from "@toolbus/wire/model/content";
 import { Failures } from "@toolbus/wire/model/failure";
@@ -28,7 +28,11 @@ export function mcpToolDefinition(spec: ToolSpec): AnyToolDefinition {
         ),
         implementation.remoteName,
         input,
-        context.progress,
+        {
+          protocols: implementation.protocols,
+          caller: context.caller,
+          onProgress: context.progress,
+        },
       );
       return outcomeOf(result, spec.id, upstream);
     },

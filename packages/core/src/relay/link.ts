@@ -18,14 +18,20 @@ import { refusal } from "./refusal";
 export interface CallerLink {
   /** The caller as it attached (its generation and capabilities), or undefined. */
   describe(): Promise<AttachedCaller | undefined>;
-  /** The caller's answer to a server's request; `signal` is the tool's. */
+  /**
+   * The caller's answer to a server's request; `signal` is the tool's, `key` the server's own
+   * name for the request, if it has one.
+   */
   ask(
     method: RelayedMethod,
     params: Record<string, unknown>,
     signal: AbortSignal,
+    key?: string,
   ): Promise<RelayAnswer>;
   /** Best effort; never fails the call. */
   tell(message: RelayNotification): void;
+  /** Resolves once every message told so far is with the channel (or lost). */
+  settled(): Promise<void>;
 }
 
 /** The link of a call where nothing relays: nobody to ask or tell. */
@@ -33,6 +39,7 @@ export const NO_CALLER: CallerLink = {
   describe: async () => undefined,
   ask: async (method) => refusal(`Nobody waits for this call who could answer ${method}.`),
   tell: () => undefined,
+  settled: async () => undefined,
 };
 
 /** The link of one call through the stage's channel; `report` hears what went wrong. */
@@ -42,11 +49,19 @@ export function callerLink(
   report: (error: unknown) => void,
 ): CallerLink {
   if (!channel) return NO_CALLER;
+  // Messages go out in the background; the call's result waits for them, so none follows it.
+  const telling = new Set<Promise<void>>();
   return {
     describe: () => channel.caller(key),
-    ask: (method, params, signal) => channel.ask(key, { method, params }, signal),
+    ask: (method, params, signal, name) =>
+      channel.ask(key, { method, params, ...(name === undefined ? {} : { key: name }) }, signal),
     tell(message) {
-      channel.notify(key, message).catch(report);
+      const told = channel.notify(key, message).catch(report);
+      telling.add(told);
+      void told.finally(() => telling.delete(told));
+    },
+    async settled() {
+      while (telling.size > 0) await Promise.all([...telling]);
     },
   };
 }
@@ -55,7 +70,7 @@ export function callerLink(
 export function boundCaller(link: CallerLink, signal: AbortSignal): ToolCaller {
   return {
     describe: () => link.describe(),
-    ask: (method, params) => link.ask(method, params, signal),
+    ask: (method, params, key) => link.ask(method, params, signal, key),
     tell: (message) => link.tell(message),
   };
 }

@@ -64,7 +64,7 @@ export function memoryCallChannel(): CallChannel {
           const onAbort = () => wake?.();
           signal.addEventListener("abort", onAbort, { once: true });
           try {
-            while (!closed && !signal.aborted) {
+            while (!closed) {
               const next = queue.shift();
               if (next) {
                 // A request answered or given up on since it was queued no longer waits.
@@ -72,6 +72,8 @@ export function memoryCallChannel(): CallChannel {
                 yield next;
                 continue;
               }
+              // Stopped: what had arrived is out, nothing more will be.
+              if (signal.aborted) break;
               await new Promise<void>((resolve) => {
                 wake = resolve;
               });

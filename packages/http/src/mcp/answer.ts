@@ -2,12 +2,16 @@ import {
   type AuthInfo,
   createMcpHandler,
   isLegacyRequest,
+  type JSONRPCMessage,
   type McpHttpHandler,
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
+import type { CallChannel } from "@toolbus/core/ports";
+import { relayAnswer } from "@toolbus/wire/model/relay";
 import type { Context } from "hono";
 import { MAX_BODY_BYTES } from "../common/body";
 import type { HttpEnv } from "../common/env";
+import { relayTarget } from "./relay";
 import { createMcpServer, type McpDeps, type McpRequestContext } from "./server";
 
 /** Where the Toolbus context of a request rides through the SDK to the server it makes. */
@@ -44,6 +48,9 @@ export async function answerMcp(
     } satisfies AuthInfo,
     ...(parsedBody === undefined ? {} : { parsedBody }),
   };
+  // A caller's answers to requests relayed from a running call: the relay's, not a server's.
+  const answers = deps.relay ? relayAnswersIn(parsedBody) : undefined;
+  if (answers && deps.relay) return takeAnswers(c, deps.relay.channel, context, answers);
   const legacy = await isLegacyRequest(request, parsedBody, { maxRequestBodySize: MAX_BODY_BYTES });
   const response = legacy
     ? await answerLegacy(request, deps, context, options)
@@ -72,19 +79,103 @@ async function answerLegacy(
   context: McpRequestContext,
   options: { authInfo: AuthInfo; parsedBody?: unknown },
 ): Promise<Response> {
-  const server = createMcpServer(deps, context, "legacy");
+  // A tool call answers on an event stream when the caller reads one: its progress, log
+  // messages and servers' requests go there while it runs. Everything else answers in JSON.
+  const streams = toolCallOnStream(request, options.parsedBody);
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
-    enableJsonResponse: true,
+    enableJsonResponse: !streams,
     maxRequestBodySize: MAX_BODY_BYTES,
   });
+  const relatedTo = (options.parsedBody as { id?: string | number } | undefined)?.id;
+  const server = createMcpServer(
+    deps,
+    streams && relatedTo !== undefined
+      ? {
+          ...context,
+          write: (message) =>
+            transport.send(message as JSONRPCMessage, { relatedRequestId: relatedTo }),
+        }
+      : context,
+    "legacy",
+  );
   await server.connect(transport);
+  if (streams) {
+    // The stream stays open until the call is answered: the server closes once it ends.
+    const response = await transport.handleRequest(request, options);
+    if (!response.body) {
+      await server.close();
+      return response;
+    }
+    const closing = new TransformStream<Uint8Array, Uint8Array>({
+      flush: () => void server.close().catch(() => undefined),
+    });
+    return new Response(response.body.pipeThrough(closing), response);
+  }
   try {
     return await transport.handleRequest(request, options);
   } finally {
     // The JSON answer is complete once handleRequest resolves.
     await server.close();
   }
+}
+
+/**
+ * Whether the request is one `tools/call` naming a tool, from a caller that reads an event
+ * stream. One that names none is refused at once, in JSON.
+ */
+function toolCallOnStream(request: Request, body: unknown): boolean {
+  const accept = request.headers.get("accept") ?? "";
+  if (!accept.includes("text/event-stream") || body === null || typeof body !== "object") {
+    return false;
+  }
+  const { method, params } = body as { method?: unknown; params?: { name?: unknown } };
+  return method === "tools/call" && typeof params?.name === "string";
+}
+
+/** The answers a POST carries to relayed requests, when that is all it carries. */
+function relayAnswersIn(body: unknown): Array<{ id: string; answer: unknown }> | undefined {
+  const messages = Array.isArray(body) ? body : [body];
+  if (messages.length === 0) return undefined;
+  const answers: Array<{ id: string; answer: unknown }> = [];
+  for (const message of messages) {
+    if (message === null || typeof message !== "object" || "method" in message) return undefined;
+    const { id, result, error } = message as { id?: unknown; result?: unknown; error?: unknown };
+    if (!relayTarget(id)) return undefined;
+    answers.push({ id: id as string, answer: error === undefined ? { result } : { error } });
+  }
+  return answers;
+}
+
+/**
+ * Hands each answer to the request it answers, wherever its call runs: 202 as the transport
+ * answers responses, once every one was taken; 400 when one answers nothing waiting (already
+ * answered, another key's, or malformed).
+ */
+async function takeAnswers(
+  c: Context<HttpEnv>,
+  channel: CallChannel,
+  context: McpRequestContext,
+  answers: Array<{ id: string; answer: unknown }>,
+): Promise<Response> {
+  let taken = 0;
+  for (const { id, answer } of answers) {
+    const target = relayTarget(id);
+    const parsed = relayAnswer.safeParse(answer);
+    if (!target || !parsed.success) continue;
+    if (await channel.answer(target.key, target.requestId, context.principal.id, parsed.data)) {
+      taken++;
+    }
+  }
+  if (taken === answers.length) return c.body(null, 202);
+  return c.json(
+    {
+      jsonrpc: "2.0",
+      error: { code: -32600, message: "No relayed request waits for this answer." },
+      id: null,
+    },
+    400,
+  );
 }
 
 function contextOf(authInfo: AuthInfo | undefined): McpRequestContext {

@@ -12,6 +12,7 @@ import {
 } from "@modelcontextprotocol/server";
 import type { FederatedList, McpFederation } from "@toolbus/core/app/federation/service";
 import type { Principal } from "@toolbus/wire/model/call";
+import { type McpRelay, passRound, serverRound } from "./relayed-call";
 
 /** Where a federated list names the toolsets whose server did not answer (left out). */
 const UNREACHABLE_META = "toolbus/unreachable";
@@ -33,6 +34,10 @@ export function federate(
     allowed(permission: "read" | "call"): void;
     /** Any failure as the protocol error the caller sees. */
     failure(error: unknown): ProtocolError;
+    /** The request's generation: a server is asked in it when it speaks it. */
+    era: "legacy" | "modern";
+    /** How a server's `input_required` round reaches the caller (sealed state). */
+    relay?: McpRelay;
   },
 ): void {
   const { principal, mode } = options.caller;
@@ -78,13 +83,14 @@ export function federate(
       };
     }),
   );
-  server.setRequestHandler("resources/read", (request) => {
+  server.setRequestHandler("resources/read", (request, ctx) => {
     const { uri } = request.params;
     return answer(
       undefined,
       async () => {
-        const result = await federation.readResource(principal, mode, uri);
-        if (result) return result as ReadResourceResult;
+        const round = serverRound(ctx, options.era);
+        const result = await federation.readResource(principal, mode, uri, round);
+        if (result) return passRound(options.relay, ctx, result as ReadResourceResult);
         // -32602 with the uri on both generations: the SDK answers 2025-11-25's -32002 as
         // -32602 too (the 2026-07-28 rule; clients of either accept it).
         throw new ResourceNotFoundError(uri);
@@ -92,13 +98,14 @@ export function federate(
       "call",
     );
   });
-  server.setRequestHandler("prompts/get", (request) => {
+  server.setRequestHandler("prompts/get", (request, ctx) => {
     const { name, arguments: args } = request.params;
     return answer(
       undefined,
       async () => {
-        const result = await federation.getPrompt(principal, mode, name, args);
-        if (result) return result as GetPromptResult;
+        const round = serverRound(ctx, options.era);
+        const result = await federation.getPrompt(principal, mode, name, args, round);
+        if (result) return passRound(options.relay, ctx, result as GetPromptResult);
         throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown prompt: ${name}.`);
       },
       "call",

@@ -3,6 +3,7 @@ import type { SearchService } from "@toolbus/core/app/search/service";
 import { resolveMode } from "@toolbus/core/app/selection/select";
 import type { SelectionService } from "@toolbus/core/app/selection/service";
 import { ValidationError } from "@toolbus/core/errors";
+import type { CallChannel } from "@toolbus/core/ports";
 import { MCP_HEADERS, MCP_SURFACES, type McpSurface } from "@toolbus/wire/mcp-surface";
 import { callId as callIdSchema, runId as runIdSchema } from "@toolbus/wire/model/ids";
 import type { Context, MiddlewareHandler } from "hono";
@@ -10,6 +11,7 @@ import { type AuthDeps, authenticate } from "../common/auth";
 import { limitRequestBody } from "../common/body";
 import type { HttpEnv } from "../common/env";
 import { logFailure } from "../common/errors";
+import type { McpRelay } from "./relayed-call";
 import type { McpDeps, McpRequestContext } from "./server";
 
 export const MCP_PATH = "/mcp";
@@ -25,6 +27,10 @@ export type McpRouteDeps = AuthDeps &
      * `mcp.allowedHosts`, else loopback.
      */
     allowedHosts?: readonly string[] | "any";
+    /** The relay to running calls; without it nothing reaches a caller mid-call. */
+    channel?: CallChannel;
+    /** The answer reaches the caller only once it ends (API Gateway): see McpRelay. */
+    followBuffered?: boolean;
   };
 
 /** What `/mcp` answers by default: this machine, by name or address. */
@@ -70,6 +76,7 @@ export function registerMcpRoutes(app: OpenAPIHono<HttpEnv>, deps: McpRouteDeps)
     selection: deps.selection,
     search: deps.search,
     ...(deps.federation ? { federation: deps.federation } : {}),
+    ...(deps.channel ? { relay: mcpRelay(deps.channel, deps) } : {}),
   };
 
   app.post(MCP_PATH, async (c) => {
@@ -83,6 +90,19 @@ export function registerMcpRoutes(app: OpenAPIHono<HttpEnv>, deps: McpRouteDeps)
     c.header("Allow", "POST");
     return jsonRpcError(c, 405, -32000, "Method not allowed: this MCP endpoint is stateless.");
   });
+}
+
+/**
+ * The relay as `/mcp` uses it. A 2026-07-28 round's state is sealed with a secret every
+ * instance of the stage holds: the admin key, read at use (on AWS a bound secret).
+ */
+function mcpRelay(channel: CallChannel, deps: McpRouteDeps): McpRelay {
+  const { adminKey } = deps;
+  return {
+    channel,
+    stateSecret: () => (typeof adminKey === "function" ? adminKey() : adminKey),
+    ...(deps.followBuffered ? { buffered: true } : {}),
+  };
 }
 
 /** An HTTP-level refusal in JSON-RPC's shape, as the MCP transport answers its own. */

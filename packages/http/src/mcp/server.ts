@@ -3,6 +3,7 @@ import { Validator } from "@cfworker/json-schema";
 import {
   type CacheHint,
   type CallToolResult,
+  type InputRequiredResult,
   type jsonSchemaValidator,
   ProtocolError,
   ProtocolErrorCode,
@@ -26,6 +27,13 @@ import type { ToolSpec } from "@toolbus/wire/model/tool";
 import { API_VERSION } from "../common/version";
 import { federate } from "./federated";
 import { ReadableParamsServer } from "./params";
+import {
+  type CallRelay,
+  callRelay,
+  type McpRelay,
+  roundCodec,
+  type StreamWriter,
+} from "./relayed-call";
 import { callToolResult, invalidInputResult } from "./results";
 import { callToolArguments, SEARCH_SURFACE_TOOLS, searchToolsResult } from "./search-surface";
 import { toMcpTool, toolInput } from "./tools";
@@ -53,6 +61,11 @@ export interface McpRequestContext {
   surface: McpSurface;
   /** Records an unexpected failure; the caller only ever sees a generic message. */
   logFailure(error: unknown): void;
+  /**
+   * Writes on this answer's event stream (2025-11-25, when the caller reads one): how a
+   * registered server's requests reach the caller mid-call. Absent for a JSON answer.
+   */
+  write?: StreamWriter;
 }
 
 /** What the server reads and calls; the route builds it once for every request. */
@@ -67,6 +80,11 @@ export interface McpDeps {
    * without it the prompts and resources lists are empty (2026-07-28) or absent (2025-11-25).
    */
   federation?: McpFederation;
+  /**
+   * The relay between running calls and the caller waiting on `/mcp`: their progress, log
+   * messages and servers' requests. Without it nothing reaches the caller mid-call.
+   */
+  relay?: McpRelay;
 }
 
 /**
@@ -85,6 +103,9 @@ const SCHEMA_VALIDATOR: jsonSchemaValidator = {
     };
   },
 };
+
+/** A `tools/call` answer: the call's result, or (2026-07-28) what the caller must answer first. */
+type ToolAnswer = CallToolResult | InputRequiredResult;
 
 /** Which protocol generation a request speaks: 2025-11-25 and before, or 2026-07-28. */
 export type McpEra = "legacy" | "modern";
@@ -114,7 +135,8 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext, era: 
       // 2026-07-28 clients ask every server for its lists (the `caching` rules): prompts and
       // resources are always offered there (empty without federation); 2025 clients see them
       // when the registered servers' are federated, with completions, and logging (whose
-      // level is accepted and answered empty: Toolbus sends no log notifications).
+      // level is accepted and answered empty: stateless, Toolbus keeps none, and a call's log
+      // messages reach the caller on the call's own stream, see relayed-call.ts).
       capabilities: {
         tools: { listChanged: false },
         ...(modern || federation ? { prompts: {}, resources: {} } : {}),
@@ -132,11 +154,12 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext, era: 
         "resources/templates/list": listHint,
         ...(federation ? { "resources/read": federatedHint } : {}),
       },
-      // Toolbus never asks a client for input mid-call, so it hands out no request state: any
-      // a client sends back is forged or stale.
+      // A 2026-07-28 round's state names the call it continues, sealed and bound to the
+      // caller (relayed-call.ts); without the relay Toolbus hands out none, so any is forged.
       requestState: {
-        verify: () => {
-          throw new Error("Toolbus issues no requestState.");
+        verify: (state, ctx) => {
+          if (!deps.relay) throw new Error("Toolbus issues no requestState here.");
+          return roundCodec(deps.relay).verify(state, ctx);
         },
       },
     },
@@ -172,6 +195,8 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext, era: 
   if (federation) {
     federate(server, federation, {
       caller: context,
+      era,
+      ...(deps.relay ? { relay: deps.relay } : {}),
       allowed: (permission) => requirePermission(deps, context.principal, permission),
       failure: (error) => protocolError(error, context),
     });
@@ -184,7 +209,7 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext, era: 
     });
   }
 
-  server.setRequestHandler("tools/call", async (request): Promise<CallToolResult> => {
+  server.setRequestHandler("tools/call", async (request, ctx): Promise<ToolAnswer> => {
     const { name, arguments: args, _meta } = request.params;
     if (context.surface === "search" && name === SEARCH_TOOLS) {
       requirePermission(deps, context.principal, "read");
@@ -207,12 +232,14 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext, era: 
         meta: _meta,
         again: `Call ${CALL_TOOL} again with the same arguments`,
         inputPath: "arguments",
+        relay: () => callRelay(deps.relay, context.principal.id, ctx, era, context.write),
       });
     }
     return callCatalogTool(deps, context, {
       name,
       input: (spec) => toolInput(spec, args),
       meta: _meta,
+      relay: () => callRelay(deps.relay, context.principal.id, ctx, era, context.write),
     });
   });
 
@@ -234,19 +261,24 @@ async function callCatalogTool(
     again?: string;
     /** Where the tool's input sits in the arguments, for the paths of its issues. */
     inputPath?: string;
+    /** How the call reaches its caller while it runs (relayed-call.ts). */
+    relay: () => Promise<CallRelay | undefined>;
   },
-): Promise<CallToolResult> {
+): Promise<ToolAnswer> {
   const { meta } = target;
-  const namedCall = idFrom(meta, CALL_ID_META) ?? context.callId;
+  const relay = await target.relay();
+  // A retried 2026-07-28 round continues the call its sealed state names.
+  const namedCall = relay?.resumes?.callId ?? idFrom(meta, CALL_ID_META) ?? context.callId;
   const callId = namedCall ?? randomUUID();
-  const runId = runOf(context, idFrom(meta, RUN_ID_META, runIdSchema), namedCall);
+  const runId =
+    relay?.resumes?.runId ?? runOf(context, idFrom(meta, RUN_ID_META, runIdSchema), namedCall);
   try {
     const spec = await deps.catalog.getTool(target.name);
     if (!spec)
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${target.name}.`);
     let outcome: CallOutcome;
-    try {
-      outcome = await deps.calls.call(
+    const call = () =>
+      deps.calls.call(
         context.principal,
         runId,
         {
@@ -261,6 +293,16 @@ async function callCatalogTool(
         // W3C trace context in `_meta`, as MCP clients that trace send it.
         typeof meta?.traceparent === "string" ? meta.traceparent : undefined,
       );
+    try {
+      if (!relay) {
+        outcome = await call();
+      } else {
+        const key = { parentRunId: runId, callId };
+        const relayed = await relay.run(key, call);
+        // The server asked the caller something: the call waits while the caller answers.
+        if ("asked" in relayed) return relay.ask(key, relayed.asked);
+        outcome = relayed.done;
+      }
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error;
       return invalidInputResult(
@@ -269,6 +311,16 @@ async function callCatalogTool(
         error.message,
         inputIssues(error.details),
         target.inputPath,
+      );
+    }
+    // A server's own JSON-RPC error reaches an MCP caller as the server sent it (a missing
+    // client capability stays -32021, HTTP 400 on 2026-07-28), not as a failed result.
+    const upstream = outcome.call.result?.failure?.mcpError;
+    if (outcome.finished && upstream) {
+      throw new ProtocolError(
+        upstream.code,
+        outcome.call.result?.failure?.message ?? "",
+        upstream.data,
       );
     }
     return callToolResult(outcome.call, spec, target.again);

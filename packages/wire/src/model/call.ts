@@ -28,6 +28,8 @@ export const failure = z.object({
   retryAfterMs: z.number().int().nonnegative().optional(),
   /** correct_call: fix the input and retry; replan: stop using this tool this turn; finish. */
   recovery: z.enum(["correct_call", "replan", "finish"]),
+  /** The JSON-RPC error a registered MCP server answered, passed on as sent to an MCP caller. */
+  mcpError: z.object({ code: z.number().int(), data: z.unknown().optional() }).strict().optional(),
 });
 export type Failure = z.infer<typeof failure>;
 

@@ -77,6 +77,11 @@ const httpImplementation = z
   .strict();
 export type HttpImplementation = z.infer<typeof httpImplementation>;
 
+/** The MCP generations Toolbus speaks to a registered server, oldest first. */
+export const MCP_PROTOCOLS = ["2025-11-25", "2026-07-28"] as const;
+export const mcpProtocol = z.enum(MCP_PROTOCOLS);
+export type McpProtocol = z.infer<typeof mcpProtocol>;
+
 /** A tool of a remote MCP server (Streamable HTTP), called by its name on that server. */
 const mcpImplementation = z
   .object({
@@ -84,6 +89,12 @@ const mcpImplementation = z
     url: z.string().min(1).max(2048),
     auth: secretHeader.optional(),
     remoteName: z.string().min(1).max(128),
+    /**
+     * The generations the server speaks, as discovery at registration found them ("2026-07-28"
+     * answered `server/discover`, "2025-11-25" answered `initialize`). Absent on a registration
+     * stored before discovery recorded it: ["2025-11-25"].
+     */
+    protocols: z.array(mcpProtocol).min(1).optional(),
   })
   .strict();
 

@@ -116,6 +116,11 @@ export const relayRequest = z
   .object({
     /** Unique, unguessable: the caller's answer names it. */
     id: z.string().min(1).max(200),
+    /**
+     * The server's own name for the request (a 2026-07-28 server's `inputRequests` key), which
+     * a caller is shown where it can be.
+     */
+    key: z.string().min(1).max(200).optional(),
     method: relayedMethod,
     params: z.record(z.string(), z.unknown()),
   })

@@ -13,7 +13,7 @@ import { OutboundError } from "../../outbound/errors";
 import { checkUrl, type Resolver } from "../../outbound/ssrf";
 import type { HttpClient, SecretSource } from "../../outbound/types";
 import type { CatalogStore, Versioned } from "../../ports";
-import type { RemoteTool } from "../../registered/mcp-client";
+import type { McpProtocol, RemoteDiscovery } from "../../registered/mcp-client";
 import { referencedSecrets, secretDetectors } from "../../registered/secrets";
 import { ToolFailure } from "../../tool-definition";
 import {
@@ -82,7 +82,9 @@ export class RegisteredToolsets {
     const plan =
       registration.kind === "http"
         ? httpToolsetPlan(registration)
-        : mcpToolsetPlan(registration, await this.discover(registration, secret));
+        : withProtocols(await this.discover(registration, secret), (remote) =>
+            mcpToolsetPlan(registration, remote),
+          );
 
     const catalog = await this.deps.catalog.list();
     checkIdsFree(plan.toolset, plan.tools, catalog);
@@ -184,12 +186,19 @@ export class RegisteredToolsets {
     }
   }
 
-  private async discover(registration: McpToolsetRegistration, secret: SecretSource) {
+  /**
+   * The server's tools, over the newest generation it speaks, and which generations those are
+   * (2026-07-28 answers `server/discover`, 2025-11-25 answers `initialize`).
+   */
+  private async discover(
+    registration: McpToolsetRegistration,
+    secret: SecretSource,
+  ): Promise<RemoteDiscovery> {
     // The MCP SDK's client loads on the first MCP registration or refresh.
-    const { listRemoteTools, mcpConnection } = await import("../../registered/mcp-client");
-    let tools: RemoteTool[];
+    const { discoverRemoteTools, mcpConnection } = await import("../../registered/mcp-client");
+    let discovered: RemoteDiscovery;
     try {
-      tools = await listRemoteTools(
+      discovered = await discoverRemoteTools(
         mcpConnection(
           registration,
           { secret, http: this.deps.http },
@@ -208,6 +217,7 @@ export class RegisteredToolsets {
         { details: [{ path: "url", message: error.failure.message }] },
       );
     }
+    const { tools } = discovered;
     if (tools.length > MAX_REGISTERED_TOOLS) {
       throw new ValidationError(
         `The server lists more than ${MAX_REGISTERED_TOOLS} tools; a toolset holds at most ${MAX_REGISTERED_TOOLS}.`,
@@ -216,7 +226,7 @@ export class RegisteredToolsets {
     if (tools.length === 0) {
       throw new ValidationError(`The server at ${registration.url} lists no tools.`);
     }
-    return tools;
+    return discovered;
   }
 
   private async recordCapabilities(names: readonly string[], secret: SecretSource) {
@@ -228,6 +238,23 @@ export class RegisteredToolsets {
       secret,
     );
   }
+}
+
+/** The plan of a server's tools, each recording the generations the server speaks. */
+function withProtocols<P extends { tools: ToolSpec[] }>(
+  discovered: RemoteDiscovery,
+  plan: (tools: RemoteDiscovery["tools"]) => P,
+): P {
+  const planned = plan(discovered.tools);
+  const protocols: McpProtocol[] = discovered.protocols;
+  return {
+    ...planned,
+    tools: planned.tools.map((tool) =>
+      tool.implementation.kind === "mcp"
+        ? { ...tool, implementation: { ...tool.implementation, protocols } }
+        : tool,
+    ),
+  };
 }
 
 /** Host of a URL for messages: never its path or query, which may hold tokens. */

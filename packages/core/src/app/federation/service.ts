@@ -1,5 +1,6 @@
 import type { Principal } from "@toolbus/wire/model/call";
-import type { SecretHeader } from "@toolbus/wire/model/implementation";
+import type { McpProtocol, SecretHeader } from "@toolbus/wire/model/implementation";
+import type { RelayCapabilities } from "@toolbus/wire/model/relay";
 import { UnavailableError, ValidationError } from "../../errors";
 import { RemoteRefusal } from "../../registered/remote-refusal";
 import { ToolFailure } from "../../tool-definition";
@@ -10,6 +11,23 @@ export interface FederatedServer {
   toolset: string;
   url: string;
   auth?: SecretHeader | undefined;
+  /** The generations it speaks, as discovery recorded them (absent: 2025-11-25). */
+  protocols?: readonly McpProtocol[] | undefined;
+}
+
+/**
+ * One federated request's round with its caller. `protocol` is the generation the MCP caller
+ * speaks: the server is asked in it when it speaks it, else in its newest (absent: as before,
+ * 2025-11-25 when the server speaks it). Over 2026-07-28 an `input_required` answer comes back
+ * as the server sent it (`{ resultType: "input_required", inputRequests, requestState? }`),
+ * and the caller's `inputResponses` / `requestState` for it go to the server with the retry.
+ */
+export interface FederationRound {
+  protocol?: McpProtocol | undefined;
+  /** The client capabilities the caller declared (what the server may ask it for). */
+  capabilities?: RelayCapabilities | undefined;
+  inputResponses?: Record<string, unknown> | undefined;
+  requestState?: string | undefined;
 }
 
 /** What a server offers besides tools (see `listRemoteOfferings` in registered/mcp-client). */
@@ -40,11 +58,16 @@ export interface CompletionParams {
  */
 export interface RemoteMcpServers {
   offerings(server: FederatedServer): Promise<ServerOfferings>;
-  readResource(server: FederatedServer, uri: string): Promise<Record<string, unknown>>;
+  readResource(
+    server: FederatedServer,
+    uri: string,
+    round?: FederationRound,
+  ): Promise<Record<string, unknown>>;
   getPrompt(
     server: FederatedServer,
     name: string,
     args: Record<string, string> | undefined,
+    round?: FederationRound,
   ): Promise<Record<string, unknown>>;
   complete(server: FederatedServer, params: CompletionParams): Promise<Record<string, unknown>>;
 }
@@ -71,6 +94,7 @@ export interface McpFederation {
     principal: Principal,
     mode: string,
     uri: string,
+    round?: FederationRound,
   ): Promise<Record<string, unknown> | undefined>;
   /** The server's result, or undefined when no server the caller may use offers `name`. */
   getPrompt(
@@ -78,6 +102,7 @@ export interface McpFederation {
     mode: string,
     name: string,
     args: Record<string, string> | undefined,
+    round?: FederationRound,
   ): Promise<Record<string, unknown> | undefined>;
   /** The server's result, or undefined when no server the caller may use offers the ref. */
   complete(
@@ -146,7 +171,7 @@ export class ServerFederation implements McpFederation {
     return listOf(await this.merged(principal, mode), "templates");
   }
 
-  async readResource(principal: Principal, mode: string, uri: string) {
+  async readResource(principal: Principal, mode: string, uri: string, round?: FederationRound) {
     const merged = await this.merged(principal, mode);
     const owner =
       merged.resources.get(uri) ??
@@ -155,7 +180,7 @@ export class ServerFederation implements McpFederation {
       );
     if (!owner) return undefined;
     try {
-      return gatewayless(await this.deps.remote.readResource(owner.server, uri));
+      return gatewayless(await this.deps.remote.readResource(owner.server, uri, round));
     } catch (error) {
       // The server that listed it says it has no such resource (any more): not found.
       if (error instanceof RemoteRefusal && (error.code === -32002 || error.code === -32602)) {
@@ -170,11 +195,12 @@ export class ServerFederation implements McpFederation {
     mode: string,
     name: string,
     args: Record<string, string> | undefined,
+    round?: FederationRound,
   ) {
     const owner = (await this.merged(principal, mode)).prompts.get(name);
     if (!owner) return undefined;
     try {
-      return gatewayless(await this.deps.remote.getPrompt(owner.server, name, args));
+      return gatewayless(await this.deps.remote.getPrompt(owner.server, name, args, round));
     } catch (error) {
       throw asCallerError(error);
     }
@@ -217,10 +243,13 @@ export class ServerFederation implements McpFederation {
         toolset.source ??
         (fromTool?.kind === "mcp" ? { url: fromTool.url, auth: fromTool.auth } : undefined);
       if (!source) continue;
+      // Discovery records the generations on each tool: the toolset's source predates them.
+      const protocols = fromTool?.kind === "mcp" ? fromTool.protocols : undefined;
       servers.push({
         toolset: toolset.name,
         url: source.url,
         ...(source.auth ? { auth: source.auth } : {}),
+        ...(protocols ? { protocols } : {}),
         revision: toolset.revision,
       });
     }
@@ -289,8 +318,12 @@ function listOf(merged: Merged, kind: "prompts" | "resources" | "templates"): Fe
   };
 }
 
-/** The server's result without the fields the gateway answers for itself. */
+/**
+ * The server's result without the fields the gateway answers for itself; an `input_required`
+ * answer stays as sent, for the caller's next round.
+ */
 function gatewayless(result: Record<string, unknown>): Record<string, unknown> {
+  if (result.resultType === "input_required") return result;
   const copy = { ...result };
   for (const field of GATEWAY_FIELDS) delete copy[field];
   return copy;

@@ -565,7 +565,9 @@ class Attachment implements CallerAttachment {
     let after = channelMessagesFrom(this.attachedAt);
     let renewing = true;
     let renewed = channel.now();
-    while (!this.#closed && !signal.aborted) {
+    while (!this.#closed) {
+      // Once stopped, one last read: what was written by then still goes out.
+      const last = signal.aborted;
       if (renewing && channel.now() - renewed >= channel.leaseMs / 3) {
         renewed = channel.now();
         renewing = await channel.renewCaller(key, this.attachId);
@@ -574,11 +576,11 @@ class Attachment implements CallerAttachment {
       after = news.after;
       for (const id of news.settled) seen.add(id);
       for (const event of news.events) {
-        if (this.#closed || signal.aborted) return;
+        if (this.#closed) return;
         if (event.type === "request") seen.add(event.request.id);
         yield event;
       }
-      if (this.#closed || signal.aborted) return;
+      if (this.#closed || last) return;
       await pause(channel.pollMs, signal, this.#wakers);
     }
   }

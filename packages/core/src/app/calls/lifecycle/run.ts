@@ -90,7 +90,7 @@ export async function runCall(
     const { execution, ...facts } = await run(claimed, now, {
       progress: progress.report,
       caller,
-    }).finally(progress.close);
+    }).finally(() => Promise.all([progress.close(), caller.settled()]));
     const durationMs = Math.round(performance.now() - started);
     const result = ranResult(claimed, execution, { ...facts, durationMs }, now());
     const completed = await storeResult(calls, claimed, result, now(), deps.log);
