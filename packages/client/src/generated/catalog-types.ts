@@ -117,6 +117,11 @@ export type CallResult = {
     /** correct_call: fix the input and retry; replan: stop using this tool this turn; finish. */
     recovery: "correct_call" | "replan" | "finish";
     retryAfterMs?: number;
+    /** The JSON-RPC error a registered MCP server answered, passed on as sent to an MCP caller. */
+    mcpError?: {
+      code: number;
+      data?: unknown;
+    };
   };
   /** Set when the tool was unavailable and its fallback answered instead. */
   fallback?: {
@@ -188,6 +193,11 @@ export type Failure = {
   /** correct_call: fix the input and retry; replan: stop using this tool this turn; finish. */
   recovery: "correct_call" | "replan" | "finish";
   retryAfterMs?: number;
+  /** The JSON-RPC error a registered MCP server answered, passed on as sent to an MCP caller. */
+  mcpError?: {
+    code: number;
+    data?: unknown;
+  };
 };
 
 export type FailuresPage = {
@@ -797,6 +807,8 @@ export type RegistrationOutcome = {
         /** Written before the value, e.g. "Bearer ". */
         prefix: string;
       };
+      /** The generations the server speaks, as discovery at registration found them ("2026-07-28" answered `server/discover`, "2025-11-25" answered `initialize`). Absent on a registration stored before discovery recorded it: ["2025-11-25"]. */
+      protocols?: Array<"2025-11-25" | "2026-07-28">;
     };
     revision: number;
     updatedAt: string;
@@ -1087,6 +1099,11 @@ export type RunEvent = {
       /** correct_call: fix the input and retry; replan: stop using this tool this turn; finish. */
       recovery: "correct_call" | "replan" | "finish";
       retryAfterMs?: number;
+      /** The JSON-RPC error a registered MCP server answered, passed on as sent to an MCP caller. */
+      mcpError?: {
+        code: number;
+        data?: unknown;
+      };
     };
     /** Set when the tool was unavailable and its fallback answered instead. */
     fallback?: {
@@ -1336,6 +1353,11 @@ export type StageEventsPage = ({
         /** correct_call: fix the input and retry; replan: stop using this tool this turn; finish. */
         recovery: "correct_call" | "replan" | "finish";
         retryAfterMs?: number;
+        /** The JSON-RPC error a registered MCP server answered, passed on as sent to an MCP caller. */
+        mcpError?: {
+          code: number;
+          data?: unknown;
+        };
       };
       /** Set when the tool was unavailable and its fallback answered instead. */
       fallback?: {
@@ -1600,6 +1622,8 @@ export type Tool = {
       /** Written before the value, e.g. "Bearer ". */
       prefix: string;
     };
+    /** The generations the server speaks, as discovery at registration found them ("2026-07-28" answered `server/discover`, "2025-11-25" answered `initialize`). Absent on a registration stored before discovery recorded it: ["2025-11-25"]. */
+    protocols?: Array<"2025-11-25" | "2026-07-28">;
   };
   revision: number;
   updatedAt: string;
@@ -1785,6 +1809,8 @@ export type ToolListItem = {
       /** Written before the value, e.g. "Bearer ". */
       prefix: string;
     };
+    /** The generations the server speaks, as discovery at registration found them ("2026-07-28" answered `server/discover`, "2025-11-25" answered `initialize`). Absent on a registration stored before discovery recorded it: ["2025-11-25"]. */
+    protocols?: Array<"2025-11-25" | "2026-07-28">;
   };
   revision: number;
   updatedAt: string;
@@ -1883,6 +1909,11 @@ export type ToolResultReceived = {
     /** correct_call: fix the input and retry; replan: stop using this tool this turn; finish. */
     recovery: "correct_call" | "replan" | "finish";
     retryAfterMs?: number;
+    /** The JSON-RPC error a registered MCP server answered, passed on as sent to an MCP caller. */
+    mcpError?: {
+      code: number;
+      data?: unknown;
+    };
   };
   /** Set when the tool was unavailable and its fallback answered instead. */
   fallback?: {
@@ -2191,6 +2222,8 @@ export type ToolsetWithTools = {
         /** Written before the value, e.g. "Bearer ". */
         prefix: string;
       };
+      /** The generations the server speaks, as discovery at registration found them ("2026-07-28" answered `server/discover`, "2025-11-25" answered `initialize`). Absent on a registration stored before discovery recorded it: ["2025-11-25"]. */
+      protocols?: Array<"2025-11-25" | "2026-07-28">;
     };
     revision: number;
     updatedAt: string;
@@ -2305,6 +2338,8 @@ export type ToolSpec = {
       /** Written before the value, e.g. "Bearer ". */
       prefix: string;
     };
+    /** The generations the server speaks, as discovery at registration found them ("2026-07-28" answered `server/discover`, "2025-11-25" answered `initialize`). Absent on a registration stored before discovery recorded it: ["2025-11-25"]. */
+    protocols?: Array<"2025-11-25" | "2026-07-28">;
   };
   /** Absent for a registered MCP tool whose server declares none: it answers in content. */
   outputSchema?: {
@@ -2448,6 +2483,11 @@ export type WireCallView = {
       /** correct_call: fix the input and retry; replan: stop using this tool this turn; finish. */
       recovery: "correct_call" | "replan" | "finish";
       retryAfterMs?: number;
+      /** The JSON-RPC error a registered MCP server answered, passed on as sent to an MCP caller. */
+      mcpError?: {
+        code: number;
+        data?: unknown;
+      };
     };
   };
 };

@@ -241,10 +241,13 @@ function completed<M>(message: M): M {
 function relayTo(client: Client, relay: SessionRelay): void {
   for (const method of RELAYED_METHODS) {
     if (relay.capabilities[CAPABILITY_OF[method]] === undefined) continue;
-    const handler = async (request: { id?: unknown; params?: unknown }) => {
+    const handler = async (
+      request: { params?: unknown },
+      context?: { mcpReq?: { id?: unknown } },
+    ) => {
       const params = (request.params ?? {}) as Record<string, unknown>;
       // The server's name for it: a 2026-07-28 server's inputRequests key, or the JSON-RPC id.
-      const { id } = request;
+      const id = context?.mcpReq?.id;
       const key = typeof id === "string" || typeof id === "number" ? String(id) : undefined;
       const answer = await relay.caller.ask(method, params, key);
       if ("error" in answer) {
@@ -316,8 +319,18 @@ export async function listRemoteTools(
   limit: number,
   protocol: McpProtocol = LEGACY,
 ): Promise<RemoteTool[]> {
-  return withSession(connection, { protocol }, (client) => toolsOf(client, connection, limit));
+  return withSession(connection, { protocol, capabilities: RELAYABLE }, (client) =>
+    toolsOf(client, connection, limit),
+  );
 }
+
+/**
+ * What Toolbus declares when it lists a server's tools: every capability it can relay to a
+ * caller, so a server that offers some tools only to clients able to answer its requests
+ * lists them. A call declares only what its own caller did; a server that then lacks the
+ * capability it needs refuses the call itself.
+ */
+const RELAYABLE: RelayCapabilities = { elicitation: {}, sampling: {}, roots: {} };
 
 /** What discovery at registration found: the server's tools, and the generations it speaks. */
 export interface RemoteDiscovery {

@@ -21,7 +21,15 @@ interface Line {
   caller?: AttachedCaller;
   waiting: Map<string, Waiting>;
   readers: Set<(event: RelayEvent) => void>;
+  /** When a caller last let go of it without leaving for good (ms). */
+  awaySince?: number;
 }
+
+/**
+ * A caller that stepped away between 2026-07-28 rounds and never came back, with nothing
+ * waiting for it, is forgotten after this long: the call it waited for has long ended.
+ */
+const AWAY_MS = 15 * 60_000;
 
 /**
  * The relay where the calls a caller waits for run in the caller's own process (`npm start`,
@@ -44,10 +52,20 @@ export function memoryCallChannel(): CallChannel {
     }
   };
 
+  const forgetAbandoned = () => {
+    const now = Date.now();
+    for (const [name, line] of lines) {
+      const away = line.awaySince !== undefined && now - line.awaySince > AWAY_MS;
+      if (away && line.waiting.size === 0 && line.readers.size === 0) lines.delete(name);
+    }
+  };
+
   return {
     async attach(key, caller): Promise<CallerAttachment> {
+      forgetAbandoned();
       const line = lineOf(key);
       line.caller = caller;
+      delete line.awaySince;
       const queue: RelayEvent[] = [...line.waiting.values()].map(({ request }) => ({
         type: "request",
         request,
@@ -87,6 +105,7 @@ export function memoryCallChannel(): CallChannel {
           closed = true;
           wake?.();
           line.readers.delete(reader);
+          if (!gone && line.caller === caller) line.awaySince = Date.now();
           if (gone && line.caller === caller) {
             line.caller = undefined;
             for (const waiting of line.waiting.values()) {

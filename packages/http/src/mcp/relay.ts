@@ -53,9 +53,16 @@ export async function relayWhile<T>(
   stream: CallerStream,
   run: () => Promise<T>,
   progressToken: string | number | undefined,
+  /** Fires when the caller hangs up: what was asked of it is refused from then on. */
+  hungUp?: AbortSignal,
 ): Promise<Relayed<T>> {
   const attachment = await channel.attach(key, caller);
   const stop = new AbortController();
+  const leave = () => {
+    stop.abort();
+    void attachment.close({ gone: true }).catch(() => undefined);
+  };
+  hungUp?.addEventListener("abort", leave, { once: true });
   const asked: RelayRequest[] = [];
   let gathered: (() => void) | undefined;
   const roundReady = new Promise<void>((resolve) => {
@@ -91,6 +98,7 @@ export async function relayWhile<T>(
     }
     return outcome;
   } finally {
+    hungUp?.removeEventListener("abort", leave);
     stop.abort();
     await pump;
     await attachment.close({ gone });

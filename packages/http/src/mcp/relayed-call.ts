@@ -132,6 +132,7 @@ export async function callRelay(
           },
           call,
           token,
+          ctx.mcpReq.signal,
         ),
       ask: () => Promise.reject(new Error("A 2025-11-25 caller is asked on its stream.")),
     };
