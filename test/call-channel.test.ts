@@ -16,7 +16,8 @@ import {
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { CallChannel, CallerAttachment, CallKey } from "../packages/core/src/ports";
 import { memoryCallChannel } from "../packages/core/src/relay/memory-channel";
-import { createDocumentClient, DynamoCallChannel } from "../packages/core/src/store/dynamodb";
+import { createDocumentClient } from "../packages/core/src/store/dynamodb";
+import { DynamoCallChannel } from "../packages/core/src/store/dynamodb/call-channel";
 import { callKey, channelPartition } from "../packages/core/src/store/dynamodb/items";
 import { createToolbusTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
 

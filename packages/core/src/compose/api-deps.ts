@@ -11,7 +11,14 @@ import type { SubscriptionService } from "../app/subscriptions/service";
 import type { StageConfig } from "../config";
 import type { Logger } from "../observability/log";
 import type { MetricsSnapshot } from "../observability/metrics";
-import type { AuditLog, CallChannel, CatalogStore, EventLog, KeyStore } from "../ports";
+import type {
+  AuditLog,
+  CallChannel,
+  CatalogStore,
+  EventLog,
+  KeyStore,
+  McpSubscriptions,
+} from "../ports";
 
 /** Everything the HTTP API needs; the composition root builds it for AWS and for local. */
 export interface ApiDeps {
@@ -31,6 +38,13 @@ export interface ApiDeps {
    * `/mcp`; without it `/mcp` offers none.
    */
   federation?: McpFederation;
+  /**
+   * Who subscribed to which federated resource through `/mcp` (`resources/subscribe`, told of
+   * changes on the `GET /mcp` stream); without it `/mcp` offers no subscriptions.
+   */
+  mcpSubscriptions?: McpSubscriptions;
+  /** How often an open `GET /mcp` stream reads the caller's subscribed resources, ms (default 5 s). */
+  mcpResourcePollMs?: number;
   /**
    * The relay between running calls and the MCP callers waiting for them (their progress, log
    * messages and servers' requests); without it nothing reaches a caller mid-call.

@@ -3,7 +3,9 @@ import { createHttpClient } from "../outbound/client";
 import type { CatalogStore } from "../ports";
 import type { RegisteredRuntimeDeps } from "../registered/handler";
 import { stageSecretReader } from "../secrets";
+import { DynamoCallChannel } from "../store/dynamodb/call-channel";
 import { DynamoCatalogStore } from "../store/dynamodb/catalog";
+import { relayOf } from "./notices";
 import { secretOf, storeOf } from "./pieces";
 import { toolDeps } from "./tool";
 
@@ -23,6 +25,9 @@ export function registeredDeps(
   return {
     // The handler adds the detectors a registered tool needs (network, its secrets) per call.
     ...toolDeps(deployment, http, {}, calls),
+    // A registered server asks its client things (elicitation, sampling, roots): the whole
+    // relay, not a built-in tool's notices; loaded with the function, as notices.ts says why.
+    channel: relayOf(deployment, "channel", () => new DynamoCallChannel(storeOf(deployment))),
     catalog,
     readSecrets: stageSecretReader(secretOf(deployment)),
   };

@@ -9,7 +9,7 @@ import { DynamoResultCache } from "../store/dynamodb/result-cache";
 import type { AnyToolDefinition } from "../tool-definition";
 import { busOf } from "./bus";
 import { callRunsOf } from "./calls";
-import { channelOf } from "./channel";
+import { noticesOf } from "./notices";
 import { secretOf, storeOf } from "./pieces";
 
 /** What a tool runs with beyond the stage's pieces: its detectors and the tools it may fall back to. */
@@ -22,7 +22,8 @@ export interface RunScope {
  * One tool's handler's dependencies, and nothing more, so a Lambda bundle stays small:
  * `http` is the outbound client, or `offlineHttp` for a tool that never reaches the network
  * (its function then carries no SSRF guard or address tables); `calls` is what running a call
- * needs of the call store (the API's whole store where one process runs both).
+ * needs of the call store (the API's whole store where one process runs both); `channel` only
+ * tells a call's caller its progress, never asks it anything (`noticesOf`).
  */
 export function toolDeps(
   deployment: Deployment,
@@ -34,7 +35,7 @@ export function toolDeps(
   return {
     calls,
     bus: busOf(deployment),
-    channel: channelOf(deployment),
+    channel: noticesOf(deployment),
     config: deployment.config,
     http,
     ...(deployment.log ? { log: deployment.log } : {}),

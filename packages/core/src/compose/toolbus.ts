@@ -40,6 +40,7 @@ import { busOf } from "./bus";
 import { callsOf } from "./calls";
 import { channelOf } from "./channel";
 import { mcpFederation } from "./federation";
+import { loadedOnUse } from "./loaded-on-use";
 import { type CallHandler, handlersLoadedOnUse, inProcessDispatcher } from "./local-dispatch";
 import { secretOf, storeOf } from "./pieces";
 
@@ -212,6 +213,12 @@ export function createToolbus(
       },
       registered,
       federation: mcpFederation({ selection, http, readSecrets }),
+      // Only /mcp's resource subscriptions use it: loaded with the first.
+      mcpSubscriptions: loadedOnUse(
+        async () =>
+          new (await import("../store/dynamodb/mcp-subscriptions")).DynamoMcpSubscriptions(store),
+        ["subscribe", "unsubscribe", "list", "seen"],
+      ),
       channel: channelOf(deployment),
       ...(deployment.metrics instanceof InProcessMetrics ? { metrics: deployment.metrics } : {}),
       audit: new DynamoAuditLog(store),

@@ -359,6 +359,13 @@ export interface CallChannel {
   ask(key: CallKey, request: Omit<RelayRequest, "id">, signal: AbortSignal): Promise<RelayAnswer>;
 }
 
+/**
+ * What a running call needs of the relay: who waits for it, messages for them, and requests
+ * to them. A function whose tools never ask their caller (a built-in tool's) is given one
+ * that refuses every request at once.
+ */
+export type CallNotices = Pick<CallChannel, "caller" | "notify" | "ask">;
+
 /** A caller's hold on a call. */
 export interface CallerAttachment {
   /**
@@ -372,4 +379,31 @@ export interface CallerAttachment {
    * round) they wait for its next request.
    */
   close(options: { gone: boolean }): Promise<void>;
+}
+
+/** One of a caller's subscriptions to a federated resource (`resources/subscribe` on /mcp). */
+export interface McpSubscription {
+  uri: string;
+  /** The hash of the resource's contents when last seen (subscribed, or a change noticed). */
+  hash?: string | undefined;
+}
+
+/** What `subscribe` did: stored (or renewed), or refused because the caller holds the most. */
+export type McpSubscribeOutcome = { subscribed: true } | { subscribed: false; limit: number };
+
+/**
+ * The resources each caller (principal id) subscribed to through `/mcp`, kept in the stage's
+ * store so any instance answers the POST that subscribes and any serves the GET stream that
+ * tells of changes. Every subscription expires a while after it was last made (subscribing
+ * again renews it), and a caller holds a bounded number.
+ */
+export interface McpSubscriptions {
+  /** Stores (or renews) the subscription, with the contents' hash as of now. */
+  subscribe(principalId: string, uri: string, hash?: string): Promise<McpSubscribeOutcome>;
+  /** Removes it; one never made is no error. */
+  unsubscribe(principalId: string, uri: string): Promise<void>;
+  /** The caller's live subscriptions, in no particular order. */
+  list(principalId: string): Promise<McpSubscription[]>;
+  /** Records the hash a stream last saw, when the subscription still exists (its TTL kept). */
+  seen(principalId: string, uri: string, hash: string): Promise<void>;
 }

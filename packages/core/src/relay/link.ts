@@ -5,7 +5,7 @@ import type {
   RelayedMethod,
   RelayNotification,
 } from "@toolbus/wire/model/relay";
-import type { CallChannel, CallKey } from "../ports";
+import type { CallKey, CallNotices } from "../ports";
 import type { ToolCaller } from "../tool-definition";
 import { refusal } from "./refusal";
 
@@ -44,7 +44,7 @@ export const NO_CALLER: CallerLink = {
 
 /** The link of one call through the stage's channel; `report` hears what went wrong. */
 export function callerLink(
-  channel: CallChannel | undefined,
+  channel: CallNotices | undefined,
   key: CallKey,
   report: (error: unknown) => void,
 ): CallerLink {

@@ -11,8 +11,10 @@ import {
   type Server,
 } from "@modelcontextprotocol/server";
 import type { FederatedList, McpFederation } from "@toolbus/core/app/federation/service";
+import type { McpSubscriptions } from "@toolbus/core/ports";
 import type { Principal } from "@toolbus/wire/model/call";
 import { type McpRelay, passRound, serverRound } from "./relayed-call";
+import { contentsHash, MAX_SUBSCRIBED_URI } from "./subscriptions";
 
 /** Where a federated list names the toolsets whose server did not answer (left out). */
 const UNREACHABLE_META = "toolbus/unreachable";
@@ -38,6 +40,11 @@ export function federate(
     era: "legacy" | "modern";
     /** How a server's `input_required` round reaches the caller (sealed state). */
     relay?: McpRelay;
+    /**
+     * Where `resources/subscribe` keeps the caller's subscriptions (2025-11-25; its changes
+     * reach the caller on the `GET /mcp` stream, subscriptions.ts). Without it, none.
+     */
+    subscriptions?: McpSubscriptions;
   },
 ): void {
   const { principal, mode } = options.caller;
@@ -98,6 +105,51 @@ export function federate(
       "call",
     );
   });
+  const { subscriptions } = options;
+  if (subscriptions && options.era === "legacy") {
+    // Subscribing asks the resource's server (as a read does, so `call`): only a resource the
+    // caller can read now may be subscribed to, and its contents then are what a change is
+    // measured against.
+    server.setRequestHandler("resources/subscribe", (request) => {
+      const { uri } = request.params;
+      return answer(
+        undefined,
+        async () => {
+          if (uri.length > MAX_SUBSCRIBED_URI) {
+            throw new ProtocolError(
+              ProtocolErrorCode.InvalidParams,
+              `A subscribed URI has at most ${MAX_SUBSCRIBED_URI} characters.`,
+              { uri: uri.slice(0, 100) },
+            );
+          }
+          const result = await federation.readResource(principal, mode, uri);
+          if (!result) throw new ResourceNotFoundError(uri);
+          const outcome = await subscriptions.subscribe(principal.id, uri, contentsHash(result));
+          if (!outcome.subscribed) {
+            throw new ProtocolError(
+              ProtocolErrorCode.InvalidParams,
+              `This key already holds ${outcome.limit} resource subscriptions, the most it may: unsubscribe from one first.`,
+              { uri, limit: outcome.limit },
+            );
+          }
+          return {};
+        },
+        "call",
+      );
+    });
+    // Unknown or already gone: answered the same.
+    server.setRequestHandler("resources/unsubscribe", (request) => {
+      const { uri } = request.params;
+      return answer(
+        undefined,
+        async () => {
+          if (uri.length <= MAX_SUBSCRIBED_URI) await subscriptions.unsubscribe(principal.id, uri);
+          return {};
+        },
+        "call",
+      );
+    });
+  }
   server.setRequestHandler("prompts/get", (request, ctx) => {
     const { name, arguments: args } = request.params;
     return answer(

@@ -3,7 +3,7 @@ import type { SearchService } from "@toolbus/core/app/search/service";
 import { resolveMode } from "@toolbus/core/app/selection/select";
 import type { SelectionService } from "@toolbus/core/app/selection/service";
 import { ValidationError } from "@toolbus/core/errors";
-import type { CallChannel } from "@toolbus/core/ports";
+import type { CallChannel, McpSubscriptions } from "@toolbus/core/ports";
 import { MCP_HEADERS, MCP_SURFACES, type McpSurface } from "@toolbus/wire/mcp-surface";
 import { callId as callIdSchema, runId as runIdSchema } from "@toolbus/wire/model/ids";
 import type { Context, MiddlewareHandler } from "hono";
@@ -13,6 +13,7 @@ import type { HttpEnv } from "../common/env";
 import { logFailure } from "../common/errors";
 import type { McpRelay } from "./relayed-call";
 import type { McpDeps, McpRequestContext } from "./server";
+import type { ResourceStreams } from "./subscriptions";
 
 export const MCP_PATH = "/mcp";
 
@@ -31,6 +32,15 @@ export type McpRouteDeps = AuthDeps &
     channel?: CallChannel;
     /** The answer reaches the caller only once it ends (API Gateway): see McpRelay. */
     followBuffered?: boolean;
+    /** Resource subscriptions (2025-11-25), told of on the `GET /mcp` stream. */
+    mcpSubscriptions?: McpSubscriptions;
+    /** How often that stream reads the subscribed resources, ms (default 5 s). */
+    mcpResourcePollMs?: number;
+    /** That stream's bounds, as the event streams': longest open, keep-alive, key checks. */
+    followMaxMs?: number;
+    keepAliveMs?: number;
+    keyCheckMs?: number;
+    maxStreamsPerKey?: number;
   };
 
 /** What `/mcp` answers by default: this machine, by name or address. */
@@ -76,6 +86,7 @@ export function registerMcpRoutes(app: OpenAPIHono<HttpEnv>, deps: McpRouteDeps)
     selection: deps.selection,
     search: deps.search,
     ...(deps.federation ? { federation: deps.federation } : {}),
+    ...(deps.federation && deps.mcpSubscriptions ? { subscriptions: deps.mcpSubscriptions } : {}),
     ...(deps.channel ? { relay: mcpRelay(deps.channel, deps) } : {}),
   };
 
@@ -85,7 +96,41 @@ export function registerMcpRoutes(app: OpenAPIHono<HttpEnv>, deps: McpRouteDeps)
     return answerMcp(c, mcpDeps, context);
   });
 
-  // A stateless server offers no standalone SSE stream (GET) and no session to end (DELETE).
+  // The standalone SSE stream of 2025-11-25 (and the Streamable HTTP generations before it):
+  // where the caller's resource subscriptions are told of, when the stage keeps them. The
+  // stream holds nothing a reconnect loses: subscriptions and what was last seen of each
+  // resource are stored (subscriptions.ts). 2026-07-28 listens with subscriptions/listen.
+  // Where answers are buffered (API Gateway) no stream is offered: every 2025 client opens one
+  // as it connects, and would hold a function for nothing; the streaming URL serves it.
+  const { federation, mcpSubscriptions } = deps;
+  const streamed = federation && mcpSubscriptions && !deps.followBuffered;
+  let streams: Promise<ResourceStreams> | undefined;
+  app.get(MCP_PATH, async (c, next) => {
+    if (!streamed || !federation || !mcpSubscriptions || !offersStream(c)) return next();
+    const context = requestContext(c, deps);
+    if (context.surface !== "catalog") return next();
+    // Only for a caller with something to subscribe to: a client of a stage (or a key) whose
+    // servers offer it no resource is answered 405 as before, and holds no stream.
+    const offered = await federation.resources(context.principal, context.mode);
+    if (offered.items.length === 0) return next();
+    streams ??= import("./subscriptions").then(
+      ({ ResourceStreams }) =>
+        new ResourceStreams({
+          config: deps.config,
+          keys: deps.keys,
+          federation,
+          subscriptions: mcpSubscriptions,
+          pollMs: deps.mcpResourcePollMs,
+          maxMs: deps.followMaxMs,
+          keepAliveMs: deps.keepAliveMs,
+          keyCheckMs: deps.keyCheckMs,
+          maxStreamsPerKey: deps.maxStreamsPerKey,
+        }),
+    );
+    return (await streams).serve(c, context);
+  });
+
+  // A stateless server offers no session to end (DELETE), nor a stream on other GETs.
   app.all(MCP_PATH, (c) => {
     c.header("Allow", "POST");
     return jsonRpcError(c, 405, -32000, "Method not allowed: this MCP endpoint is stateless.");
@@ -103,6 +148,20 @@ function mcpRelay(channel: CallChannel, deps: McpRouteDeps): McpRelay {
     stateSecret: () => (typeof adminKey === "function" ? adminKey() : adminKey),
     ...(deps.followBuffered ? { buffered: true } : {}),
   };
+}
+
+/** The generations whose clients open a standalone SSE stream with GET (no header: 2025-03-26). */
+const STREAMING_GENERATIONS: ReadonlySet<string> = new Set([
+  "2025-03-26",
+  "2025-06-18",
+  "2025-11-25",
+]);
+
+/** A GET that asks for the standalone SSE stream, on a generation that has one. */
+function offersStream(c: Context<HttpEnv>): boolean {
+  const accept = c.req.header("accept") ?? "";
+  if (!/(^|,)\s*text\/event-stream\s*(;|,|$)/i.test(accept)) return false;
+  return STREAMING_GENERATIONS.has(c.req.header("mcp-protocol-version") ?? "2025-03-26");
 }
 
 /** An HTTP-level refusal in JSON-RPC's shape, as the MCP transport answers its own. */

@@ -17,7 +17,7 @@ import type { SearchService } from "@toolbus/core/app/search/service";
 import type { SelectionService } from "@toolbus/core/app/selection/service";
 import type { StageConfig } from "@toolbus/core/config";
 import { callerMessage, type Issue, ToolbusError, ValidationError } from "@toolbus/core/errors";
-import type { CatalogStore } from "@toolbus/core/ports";
+import type { CatalogStore, McpSubscriptions } from "@toolbus/core/ports";
 import { sha256Hex } from "@toolbus/core/util/canonical-json";
 import type { McpSurface } from "@toolbus/wire/mcp-surface";
 import { CALL_TOOL, SEARCH_TOOLS } from "@toolbus/wire/mcp-surface";
@@ -80,6 +80,8 @@ export interface McpDeps {
    * without it the prompts and resources lists are empty (2026-07-28) or absent (2025-11-25).
    */
   federation?: McpFederation;
+  /** Resource subscriptions (2025-11-25, with the federation): without them, none are offered. */
+  subscriptions?: McpSubscriptions;
   /**
    * The relay between running calls and the caller waiting on `/mcp`: their progress, log
    * messages and servers' requests. Without it nothing reaches the caller mid-call.
@@ -139,7 +141,12 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext, era: 
       // messages reach the caller on the call's own stream, see relayed-call.ts).
       capabilities: {
         tools: { listChanged: false },
-        ...(modern || federation ? { prompts: {}, resources: {} } : {}),
+        ...(modern || federation
+          ? {
+              prompts: {},
+              resources: federation && !modern && deps.subscriptions ? { subscribe: true } : {},
+            }
+          : {}),
         ...(federation ? { completions: {} } : {}),
         ...(federation && !modern ? { logging: {} } : {}),
       },
@@ -197,6 +204,7 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext, era: 
       caller: context,
       era,
       ...(deps.relay ? { relay: deps.relay } : {}),
+      ...(deps.subscriptions ? { subscriptions: deps.subscriptions } : {}),
       allowed: (permission) => requirePermission(deps, context.principal, permission),
       failure: (error) => protocolError(error, context),
     });

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import {
   DeleteCommand,
   GetCommand,
@@ -10,7 +10,6 @@ import {
 import {
   type AttachedCaller,
   accepts,
-  attachedCaller,
   NO_SUCH_METHOD,
   type RelayAnswer,
   type RelayEvent,
@@ -19,12 +18,12 @@ import {
   relayAnswer,
   relayNotification,
   relayRequest,
-  wants,
 } from "@toolbus/wire/model/relay";
 import { UnavailableError } from "../../errors";
 import type { CallChannel, CallerAttachment, CallKey } from "../../ports";
 import { refusal } from "../../relay/refusal";
 import { TABLE } from "../table";
+import { DynamoCallNotices, expiryOf, isLive } from "./call-notices";
 import { type DynamoStoreOptions, guard, isConditionFailure, parseInput, queryAll } from "./client";
 import {
   CHANNEL_ANSWER_PREFIX,
@@ -32,7 +31,6 @@ import {
   CHANNEL_REQUEST_PREFIX,
   channelAnswerKey,
   channelCallerKey,
-  channelMessageSortKey,
   channelMessagesFrom,
   channelPartition,
   channelRequestKey,
@@ -57,13 +55,8 @@ export interface DynamoCallChannelSettings {
 const DEFAULT_POLL_MS = 100;
 /** Long enough for a 2026-07-28 caller to come back with a person's answer to an elicitation. */
 const DEFAULT_LEASE_SECONDS = 300;
-/** Messages are read within a poll or never: they go soon. */
-const MESSAGE_SECONDS = 120;
-/** How long `notify` trusts its last look at the caller, per call. */
-const CALLER_CACHE_MS = 1_000;
 /** How often a waiting request checks that its caller is still there. */
 const LIVENESS_MS = 1_000;
-const CACHE_SWEEP_SIZE = 256;
 const TRANSACTION_ATTEMPTS = 3;
 
 const GONE = "The caller stopped waiting for this call.";
@@ -84,22 +77,23 @@ const NOT_PASSED_ON = "The request could not be passed on to the caller.";
  *   refusal, the same way, so the asking side only ever reads ANS#<id>.
  * - MSG#<time>#<count>#<random>: a message, written only when an attached caller wants it.
  *
- * Answered requests and their answers stay until their TTL; nothing yields them again.
+ * Answered requests and their answers stay until their TTL; nothing yields them again. Who
+ * waits and the messages (`caller`, `notify`) are DynamoCallNotices', the running side's part,
+ * which this shares.
  */
 export class DynamoCallChannel implements CallChannel {
   readonly #options: DynamoStoreOptions;
   readonly #pollMs: number;
   readonly #leaseSeconds: number;
   readonly #now: () => number;
-  readonly #callers = new Map<string, { caller: AttachedCaller | undefined; until: number }>();
-  #lastMessageMs = 0;
-  #messageCount = 0;
+  readonly #notices: DynamoCallNotices;
 
   constructor(options: DynamoStoreOptions, settings: DynamoCallChannelSettings = {}) {
     this.#options = options;
     this.#pollMs = settings.pollMs ?? DEFAULT_POLL_MS;
     this.#leaseSeconds = settings.leaseSeconds ?? DEFAULT_LEASE_SECONDS;
     this.#now = settings.now ?? Date.now;
+    this.#notices = new DynamoCallNotices(options, { now: this.#now });
   }
 
   async attach(key: CallKey, caller: AttachedCaller): Promise<CallerAttachment> {
@@ -120,7 +114,7 @@ export class DynamoCallChannel implements CallChannel {
         }),
       ),
     );
-    this.#remember(key, caller);
+    this.#notices.remember(key, caller);
     return new Attachment(this, key, attachId, attachedAt);
   }
 
@@ -180,31 +174,12 @@ export class DynamoCallChannel implements CallChannel {
     }
   }
 
-  async caller(key: CallKey): Promise<AttachedCaller | undefined> {
-    const item = await this.#callerItem(key, "channel.caller");
-    const caller = item ? this.#liveCaller(item) : undefined;
-    this.#remember(key, caller);
-    return caller;
+  caller(key: CallKey): Promise<AttachedCaller | undefined> {
+    return this.#notices.caller(key);
   }
 
-  async notify(key: CallKey, notification: RelayNotification): Promise<void> {
-    const cached = this.#callers.get(keyText(key));
-    const caller = cached && cached.until > this.#now() ? cached.caller : await this.caller(key);
-    if (!wants(caller, notification)) return;
-    const { client, tableName } = this.#options;
-    await guard("channel.notify", tableName, () =>
-      client.send(
-        new PutCommand({
-          TableName: tableName,
-          Item: {
-            pk: channelPartition(key.parentRunId, key.callId),
-            sk: this.#messageSortKey(),
-            ...encodeJsonFields({ notification }, ["notification"]),
-            [TABLE.ttlAttribute]: this.#expiry(MESSAGE_SECONDS),
-          },
-        }),
-      ),
-    );
+  notify(key: CallKey, notification: RelayNotification): Promise<void> {
+    return this.#notices.notify(key, notification);
   }
 
   async ask(
@@ -384,7 +359,7 @@ export class DynamoCallChannel implements CallChannel {
       if (isConditionFailure(error)) return;
       throw error;
     }
-    this.#remember(key, undefined);
+    this.#notices.remember(key, undefined);
     const answered = await this.#answeredIds(key);
     const waiting = await guard("channel.close", tableName, () =>
       queryAll(client, {
@@ -429,36 +404,6 @@ export class DynamoCallChannel implements CallChannel {
       ...encodeJsonFields({ answer }, ["answer"]),
       [TABLE.ttlAttribute]: this.#expiry(this.#leaseSeconds),
     };
-  }
-
-  async #callerItem(key: CallKey, operation: string): Promise<Item | undefined> {
-    const { client, tableName } = this.#options;
-    const { Item } = await guard(operation, tableName, () =>
-      client.send(
-        new GetCommand({
-          TableName: tableName,
-          Key: channelCallerKey(key.parentRunId, key.callId),
-          ConsistentRead: true,
-        }),
-      ),
-    );
-    return Item;
-  }
-
-  #liveCaller(item: Item): AttachedCaller | undefined {
-    if (!isLive(item, this.#now())) return undefined;
-    const parsed = attachedCaller.safeParse(decodeJsonFields(item, ["caller"]).caller);
-    return parsed.success ? parsed.data : undefined;
-  }
-
-  #remember(key: CallKey, caller: AttachedCaller | undefined): void {
-    const now = this.#now();
-    if (this.#callers.size >= CACHE_SWEEP_SIZE) {
-      for (const [text, entry] of this.#callers) {
-        if (entry.until <= now) this.#callers.delete(text);
-      }
-    }
-    this.#callers.set(keyText(key), { caller, until: now + CALLER_CACHE_MS });
   }
 
   async #answerOf(key: CallKey, requestId: string): Promise<RelayAnswer | undefined> {
@@ -527,23 +472,8 @@ export class DynamoCallChannel implements CallChannel {
     );
   }
 
-  #messageSortKey(): string {
-    const now = this.#now();
-    if (now > this.#lastMessageMs) {
-      this.#lastMessageMs = now;
-      this.#messageCount = 0;
-    } else {
-      this.#messageCount++;
-    }
-    return channelMessageSortKey(
-      this.#lastMessageMs,
-      this.#messageCount,
-      randomBytes(4).toString("hex"),
-    );
-  }
-
   #expiry(seconds: number): number {
-    return Math.ceil(this.#now() / 1000) + seconds;
+    return expiryOf(this.#now(), seconds);
   }
 }
 
@@ -608,15 +538,7 @@ function pause(ms: number, signal: AbortSignal, wakers?: Set<() => void>): Promi
   });
 }
 
-const keyText = (key: CallKey) => `${key.parentRunId}\n${key.callId}`;
-
 const requestIdOf = (sortKey: string) => sortKey.slice(CHANNEL_REQUEST_PREFIX.length);
-
-/** An item's TTL has not passed (DynamoDB deletes expired items only eventually). */
-function isLive(item: Item, now: number): boolean {
-  const expiresAt = item[TABLE.ttlAttribute];
-  return typeof expiresAt === "number" && expiresAt * 1000 > now;
-}
 
 /** A stored request still waiting for its answer, or undefined if expired or unreadable. */
 function requestOfItem(item: Item, now: number): RelayRequest | undefined {

@@ -7,7 +7,6 @@ import { DynamoEventLog } from "./event-log";
 import { DynamoKeyStore } from "./keys";
 
 export { DynamoAuditLog } from "./audit";
-export { DynamoCallChannel, type DynamoCallChannelSettings } from "./call-channel";
 export { DynamoCallStore } from "./calls";
 export { DynamoCapabilityStore } from "./capabilities";
 export { DynamoCatalogStore } from "./catalog";

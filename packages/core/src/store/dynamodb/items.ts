@@ -1,3 +1,5 @@
+import { sha256Hex } from "../../util/canonical-json";
+
 /**
  * Key values of every item this folder writes, exactly as store/table.ts lays them out, so
  * the layout is spelled once per item kind.
@@ -125,3 +127,14 @@ export const channelMessageSortKey = (atMs: number, count: number, unique: strin
 /** Sorts before every message written at `atMs` or later, after every earlier one. */
 export const channelMessagesFrom = (atMs: number) =>
   `${CHANNEL_MESSAGE_PREFIX}${String(atMs).padStart(MESSAGE_TIME_DIGITS, "0")}#`;
+
+/**
+ * A caller's subscriptions to federated resources (mcp-subscriptions.ts): MCPSUB#<principal
+ * id> / URI#<sha256 of the uri>, the uri itself an attribute (a sort key holds at most 1,024
+ * bytes, a URI up to 2,048 characters); every item expires (expiresAt).
+ */
+export const mcpSubscriptionPartition = (principalId: string) => `MCPSUB#${principalId}`;
+export const mcpSubscriptionKey = (principalId: string, uri: string) => ({
+  pk: mcpSubscriptionPartition(principalId),
+  sk: `URI#${sha256Hex(uri)}`,
+});

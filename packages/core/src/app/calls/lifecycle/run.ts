@@ -3,7 +3,7 @@ import type { ToolCallScheduled } from "@toolbus/wire/model/events";
 import type { ToolPolicy } from "@toolbus/wire/model/policy";
 import { type CallObservers, reportFinished } from "../../../observability/calls";
 import { fallbackLogger } from "../../../observability/log";
-import type { CallChannel, CallStore, EventSink } from "../../../ports";
+import type { CallNotices, CallStore, EventSink } from "../../../ports";
 import { type CallerLink, callerLink } from "../../../relay/link";
 import { announceFinished, announceResult, progressEvent } from "./announce";
 import { type ProgressReport, type ReportProgress, throttleProgress } from "./progress";
@@ -14,7 +14,7 @@ export interface RunDeps extends CallObservers {
   calls: Pick<CallStore, "get" | "claim" | "complete">;
   bus: EventSink;
   /** Where a live MCP caller waits for the call: its progress and requests go there too. */
-  channel?: CallChannel;
+  channel?: CallNotices;
   now?: () => Date;
 }
 
