@@ -1,6 +1,5 @@
 import type {
   AttachedCaller,
-  LogLevel,
   RelayAnswer,
   RelayedMethod,
   RelayNotification,
