@@ -7,6 +7,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import type { CallChannel } from "@toolbus/core/ports";
+import { CALL_TOOL } from "@toolbus/wire/mcp-surface";
 import { relayAnswer } from "@toolbus/wire/model/relay";
 import type { Context } from "hono";
 import { MAX_BODY_BYTES } from "../common/body";
@@ -81,7 +82,7 @@ async function answerLegacy(
 ): Promise<Response> {
   // A tool call answers on an event stream when the caller reads one: its progress, log
   // messages and servers' requests go there while it runs. Everything else answers in JSON.
-  const streams = toolCallOnStream(request, options.parsedBody);
+  const streams = await toolCallOnStream(request, options.parsedBody, deps);
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: !streams,
@@ -121,16 +122,31 @@ async function answerLegacy(
 }
 
 /**
- * Whether the request is one `tools/call` naming a tool, from a caller that reads an event
- * stream. One that names none is refused at once, in JSON.
+ * Whether a tool call is answered on an event stream: one `tools/call` naming a tool, from a
+ * caller that reads a stream, with something to send on it before the result — progress the
+ * caller asked for (a progress token), or a registered MCP server's log messages and requests.
+ * Anything else (a built-in tool without a token, a call that names no tool) answers in JSON.
  */
-function toolCallOnStream(request: Request, body: unknown): boolean {
+async function toolCallOnStream(request: Request, body: unknown, deps: McpDeps): Promise<boolean> {
   const accept = request.headers.get("accept") ?? "";
   if (!accept.includes("text/event-stream") || body === null || typeof body !== "object") {
     return false;
   }
-  const { method, params } = body as { method?: unknown; params?: { name?: unknown } };
-  return method === "tools/call" && typeof params?.name === "string";
+  const { method, params } = body as {
+    method?: unknown;
+    params?: {
+      name?: unknown;
+      arguments?: { tool?: unknown };
+      _meta?: { progressToken?: unknown };
+    };
+  };
+  if (method !== "tools/call" || typeof params?.name !== "string") return false;
+  if (params._meta?.progressToken !== undefined) return true;
+  // Through the search surface's call_tool, the tool it names.
+  const named = params.name === CALL_TOOL ? params.arguments?.tool : params.name;
+  if (typeof named !== "string") return false;
+  const spec = await deps.catalog.getTool(named);
+  return spec?.implementation.kind === "mcp";
 }
 
 /** The answers a POST carries to relayed requests, when that is all it carries. */
