@@ -285,6 +285,30 @@ describe.each([
     await newer.close({ gone: true });
   });
 
+  it("refuses another principal's caller while one waits, and keeps the first one's requests", async () => {
+    const channel = makeChannel();
+    const key = freshKey();
+    const owner = await channel.attach(key, everything);
+    const asked = channel.ask(key, elicit, new AbortController().signal);
+    const ownerReads = reader(owner);
+    await waitFor(() => expect(ownerReads.requests()).toHaveLength(1));
+    await expect(
+      channel.attach(key, { ...everything, principalId: "key-of-someone-else" }),
+    ).rejects.toThrow(/Another key waits/);
+    // The owner is still the caller, and still the one who may answer.
+    expect((await channel.caller(key))?.principalId).toBe(everything.principalId);
+    const [request] = ownerReads.requests();
+    expect(await channel.answer(key, request?.id ?? "", "key-of-someone-else", accepted)).toBe(
+      false,
+    );
+    expect(await channel.answer(key, request?.id ?? "", everything.principalId, accepted)).toBe(
+      true,
+    );
+    await expect(asked).resolves.toEqual(accepted);
+    await ownerReads.stop();
+    await owner.close({ gone: true });
+  });
+
   it("rejects an aborted request with the signal's reason and no longer passes it on", async () => {
     const channel = makeChannel();
     const key = freshKey();

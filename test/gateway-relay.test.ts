@@ -193,6 +193,61 @@ describe("a 2026-07-28 caller", () => {
   });
 });
 
+describe("a call's relay", () => {
+  it("is its own caller's: another key naming the call neither waits for it nor answers it", async () => {
+    const created = await system.request("/v1/keys", {
+      method: "POST",
+      json: { name: "someone-else", role: "member" },
+    });
+    const { key: otherKey } = (await created.json()) as { key: string };
+    const runId = system.runId();
+    const callId = "call-owned-by-the-admin-key";
+    let intruder: { status: number; body: string } | undefined;
+    const client = new ClientV1(
+      { name: "relay-test", version: "1" },
+      { capabilities: { elicitation: {} } },
+    );
+    client.setRequestHandler(ElicitRequestSchema, async () => {
+      // While the owner is being asked, another key names the same call.
+      const response = await fetch(mcpUrl(), {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${otherKey}`,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2025-11-25",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 9,
+          method: "tools/call",
+          params: {
+            name: "ask_name",
+            arguments: {},
+            _meta: { "toolbus/runId": runId, "toolbus/callId": callId },
+          },
+        }),
+      });
+      intruder = { status: response.status, body: await response.text() };
+      return { action: "accept", content: { name: "Ada" } };
+    });
+    await client.connect(new TransportV1(mcpUrl(), { requestInit: { headers: headers() } }));
+    try {
+      const result = await client.callTool({
+        name: "ask_name",
+        arguments: {},
+        _meta: { "toolbus/runId": runId, "toolbus/callId": callId },
+      });
+      expect(textOf(result)).toBe("Hello, Ada!");
+      expect(intruder?.body).toMatch(/"code":-32602/);
+      expect(intruder?.body).toMatch(/another key|Another key/);
+      expect(intruder?.body).not.toMatch(/What is your name/);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
 describe("requests nobody can answer", () => {
   it("fail a REST call at once with the server's refusal, not a timeout", async () => {
     const response = await system.request(`/v1/runs/${system.runId()}/calls`, {

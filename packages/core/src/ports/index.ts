@@ -334,7 +334,7 @@ export interface CallChannel {
   /**
    * The caller side: a caller now waits for the call (again, after answering a 2026-07-28
    * round). What reaches it from here on comes through the attachment, requests still
-   * unanswered first.
+   * unanswered first. ConflictError while another principal's caller is attached.
    */
   attach(key: CallKey, caller: AttachedCaller): Promise<CallerAttachment>;
   /**

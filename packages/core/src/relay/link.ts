@@ -1,3 +1,4 @@
+import { MAX_PROGRESS_MESSAGE } from "@toolbus/wire/model/call";
 import type {
   AttachedCaller,
   RelayAnswer,
@@ -31,6 +32,11 @@ export interface CallerLink {
   tell(message: RelayNotification): void;
   /** Resolves once every message told so far is with the channel (or lost). */
   settled(): Promise<void>;
+  /**
+   * Whether the caller answered anything: the result then holds what that person said or
+   * has, and is theirs alone (never cached for other callers).
+   */
+  answered(): boolean;
 }
 
 /** The link of a call where nothing relays: nobody to ask or tell. */
@@ -39,7 +45,18 @@ export const NO_CALLER: CallerLink = {
   ask: async (method) => refusal(`Nobody waits for this call who could answer ${method}.`),
   tell: () => undefined,
   settled: async () => undefined,
+  answered: () => false,
 };
+
+/**
+ * Messages one call may have on their way to its caller; past that a message is dropped (they
+ * are best effort, and a server that floods must not flood the stage's table).
+ */
+export const MAX_MESSAGES_ON_THE_WAY = 64;
+/** Largest request (its params, as JSON) or log message relayed: well within a table item. */
+export const MAX_RELAYED_BYTES = 256 * 1024;
+/** Longest server's name for a request kept (the wire's bound); a longer one is not shown. */
+const MAX_KEY_LENGTH = 200;
 
 /** The link of one call through the stage's channel; `report` hears what went wrong. */
 export function callerLink(
@@ -48,21 +65,60 @@ export function callerLink(
   report: (error: unknown) => void,
 ): CallerLink {
   if (!channel) return NO_CALLER;
-  // Messages go out in the background; the call's result waits for them, so none follows it.
-  const telling = new Set<Promise<void>>();
+  // Messages go out one after another, in order (the table keeps them sorted by when they
+  // were sent), in the background; the call's result waits for them, so none follows it.
+  let sending: Promise<void> = Promise.resolve();
+  let onTheWay = 0;
+  let answered = false;
   return {
     describe: () => channel.caller(key),
-    ask: (method, params, signal, name) =>
-      channel.ask(key, { method, params, ...(name === undefined ? {} : { key: name }) }, signal),
+    async ask(method, params, signal, name) {
+      const bytes = jsonBytes(params);
+      if (bytes > MAX_RELAYED_BYTES) {
+        return refusal(
+          `The ${method} request (${bytes} bytes) is over the ${MAX_RELAYED_BYTES} bytes Toolbus passes on to a caller.`,
+        );
+      }
+      const named = name !== undefined && name.length <= MAX_KEY_LENGTH ? { key: name } : {};
+      const answer = await channel.ask(key, { method, params, ...named }, signal);
+      if ("result" in answer) answered = true;
+      return answer;
+    },
     tell(message) {
-      const told = channel.notify(key, message).catch(report);
-      telling.add(told);
-      void told.finally(() => telling.delete(told));
+      if (onTheWay >= MAX_MESSAGES_ON_THE_WAY) return;
+      const bounded = boundedMessage(message);
+      onTheWay++;
+      sending = sending
+        .then(() => channel.notify(key, bounded))
+        .catch(report)
+        .finally(() => {
+          onTheWay--;
+        });
     },
-    async settled() {
-      while (telling.size > 0) await Promise.all([...telling]);
-    },
+    settled: () => sending,
+    answered: () => answered,
   };
+}
+
+/** A message small enough to relay: a log message's data over the bound says what it was. */
+function boundedMessage(message: RelayNotification): RelayNotification {
+  if (message.kind === "progress") {
+    const note = message.message;
+    return note !== undefined && note.length > MAX_PROGRESS_MESSAGE
+      ? { ...message, message: note.slice(0, MAX_PROGRESS_MESSAGE) }
+      : message;
+  }
+  const bytes = jsonBytes(message.data);
+  if (bytes <= MAX_RELAYED_BYTES) return message;
+  return { ...message, data: `(a log message of ${bytes} bytes, over what is relayed)` };
+}
+
+function jsonBytes(value: unknown): number {
+  try {
+    return Buffer.byteLength(JSON.stringify(value) ?? "");
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
 }
 
 /** The caller as a tool sees it: its requests end with the tool's own `signal`. */

@@ -8,6 +8,7 @@ import {
   type RelayRequest,
   wants,
 } from "@toolbus/wire/model/relay";
+import { ConflictError } from "../errors";
 import type { CallChannel, CallerAttachment, CallKey } from "../ports";
 import { refusal } from "./refusal";
 
@@ -64,6 +65,10 @@ export function memoryCallChannel(): CallChannel {
     async attach(key, caller): Promise<CallerAttachment> {
       forgetAbandoned();
       const line = lineOf(key);
+      // A call's relay is its own caller's: another key's attachment stays.
+      if (line.caller && line.caller.principalId !== caller.principalId) {
+        throw new ConflictError("Another key waits for this call.");
+      }
       line.caller = caller;
       delete line.awaySince;
       const queue: RelayEvent[] = [...line.waiting.values()].map(({ request }) => ({

@@ -103,7 +103,8 @@ export async function runWithPolicies(
     ...(deps.caller ? { caller: deps.caller } : {}),
   });
   if (execution.ok) {
-    if (key && spec.cache && deps.cache) {
+    // A result that holds what the caller answered (a form, its roots) is the caller's alone.
+    if (key && spec.cache && deps.cache && !deps.caller?.answered()) {
       const { ttlSeconds, staleIfErrorSeconds } = spec.cache;
       const freshUntil = now + ttlSeconds * 1000;
       const value: CachedOutput = {

@@ -89,6 +89,7 @@ async function answerLegacy(
     maxRequestBodySize: MAX_BODY_BYTES,
   });
   const relatedTo = (options.parsedBody as { id?: string | number } | undefined)?.id;
+  const hangUp = new AbortController();
   const server = createMcpServer(
     deps,
     streams && relatedTo !== undefined
@@ -96,6 +97,7 @@ async function answerLegacy(
           ...context,
           write: (message) =>
             transport.send(message as JSONRPCMessage, { relatedRequestId: relatedTo }),
+          hungUp: hangUp.signal,
         }
       : context,
     "legacy",
@@ -108,10 +110,14 @@ async function answerLegacy(
       await server.close();
       return response;
     }
-    const closing = new TransformStream<Uint8Array, Uint8Array>({
-      flush: () => void server.close().catch(() => undefined),
-    });
-    return new Response(response.body.pipeThrough(closing), response);
+    return new Response(
+      endsWith(response.body, () => {
+        // Ended or cancelled: a caller gone is asked nothing more (relay.ts).
+        hangUp.abort();
+        void server.close().catch(() => undefined);
+      }),
+      response,
+    );
   }
   try {
     return await transport.handleRequest(request, options);
@@ -149,10 +155,45 @@ async function toolCallOnStream(request: Request, body: unknown, deps: McpDeps):
   return spec?.implementation.kind === "mcp";
 }
 
+/** The body as it is, with `end` called once it ended or its reader cancelled it. */
+function endsWith(body: ReadableStream<Uint8Array>, end: () => void): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  let ended = false;
+  const finish = () => {
+    if (!ended) {
+      ended = true;
+      end();
+    }
+  };
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await reader.read().catch((error: unknown) => {
+        finish();
+        throw error;
+      });
+      if (next.done) {
+        finish();
+        controller.close();
+      } else {
+        controller.enqueue(next.value);
+      }
+    },
+    async cancel(reason) {
+      finish();
+      await reader.cancel(reason).catch(() => undefined);
+    },
+  });
+}
+
+/** Most answers to relayed requests one POST may carry. */
+const MAX_ANSWERS_PER_POST = 32;
+
 /** The answers a POST carries to relayed requests, when that is all it carries. */
 function relayAnswersIn(body: unknown): Array<{ id: string; answer: unknown }> | undefined {
   const messages = Array.isArray(body) ? body : [body];
   if (messages.length === 0) return undefined;
+  // A caller answers what it was asked, a few at a time; a batch of more is not answers.
+  if (messages.length > MAX_ANSWERS_PER_POST) return undefined;
   const answers: Array<{ id: string; answer: unknown }> = [];
   for (const message of messages) {
     if (message === null || typeof message !== "object" || "method" in message) return undefined;
@@ -178,10 +219,12 @@ async function takeAnswers(
   for (const { id, answer } of answers) {
     const target = relayTarget(id);
     const parsed = relayAnswer.safeParse(answer);
-    if (!target || !parsed.success) continue;
-    if (await channel.answer(target.key, target.requestId, context.principal.id, parsed.data)) {
-      taken++;
+    // The first answer that answers nothing waiting ends it: the rest are not read.
+    if (!target || !parsed.success) break;
+    if (!(await channel.answer(target.key, target.requestId, context.principal.id, parsed.data))) {
+      break;
     }
+    taken++;
   }
   if (taken === answers.length) return c.body(null, 202);
   return c.json(

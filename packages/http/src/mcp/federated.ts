@@ -95,9 +95,10 @@ export function federate(
     return answer(
       undefined,
       async () => {
-        const round = serverRound(ctx, options.era);
+        const target = `resources/read ${uri}`;
+        const round = serverRound(ctx, options.era, target);
         const result = await federation.readResource(principal, mode, uri, round);
-        if (result) return passRound(options.relay, ctx, result as ReadResourceResult);
+        if (result) return passRound(options.relay, ctx, target, result as ReadResourceResult);
         // -32602 with the uri on both generations: the SDK answers 2025-11-25's -32002 as
         // -32602 too (the 2026-07-28 rule; clients of either accept it).
         throw new ResourceNotFoundError(uri);
@@ -155,9 +156,10 @@ export function federate(
     return answer(
       undefined,
       async () => {
-        const round = serverRound(ctx, options.era);
+        const target = `prompts/get ${name}`;
+        const round = serverRound(ctx, options.era, target);
         const result = await federation.getPrompt(principal, mode, name, args, round);
-        if (result) return passRound(options.relay, ctx, result as GetPromptResult);
+        if (result) return passRound(options.relay, ctx, target, result as GetPromptResult);
         throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown prompt: ${name}.`);
       },
       "call",

@@ -40,7 +40,7 @@ export interface McpRelay {
  */
 type RoundState =
   | { kind: "call"; runId: string; callId: string; asked: Record<string, string> }
-  | { kind: "server"; state?: string };
+  | { kind: "server"; target: string; state?: string };
 
 /** Rounds a caller may take before answering: the same ten minutes the SDK's codec allows. */
 const ROUND_SECONDS = 600;
@@ -75,7 +75,12 @@ export function roundCodec(relay: McpRelay): RequestStateCodec<RoundState> {
         // Its own key, derived: the secret it comes from is never used for two things.
         key: createHash("sha256").update(`toolbus mcp round state\n${secret}`).digest(),
         ttlSeconds: ROUND_SECONDS,
-        bind: (ctx) => ctx.http?.authInfo?.clientId ?? "",
+        bind: (ctx) => {
+          // Every /mcp request is a key's (the route authenticates first); none is anonymous.
+          const clientId = ctx.http?.authInfo?.clientId;
+          if (!clientId) throw new Error("A round's state is bound to a key, and none is known.");
+          return clientId;
+        },
       }),
     };
     codecs.set(relay, made);
@@ -89,12 +94,13 @@ const processSecret = randomBytes(32).toString("hex");
 /** The relay of one call, or undefined where nothing can reach its caller. */
 export async function callRelay(
   relay: McpRelay | undefined,
-  principalId: string,
+  context: { principal: { id: string }; write?: StreamWriter; hungUp?: AbortSignal },
   ctx: ServerContext,
   era: "legacy" | "modern",
-  write: StreamWriter | undefined,
 ): Promise<CallRelay | undefined> {
   if (!relay) return undefined;
+  const principalId = context.principal.id;
+  const { write, hungUp } = context;
   const progressToken = ctx.mcpReq._meta?.progressToken;
   const token =
     typeof progressToken === "string" || typeof progressToken === "number"
@@ -132,7 +138,7 @@ export async function callRelay(
           },
           call,
           token,
-          ctx.mcpReq.signal,
+          hungUp ? AbortSignal.any([hungUp, ctx.mcpReq.signal]) : ctx.mcpReq.signal,
         ),
       ask: () => Promise.reject(new Error("A 2025-11-25 caller is asked on its stream.")),
     };
@@ -231,6 +237,8 @@ function declared(value: unknown): RelayCapabilities {
 export function serverRound(
   ctx: ServerContext,
   era: "legacy" | "modern",
+  /** What is asked (`prompts/get <name>`, `resources/read <uri>`): a state is for it alone. */
+  target: string,
 ): {
   protocol: "2025-11-25" | "2026-07-28";
   capabilities?: RelayCapabilities;
@@ -245,7 +253,7 @@ export function serverRound(
     protocol: "2026-07-28",
     capabilities: declared(envelope[CLIENT_CAPABILITIES_META_KEY]),
     ...(inputResponses ? { inputResponses } : {}),
-    ...(sealed?.kind === "server" && sealed.state !== undefined
+    ...(sealed?.kind === "server" && sealed.target === target && sealed.state !== undefined
       ? { requestState: sealed.state }
       : {}),
   };
@@ -258,6 +266,7 @@ export function serverRound(
 export async function passRound<T>(
   relay: McpRelay | undefined,
   ctx: ServerContext,
+  target: string,
   result: T,
 ): Promise<T> {
   const asked = result as { resultType?: unknown; inputRequests?: unknown; requestState?: unknown };
@@ -267,7 +276,7 @@ export async function passRound<T>(
   return inputRequired({
     inputRequests: asked.inputRequests as InputRequiredSpec["inputRequests"],
     requestState: await roundCodec(relay).mint(
-      { kind: "server", ...(state ? { state } : {}) },
+      { kind: "server", target, ...(state ? { state } : {}) },
       ctx,
     ),
   }) as T;

@@ -66,6 +66,8 @@ export interface McpRequestContext {
    * registered server's requests reach the caller mid-call. Absent for a JSON answer.
    */
   write?: StreamWriter;
+  /** Fires when the caller of a streamed answer hangs up (with `write`). */
+  hungUp?: AbortSignal;
 }
 
 /** What the server reads and calls; the route builds it once for every request. */
@@ -240,14 +242,14 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext, era: 
         meta: _meta,
         again: `Call ${CALL_TOOL} again with the same arguments`,
         inputPath: "arguments",
-        relay: () => callRelay(deps.relay, context.principal.id, ctx, era, context.write),
+        relay: () => callRelay(deps.relay, context, ctx, era),
       });
     }
     return callCatalogTool(deps, context, {
       name,
       input: (spec) => toolInput(spec, args),
       meta: _meta,
-      relay: () => callRelay(deps.relay, context.principal.id, ctx, era, context.write),
+      relay: () => callRelay(deps.relay, context, ctx, era),
     });
   });
 

@@ -225,6 +225,12 @@ export class CallService {
     asked: CallRecord,
     deadline: number,
   ): Promise<CallOutcome> {
+    // A call id is its caller's: another key naming it learns nothing of the call.
+    if (stored.requestedBy.id !== asked.requestedBy.id) {
+      throw new ConflictError(
+        `Call ${asked.callId} already exists in run ${asked.parentRunId}, made with another key.`,
+      );
+    }
     if (stored.inputHash !== asked.inputHash) {
       throw new ConflictError(
         `Call ${asked.callId} already exists in run ${asked.parentRunId} with a different input.`,

@@ -19,7 +19,7 @@ import {
   relayNotification,
   relayRequest,
 } from "@toolbus/wire/model/relay";
-import { UnavailableError } from "../../errors";
+import { ConflictError, UnavailableError } from "../../errors";
 import type { CallChannel, CallerAttachment, CallKey } from "../../ports";
 import { refusal } from "../../relay/refusal";
 import { TABLE } from "../table";
@@ -53,13 +53,18 @@ export interface DynamoCallChannelSettings {
 }
 
 const DEFAULT_POLL_MS = 100;
-/** Long enough for a 2026-07-28 caller to come back with a person's answer to an elicitation. */
-const DEFAULT_LEASE_SECONDS = 300;
+/**
+ * Long enough for a 2026-07-28 caller to come back with a person's answer to an elicitation:
+ * past the 10 minutes its sealed round holds (/mcp's relayed-call.ts), so the round's state,
+ * not the lease, decides how long a caller may take.
+ */
+const DEFAULT_LEASE_SECONDS = 660;
 /** How often a waiting request checks that its caller is still there. */
 const LIVENESS_MS = 1_000;
 const TRANSACTION_ATTEMPTS = 3;
 
 const GONE = "The caller stopped waiting for this call.";
+const ANOTHER_CALLER = "Another key waits for this call.";
 const NOT_PASSED_ON = "The request could not be passed on to the caller.";
 
 /**
@@ -100,20 +105,34 @@ export class DynamoCallChannel implements CallChannel {
     const { client, tableName } = this.#options;
     const attachId = randomUUID();
     const attachedAt = this.#now();
-    await guard("channel.attach", tableName, () =>
-      client.send(
-        new PutCommand({
-          TableName: tableName,
-          Item: {
-            ...channelCallerKey(key.parentRunId, key.callId),
-            ...encodeJsonFields({ caller }, ["caller"]),
-            attachId,
-            attachedAt,
-            [TABLE.ttlAttribute]: this.#expiry(this.#leaseSeconds),
-          },
-        }),
-      ),
-    );
+    try {
+      await guard("channel.attach", tableName, () =>
+        client.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: {
+              ...channelCallerKey(key.parentRunId, key.callId),
+              ...encodeJsonFields({ caller }, ["caller"]),
+              principalId: caller.principalId,
+              attachId,
+              attachedAt,
+              [TABLE.ttlAttribute]: this.#expiry(this.#leaseSeconds),
+            },
+            // A call's relay is its own caller's: another key's live attachment stays.
+            ConditionExpression:
+              "attribute_not_exists(sk) OR principalId = :principal OR #ttl < :now",
+            ExpressionAttributeNames: { "#ttl": TABLE.ttlAttribute },
+            ExpressionAttributeValues: {
+              ":principal": caller.principalId,
+              ":now": Math.floor(attachedAt / 1000),
+            },
+          }),
+        ),
+      );
+    } catch (error) {
+      if (isConditionFailure(error)) throw new ConflictError(ANOTHER_CALLER);
+      throw error;
+    }
     this.#notices.remember(key, caller);
     return new Attachment(this, key, attachId, attachedAt);
   }
