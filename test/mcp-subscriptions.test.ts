@@ -1,5 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -10,6 +9,7 @@ import type { McpSubscriptions } from "@toolbus/core/ports";
 import { createApi } from "@toolbus/http";
 import { type ApiServer, serveApi } from "@toolbus/local";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Loopback, listenOnLoopback } from "./support/loopback";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
 // Resource subscriptions through /mcp on 2025-11-25: `resources/subscribe` stores the caller's
@@ -28,14 +28,8 @@ const goneItems = new Set<string>();
 /** resources/read requests the fixture received, by URI. */
 const reads: string[] = [];
 
-interface Upstream {
-  url: string;
-  close(): Promise<void>;
-}
-
 /** A v1-SDK MCP server on loopback, stateless, with changing resources and a template. */
-async function startServer(): Promise<Upstream> {
-  const sockets = new Set<Socket>();
+async function startServer(): Promise<Loopback> {
   const serve = async (req: IncomingMessage, res: ServerResponse) => {
     const server = new McpServer({ name: "watched", version: "1" });
     server.registerTool("watch_ping", { description: "Answers pong." }, async () => ({
@@ -67,31 +61,12 @@ async function startServer(): Promise<Upstream> {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     await transport.handleRequest(req, res, JSON.parse(Buffer.concat(chunks).toString("utf8")));
   };
-  const http = createServer((req, res) => {
-    serve(req, res).catch(() => {
-      if (!res.headersSent) res.writeHead(500);
-      res.end();
-    });
-  });
-  http.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  const { port } = http.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        http.close(() => resolve());
-      }),
-  };
+  return listenOnLoopback(serve);
 }
 
 const POLL_MS = 40;
 
-let upstream: Upstream;
+let upstream: Loopback;
 let system: TestToolbus;
 let api: ApiServer;
 let subscriptions: McpSubscriptions;

@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { createServer, type Server as HttpServer, type IncomingMessage } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import type { IncomingMessage } from "node:http";
 import { McpServer as LegacyMcpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { ElicitResultSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -29,6 +28,7 @@ import {
   mcpConnection,
   protocolFor,
 } from "../packages/core/src/registered/mcp-client";
+import { type Loopback, listenOnLoopback } from "./support/loopback";
 import { startMcpUpstream } from "./support/mcp-upstream";
 import { outboundConfig } from "./support/outbound";
 
@@ -178,38 +178,6 @@ function legacyWithSessions() {
   };
 }
 
-interface Loopback {
-  url: string;
-  close(): Promise<void>;
-}
-
-/** An HTTP server on loopback for `serve`, closed with every socket it holds. */
-async function listen(
-  serve: (req: IncomingMessage, res: import("node:http").ServerResponse) => Promise<void>,
-): Promise<Loopback> {
-  const sockets = new Set<Socket>();
-  const http: HttpServer = createServer((req, res) => {
-    serve(req, res).catch(() => {
-      if (!res.headersSent) res.writeHead(500);
-      res.end();
-    });
-  });
-  http.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  const { port } = http.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        http.close(() => resolve());
-      }),
-  };
-}
-
 /** A fetch-shaped handler served from node:http, its answer streamed as it is written. */
 function fetchServed(handler: { fetch(request: Request): Promise<Response> }) {
   return async (req: IncomingMessage, res: import("node:http").ServerResponse) => {
@@ -277,8 +245,8 @@ let both: Loopback;
 let legacy: Loopback;
 
 beforeAll(async () => {
-  both = await listen(fetchServed(bothGenerations()));
-  legacy = await listen(legacyWithSessions());
+  both = await listenOnLoopback(fetchServed(bothGenerations()));
+  legacy = await listenOnLoopback(legacyWithSessions());
 });
 
 afterAll(async () => {

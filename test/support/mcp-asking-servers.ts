@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { serve } from "@hono/node-server";
 import { McpServer as LegacyServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
@@ -11,6 +10,7 @@ import {
   McpServer as ModernServer,
 } from "@modelcontextprotocol/server";
 import * as z from "zod";
+import { closableOnLoopback, listenOnLoopback } from "./loopback";
 
 /*
  * Two real MCP servers on loopback that ask their client something in the middle of a call,
@@ -98,13 +98,7 @@ export async function startLegacyAskingServer(): Promise<AskingServer> {
     }));
     return server;
   };
-  const http = createServer((req, res) => {
-    handleLegacy(req, res, sessions, make).catch(() => {
-      if (!res.headersSent) res.writeHead(500);
-      res.end();
-    });
-  });
-  return listening(http);
+  return listenOnLoopback((req, res) => handleLegacy(req, res, sessions, make));
 }
 
 async function handleLegacy(
@@ -163,36 +157,11 @@ export async function startModernAskingServer(): Promise<AskingServer> {
     },
     { legacy: "reject" },
   );
-  const http = serve({
-    fetch: (request) => handler.fetch(request),
-    port: 0,
-    hostname: "127.0.0.1",
-  }) as Server;
-  await new Promise<void>((resolve) => {
-    if (http.listening) resolve();
-    else http.once("listening", () => resolve());
-  });
-  return withClose(http);
-}
-
-async function listening(http: Server): Promise<AskingServer> {
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  return withClose(http);
-}
-
-function withClose(http: Server): AskingServer {
-  const sockets = new Set<Socket>();
-  http.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-  const { port } = http.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        http.close(() => resolve());
-      }),
-  };
+  return closableOnLoopback(
+    serve({
+      fetch: (request) => handler.fetch(request),
+      port: 0,
+      hostname: "127.0.0.1",
+    }) as Server,
+  );
 }

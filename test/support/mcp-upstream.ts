@@ -1,5 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import {
@@ -8,6 +7,7 @@ import {
   ListToolsRequestSchema,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
+import { listenOnLoopback } from "./loopback";
 
 export interface RemoteToolFixture {
   tool: Tool;
@@ -50,7 +50,6 @@ export async function startMcpUpstream(
   let tools = initial;
   const headers: IncomingMessage["headers"][] = [];
   const calls: string[] = [];
-  const sockets = new Set<Socket>();
 
   const serve = async (req: IncomingMessage, res: ServerResponse) => {
     headers.push(req.headers);
@@ -98,30 +97,15 @@ export async function startMcpUpstream(
     await transport.handleRequest(req, res);
   };
 
-  const http = createServer((req, res) => {
-    serve(req, res).catch(() => {
-      if (!res.headersSent) res.writeHead(500);
-      res.end();
-    });
-  });
-  http.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  const { port } = http.address() as AddressInfo;
+  const { url, close } = await listenOnLoopback(serve);
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url,
     setTools: (next) => {
       tools = next;
     },
     headers,
     calls,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        http.close(() => resolve());
-      }),
+    close,
   };
 }
 
