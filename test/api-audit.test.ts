@@ -391,6 +391,15 @@ describe("the object an audit entry names", () => {
         object: () => tool,
       },
       {
+        route: "PUT /v1/tools/{id}/availability",
+        run: () =>
+          system.request("/v1/tools/audit_surface_tool/availability", {
+            method: "PUT",
+            json: { minRole: "member" },
+          }),
+        object: () => tool,
+      },
+      {
         route: "PUT /v1/registered-toolsets/{name}",
         run: () => system.request(weather, { method: "PUT", json: registration("audit_surface") }),
         object: () => surfaceTools,

@@ -84,6 +84,7 @@ describe("the API's public surface", () => {
         "PUT /v1/tools/{id}",
         "POST /v1/tools/{id}/enable",
         "POST /v1/tools/{id}/disable",
+        "PUT /v1/tools/{id}/availability",
         "GET /v1/toolsets",
         "GET /v1/toolsets/{name}",
         "PUT /v1/toolsets/{name}",

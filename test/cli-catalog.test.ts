@@ -69,6 +69,73 @@ describe("toolbus tools enable / disable", () => {
   });
 });
 
+describe("toolbus tools availability", () => {
+  it("shows, narrows and widens who may use a tool, keeping the fields not given", async () => {
+    const shown = await toolbus(["tools", "availability", "static_links"]);
+    expect(shown).toMatchObject({ code: 0, stderr: "" });
+    expect(shown.stdout).toMatch(
+      /^Tool static_links: enabled, every mode, every role \(revision \d+\)\.\n$/,
+    );
+
+    const narrowed = await toolbus([
+      "tools",
+      "availability",
+      "static_links",
+      "--min-role",
+      "admin",
+    ]);
+    expect(narrowed).toMatchObject({ code: 0, stderr: "" });
+    expect(narrowed.stdout).toMatch(
+      /^Set static_links: enabled, every mode, role admin and above \(revision \d+\)\.\n$/,
+    );
+    const member = createToolbusClient({ baseUrl: server.url, apiKey: memberKey });
+    const listed = await member.tools.list();
+    expect(listed.find((tool) => tool.id === "static_links")).toMatchObject({
+      available: false,
+      reasons: ["role"],
+    });
+
+    const modes = await toolbus([
+      "tools",
+      "availability",
+      "static_links",
+      "--modes",
+      "default",
+      "--json",
+    ]);
+    expect(modes.code).toBe(0);
+    expect(JSON.parse(modes.stdout)).toMatchObject({
+      availability: { enabled: true, modes: ["default"], minRole: "admin" },
+    });
+
+    const widened = await toolbus([
+      "tools",
+      "availability",
+      "static_links",
+      "--all-roles",
+      "--all-modes",
+      "--json",
+    ]);
+    expect(widened.code).toBe(0);
+    expect(JSON.parse(widened.stdout).availability).toEqual({ enabled: true });
+  });
+
+  it("refuses a role the stage does not have with the API's 400, and a member with 403", async () => {
+    const unknown = await toolbus(["tools", "availability", "static_links", "--min-role", "owner"]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain("[400");
+    const refused = await toolbus(
+      ["tools", "availability", "static_links", "--enabled", "false"],
+      memberKey,
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("[403");
+    const bad = await toolbus(["tools", "availability", "static_links", "--enabled", "maybe"]);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain("--enabled is true or false");
+  });
+});
+
 describe("toolbus toolsets list / show", () => {
   it("lists every toolset with its kind and owner", async () => {
     const run = await toolbus(["toolsets", "list"]);

@@ -151,7 +151,8 @@ beforeAll(async () => {
         defaults: {
           category: "research",
           timeoutMs: 5_000,
-          ...(minRole ? { availability: { minRole } } : {}),
+          // Stated, so every role sees the toolset (unstated, it would be admins only).
+          availability: minRole ? { minRole } : {},
         },
       },
     });

@@ -82,7 +82,8 @@ beforeAll(async () => {
       description: "A server whose resources change",
       owner: "team-federation",
       url: upstream.url,
-      defaults: { category: "research", timeoutMs: 5_000 },
+      // Stated, so members may use it (unstated, a new registration is admins only).
+      defaults: { category: "research", timeoutMs: 5_000, availability: {} },
     },
   });
   expect(registered.status, await registered.clone().text()).toBe(201);

@@ -91,6 +91,11 @@ const TABLE: Record<string, { need: Need; path?: string; json?: unknown }> = {
   },
   "POST /v1/tools/{id}/enable": { need: "admin", path: "/v1/tools/sec_missing/enable" },
   "POST /v1/tools/{id}/disable": { need: "admin", path: "/v1/tools/sec_missing/disable" },
+  "PUT /v1/tools/{id}/availability": {
+    need: "admin",
+    path: "/v1/tools/sec_missing/availability",
+    json: {},
+  },
   "POST /v1/runs/{runId}/calls": {
     need: "call",
     path: "/v1/runs/run-sec/calls",

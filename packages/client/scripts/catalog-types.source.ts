@@ -56,6 +56,7 @@ import type {
   selectionView,
   stageEventPageView,
   subscriptionWithSecretView,
+  toolAvailabilityBody,
   toolListItemView,
   toolSearchView,
   toolsetView,
@@ -95,6 +96,8 @@ export type CallApproval = Approval;
 export type RenderAgentRequest = z.input<typeof renderRequest>;
 /** What `POST /v1/subscriptions` takes. */
 export type SubscriptionRequest = z.input<typeof subscriptionRequest>;
+/** The body of `PUT /v1/tools/{id}/availability`: who may use the tool, where. */
+export type ToolAvailabilityInput = z.input<typeof toolAvailabilityBody>;
 
 // The API's views, as @toolbus/wire/schemas declares them (and the API documents them).
 export type ApiKeyRecord = z.output<typeof apiKeyView>;

@@ -39,6 +39,7 @@ import type {
   RefreshToolsetRequest,
   RemoveToolsetOptions,
   RevisionOptions,
+  ToolAvailability,
   ToolsetRegistration,
 } from "./registration.js";
 import type {
@@ -189,6 +190,21 @@ export class ToolbusClient {
     /** Keeps the tool out of every selection on this stage, with the reason `disabled` (admin). */
     disable: (id: string, options: RevisionOptions = {}): Promise<Tool> =>
       this.#setEnabled(id, "disable", options),
+    /**
+     * Replaces who may use the tool on this stage (admin), built-in or registered:
+     * `client.tools.setAvailability("get_env", { minRole: "admin" })`. It survives refreshes and
+     * re-registrations that do not state availability themselves.
+     */
+    setAvailability: (
+      id: string,
+      availability: ToolAvailability,
+      options: RevisionOptions = {},
+    ): Promise<Tool> =>
+      this.#http.json("PUT", `/v1/tools/${encodeURIComponent(id)}/availability`, {
+        json: availability,
+        schema: toolView,
+        ...ifMatchHeaders(options),
+      }),
   };
 
   readonly toolsets = {

@@ -26,6 +26,7 @@ export type {
   RemoveToolsetOptions,
   RevisionOptions,
   SecretHeaderRef,
+  ToolAvailability,
   ToolsetRegistration,
 } from "./registration.js";
 export type {

@@ -4,6 +4,7 @@ import type {
   McpToolDefaultsInput,
   McpToolsetRegistrationInput,
   SecretHeaderInput,
+  ToolAvailabilityInput,
   ToolsetRegistrationInput,
 } from "./generated/catalog-types.js";
 
@@ -25,6 +26,13 @@ export interface RefreshToolsetRequest {
   /** Remote tool name -> id here, merged into the stored renames. */
   renames?: Record<string, string>;
 }
+
+/**
+ * Who may use a tool on this stage (`client.tools.setAvailability`): `enabled` (default true),
+ * `modes` (absent: every mode), `minRole` (absent: every role). The whole availability is
+ * replaced.
+ */
+export type ToolAvailability = ToolAvailabilityInput;
 
 /** A write that applies only to the revision you read. */
 export interface RevisionOptions {

@@ -387,6 +387,7 @@ export type HttpToolRegistrationInput = {
   cost?: number;
   optionality?: "optional" | "core";
   produces?: Array<string>;
+  /** Who may use the tool. Absent: a tool new to the catalog is offered to the stage's highest role only (admins) until an administrator widens it; a tool already registered keeps what it has. */
   availability?: {
     enabled?: boolean;
     /** Workflow modes the tool is offered in; absent = every mode. */
@@ -462,6 +463,7 @@ export type HttpToolsetRegistrationInput = {
     cost?: number;
     optionality?: "optional" | "core";
     produces?: Array<string>;
+    /** Who may use the tool. Absent: a tool new to the catalog is offered to the stage's highest role only (admins) until an administrator widens it; a tool already registered keeps what it has. */
     availability?: {
       enabled?: boolean;
       /** Workflow modes the tool is offered in; absent = every mode. */
@@ -555,6 +557,7 @@ export type McpToolDefaultsInput = {
       windowSeconds: number;
     };
   };
+  /** Who may use every discovered tool. Absent: tools new to the catalog are offered to the stage's highest role only (admins) until an administrator widens them; tools already registered keep what they have. */
   availability?: {
     enabled?: boolean;
     /** Workflow modes the tool is offered in; absent = every mode. */
@@ -610,6 +613,7 @@ export type McpToolsetRegistrationInput = {
         windowSeconds: number;
       };
     };
+    /** Who may use every discovered tool. Absent: tools new to the catalog are offered to the stage's highest role only (admins) until an administrator widens them; tools already registered keep what they have. */
     availability?: {
       enabled?: boolean;
       /** Workflow modes the tool is offered in; absent = every mode. */
@@ -1654,6 +1658,15 @@ export type Tool = {
   fallback?: string;
 };
 
+/** The body of `PUT /v1/tools/{id}/availability`: who may use the tool, where. */
+export type ToolAvailabilityInput = {
+  enabled?: boolean;
+  /** Workflow modes the tool is offered in; absent = every mode. */
+  modes?: Array<string>;
+  /** Lowest role that may see and call it; absent = every role. */
+  minRole?: string;
+};
+
 export type ToolCallApprovalRequested = {
   eventKey: string;
   parentRunId: string;
@@ -2029,6 +2042,7 @@ export type ToolsetRegistrationInput = {
     cost?: number;
     optionality?: "optional" | "core";
     produces?: Array<string>;
+    /** Who may use the tool. Absent: a tool new to the catalog is offered to the stage's highest role only (admins) until an administrator widens it; a tool already registered keeps what it has. */
     availability?: {
       enabled?: boolean;
       /** Workflow modes the tool is offered in; absent = every mode. */
@@ -2109,6 +2123,7 @@ export type ToolsetRegistrationInput = {
         windowSeconds: number;
       };
     };
+    /** Who may use every discovered tool. Absent: tools new to the catalog are offered to the stage's highest role only (admins) until an administrator widens them; tools already registered keep what they have. */
     availability?: {
       enabled?: boolean;
       /** Workflow modes the tool is offered in; absent = every mode. */

@@ -58,6 +58,15 @@ export interface CatalogStore {
   removeToolset(name: string, expectedRevision?: number): Promise<string[]>;
   /** Flips availability.enabled; ConflictError when `expectedRevision` is stale. */
   setEnabled(id: string, enabled: boolean, expectedRevision?: number): Promise<Versioned<ToolSpec>>;
+  /**
+   * Replaces a tool's whole availability (enabled, modes, minRole); NotFoundError when the tool
+   * does not exist, ConflictError when `expectedRevision` is stale.
+   */
+  setAvailability(
+    id: string,
+    availability: ToolSpec["availability"],
+    expectedRevision?: number,
+  ): Promise<Versioned<ToolSpec>>;
 }
 
 export type CreateCallOutcome =

@@ -3,6 +3,7 @@ import type {
   CatalogDiff,
   HttpToolsetRegistration,
   McpToolsetRegistration,
+  ToolsetRegistration,
 } from "@toolbus/wire/model/registered";
 import { type ToolSpec, type ToolsetSpec, toolSpec } from "@toolbus/wire/model/tool";
 import { ValidationError } from "../errors";
@@ -202,6 +203,42 @@ export function checkIdsFree(
       { details: { toolId: tool.id, registeredBy: holder, requestedBy: toolset.name } },
     );
   }
+}
+
+/**
+ * Who may use each planned tool. What the registration states (an MCP server's
+ * `defaults.availability`, an http tool's `availability`) applies; when it states nothing, a
+ * tool already in the catalog keeps its availability and a new one is offered to `adminsOnly`
+ * (the stage's highest role) until an administrator widens it. With `keepAvailability` (a
+ * refresh) every existing tool keeps its own whatever the stored registration states, so an
+ * administrator's per-tool choice is never undone behind their back. An administrator's
+ * disable survives re-registration and refresh, as it survives a seed.
+ */
+export function withAvailability(
+  registration: ToolsetRegistration,
+  planned: readonly ToolSpec[],
+  before: readonly ToolSpec[],
+  { adminsOnly, keepAvailability }: { adminsOnly: string; keepAvailability: boolean },
+): ToolSpec[] {
+  const previous = new Map(before.map((tool) => [tool.id, tool.availability]));
+  const stating = new Set(
+    registration.kind === "mcp"
+      ? registration.defaults.availability
+        ? planned.map((tool) => tool.id)
+        : []
+      : registration.tools.filter((tool) => tool.availability).map((tool) => tool.id),
+  );
+  return planned.map((tool) => {
+    const kept = previous.get(tool.id);
+    const states = stating.has(tool.id) && !(keepAvailability && kept);
+    const availability = states
+      ? tool.availability
+      : (kept ?? { enabled: true, minRole: adminsOnly });
+    return {
+      ...tool,
+      availability: kept?.enabled === false ? { ...availability, enabled: false } : availability,
+    };
+  });
 }
 
 /** Tool ids added, removed, changed and unchanged between two versions of a toolset. */

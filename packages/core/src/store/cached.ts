@@ -59,6 +59,9 @@ export function cachedCatalog(inner: CatalogStore, ttlMs = STORE_CACHE_TTL_MS): 
     replaceToolset: write((toolset, tools) => inner.replaceToolset(toolset, tools)),
     removeToolset: write((name, revision) => inner.removeToolset(name, revision)),
     setEnabled: write((id, enabled, revision) => inner.setEnabled(id, enabled, revision)),
+    setAvailability: write((id, availability, revision) =>
+      inner.setAvailability(id, availability, revision),
+    ),
   };
 }
 

@@ -30,10 +30,15 @@ const httpToolRegistration = toolSpec
     cache: true,
     rateLimit: true,
     timeoutMs: true,
-    availability: true,
     cost: true,
   })
   .extend({
+    /**
+     * Who may use the tool. Absent: a tool new to the catalog is offered to the stage's
+     * highest role only (admins) until an administrator widens it; a tool already registered
+     * keeps what it has.
+     */
+    availability: availability.optional(),
     method: z.enum(HTTP_METHODS).default("GET"),
     /**
      * An absolute URL; `{name}` placeholders in the path and in query values are filled from
@@ -78,6 +83,11 @@ export const mcpToolDefaults = z
     cost: toolPolicyFields.cost.optional(),
     cache: cachePolicy.optional(),
     rateLimit: rateLimit.optional(),
+    /**
+     * Who may use every discovered tool. Absent: tools new to the catalog are offered to the
+     * stage's highest role only (admins) until an administrator widens them; tools already
+     * registered keep what they have.
+     */
     availability: availability.optional(),
   })
   .strict();

@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { toolsetName } from "../model/ids";
-import { category, toolSpec, toolsetSpec } from "../model/tool";
+import { availability, category, toolSpec, toolsetSpec } from "../model/tool";
 
 // The catalog as the API shows it: what is stored, plus the revision every write increments.
 
@@ -66,3 +66,10 @@ export const toolsetWithToolsView = toolsetView
   .extend({ tools: z.array(toolView) })
   .meta({ id: "ToolsetWithTools" });
 export const toolsetBody = toolsetSpec.extend(readBack).strict().meta({ id: "ToolsetInput" });
+
+/**
+ * `PUT /v1/tools/{id}/availability`: the tool's whole availability, replaced. Absent fields
+ * mean what they mean in a spec: `enabled` true, every mode, every role.
+ */
+export const toolAvailabilityBody = availability.strict().meta({ id: "ToolAvailabilityInput" });
+export type ToolAvailabilityBody = z.infer<typeof toolAvailabilityBody>;

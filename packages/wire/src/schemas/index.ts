@@ -12,6 +12,7 @@ export {
 } from "./calls";
 export { capabilitiesView } from "./capabilities";
 export {
+  toolAvailabilityBody,
   toolBody,
   toolListItemView,
   toolListView,

@@ -5,7 +5,7 @@ import { command } from "../command.js";
 import type { CommandContext } from "../context.js";
 import { fields, indent, json, list, table } from "../format.js";
 
-// `toolbus tools ...`: the catalog's tools, what each is, and (admin) turning one on or off.
+// `toolbus tools ...`: the catalog's tools, what each is, and (admin) who may use each.
 
 export const toolsCommands = {
   "tools list": command({
@@ -174,7 +174,101 @@ export const toolsCommands = {
     schema: z.object({ id: toolId }),
     run: (args, context) => setEnabled(args.id, false, context),
   }),
+
+  "tools availability": command({
+    usage:
+      "tools availability <id> [--min-role <r> | --all-roles] [--modes <a,b> | --all-modes] [--enabled true|false]",
+    summary: "Show or set who may use a tool on this stage (admin to set), built-in or registered.",
+    args: ["id"],
+    options: {
+      "min-role": option.value,
+      "all-roles": option.flag,
+      modes: option.value,
+      "all-modes": option.flag,
+      enabled: option.value,
+    },
+    help: [
+      "--min-role <r>    the lowest role that may see and call it, e.g. member",
+      "--all-roles       open it to every role (drops minRole)",
+      "--modes <a,b>     the workflow modes it is offered in, comma-separated",
+      "--all-modes       offer it in every mode (drops modes)",
+      "--enabled <b>     true or false: whether selection may offer it at all",
+      "Options not given keep their current value; with none, the current availability is shown.",
+    ],
+    schema: z
+      .object({
+        id: toolId,
+        "min-role": z.string().trim().min(1, "--min-role names a role").max(64).optional(),
+        "all-roles": z.boolean().optional(),
+        modes: z
+          .string()
+          .transform((value) =>
+            value
+              .split(",")
+              .map((mode) => mode.trim())
+              .filter((mode) => mode.length > 0),
+          )
+          .pipe(z.array(modeArg).min(1, "--modes lists at least one mode, e.g. default,review"))
+          .optional(),
+        "all-modes": z.boolean().optional(),
+        enabled: z
+          .enum(["true", "false"], { error: "--enabled is true or false" })
+          .transform((value) => value === "true")
+          .optional(),
+      })
+      .refine((v) => !(v["min-role"] !== undefined && v["all-roles"]), {
+        message: "--min-role and --all-roles exclude each other",
+        path: ["min-role"],
+      })
+      .refine((v) => !(v.modes !== undefined && v["all-modes"]), {
+        message: "--modes and --all-modes exclude each other",
+        path: ["modes"],
+      }),
+    async run(args, { client, io, json: asJson }) {
+      const current = await client.tools.get(args.id);
+      const changes =
+        args["min-role"] !== undefined ||
+        args["all-roles"] ||
+        args.modes !== undefined ||
+        args["all-modes"] ||
+        args.enabled !== undefined;
+      let tool = current;
+      if (changes) {
+        const { minRole, modes, enabled } = current.availability;
+        const nextMinRole = args["all-roles"] ? undefined : (args["min-role"] ?? minRole);
+        const nextModes = args["all-modes"] ? undefined : (args.modes ?? modes);
+        // Only the revision just read is changed: a concurrent edit is a 409, not lost.
+        tool = await client.tools.setAvailability(
+          args.id,
+          {
+            enabled: args.enabled ?? enabled,
+            ...(nextModes !== undefined ? { modes: nextModes } : {}),
+            ...(nextMinRole !== undefined ? { minRole: nextMinRole } : {}),
+          },
+          { ifMatch: current.revision },
+        );
+      }
+      io.stdout.write(
+        asJson
+          ? json(tool)
+          : `${changes ? "Set" : "Tool"} ${tool.id}: ${describeAvailability(tool.availability)} (revision ${tool.revision}).\n`,
+      );
+      return 0;
+    },
+  }),
 };
+
+function describeAvailability(availability: {
+  enabled: boolean;
+  modes?: string[] | undefined;
+  minRole?: string | undefined;
+}): string {
+  return [
+    availability.enabled ? "enabled" : "disabled",
+    availability.modes ? `modes ${availability.modes.join(", ")}` : "every mode",
+    availability.minRole ? `role ${availability.minRole} and above` : "every role",
+  ].join(", ");
+}
 
 async function setEnabled(
   id: string,

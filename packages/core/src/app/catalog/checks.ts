@@ -5,7 +5,10 @@ import type { StageConfig } from "../../config";
 import { type Issue, ValidationError } from "../../errors";
 import { isKnownRole } from "../access";
 
-/** Roles and modes an availability names must be the stage's own. */
+/**
+ * Roles and modes an availability names must be the stage's own. `at` is where it was given
+ * ("" when the availability is the whole body).
+ */
 export function availabilityIssues(
   availability: Pick<ToolSpec["availability"], "minRole" | "modes">,
   config: StageConfig,
@@ -13,16 +16,17 @@ export function availabilityIssues(
 ): Issue[] {
   const issues: Issue[] = [];
   const { minRole, modes } = availability;
+  const prefix = at ? `${at}.` : "";
   if (minRole !== undefined && !isKnownRole(config, minRole)) {
     issues.push({
-      path: `${at}.minRole`,
+      path: `${prefix}minRole`,
       message: `unknown role ${JSON.stringify(minRole)}; one of: ${config.roles.join(", ")}`,
     });
   }
   modes?.forEach((mode, index) => {
     if (!config.modes.available.includes(mode)) {
       issues.push({
-        path: `${at}.modes.${index}`,
+        path: `${prefix}modes.${index}`,
         message: `unknown mode ${JSON.stringify(mode)}; one of: ${config.modes.available.join(", ")}`,
       });
     }
@@ -56,6 +60,7 @@ export function registrationIssues(
     return issues;
   }
   registration.tools.forEach((tool, index) => {
+    if (!tool.availability) return;
     issues.push(...availabilityIssues(tool.availability, config, `tools.${index}.availability`));
   });
   return issues;

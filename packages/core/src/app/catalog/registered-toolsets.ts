@@ -16,6 +16,7 @@ import type { CatalogStore, Versioned } from "../../ports";
 import type { McpProtocol, RemoteDiscovery } from "../../registered/mcp-client";
 import { referencedSecrets, secretDetectors } from "../../registered/secrets";
 import { ToolFailure } from "../../tool-definition";
+import { highestRole } from "../access";
 import {
   type CapabilityDetector,
   networkCapability,
@@ -57,12 +58,28 @@ const DISCOVERY_TIMEOUT_MS = 15_000;
 export class RegisteredToolsets {
   constructor(private readonly deps: RegisteredToolsetsDeps) {}
 
-  async register(registration: ToolsetRegistration): Promise<RegistrationOutcome> {
+  /**
+   * Registers a toolset, or registers it again. Who may use each tool: what the registration
+   * states (an MCP server's `defaults.availability`, an http tool's `availability`) applies;
+   * when it states nothing, a tool already in the catalog keeps its availability and a new one
+   * is offered to the stage's highest role only, until an administrator widens it. A refresh
+   * (`keepAvailability`) keeps every existing tool's availability whatever the stored
+   * registration states: an administrator's per-tool choice is never undone behind their back.
+   */
+  async register(
+    registration: ToolsetRegistration,
+    { keepAvailability = false }: { keepAvailability?: boolean } = {},
+  ): Promise<RegistrationOutcome> {
     // Planning (with the JSON Schema checks) loads on the first registration, not with
     // the API: registering is an administrator's rare write.
-    const { checkIdsFree, diffTools, httpToolsetPlan, mcpToolsetPlan, secretsOf } = await import(
-      "../../registered/plan"
-    );
+    const {
+      checkIdsFree,
+      diffTools,
+      httpToolsetPlan,
+      mcpToolsetPlan,
+      secretsOf,
+      withAvailability,
+    } = await import("../../registered/plan");
     refuseIssues(
       `Toolset ${registration.name}`,
       registrationIssues(registration, this.deps.config),
@@ -89,13 +106,10 @@ export class RegisteredToolsets {
     const catalog = await this.deps.catalog.list();
     checkIdsFree(plan.toolset, plan.tools, catalog);
     const before = catalog.tools.filter((tool) => tool.toolset === registration.name);
-    // An administrator's disable survives re-registration and refresh, as it survives a seed.
-    const disabled = new Set(before.filter((t) => !t.availability.enabled).map((t) => t.id));
-    const tools = plan.tools.map((tool) =>
-      disabled.has(tool.id)
-        ? { ...tool, availability: { ...tool.availability, enabled: false } }
-        : tool,
-    );
+    const tools = withAvailability(registration, plan.tools, before, {
+      adminsOnly: highestRole(this.deps.config),
+      keepAvailability,
+    });
     const diff = diffTools(before, tools);
     const stored = await this.deps.catalog.replaceToolset(plan.toolset, tools);
     await this.recordCapabilities(secretsOf(auths), secret);
@@ -124,7 +138,7 @@ export class RegisteredToolsets {
       renames: { ...toolset.source.renames, ...changes.renames },
       defaults: mcpToolDefaults.parse(toolset.source.defaults ?? {}),
     });
-    return this.register(registration);
+    return this.register(registration, { keepAvailability: true });
   }
 
   /** Removes a registered toolset and all its tools; built-in toolsets stay. */

@@ -2,7 +2,7 @@ import type { CapabilityStatus } from "@toolbus/wire/model/capability";
 import type { ToolSpec, ToolsetSpec } from "@toolbus/wire/model/tool";
 import type { StageConfig } from "../../config";
 import type { CatalogStore, Versioned } from "../../ports";
-import { refuseIssues } from "./checks";
+import { availabilityIssues, refuseIssues } from "./checks";
 import { checkToolRegistration } from "./consistency";
 import { checkToolsetClaim, registeredElsewhere } from "./ownership";
 
@@ -62,5 +62,23 @@ export class CatalogService {
     expectedRevision?: number,
   ): Promise<Versioned<ToolSpec>> {
     return this.deps.catalog.setEnabled(id, enabled, expectedRevision);
+  }
+
+  /**
+   * Replaces one tool's availability (enabled, modes, minRole), built-in or registered. Like a
+   * disable, it is the administrator's: it survives seeds, refreshes and re-registrations that
+   * do not state availability themselves.
+   */
+  setAvailability(
+    id: string,
+    availability: ToolSpec["availability"],
+    expectedRevision?: number,
+  ): Promise<Versioned<ToolSpec>> {
+    // The body is the availability itself: its fields are named from its root.
+    refuseIssues(
+      `The availability of ${id}`,
+      availabilityIssues(availability, this.deps.config, ""),
+    );
+    return this.deps.catalog.setAvailability(id, availability, expectedRevision);
   }
 }

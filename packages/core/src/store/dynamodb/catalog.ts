@@ -144,22 +144,57 @@ export class DynamoCatalogStore implements CatalogStore {
     enabled: boolean,
     expectedRevision?: number,
   ): Promise<Versioned<ToolSpec>> {
+    return this.#setAvailabilityFields(
+      "catalog.setEnabled",
+      id,
+      "#availability.#enabled = :value",
+      { "#enabled": "enabled" },
+      enabled,
+      expectedRevision,
+    );
+  }
+
+  async setAvailability(
+    id: string,
+    availability: ToolSpec["availability"],
+    expectedRevision?: number,
+  ): Promise<Versioned<ToolSpec>> {
+    // Parsed: only known fields, and an absent one (every mode, every role) stays absent.
+    const value = parseInput(toolSpec.shape.availability, availability, "availability");
+    return this.#setAvailabilityFields(
+      "catalog.setAvailability",
+      id,
+      "#availability = :value",
+      {},
+      value,
+      expectedRevision,
+    );
+  }
+
+  /** One conditional update of a tool's availability (or a field of it); +1 revision. */
+  async #setAvailabilityFields(
+    operation: string,
+    id: string,
+    assignment: string,
+    names: Record<string, string>,
+    value: NativeAttributeValue,
+    expectedRevision: number | undefined,
+  ): Promise<Versioned<ToolSpec>> {
     const { client, tableName } = this.#options;
     const checkRevision = expectedRevision !== undefined;
-    const item = await guard("catalog.setEnabled", tableName, async () => {
+    const item = await guard(operation, tableName, async () => {
       try {
         const { Attributes } = await client.send(
           new UpdateCommand({
             TableName: tableName,
             Key: toolKey(id),
-            UpdateExpression:
-              "SET #availability.#enabled = :enabled, revision = revision + :one, updatedAt = :now",
+            UpdateExpression: `SET ${assignment}, revision = revision + :one, updatedAt = :now`,
             ConditionExpression: checkRevision
               ? "attribute_exists(pk) AND revision = :expected"
               : "attribute_exists(pk)",
-            ExpressionAttributeNames: { "#availability": "availability", "#enabled": "enabled" },
+            ExpressionAttributeNames: { "#availability": "availability", ...names },
             ExpressionAttributeValues: {
-              ":enabled": enabled,
+              ":value": value,
               ":one": 1,
               ":now": this.#now(),
               ...(checkRevision ? { ":expected": expectedRevision } : {}),

@@ -3,6 +3,7 @@ import { CatalogService } from "@toolbus/core/app/catalog/service";
 import type { ApiDeps } from "@toolbus/core/compose/api-deps";
 import { NotFoundError, ValidationError } from "@toolbus/core/errors";
 import {
+  toolAvailabilityBody,
   toolBody,
   toolListView,
   toolsetBody,
@@ -258,6 +259,35 @@ export function registerCatalogRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps):
       },
     );
   }
+
+  app.openapi(
+    createRoute({
+      method: "put",
+      path: "/v1/tools/{id}/availability",
+      tags: ["Catalog admin"],
+      summary: "Set who may use a tool",
+      security: bearerSecurity,
+      middleware: [admin] as const,
+      request: {
+        params: toolParams,
+        headers: ifMatchHeaders,
+        body: { required: true, content: { "application/json": { schema: toolAvailabilityBody } } },
+      },
+      responses: {
+        200: jsonContent(toolView, "The tool after the change"),
+        ...errorResponses(400, 401, 403, 404, 409, 413, 415),
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const availability = c.req.valid("json");
+      const expected = parseIfMatch(c.req.valid("header")["if-match"]);
+      const stored = await writes.setAvailability(id, availability, expected);
+      c.set("audited", { kind: "tool", id: stored.id, toolset: stored.toolset });
+      c.header("ETag", etag(stored));
+      return c.json(stored, 200);
+    },
+  );
 }
 
 function pathMismatch(field: string, inPath: string, inBody: string): ValidationError {
