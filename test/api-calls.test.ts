@@ -129,6 +129,27 @@ describe("calling a tool", () => {
     expect(await runEvents(runId)).toHaveLength(2);
   });
 
+  it("answers 409 to another key naming a call's id, even with the same input, and tells it nothing of the call", async () => {
+    const runId = system.runId();
+    const first = await post(runId, {
+      json: { tool: "readability_analyzer", input: { text: TEXT }, callId: "mine", wait: 10 },
+    });
+    expect(first.status).toBe(200);
+    const created = await system.request("/v1/keys", {
+      method: "POST",
+      json: { name: "another-caller", role: "admin" },
+    });
+    const { key } = (await created.json()) as { key: string };
+    const other = await post(runId, {
+      key,
+      json: { tool: "readability_analyzer", input: { text: TEXT }, callId: "mine", wait: 10 },
+    });
+    const error = await expectError(other, 409, "conflict");
+    expect(error.message).toContain("another key");
+    expect(JSON.stringify(error)).not.toContain("succeeded");
+    expect(await runEvents(runId)).toHaveLength(2);
+  });
+
   it("answers 404 for an unknown call", async () => {
     await expectError(
       await system.request(`/v1/runs/${system.runId()}/calls/never`),

@@ -197,7 +197,7 @@ describe("a call's relay", () => {
   it("is its own caller's: another key naming the call neither waits for it nor answers it", async () => {
     const created = await system.request("/v1/keys", {
       method: "POST",
-      json: { name: "someone-else", role: "member" },
+      json: { name: "someone-else", role: "admin" },
     });
     const { key: otherKey } = (await created.json()) as { key: string };
     const runId = system.runId();
@@ -208,7 +208,8 @@ describe("a call's relay", () => {
       { capabilities: { elicitation: {} } },
     );
     client.setRequestHandler(ElicitRequestSchema, async () => {
-      // While the owner is being asked, another key names the same call.
+      // While the owner is being asked, another key (an admin too: its role is no obstacle)
+      // names the same call.
       const response = await fetch(mcpUrl(), {
         method: "POST",
         headers: {
