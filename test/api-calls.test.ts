@@ -34,7 +34,7 @@ async function expectNothingWritten(runId: string, callId: string) {
   expect(await runEvents(runId)).toEqual([]);
 }
 
-function post(runId: string, init: RequestInit & { json?: unknown }) {
+function post(runId: string, init: RequestInit & { json?: unknown; key?: string | null }) {
   return system.request(`/v1/runs/${runId}/calls`, { method: "POST", ...init });
 }
 

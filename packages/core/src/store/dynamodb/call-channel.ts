@@ -250,7 +250,11 @@ export class DynamoCallChannel implements CallChannel {
       }
       try {
         const answer = await this.#answerOf(key, request.id);
-        if (answer) return answer;
+        if (answer) {
+          // Answered: the request leaves the call's items, so no poll reads it again.
+          await forget();
+          return answer;
+        }
         await pause(this.#pollMs, signal);
         if (signal.aborted) continue;
         const now = this.#now();
@@ -259,7 +263,10 @@ export class DynamoCallChannel implements CallChannel {
           // Gone without saying so (its lease ran out), or went between our look and our put.
           if (!(await this.caller(key))) {
             const last = await this.#answerOf(key, request.id);
-            if (last) return last;
+            if (last) {
+              await forget();
+              return last;
+            }
             await forget();
             return refusal(GONE);
           }
