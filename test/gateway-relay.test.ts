@@ -42,7 +42,13 @@ beforeAll(async () => {
         description: "A server that asks its client",
         owner: "team-relay",
         url: server.url,
-        defaults: { category: "research", timeoutMs: 10_000 },
+        // The 2026-07-28 server's tools are cached: a result that holds what one caller
+        // answered must still never be served to another.
+        defaults: {
+          category: "research",
+          timeoutMs: 10_000,
+          ...(name === "asking_2026" ? { cache: { ttlSeconds: 300 } } : {}),
+        },
       },
     });
     expect(registered.status, await registered.clone().text()).toBe(201);
@@ -153,6 +159,18 @@ describe("a 2026-07-28 caller", () => {
       expect(image.content).toContainEqual({ type: "image", data: PNG, mimeType: "image/png" });
     } finally {
       await client.close();
+    }
+  });
+
+  it("never gets another caller's answer from the cache of a cached tool", async () => {
+    for (const name of ["Ada", "Linus"]) {
+      const client = await modernClient({ name });
+      try {
+        const result = await client.callTool({ name: "greet", arguments: {} });
+        expect(textOf(result)).toBe(`Hello, ${name}!`);
+      } finally {
+        await client.close();
+      }
     }
   });
 

@@ -1,18 +1,9 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { type ServerProcess, startServerProcess } from "./server-process";
 
-const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const FIXTURE_DIR = fileURLToPath(new URL("../fixtures/mcp-conformance/", import.meta.url));
 
-export interface ReferenceServer {
-  /** Its Streamable HTTP endpoint: http://127.0.0.1:<port>/mcp */
-  url: string;
-  pid: number;
-  /** The last lines it printed, for a failure message. */
-  output(): string;
-  close(): Promise<void>;
-}
+export type ReferenceServer = ServerProcess;
 
 /**
  * The conformance suite's reference MCP server (test/fixtures/mcp-conformance) in its own Node
@@ -20,57 +11,10 @@ export interface ReferenceServer {
  * tsx, with the fixture's own compiler settings: the copy is compiled as its authors compile
  * it, so it never has to be edited to suit this project's stricter options.
  */
-export async function startReferenceServer(port = 0): Promise<ReferenceServer> {
-  const child = spawn(
-    process.execPath,
+export function startReferenceServer(port = 0): Promise<ReferenceServer> {
+  return startServerProcess(
+    "The reference server",
     ["--import", "tsx", `${FIXTURE_DIR}serve.ts`, String(port)],
-    {
-      cwd: REPO_ROOT,
-      env: { ...process.env, TSX_TSCONFIG_PATH: `${FIXTURE_DIR}tsconfig.json` },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
+    { TSX_TSCONFIG_PATH: `${FIXTURE_DIR}tsconfig.json` },
   );
-  const tail: string[] = [];
-  const remember = (line: string) => {
-    tail.push(line);
-    // Bounded: the server logs every session, and only the end explains a failure.
-    if (tail.length > 200) tail.shift();
-  };
-  // Both streams are always read, so a chatty server never blocks on a full pipe.
-  createInterface({ input: child.stderr as NodeJS.ReadableStream }).on("line", remember);
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`The reference server did not listen within 60 s:\n${tail.join("\n")}`));
-    }, 60_000);
-    lines.on("line", (line) => {
-      remember(line);
-      if (!line.startsWith('{"url":')) return;
-      clearTimeout(timer);
-      resolve((JSON.parse(line) as { url: string }).url);
-    });
-    void exited.then(() => {
-      clearTimeout(timer);
-      reject(new Error(`The reference server exited before listening:\n${tail.join("\n")}`));
-    });
-  });
-
-  return {
-    url,
-    pid: child.pid as number,
-    output: () => tail.join("\n"),
-    close: () => stop(child, exited),
-  };
-}
-
-/** SIGTERM, then SIGKILL if it is still there after a few seconds. */
-async function stop(child: ChildProcess, exited: Promise<void>): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
-  await exited;
-  clearTimeout(timer);
 }
