@@ -26,21 +26,26 @@ export const BUNDLE_BUDGETS_KB = {
   /**
    * 600 until the outbound MCP client moved to the second-generation SDK (+109 KB: its client
    * and protocol core, ~200 KB, for 2026-07-28's input_required rounds and streaming, and the
-   * relay that carries a server's requests to the caller through the table).
+   * relay that carries a server's requests to the caller through the table); 709 until
+   * registered servers' definitions were pinned (+3 KB: the catalog store's held review and
+   * its schema, and the catalog's event on the bus).
    */
-  registered: 709,
+  registered: 712,
   /**
    * 900 until a running call's progress reached the bus (+2 KB: its announcer, its schema,
    * the log's step marks); 902 until a running call reached its live MCP caller (+14 KB: the
    * relay's schemas, channels and /mcp's side of it, the resource-subscription stream's route,
-   * the outbound client's streaming).
+   * the outbound client's streaming); 916 until registered servers' definitions were pinned
+   * (+6 KB: the review's three admin routes and their OpenAPI views, the catalog store's held
+   * review, the catalog's event).
    */
-  api: 916,
+  api: 922,
   /**
    * The streaming endpoint: the API's code for event streams and MCP. 900 until a running
-   * call reached its live MCP caller (+13 KB, as the API's).
+   * call reached its live MCP caller (+13 KB, as the API's); 913 until registered servers'
+   * definitions were pinned (+6 KB, as the API's).
    */
-  "api-stream": 913,
+  "api-stream": 919,
   /** Runs once per deploy, never on a request's path: bounded only so it cannot balloon. */
   seed: 1_600,
 } as const;

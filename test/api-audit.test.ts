@@ -254,12 +254,19 @@ describe("the object an audit entry names", () => {
     expect(updated.status).toBe(200);
     expect(sorted((await latest()).object)).toEqual(named);
 
-    // The server drops a tool: the refresh names the one it kept and the one it removed.
+    // The server drops a tool: the refresh names the one it kept and the one whose removal
+    // it holds for review; accepting the removal names that one.
     upstream.setTools([forecast]);
     try {
       const refreshed = await system.request(`${path}/refresh`, { method: "POST" });
       expect(refreshed.status).toBe(200);
       expect(sorted((await latest()).object)).toEqual(named);
+      const accepted = await system.request(`${path}/review/accept`, { method: "POST" });
+      expect(accepted.status).toBe(200);
+      expect(await latest()).toMatchObject({
+        action: "POST",
+        object: { kind: "toolset", id: "audit_weather", touched: ["alerts"] },
+      });
     } finally {
       upstream.setTools([forecast, alerts]);
     }
@@ -408,6 +415,16 @@ describe("the object an audit entry names", () => {
         route: "POST /v1/registered-toolsets/{name}/refresh",
         run: () => system.request(`${weather}/refresh`, { method: "POST" }),
         object: () => surfaceTools,
+      },
+      {
+        route: "POST /v1/registered-toolsets/{name}/review/accept",
+        run: () => system.request(`${weather}/review/accept`, { method: "POST" }),
+        object: () => ({ kind: "toolset", id: "audit_surface", touched: [] }),
+      },
+      {
+        route: "POST /v1/registered-toolsets/{name}/review/reject",
+        run: () => system.request(`${weather}/review/reject`, { method: "POST" }),
+        object: () => ({ kind: "toolset", id: "audit_surface", touched: [] }),
       },
       {
         route: "DELETE /v1/registered-toolsets/{name}",

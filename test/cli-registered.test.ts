@@ -70,6 +70,9 @@ const mcpRegistration = () => ({
   owner: "team-weather",
   url: mcp.url,
   defaults: { category: "research" },
+  // Served as the server lists them, so a refresh's diff shows every change; holding them for
+  // review is test/cli-review.test.ts's.
+  updates: "follow",
 });
 
 beforeAll(async () => {

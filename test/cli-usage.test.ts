@@ -130,6 +130,10 @@ describe("the command line's usage errors", () => {
       ["toolsets", "remove", "acme", "--rename", "a=b"],
       "--rename is not an option of toolbus toolsets remove.",
     ],
+    [["toolsets", "review"], "Missing <name>."],
+    [["toolsets", "accept", "weather", "--tools", " , "], "--tools lists at least one tool id"],
+    [["toolsets", "reject", "weather", "--tools", "alerts,Radar"], "--tools: snake_case"],
+    [["toolsets", "accept", "weather", "--revision", "0"], "--revision is at least 1"],
   ])("exits 2 for %j: %s", async (argv, message) => {
     const run = await cli([...argv, ...CONNECTED]);
     expect(run.stderr).toContain(message);
@@ -202,6 +206,10 @@ describe("the command line's help", () => {
     const refresh = await cli(["toolsets", "refresh", "--help"]);
     expect(refresh.code).toBe(0);
     expect(refresh.stdout).toContain("--rename <remote>=<id>");
+    const accept = await cli(["toolsets", "accept", "--help"]);
+    expect(accept.code).toBe(0);
+    expect(accept.stdout).toMatch(/^Usage: toolbus toolsets accept <name> \[--tools <a,b>\]/);
+    expect(accept.stdout).toContain("--revision <n>");
   });
 });
 

@@ -626,6 +626,8 @@ describe("registered toolsets through the client", () => {
       description: "The weather team's MCP server",
       owner: "team-weather",
       url: mcp.url,
+      // Served as the server lists them: holding changes for review is cli-review.test.ts's.
+      updates: "follow",
     });
     expect(registered.diff.added).toEqual(["search"]);
 

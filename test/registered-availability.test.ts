@@ -178,15 +178,19 @@ describe("a new registration that does not say who may use its tools", () => {
     });
   });
 
-  it("keeps the widened tool widened after a refresh, and a new tool admins-only", async () => {
+  it("keeps the widened tool widened after a refresh, and a new tool admins-only once accepted", async () => {
     server.setTools([envTool, echoTool, addTool]);
     const response = await system.request("/v1/registered-toolsets/ops/refresh", {
       method: "POST",
       json: {},
     });
     expect(response.status).toBe(200);
-    const { diff } = (await response.json()) as { diff: { added: string[] } };
-    expect(diff.added).toEqual(["ops_add"]);
+    const { held } = (await response.json()) as { held: { added: string[] } };
+    expect(held.added).toEqual(["ops_add"]);
+    const accepted = await system.request("/v1/registered-toolsets/ops/review/accept", {
+      method: "POST",
+    });
+    expect(accepted.status).toBe(200);
     expect((await tool("ops_echo")).availability).toEqual({ enabled: true, minRole: "member" });
     expect((await tool("ops_get_env")).availability).toEqual({ enabled: true, minRole: "admin" });
     expect((await tool("ops_add")).availability).toEqual({ enabled: true, minRole: "admin" });

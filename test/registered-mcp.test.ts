@@ -58,6 +58,9 @@ function registration(overrides: Record<string, unknown> = {}) {
     auth: { header: "Authorization", secret: "TOOLSET_WEATHER_TOKEN", prefix: "Bearer " },
     renames: { search: "weather_search" },
     defaults: { category: "research", timeoutMs: 5_000 },
+    // This file is about refreshes that serve what the server lists; holding changes for
+    // review (the default) is registered-review.test.ts's.
+    updates: "follow",
     ...overrides,
   };
 }

@@ -85,6 +85,18 @@ const TABLE: Record<string, { need: Need; path?: string; json?: unknown }> = {
     need: "admin",
     path: "/v1/registered-toolsets/sec_missing/refresh",
   },
+  "GET /v1/registered-toolsets/{name}/review": {
+    need: "admin",
+    path: "/v1/registered-toolsets/sec_missing/review",
+  },
+  "POST /v1/registered-toolsets/{name}/review/accept": {
+    need: "admin",
+    path: "/v1/registered-toolsets/sec_missing/review/accept",
+  },
+  "POST /v1/registered-toolsets/{name}/review/reject": {
+    need: "admin",
+    path: "/v1/registered-toolsets/sec_missing/review/reject",
+  },
   "DELETE /v1/registered-toolsets/{name}": {
     need: "admin",
     path: "/v1/registered-toolsets/sec_missing",

@@ -456,11 +456,23 @@ describe.each(STAGES)("the %s stack", (stage) => {
       const [, rule] = s.rule(wired.name) ?? [];
       expect(rule?.Properties.EventPattern.detail.dispatch, wired.name).toEqual(BUS_DISPATCHED);
     }
-    // The recorder logs every event, direct or not, and the subscriptions dispatcher sees each.
-    for (const name of ["recorder", "subscriptions", "stream"]) {
+    // The recorder and the stream keep every call event, direct or not; the subscriptions
+    // dispatcher sees every event, the catalog's too.
+    const callEvents = [
+      "ToolCallScheduled",
+      "ToolResultReceived",
+      "ToolCallApprovalRequested",
+      "ToolCallProgress",
+    ];
+    for (const name of ["recorder", "stream"]) {
       const [, rule] = s.rule(name) ?? [];
-      expect(rule?.Properties.EventPattern, name).toEqual({ source: ["toolbus"] });
+      expect(rule?.Properties.EventPattern, name).toEqual({
+        source: ["toolbus"],
+        "detail-type": callEvents,
+      });
     }
+    const [, subscriptions] = s.rule("subscriptions") ?? [];
+    expect(subscriptions?.Properties.EventPattern).toEqual({ source: ["toolbus"] });
   });
 
   it("lets the API's two entry points invoke exactly the tool and registered-tool functions, and nothing else invoke anything", () => {

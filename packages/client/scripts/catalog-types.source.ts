@@ -45,12 +45,15 @@ import type {
   failuresPageView,
   HARNESSES,
   healthView,
+  heldChangeView,
+  heldSummaryView,
   metricsView,
   promptToolView,
   promptView,
   registrationOutcomeView,
   removedToolsetView,
   replayResultView,
+  reviewDecisionView,
   runPoliciesView,
   runView,
   selectionView,
@@ -59,6 +62,7 @@ import type {
   toolAvailabilityBody,
   toolListItemView,
   toolSearchView,
+  toolsetReviewView,
   toolsetView,
   toolsetWithToolsView,
   toolView,
@@ -106,12 +110,15 @@ export type CreatedApiKey = z.output<typeof apiKeyCreatedView>;
 export type FailuresPage = z.output<typeof failuresPageView>;
 export type Harness = (typeof HARNESSES)[number];
 export type Health = z.output<typeof healthView>;
+export type HeldSummary = z.output<typeof heldSummaryView>;
+export type HeldToolChange = z.output<typeof heldChangeView>;
 export type Metrics = z.output<typeof metricsView>;
 export type Prompt = z.output<typeof promptView>;
 export type PromptTool = z.output<typeof promptToolView>;
 export type RegistrationOutcome = z.output<typeof registrationOutcomeView>;
 export type RenderedAgentFile = z.output<typeof agentFileView>;
 export type ReplayResult = z.output<typeof replayResultView>;
+export type ReviewDecision = z.output<typeof reviewDecisionView>;
 export type Run = z.output<typeof runView>;
 export type RunEvent = z.output<typeof typedRunEvent>;
 export type RunPolicies = z.output<typeof runPoliciesView>;
@@ -125,6 +132,7 @@ export type ToolListItem = z.output<typeof toolListItemView>;
 export type ToolSearch = z.output<typeof toolSearchView>;
 export type Toolset = z.output<typeof toolsetView>;
 export type ToolsetRemoved = z.output<typeof removedToolsetView>;
+export type ToolsetReview = z.output<typeof toolsetReviewView>;
 export type ToolsetWithTools = z.output<typeof toolsetWithToolsView>;
 /** A call as the API shows it, its result untyped: `CallView` types it by tool. */
 export type WireCallView = z.output<typeof callView>;

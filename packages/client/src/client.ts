@@ -15,6 +15,7 @@ import {
   removedToolsetView,
   renderedAgentView,
   replayResultView,
+  reviewDecisionView,
   runPoliciesView,
   runView,
   selectionView,
@@ -24,6 +25,7 @@ import {
   toolListView,
   toolSearchView,
   toolsetListView,
+  toolsetReviewView,
   toolsetWithToolsView,
   toolView,
 } from "@toolbus/wire/schemas";
@@ -38,6 +40,7 @@ import { readJson, Transport } from "./http.js";
 import type {
   RefreshToolsetRequest,
   RemoveToolsetOptions,
+  ReviewDecisionOptions,
   RevisionOptions,
   ToolAvailability,
   ToolsetRegistration,
@@ -53,6 +56,7 @@ import type {
   RegistrationOutcome,
   RenderedAgentFile,
   ReplayResult,
+  ReviewDecision,
   Run,
   RunPolicies,
   RunPolicy,
@@ -67,6 +71,7 @@ import type {
   Toolset,
   ToolsetRegistered,
   ToolsetRemoved,
+  ToolsetReview,
   ToolsetWithTools,
 } from "./schemas.js";
 import {
@@ -225,18 +230,40 @@ export class ToolbusClient {
       const outcome = await readJson(response, registrationOutcomeView);
       return { ...outcome, created: response.status === 201 };
     },
-    /** Lists a registered MCP server's tools again and stores them (admin). */
+    /**
+     * Lists a registered MCP server's tools again (admin). Unless the registration follows its
+     * server (`updates: "follow"`), what changed is held for review (`held`) and the pinned
+     * definitions stay served: read it with `review`, then `accept` or `reject`.
+     */
     refresh: async (
       name: string,
       request: RefreshToolsetRequest = {},
     ): Promise<RegistrationOutcome> =>
-      this.#http.json("POST", `/v1/registered-toolsets/${encodeURIComponent(name)}/refresh`, {
+      this.#http.json("POST", registeredPath(name, "refresh"), {
         json: request,
         schema: registrationOutcomeView,
       }),
+    /**
+     * The changes a registered MCP server made that wait for review, and those rejected before
+     * (admin): each field by field, from the pinned definition to what the server declares.
+     */
+    review: (name: string): Promise<ToolsetReview> =>
+      this.#http.json("GET", registeredPath(name, "review"), { schema: toolsetReviewView }),
+    /**
+     * Serves held changes from now on (admin): those of `tools` (ids), else every pending one.
+     * `ifMatch` is the toolset revision the review showed.
+     */
+    accept: (name: string, options: ReviewDecisionOptions = {}): Promise<ReviewDecision> =>
+      this.#decideReview(name, "accept", options),
+    /**
+     * Rejects held changes (admin): the pinned definitions stay served, and the same change
+     * is not held again. Chosen as for `accept`.
+     */
+    reject: (name: string, options: ReviewDecisionOptions = {}): Promise<ReviewDecision> =>
+      this.#decideReview(name, "reject", options),
     /** Removes a registered toolset and its tools (admin); built-in toolsets stay. */
     remove: (name: string, options: RemoveToolsetOptions = {}): Promise<ToolsetRemoved> =>
-      this.#http.json("DELETE", `/v1/registered-toolsets/${encodeURIComponent(name)}`, {
+      this.#http.json("DELETE", registeredPath(name), {
         schema: removedToolsetView,
         ...ifMatchHeaders(options),
       }),
@@ -287,6 +314,19 @@ export class ToolbusClient {
     deny: (runId: string, callId: string, reason?: string): Promise<CallView> =>
       this.#decide(runId, callId, "deny", reason),
   };
+
+  #decideReview(
+    name: string,
+    decision: "accept" | "reject",
+    options: ReviewDecisionOptions,
+  ): Promise<ReviewDecision> {
+    const { tools, ...revision } = options;
+    return this.#http.json("POST", registeredPath(name, `review/${decision}`), {
+      json: tools ? { tools } : {},
+      schema: reviewDecisionView,
+      ...ifMatchHeaders(revision),
+    });
+  }
 
   #decide(
     runId: string,
@@ -487,6 +527,10 @@ export class ToolbusClient {
 
 export function createToolbusClient(options: ToolbusClientOptions): ToolbusClient {
   return new ToolbusClient(options);
+}
+
+function registeredPath(name: string, action?: string): string {
+  return `/v1/registered-toolsets/${encodeURIComponent(name)}${action ? `/${action}` : ""}`;
 }
 
 function subscriptionPath(id: string, action?: string): string {

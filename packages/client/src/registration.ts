@@ -41,3 +41,12 @@ export interface RevisionOptions {
 }
 
 export type RemoveToolsetOptions = RevisionOptions;
+
+/**
+ * Which held changes of a registered MCP server to accept or reject: `tools` (the ids the
+ * review shows), else every pending one; `ifMatch` is the toolset revision the review showed,
+ * so that a change found by a refresh since is not decided unseen.
+ */
+export interface ReviewDecisionOptions extends RevisionOptions {
+  tools?: readonly string[];
+}

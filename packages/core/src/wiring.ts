@@ -11,13 +11,21 @@ export const DETAIL_TYPES = [
 ] as const;
 export type DetailType = (typeof DETAIL_TYPES)[number];
 
-/** The recorder's handler id: it appends every Toolbus event to its run's event log. */
+/**
+ * Events of the stage's catalog rather than of a call: keyed by toolset, with no run, so the
+ * run logs and the stage stream (which keep call events) do not take them; subscriptions and
+ * anyone's own rules on the bus do.
+ */
+export const CATALOG_DETAIL_TYPES = ["ToolDefinitionsChanged"] as const;
+export type CatalogDetailType = (typeof CATALOG_DETAIL_TYPES)[number];
+
+/** The recorder's handler id: it appends every call event to its run's event log. */
 export const RECORDER_HANDLER = "recorder";
 
 /** The subscriptions fan-out's handler id: it delivers every Toolbus event that a subscription matches. */
 export const SUBSCRIPTIONS_HANDLER = "subscriptions";
 
-/** The stage stream's handler id: it appends every Toolbus event to the stage-wide stream. */
+/** The stage stream's handler id: it appends every call event to the stage-wide stream. */
 export const STREAM_HANDLER = "stream";
 
 /** The retry driver's handler id: it attempts the webhook deliveries that are due again. */
@@ -100,8 +108,8 @@ export function busRules(toolIds: readonly string[]): BusRule[] {
     })),
     {
       name: "recorder",
-      description: "Appends every Toolbus event to its run's event log",
-      pattern: { source: [EVENT_SOURCE] },
+      description: "Appends every call event to its run's event log",
+      pattern: { source: [EVENT_SOURCE], "detail-type": [...DETAIL_TYPES] },
       handler: RECORDER_HANDLER,
     },
     {
@@ -112,8 +120,8 @@ export function busRules(toolIds: readonly string[]): BusRule[] {
     },
     {
       name: "stream",
-      description: "Appends every Toolbus event to the stage-wide event stream",
-      pattern: { source: [EVENT_SOURCE] },
+      description: "Appends every call event to the stage-wide event stream",
+      pattern: { source: [EVENT_SOURCE], "detail-type": [...DETAIL_TYPES] },
       handler: STREAM_HANDLER,
       ordered: true,
     },

@@ -345,6 +345,26 @@ export type Health = {
   streamUrl?: string;
 };
 
+export type HeldSummary = {
+  added: Array<string>;
+  changed: Array<string>;
+  removed: Array<string>;
+};
+
+export type HeldToolChange = {
+  id: string;
+  remoteName: string;
+  change: "added" | "removed" | "changed";
+  state: "pending" | "rejected";
+  detectedAt: string;
+  fields: Array<{
+    path: string;
+    before?: unknown;
+    after?: unknown;
+  }>;
+  truncated: boolean;
+};
+
 export type HttpToolRegistrationInput = {
   id: string;
   description: string;
@@ -622,6 +642,8 @@ export type McpToolsetRegistrationInput = {
       minRole?: string;
     };
   };
+  /** What a refresh does when the server's tools changed. "review" (the default): the definitions pinned at registration keep being served and the change is held until an administrator accepts it. "follow": the change is served at once. */
+  updates?: "review" | "follow";
 };
 
 export type Metrics = {
@@ -744,6 +766,8 @@ export type RegistrationOutcome = {
       defaults?: {
         [key: string]: unknown;
       };
+      /** Absent: "review", what registrations before the option had. */
+      updates?: "review" | "follow";
     };
   };
   tools: Array<{
@@ -848,6 +872,11 @@ export type RegistrationOutcome = {
     changed: Array<string>;
     unchanged: Array<string>;
   };
+  held: {
+    added: Array<string>;
+    changed: Array<string>;
+    removed: Array<string>;
+  };
 };
 
 /** The body of `POST /v1/agents/render` as a caller writes it. */
@@ -930,6 +959,41 @@ export type ReplayResult = {
   events: number;
   /** False when the replay stopped at its limit of events read (replay the rest later). */
   complete: boolean;
+};
+
+export type ReviewDecision = {
+  decided: Array<string>;
+  review: {
+    toolset: string;
+    updates: "review" | "follow";
+    revision: number;
+    pending: Array<{
+      id: string;
+      remoteName: string;
+      change: "added" | "removed" | "changed";
+      state: "pending" | "rejected";
+      detectedAt: string;
+      fields: Array<{
+        path: string;
+        before?: unknown;
+        after?: unknown;
+      }>;
+      truncated: boolean;
+    }>;
+    rejected: Array<{
+      id: string;
+      remoteName: string;
+      change: "added" | "removed" | "changed";
+      state: "pending" | "rejected";
+      detectedAt: string;
+      fields: Array<{
+        path: string;
+        before?: unknown;
+        after?: unknown;
+      }>;
+      truncated: boolean;
+    }>;
+  };
 };
 
 export type RssFeedInput = {
@@ -1992,6 +2056,8 @@ export type Toolset = {
     defaults?: {
       [key: string]: unknown;
     };
+    /** Absent: "review", what registrations before the option had. */
+    updates?: "review" | "follow";
   };
 };
 
@@ -2132,10 +2198,44 @@ export type ToolsetRegistrationInput = {
       minRole?: string;
     };
   };
+  /** What a refresh does when the server's tools changed. "review" (the default): the definitions pinned at registration keep being served and the change is held until an administrator accepts it. "follow": the change is served at once. */
+  updates?: "review" | "follow";
 };
 
 export type ToolsetRemoved = {
   removed: Array<string>;
+};
+
+export type ToolsetReview = {
+  toolset: string;
+  updates: "review" | "follow";
+  revision: number;
+  pending: Array<{
+    id: string;
+    remoteName: string;
+    change: "added" | "removed" | "changed";
+    state: "pending" | "rejected";
+    detectedAt: string;
+    fields: Array<{
+      path: string;
+      before?: unknown;
+      after?: unknown;
+    }>;
+    truncated: boolean;
+  }>;
+  rejected: Array<{
+    id: string;
+    remoteName: string;
+    change: "added" | "removed" | "changed";
+    state: "pending" | "rejected";
+    detectedAt: string;
+    fields: Array<{
+      path: string;
+      before?: unknown;
+      after?: unknown;
+    }>;
+    truncated: boolean;
+  }>;
 };
 
 export type ToolsetSpec = {
@@ -2161,6 +2261,8 @@ export type ToolsetSpec = {
     defaults?: {
       [key: string]: unknown;
     };
+    /** Absent: "review", what registrations before the option had. */
+    updates?: "review" | "follow";
   };
 };
 
@@ -2285,6 +2387,8 @@ export type ToolsetWithTools = {
     defaults?: {
       [key: string]: unknown;
     };
+    /** Absent: "review", what registrations before the option had. */
+    updates?: "review" | "follow";
   };
 };
 
@@ -2439,6 +2543,7 @@ export type WireCallView = {
   result?: {
     /** Text for a model to read. */
     output: string;
+    truncated: boolean;
     /** Structured output, valid against the tool's output schema. */
     data: unknown;
     citations: Array<{
@@ -2450,7 +2555,6 @@ export type WireCallView = {
     stale: boolean;
     durationMs: number;
     resultBytes: number;
-    truncated: boolean;
     completedAt: string;
     /** Set when the tool was unavailable and its fallback answered instead. */
     fallback?: {

@@ -123,6 +123,7 @@ export function createToolbus(
     lookup: systemLookup,
     readSecrets,
     detectors: catalog.capabilities ?? [],
+    events: publisher,
   });
   // The stage stream loads on first use too: the API reads it only for GET /v1/events.
   let eventStream: Promise<EventStream> | undefined;

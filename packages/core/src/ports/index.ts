@@ -2,6 +2,7 @@ import type { AuditEntry } from "@toolbus/wire/model/audit";
 import type { Approval, CallRecord, CallResult } from "@toolbus/wire/model/call";
 import type { CapabilityStatus } from "@toolbus/wire/model/capability";
 import type { RunEvent } from "@toolbus/wire/model/events";
+import type { HeldReview } from "@toolbus/wire/model/registered";
 import type {
   AttachedCaller,
   RelayAnswer,
@@ -12,13 +13,18 @@ import type {
 import type { RunPolicy } from "@toolbus/wire/model/run";
 import type { Delivery, Subscription, SubscriptionSecrets } from "@toolbus/wire/model/subscription";
 import type { ToolSpec, ToolsetSpec } from "@toolbus/wire/model/tool";
-import type { DetailType } from "../wiring";
+import type { CatalogDetailType, DetailType } from "../wiring";
 
-/** One Toolbus event to announce on the bus. */
-export interface OutgoingEvent {
-  detailType: DetailType;
-  detail: { eventKey: string; parentRunId: string } & Record<string, unknown>;
-}
+/** One Toolbus event to announce on the bus: a call's, keyed by its run, or the catalog's. */
+export type OutgoingEvent =
+  | {
+      detailType: DetailType;
+      detail: { eventKey: string; parentRunId: string } & Record<string, unknown>;
+    }
+  | {
+      detailType: CatalogDetailType;
+      detail: { eventKey: string; toolset: string } & Record<string, unknown>;
+    };
 
 /**
  * Where the application announces events: the bus (EventBridge on AWS, the local bus under
@@ -53,8 +59,21 @@ export interface CatalogStore {
   replaceToolset(
     toolset: ToolsetSpec,
     tools: readonly ToolSpec[],
+    options?: {
+      /** In the same write: the toolset's held review replaced, or with null deleted. */
+      review?: HeldReview | null;
+      /** The toolset's revision the tools were computed from; ConflictError if it moved on. */
+      expectedRevision?: number;
+    },
   ): Promise<{ toolset: Versioned<ToolsetSpec>; tools: Versioned<ToolSpec>[] }>;
-  /** Deletes a toolset and its tools, all or nothing; returns the removed tool ids. */
+  /** What is held for review on a registered MCP toolset; undefined when nothing is. */
+  getReview(name: string): Promise<HeldReview | undefined>;
+  /**
+   * Replaces a toolset's held review (null deletes it) and moves the toolset to its next
+   * revision, if it is still at `revision`; ConflictError when it moved on.
+   */
+  setReview(name: string, review: HeldReview | null, revision: number): Promise<void>;
+  /** Deletes a toolset, its tools and its held review, all or nothing; returns the removed tool ids. */
   removeToolset(name: string, expectedRevision?: number): Promise<string[]>;
   /** Flips availability.enabled; ConflictError when `expectedRevision` is stale. */
   setEnabled(id: string, enabled: boolean, expectedRevision?: number): Promise<Versioned<ToolSpec>>;

@@ -173,6 +173,7 @@ export function mcpToolsetPlan(
         ...(auth ? { auth } : {}),
         renames: registration.renames,
         defaults,
+        updates: registration.updates,
       },
     },
     tools,

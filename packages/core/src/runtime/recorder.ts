@@ -48,7 +48,7 @@ export interface RecorderDeps {
 }
 
 /**
- * The recorder: appends every Toolbus event to its run's log, in the order they are logged,
+ * The recorder: appends every call event to its run's log, in the order they are logged,
  * each once (the call record keeps where its events are), so redeliveries and republished
  * events leave the log unchanged. Logging a result is also what takes the call off the
  * outbox: until then the sweeper announces it again.

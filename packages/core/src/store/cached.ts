@@ -56,7 +56,12 @@ export function cachedCatalog(inner: CatalogStore, ttlMs = STORE_CACHE_TTL_MS): 
         : read(`list#${filter.toolset ?? ""}#${filter.category ?? ""}`, () => inner.list(filter)),
     putToolset: write((spec, revision) => inner.putToolset(spec, revision)),
     putTool: write((spec, revision) => inner.putTool(spec, revision)),
-    replaceToolset: write((toolset, tools) => inner.replaceToolset(toolset, tools)),
+    replaceToolset: write((toolset, tools, options) =>
+      inner.replaceToolset(toolset, tools, options),
+    ),
+    // Read by administrators only, rarely: never cached, so a review is always as stored.
+    getReview: (name) => inner.getReview(name),
+    setReview: write((name, review, revision) => inner.setReview(name, review, revision)),
     removeToolset: write((name, revision) => inner.removeToolset(name, revision)),
     setEnabled: write((id, enabled, revision) => inner.setEnabled(id, enabled, revision)),
     setAvailability: write((id, availability, revision) =>

@@ -1,5 +1,5 @@
 import { ValidationError } from "@toolbus/core/errors";
-import type { ApiKeyRecord, Versioned } from "@toolbus/core/ports";
+import type { ApiKeyRecord } from "@toolbus/core/ports";
 import type { Approval, CallRecord } from "@toolbus/wire/model/call";
 
 /**
@@ -77,7 +77,7 @@ export function keyView(record: ApiKeyRecord) {
   };
 }
 
-export function etag(stored: Versioned<unknown>): string {
+export function etag(stored: { revision: number }): string {
   return `"${stored.revision}"`;
 }
 

@@ -51,6 +51,24 @@ export const toolCallApprovalRequested = toolCallScheduled.extend({
 });
 export type ToolCallApprovalRequested = z.infer<typeof toolCallApprovalRequested>;
 
+/**
+ * A registered MCP server's tool definitions changed: held for review, served at once
+ * (the registration follows its server), or an administrator accepted or rejected held
+ * changes. Keyed by toolset, not by run; the ids are the tools' ids here.
+ */
+export const toolDefinitionsChanged = z.object({
+  eventKey: z.string().min(1),
+  toolset: toolsetName,
+  outcome: z.enum(["held", "followed", "accepted", "rejected"]),
+  added: z.array(z.string()),
+  changed: z.array(z.string()),
+  removed: z.array(z.string()),
+  occurredAt: z.string(),
+  /** Where an administrator reads the held changes. */
+  review: z.string(),
+});
+export type ToolDefinitionsChanged = z.infer<typeof toolDefinitionsChanged>;
+
 export const EVENT_SCHEMAS = {
   ToolCallScheduled: toolCallScheduled,
   ToolResultReceived: toolResultReceived,

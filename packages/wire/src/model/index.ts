@@ -29,10 +29,12 @@ export {
   type ToolCallApprovalRequested,
   type ToolCallProgress,
   type ToolCallScheduled,
+  type ToolDefinitionsChanged,
   type ToolResultReceived,
   toolCallApprovalRequested,
   toolCallProgress,
   toolCallScheduled,
+  toolDefinitionsChanged,
   toolResultReceived,
 } from "./events";
 export { type FailureOptions, Failures } from "./failure";
@@ -40,8 +42,12 @@ export { callId, capabilityName, runId, toolId, toolsetName } from "./ids";
 export {
   type CatalogDiff,
   catalogDiff,
+  type HeldReview,
+  type HeldToolChange,
   type HttpToolRegistrationInput,
   type HttpToolsetRegistrationInput,
+  heldReview,
+  heldToolChange,
   type McpToolDefaultsInput,
   type McpToolsetRegistrationInput,
   type SecretHeaderInput,

@@ -3,10 +3,15 @@ import { toolsetName } from "./ids";
 import { HTTP_METHODS, secretHeader } from "./implementation";
 import { cachePolicy, rateLimit, toolPolicyFields } from "./policy";
 import { label, prose } from "./text";
-import { availability, category, guidelines, toolSpec } from "./tool";
+import { availability, category, guidelines, toolSpec, toolUpdates } from "./tool";
 
-/** One DynamoDB transaction writes a toolset with its tools; keep a toolset inside one. */
-export const MAX_REGISTERED_TOOLS = 99;
+export { type ToolUpdates, toolUpdates } from "./tool";
+
+/**
+ * One DynamoDB transaction (at most 100 items) writes a toolset with its tools and its held
+ * review; keep a toolset inside one.
+ */
+export const MAX_REGISTERED_TOOLS = 98;
 
 const owner = label(120);
 const description = prose(1000);
@@ -107,6 +112,12 @@ export const mcpToolsetRegistration = z
      */
     renames: z.record(z.string().min(1).max(128), toolSpec.shape.id).default({}),
     defaults: mcpToolDefaults.default({ category: "utility", timeoutMs: 30_000 }),
+    /**
+     * What a refresh does when the server's tools changed. "review" (the default): the
+     * definitions pinned at registration keep being served and the change is held until an
+     * administrator accepts it. "follow": the change is served at once.
+     */
+    updates: toolUpdates.default("review"),
   })
   .strict();
 export type McpToolsetRegistration = z.infer<typeof mcpToolsetRegistration>;
@@ -125,6 +136,31 @@ export const catalogDiff = z.object({
   unchanged: z.array(z.string()),
 });
 export type CatalogDiff = z.infer<typeof catalogDiff>;
+
+/**
+ * One change a refresh found in a server's tools and held for review: a tool the server added,
+ * removed, or declares differently from its pinned definition. Tools are matched by the
+ * server's own name, so a renamed tool is one removed and one added.
+ */
+export const heldToolChange = z.object({
+  remoteName: z.string().min(1).max(256),
+  change: z.enum(["added", "changed", "removed"]),
+  /** The server's declaration as it listed it (added and changed tools). */
+  declared: z.record(z.string(), z.unknown()).optional(),
+  /** Identifies the held definition: the same change found again is not held anew. */
+  fingerprint: z.string().min(1).max(64),
+  detectedAt: z.string(),
+  /** Rejected: kept so that the same change is not held again; a different one is. */
+  state: z.enum(["pending", "rejected"]),
+});
+export type HeldToolChange = z.infer<typeof heldToolChange>;
+
+/** What is held for review on a registered MCP toolset, with the generations its server speaks. */
+export const heldReview = z.object({
+  changes: z.array(heldToolChange).max(2 * MAX_REGISTERED_TOOLS),
+  protocols: z.array(z.string()).max(8),
+});
+export type HeldReview = z.infer<typeof heldReview>;
 
 /** Registrations as a caller writes them (defaults may be left out): the typed client's input. */
 export type SecretHeaderInput = z.input<typeof secretHeader>;

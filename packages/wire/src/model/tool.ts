@@ -65,6 +65,13 @@ export const toolSpec = z.object({
 export type ToolSpec = z.infer<typeof toolSpec>;
 export type ToolSpecInput = z.input<typeof toolSpec>;
 
+/**
+ * How a registered MCP server's changed tool definitions reach the catalog: "review" holds
+ * them until an administrator accepts; "follow" serves them at once.
+ */
+export const toolUpdates = z.enum(["review", "follow"]);
+export type ToolUpdates = z.infer<typeof toolUpdates>;
+
 export const toolsetSpec = z.object({
   name: toolsetName,
   description: prose(1000),
@@ -80,6 +87,8 @@ export const toolsetSpec = z.object({
       renames: z.record(z.string(), toolId).default({}),
       /** The registration's defaults for discovered tools (checked again on refresh). */
       defaults: z.record(z.string(), z.unknown()).optional(),
+      /** Absent: "review", what registrations before the option had. */
+      updates: toolUpdates.optional(),
     })
     .optional(),
 });

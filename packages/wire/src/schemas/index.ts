@@ -37,10 +37,15 @@ export { apiKeyBody, apiKeyCreatedView, apiKeyListView, apiKeyView } from "./key
 export { metricsView } from "./metrics";
 export {
   catalogDiffView,
+  heldChangeView,
+  heldSummaryView,
   refreshBody,
   registeredToolsetBody,
   registrationOutcomeView,
   removedToolsetView,
+  reviewDecisionBody,
+  reviewDecisionView,
+  toolsetReviewView,
 } from "./registered";
 export {
   approvalDecisionBody,

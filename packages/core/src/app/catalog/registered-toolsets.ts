@@ -1,9 +1,8 @@
 import {
   type CatalogDiff,
+  type HeldReview,
   MAX_REGISTERED_TOOLS,
   type McpToolsetRegistration,
-  mcpToolDefaults,
-  mcpToolsetRegistration,
   type ToolsetRegistration,
 } from "@toolbus/wire/model/registered";
 import type { ToolSpec, ToolsetSpec } from "@toolbus/wire/model/tool";
@@ -12,8 +11,8 @@ import { ConflictError, NotFoundError, ValidationError } from "../../errors";
 import { OutboundError } from "../../outbound/errors";
 import { checkUrl, type Resolver } from "../../outbound/ssrf";
 import type { HttpClient, SecretSource } from "../../outbound/types";
-import type { CatalogStore, Versioned } from "../../ports";
-import type { McpProtocol, RemoteDiscovery } from "../../registered/mcp-client";
+import type { CatalogStore, EventSink, Versioned } from "../../ports";
+import type { RemoteDiscovery } from "../../registered/mcp-client";
 import { referencedSecrets, secretDetectors } from "../../registered/secrets";
 import { ToolFailure } from "../../tool-definition";
 import { highestRole } from "../access";
@@ -24,7 +23,9 @@ import {
 } from "../capabilities/detectors";
 import type { CapabilityService } from "../capabilities/service";
 import { refuseIssues, registrationIssues } from "./checks";
+import type { HeldChanges, HeldSummary, ToolsetReview } from "./held-changes";
 import { checkToolsetClaim } from "./ownership";
+import { storedRegistration } from "./stored-registration";
 
 export interface RegisteredToolsetsDeps {
   catalog: CatalogStore;
@@ -37,6 +38,8 @@ export interface RegisteredToolsetsDeps {
   readSecrets(names: readonly string[]): Promise<SecretSource>;
   /** The stage's own capability detectors; registered secrets add their own. */
   detectors: readonly CapabilityDetector[];
+  /** Where changed tool definitions are announced (ToolDefinitionsChanged). */
+  events: EventSink;
   now?: () => Date;
 }
 
@@ -45,7 +48,11 @@ export interface RegistrationOutcome {
   toolset: Versioned<ToolsetSpec>;
   tools: Versioned<ToolSpec>[];
   diff: CatalogDiff;
+  /** Tool ids whose change waits for review, by kind (pending only). */
+  held: HeldSummary;
 }
+
+export type { HeldSummary, ToolsetReview } from "./held-changes";
 
 /** How long listing a remote MCP server's tools may take at registration. */
 const DISCOVERY_TIMEOUT_MS = 15_000;
@@ -66,20 +73,25 @@ export class RegisteredToolsets {
    * (`keepAvailability`) keeps every existing tool's availability whatever the stored
    * registration states: an administrator's per-tool choice is never undone behind their back.
    */
-  async register(
+  async register(registration: ToolsetRegistration): Promise<RegistrationOutcome> {
+    return this.#register(registration, { refresh: false });
+  }
+
+  /**
+   * A registration pins what the server declares now (and drops any held review: registering
+   * again is an administrator's own act). A refresh (`refresh`) keeps every existing tool's
+   * availability, and unless the registration follows its server, holds changed definitions
+   * for review and serves the pins (pin.ts).
+   */
+  async #register(
     registration: ToolsetRegistration,
-    { keepAvailability = false }: { keepAvailability?: boolean } = {},
+    { refresh }: { refresh: boolean },
   ): Promise<RegistrationOutcome> {
     // Planning (with the JSON Schema checks) loads on the first registration, not with
     // the API: registering is an administrator's rare write.
-    const {
-      checkIdsFree,
-      diffTools,
-      httpToolsetPlan,
-      mcpToolsetPlan,
-      secretsOf,
-      withAvailability,
-    } = await import("../../registered/plan");
+    const { checkIdsFree, diffTools, httpToolsetPlan, secretsOf, withAvailability } = await import(
+      "../../registered/plan"
+    );
     refuseIssues(
       `Toolset ${registration.name}`,
       registrationIssues(registration, this.deps.config),
@@ -96,24 +108,77 @@ export class RegisteredToolsets {
         ? registration.tools.map((tool) => tool.url.replace(/\{[^}]*\}/g, "x"))
         : [registration.url];
     for (const url of new Set(urls)) await this.checkReachable(url);
+    const discovered =
+      registration.kind === "mcp" ? await this.discover(registration, secret) : undefined;
     const plan =
       registration.kind === "http"
         ? httpToolsetPlan(registration)
-        : withProtocols(await this.discover(registration, secret), (remote) =>
-            mcpToolsetPlan(registration, remote),
-          );
+        : await this.#planMcp(registration, discovered?.tools ?? [], discovered?.protocols);
 
     const catalog = await this.deps.catalog.list();
-    checkIdsFree(plan.toolset, plan.tools, catalog);
     const before = catalog.tools.filter((tool) => tool.toolset === registration.name);
-    const tools = withAvailability(registration, plan.tools, before, {
+    const planned = withAvailability(registration, plan.tools, before, {
       adminsOnly: highestRole(this.deps.config),
-      keepAvailability,
+      keepAvailability: refresh,
     });
+    let tools = planned;
+    let review: HeldReview | null = null;
+    let announce: (() => Promise<HeldSummary>) | undefined;
+    if (refresh && registration.kind === "mcp" && discovered) {
+      ({ tools, review, announce } = await (await this.#held()).onRefresh(
+        registration,
+        before,
+        planned,
+        discovered,
+      ));
+    }
+    checkIdsFree(plan.toolset, tools, catalog);
     const diff = diffTools(before, tools);
-    const stored = await this.deps.catalog.replaceToolset(plan.toolset, tools);
+    const stored = await this.deps.catalog.replaceToolset(plan.toolset, tools, { review });
     await this.recordCapabilities(secretsOf(auths), secret);
-    return { created: current === undefined, ...stored, diff };
+    const held = announce ? await announce() : { added: [], changed: [], removed: [] };
+    return { created: current === undefined, ...stored, diff, held };
+  }
+
+  /** The tools of an MCP registration as planned today, with the generations its server speaks. */
+  async #planMcp(
+    registration: McpToolsetRegistration,
+    remote: RemoteDiscovery["tools"],
+    protocols: readonly string[] | undefined,
+  ): Promise<{ toolset: ToolsetSpec; tools: ToolSpec[] }> {
+    const { mcpToolsetPlan } = await import("../../registered/plan");
+    const { withProtocolsOf } = await import("./held-changes");
+    const planned = mcpToolsetPlan(registration, remote);
+    return { ...planned, tools: withProtocolsOf(planned.tools, protocols) };
+  }
+
+  /** What is held for review on a registered MCP toolset, change by change. */
+  async review(name: string): Promise<ToolsetReview> {
+    return (await this.#held()).review(name);
+  }
+
+  /** Serves the chosen pending changes (all when `ids` is absent); see held-changes.ts. */
+  async accept(
+    name: string,
+    ids: readonly string[] | undefined,
+    expectedRevision?: number,
+  ): Promise<{ decided: string[]; review: ToolsetReview }> {
+    return (await this.#held()).accept(name, ids, expectedRevision);
+  }
+
+  /** Rejects the chosen pending changes (all when `ids` is absent); see held-changes.ts. */
+  async reject(
+    name: string,
+    ids: readonly string[] | undefined,
+    expectedRevision?: number,
+  ): Promise<{ decided: string[]; review: ToolsetReview }> {
+    return (await this.#held()).reject(name, ids, expectedRevision);
+  }
+
+  /** The review of changed definitions loads on a refresh or a review, never with a call. */
+  async #held(): Promise<HeldChanges> {
+    const { HeldChanges } = await import("./held-changes");
+    return new HeldChanges(this.deps);
   }
 
   /** Lists a registered MCP server's tools again and stores the difference. */
@@ -128,17 +193,7 @@ export class RegisteredToolsets {
         `Toolset ${name} is a ${toolset.kind} toolset; only MCP toolsets are refreshed (register an http toolset again to change it).`,
       );
     }
-    const registration: McpToolsetRegistration = mcpToolsetRegistration.parse({
-      kind: "mcp",
-      name,
-      description: toolset.description,
-      owner: toolset.owner,
-      url: toolset.source.url,
-      ...(toolset.source.auth ? { auth: toolset.source.auth } : {}),
-      renames: { ...toolset.source.renames, ...changes.renames },
-      defaults: mcpToolDefaults.parse(toolset.source.defaults ?? {}),
-    });
-    return this.register(registration, { keepAvailability: true });
+    return this.#register(storedRegistration(toolset, changes.renames), { refresh: true });
   }
 
   /** Removes a registered toolset and all its tools; built-in toolsets stay. */
@@ -252,23 +307,6 @@ export class RegisteredToolsets {
       secret,
     );
   }
-}
-
-/** The plan of a server's tools, each recording the generations the server speaks. */
-function withProtocols<P extends { tools: ToolSpec[] }>(
-  discovered: RemoteDiscovery,
-  plan: (tools: RemoteDiscovery["tools"]) => P,
-): P {
-  const planned = plan(discovered.tools);
-  const protocols: McpProtocol[] = discovered.protocols;
-  return {
-    ...planned,
-    tools: planned.tools.map((tool) =>
-      tool.implementation.kind === "mcp"
-        ? { ...tool, implementation: { ...tool.implementation, protocols } }
-        : tool,
-    ),
-  };
 }
 
 /** Host of a URL for messages: never its path or query, which may hold tokens. */

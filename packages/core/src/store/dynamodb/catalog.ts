@@ -1,3 +1,4 @@
+import { gunzipSync, gzipSync } from "node:zlib";
 import {
   GetCommand,
   type NativeAttributeValue,
@@ -5,6 +6,7 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
+import { type HeldReview, heldReview } from "@toolbus/wire/model/registered";
 import { type ToolSpec, type ToolsetSpec, toolSpec, toolsetSpec } from "@toolbus/wire/model/tool";
 import type { z } from "zod";
 import { ConflictError, NotFoundError, ValidationError } from "../../errors";
@@ -24,10 +26,17 @@ import {
   toolKey,
   toolsetIndexSortKey,
   toolsetKey,
+  toolsetReviewKey,
 } from "./items";
 import { decodeJsonFields, encodeJsonFields, jsonAttribute } from "./json-text";
 
 type Item = Record<string, NativeAttributeValue>;
+
+/**
+ * A held review is kept gzipped in one item: it holds whole JSON Schemas, which compress well,
+ * and an item holds at most 400 KB. Beyond this the refresh is refused with what to do.
+ */
+const MAX_REVIEW_BYTES = 350 * 1024;
 
 /** DynamoDB's limit on the items of one TransactWriteItems call. */
 const MAX_TRANSACTION_ITEMS = 100;
@@ -225,6 +234,7 @@ export class DynamoCatalogStore implements CatalogStore {
   async replaceToolset(
     spec: ToolsetSpec,
     tools: readonly ToolSpec[],
+    { review, expectedRevision }: { review?: HeldReview | null; expectedRevision?: number } = {},
   ): Promise<{ toolset: Versioned<ToolsetSpec>; tools: Versioned<ToolSpec>[] }> {
     const toolset = parseInput(toolsetSpec, spec, "toolset spec");
     const parsed = tools.map((tool) => parseInput(toolSpec, tool, "tool spec"));
@@ -232,6 +242,9 @@ export class DynamoCatalogStore implements CatalogStore {
       this.getToolset(toolset.name),
       this.list({ toolset: toolset.name }),
     ]);
+    if (expectedRevision !== undefined && current?.revision !== expectedRevision) {
+      throw conflict("toolset", toolset.name, current?.revision, expectedRevision);
+    }
     const now = this.#now();
     const revisions = new Map(currentTools.map((tool) => [tool.id, tool.revision]));
     const wanted = new Set(parsed.map((tool) => tool.id));
@@ -262,6 +275,7 @@ export class DynamoCatalogStore implements CatalogStore {
       ...currentTools
         .filter((tool) => !wanted.has(tool.id))
         .map((tool) => this.#deleteItem(toolKey(tool.id), toolset.name)),
+      ...(review === undefined ? [] : [this.#reviewItem(toolset.name, review)]),
     ];
     await this.#transact(items, `toolset ${toolset.name}`);
     const stamp = (revision: number | undefined) => ({
@@ -274,7 +288,51 @@ export class DynamoCatalogStore implements CatalogStore {
     };
   }
 
-  /** Deletes a toolset and all its tools in one transaction; NotFoundError if it is absent. */
+  async getReview(name: string): Promise<HeldReview | undefined> {
+    const item = await this.#get(toolsetReviewKey(name), "getReview");
+    if (!item) return undefined;
+    const held = item.held as Uint8Array;
+    return parseStored(heldReview, JSON.parse(gunzipSync(held).toString("utf8")), "held review");
+  }
+
+  async setReview(name: string, review: HeldReview | null, revision: number): Promise<void> {
+    await this.#transact(
+      [
+        {
+          // The review is part of the toolset's state: its revision (the ETag) moves with it.
+          Update: {
+            TableName: this.#options.tableName,
+            Key: toolsetKey(name),
+            UpdateExpression: "SET revision = revision + :one, updatedAt = :now",
+            ConditionExpression: "revision = :revision",
+            ExpressionAttributeValues: { ":revision": revision, ":one": 1, ":now": this.#now() },
+          },
+        },
+        this.#reviewItem(name, review),
+      ],
+      `the review of toolset ${name}`,
+    );
+  }
+
+  /** The write of a toolset's held review: a Put of the gzipped JSON, or a Delete for null. */
+  #reviewItem(name: string, review: HeldReview | null) {
+    const { tableName } = this.#options;
+    if (review === null) return { Delete: { TableName: tableName, Key: toolsetReviewKey(name) } };
+    const held = gzipSync(JSON.stringify(parseInput(heldReview, review, "held review")));
+    if (held.byteLength > MAX_REVIEW_BYTES) {
+      throw new ValidationError(
+        `The changes the server of toolset ${name} made are too large to hold for review (${held.byteLength} bytes compressed, at most ${MAX_REVIEW_BYTES}). Register the toolset again to pin what the server declares now, or register it with "updates": "follow".`,
+      );
+    }
+    return {
+      Put: {
+        TableName: tableName,
+        Item: { ...toolsetReviewKey(name), held, updatedAt: this.#now() },
+      },
+    };
+  }
+
+  /** Deletes a toolset, its tools and its held review in one transaction; NotFoundError if it is absent. */
   async removeToolset(name: string, expectedRevision?: number): Promise<string[]> {
     const [current, { tools }] = await Promise.all([
       this.getToolset(name),
@@ -295,6 +353,7 @@ export class DynamoCatalogStore implements CatalogStore {
           },
         },
         ...tools.map((tool) => this.#deleteItem(toolKey(tool.id), name)),
+        this.#reviewItem(name, null),
       ],
       `toolset ${name}`,
     );

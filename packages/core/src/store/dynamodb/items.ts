@@ -10,6 +10,9 @@ const SPEC_SORT_KEY = "SPEC";
 export const toolsetKey = (name: string) => ({ pk: `TOOLSET#${name}`, sk: SPEC_SORT_KEY });
 export const toolsetIndexSortKey = (name: string) => `TOOLSET#${name}`;
 
+/** A registered MCP toolset's held review: in the toolset's partition, never on gsi1. */
+export const toolsetReviewKey = (name: string) => ({ pk: `TOOLSET#${name}`, sk: "REVIEW" });
+
 export const toolKey = (id: string) => ({ pk: `TOOL#${id}`, sk: SPEC_SORT_KEY });
 export const toolIndexSortKey = (toolset: string, id: string) => `TOOLSET#${toolset}#TOOL#${id}`;
 

@@ -7,6 +7,9 @@ import {
   registeredToolsetBody,
   registrationOutcomeView,
   removedToolsetView,
+  reviewDecisionBody,
+  reviewDecisionView,
+  toolsetReviewView,
 } from "@toolbus/wire/schemas";
 import { requirePermission } from "../../common/auth";
 import type { AuditedObject, HttpEnv } from "../../common/env";
@@ -93,7 +96,7 @@ function registerAt(app: OpenAPIHono<HttpEnv>, deps: ApiDeps, base: string, hide
       tags: ["Catalog admin"],
       summary: "List a registered MCP server's tools again",
       description:
-        "Stores the server's current tools (removed ones leave the catalog) and answers with the diff. An optional body adds renames.",
+        'Lists the server\'s tools again. Changed, added and removed tools are held for review (`held`) and the pins stay served, unless the registration has `"updates": "follow"`. An optional body adds renames.',
       security: bearerSecurity,
       middleware: [admin] as const,
       request: {
@@ -120,6 +123,69 @@ function registerAt(app: OpenAPIHono<HttpEnv>, deps: ApiDeps, base: string, hide
       return c.json(outcome, 200);
     },
   );
+
+  app.openapi(
+    createRoute({
+      hide,
+      method: "get",
+      path: `${base}/{name}/review`,
+      tags: ["Catalog admin"],
+      summary: "Read the changes a registered MCP server made that wait for review",
+      description:
+        "Each change a refresh held (a tool changed, added or removed), field by field from the pinned definition to what the server declares.",
+      security: bearerSecurity,
+      middleware: [admin] as const,
+      request: { params },
+      responses: {
+        200: jsonContent(toolsetReviewView, "The held changes"),
+        ...errorResponses(400, 401, 403, 404, 409),
+      },
+    }),
+    async (c) => {
+      const { name } = c.req.valid("param");
+      const review = await registered.review(name);
+      c.header("ETag", etag(review));
+      return c.json(review, 200);
+    },
+  );
+
+  for (const decision of ["accept", "reject"] as const) {
+    app.openapi(
+      createRoute({
+        hide,
+        method: "post",
+        path: `${base}/{name}/review/${decision}`,
+        tags: ["Catalog admin"],
+        summary: `${decision === "accept" ? "Serve" : "Reject"} held changes of a registered MCP server`,
+        description:
+          "Decides the chosen pending changes (`tools`; absent: all). Accepted ones are served from now on; rejected ones are not held again unless the server changes them again. Announced as ToolDefinitionsChanged.",
+        security: bearerSecurity,
+        middleware: [admin] as const,
+        request: {
+          params,
+          headers: ifMatchHeaders,
+          body: {
+            required: false,
+            content: { "application/json": { schema: reviewDecisionBody } },
+          },
+        },
+        responses: {
+          200: jsonContent(reviewDecisionView, "Decided"),
+          ...errorResponses(400, 401, 403, 404, 409, 415),
+        },
+      }),
+      async (c) => {
+        const { name } = c.req.valid("param");
+        const expected = parseIfMatch(c.req.valid("header")["if-match"]);
+        // Without a JSON body (no content type) the validator hands over {}: every pending change.
+        const { tools } = c.req.valid("json");
+        const outcome = await registered[decision](name, tools, expected);
+        c.set("audited", { kind: "toolset", id: name, touched: outcome.decided });
+        c.header("ETag", etag(outcome.review));
+        return c.json(outcome, 200);
+      },
+    );
+  }
 
   app.openapi(
     createRoute({
