@@ -73,9 +73,9 @@ describe("toolbus toolsets review, accept and reject", { timeout: 90_000 }, () =
     expect(run.stdout).toMatch(
       new RegExp(`^Toolset cli_docs \\(updates: review, revision ${revision}\\): 2 pending`),
     );
-    expect(run.stdout).toMatch(/^added {4}radar {2}\(server: radar, held since \S+Z\)$/m);
+    expect(run.stdout).toMatch(/^added {4}radar {2}\(server: "radar", held since \S+Z\)$/m);
     expect(run.stdout).toMatch(
-      /^changed {2}search_docs {2}\(server: searchDocs, held since \S+Z\)\n {2}\/description: "Searches the docs\." → "Searches the docs, by section\."\n/m,
+      /^changed {2}search_docs {2}\(server: "searchDocs", held since \S+Z\)\n {2}\/description: "Searches the docs\." → "Searches the docs, by section\."\n/m,
     );
     expect(run.stdout).toContain(`--revision ${revision}`);
 
@@ -146,7 +146,7 @@ describe("toolbus toolsets review, accept and reject", { timeout: 90_000 }, () =
     const review = await toolbus(["toolsets", "review", "cli_docs"]);
     expect(review.stdout).toMatch(/: 0 pending, 2 rejected\.\n\nRejected:\n/);
     expect(review.stdout).toMatch(
-      /^changed {2}search_docs {2}\(server: searchDocs, found \S+Z, rejected\)$/m,
+      /^changed {2}search_docs {2}\(server: "searchDocs", found \S+Z, rejected\)$/m,
     );
 
     const again = await toolbus(["toolsets", "refresh", "cli_docs"]);

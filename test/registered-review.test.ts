@@ -393,7 +393,7 @@ describe("a registered server that changes its tools", () => {
       .toBeGreaterThan(heldBefore);
   });
 
-  it("pins again what the server declares when an admin registers the toolset again", async () => {
+  it("applies an admin's new registration fields at once and still holds the server's changes", async () => {
     const response = await system.request("/v1/registered-toolsets/docs", {
       method: "PUT",
       json: {
@@ -403,15 +403,26 @@ describe("a registered server that changes its tools", () => {
         owner: "team-docs",
         url: server.url,
         renames: { echo: "docs_echo" },
-        defaults: { availability: everyone },
+        defaults: { availability: everyone, cost: 3 },
       },
     });
     expect(response.status).toBe(200);
-    const { pending, rejected } = await review("docs");
-    expect([...pending, ...rejected]).toEqual([]);
+    const { held } = (await response.json()) as { held: { added: string[] } };
+    expect(held.added).toEqual(["upload_files"]);
+    // The cost is the administrator's: served at once, on pinned and unchanged tools alike.
+    for (const id of ["search_docs", "ping", "docs_echo"]) {
+      const tool = await system.request(`/v1/tools/${id}`);
+      expect(((await tool.json()) as { cost?: number }).cost, id).toBe(3);
+    }
+    expect((await mcpTools()).has("upload_files")).toBe(false);
+    expect((await review("docs")).pending.map((change) => change.id)).toEqual(["upload_files"]);
+
+    // Accepting everything pending serves the server as it is now.
+    expect((await decide("docs", "accept")).status).toBe(200);
     const listed = await mcpTools();
     expect(listed.has("upload_files")).toBe(true);
-    expect(listed.has("ping")).toBe(false);
+    const { pending } = await review("docs");
+    expect(pending).toEqual([]);
   });
 });
 

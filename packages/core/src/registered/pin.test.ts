@@ -41,6 +41,7 @@ const hold = (
     previous,
     protocols: ["2025-11-25"],
     now: "2026-11-27T00:00:00.000Z",
+    plan: (declared) => plan(declared, renames),
   });
 
 describe("holding a server's changes against the pins", () => {
@@ -74,6 +75,34 @@ describe("holding a server's changes against the pins", () => {
     expect(review?.changes[0]?.declared).toBeUndefined();
   });
 
+  it("gives a removed tool's pin today's registration fields, and keeps its definition and availability", () => {
+    const costly = mcpToolsetRegistration.parse({
+      ...registration(),
+      defaults: { cost: 4, timeoutMs: 9_000 },
+    });
+    const listed = [remote("search", "Searches.")];
+    const restricted = pinned.map((tool) =>
+      tool.id === "ping" ? { ...tool, availability: { enabled: false } } : tool,
+    );
+    const { served } = holdChanges({
+      pinned: restricted,
+      planned: mcpToolsetPlan(costly, listed).tools,
+      remote: listed,
+      previous: undefined,
+      protocols: [],
+      now: "2026-11-27T00:00:00.000Z",
+      plan: (declared) => mcpToolsetPlan(costly, declared).tools,
+    });
+    const ping = served.find((tool) => tool.id === "ping");
+    expect(ping).toMatchObject({
+      description: "Pings.",
+      cost: 4,
+      timeoutMs: 9_000,
+      availability: { enabled: false },
+    });
+    expect(ping?.version).toBe(pinned.find((tool) => tool.id === "ping")?.version);
+  });
+
   it("keeps a rejected change rejected, and holds a different change of that tool anew", () => {
     const listed = [remote("search", "Searches everything."), remote("ping", "Pings.")];
     const first = hold(pinned, listed);
@@ -90,6 +119,7 @@ describe("holding a server's changes against the pins", () => {
       previous: rejected,
       protocols: [],
       now: "2026-11-28T00:00:00.000Z",
+      plan: (declared) => plan(declared),
     });
     expect(later.review?.changes).toMatchObject([
       { remoteName: "search", state: "pending", detectedAt: "2026-11-28T00:00:00.000Z" },

@@ -55,6 +55,8 @@ export function holdChanges(input: {
   previous: HeldReview | undefined;
   protocols: readonly string[];
   now: string;
+  /** Plans declarations with today's registration: how a removed tool's pin gets its fields. */
+  plan: (declared: RemoteTool[]) => ToolSpec[];
 }): HeldOutcome {
   const { pinned, planned, remote, previous, now } = input;
   const pins = new Map(pinned.map((tool) => [remoteNameOf(tool), tool]));
@@ -101,10 +103,16 @@ export function holdChanges(input: {
     }
   }
   const listed = new Set(planned.map(remoteNameOf));
-  for (const [name, pin] of pins) {
-    if (listed.has(name)) continue;
+  const removed = [...pins.values()].filter((pin) => !listed.has(remoteNameOf(pin)));
+  const replanned = new Map(
+    input.plan(removed.map(declarationOf)).map((tool) => [remoteNameOf(tool), tool]),
+  );
+  for (const pin of removed) {
+    const name = remoteNameOf(pin);
     hold(name, "removed", pinnedDefinition(pin));
-    served.push(pin);
+    // Still the administrator's: the registration's fields as they are now, its availability.
+    const today = replanned.get(name);
+    served.push(today ? { ...withTransportOf(pin, today), availability: pin.availability } : pin);
   }
   changes.sort((a, b) => (a.remoteName < b.remoteName ? -1 : a.remoteName > b.remoteName ? 1 : 0));
   return {
@@ -136,6 +144,22 @@ function withTransportOf(pin: ToolSpec, planned: ToolSpec): ToolSpec {
       planned.implementation.kind === "mcp" && pin.implementation.kind === "mcp"
         ? { ...planned.implementation, remoteName: pin.implementation.remoteName }
         : pin.implementation,
+  };
+}
+
+/** A served tool's definition as a server would declare it: to plan it again. */
+function declarationOf(tool: ToolSpec): RemoteTool {
+  return {
+    name: remoteNameOf(tool),
+    title: tool.title,
+    description: tool.description,
+    inputSchema: tool.inputSchema as RemoteTool["inputSchema"],
+    ...(tool.outputSchema ? { outputSchema: tool.outputSchema as RemoteTool["outputSchema"] } : {}),
+    annotations: {
+      readOnlyHint: tool.annotations.readOnly,
+      openWorldHint: tool.annotations.openWorld,
+      idempotentHint: tool.annotations.idempotent,
+    },
   };
 }
 

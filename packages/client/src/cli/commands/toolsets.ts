@@ -279,7 +279,7 @@ function changeText(change: HeldToolChange): string {
     change.state === "pending"
       ? `held since ${change.detectedAt}`
       : `found ${change.detectedAt}, rejected`;
-  const head = `${change.change.padEnd(KIND_WIDTH)}  ${change.id}  (server: ${change.remoteName}, ${when})\n`;
+  const head = `${change.change.padEnd(KIND_WIDTH)}  ${change.id}  (server: ${JSON.stringify(change.remoteName)}, ${when})\n`;
   const lines = change.fields.map(
     (field) => `  ${field.path || "/"}: ${shown(field, "before")} → ${shown(field, "after")}\n`,
   );

@@ -79,6 +79,8 @@ export class HeldChanges {
       previous: await this.deps.catalog.getReview(registration.name),
       protocols: discovered.protocols,
       now: this.#now().toISOString(),
+      plan: (declared) =>
+        withProtocolsOf(mcpToolsetPlan(registration, declared).tools, discovered.protocols),
     });
     const found = held.review?.changes ?? [];
     const ids = idsByRemoteName([...before, ...planned]);

@@ -78,10 +78,10 @@ export class RegisteredToolsets {
   }
 
   /**
-   * A registration pins what the server declares now (and drops any held review: registering
-   * again is an administrator's own act). A refresh (`refresh`) keeps every existing tool's
-   * availability, and unless the registration follows its server, holds changed definitions
-   * for review and serves the pins (pin.ts).
+   * A new registration pins what the server declares now. Registering again or refreshing
+   * (`refresh`, which also keeps every existing tool's availability) applies the
+   * registration's own fields at once and, unless it follows its server, holds changed
+   * definitions for review and serves the pins (held-changes.ts, pin.ts).
    */
   async #register(
     registration: ToolsetRegistration,
@@ -124,7 +124,9 @@ export class RegisteredToolsets {
     let tools = planned;
     let review: HeldReview | null = null;
     let announce: (() => Promise<HeldSummary>) | undefined;
-    if (refresh && registration.kind === "mcp" && discovered) {
+    // A registered server is held to its pins whether it is refreshed or registered again:
+    // registering again changes the administrator's fields, not what the server may declare.
+    if (registration.kind === "mcp" && current?.kind === "mcp" && discovered) {
       ({ tools, review, announce } = await (await this.#held()).onRefresh(
         registration,
         before,
