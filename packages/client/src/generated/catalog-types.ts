@@ -111,7 +111,7 @@ export type CallResult = {
     };
   }>;
   failure?: {
-    kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired";
+    kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired" | "cancelled";
     message: string;
     retryable: boolean;
     /** correct_call: fix the input and retry; replan: stop using this tool this turn; finish. */
@@ -187,7 +187,7 @@ export type Delivery = {
 };
 
 export type Failure = {
-  kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired";
+  kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired" | "cancelled";
   message: string;
   retryable: boolean;
   /** correct_call: fix the input and retry; replan: stop using this tool this turn; finish. */
@@ -1161,7 +1161,7 @@ export type RunEvent = {
       };
     }>;
     failure?: {
-      kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired";
+      kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired" | "cancelled";
       message: string;
       retryable: boolean;
       /** correct_call: fix the input and retry; replan: stop using this tool this turn; finish. */
@@ -1415,7 +1415,7 @@ export type StageEventsPage = ({
         };
       }>;
       failure?: {
-        kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired";
+        kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired" | "cancelled";
         message: string;
         retryable: boolean;
         /** correct_call: fix the input and retry; replan: stop using this tool this turn; finish. */
@@ -1980,7 +1980,7 @@ export type ToolResultReceived = {
     };
   }>;
   failure?: {
-    kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired";
+    kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired" | "cancelled";
     message: string;
     retryable: boolean;
     /** correct_call: fix the input and retry; replan: stop using this tool this turn; finish. */
@@ -2596,7 +2596,7 @@ export type WireCallView = {
       };
     }>;
     failure?: {
-      kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired";
+      kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired" | "cancelled";
       message: string;
       retryable: boolean;
       /** correct_call: fix the input and retry; replan: stop using this tool this turn; finish. */

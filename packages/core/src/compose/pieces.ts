@@ -1,3 +1,4 @@
+import { RunningCalls } from "../app/calls/lifecycle/cancel";
 import type { Deployment } from "../deployment";
 import { environmentSecrets } from "../deployment";
 import type { SecretSource } from "../outbound/types";
@@ -28,6 +29,10 @@ export function shared<T>(deployment: Deployment, name: string, make: () => T): 
 /** The table's options: one document client per deployment. */
 export const storeOf = (deployment: Deployment): DynamoStoreOptions =>
   shared(deployment, "store", () => storeOptions(deployment));
+
+/** The calls running in this process: where the API and the tools share one, a cancel is immediate. */
+export const runningOf = (deployment: Deployment): RunningCalls =>
+  shared(deployment, "running-calls", () => new RunningCalls());
 
 /** The secrets tools read: the deployment's, else the environment's. */
 export const secretOf = (deployment: Deployment): SecretSource =>

@@ -10,7 +10,7 @@ import type { AnyToolDefinition } from "../tool-definition";
 import { busOf } from "./bus";
 import { callRunsOf } from "./calls";
 import { noticesOf } from "./notices";
-import { secretOf, storeOf } from "./pieces";
+import { runningOf, secretOf, storeOf } from "./pieces";
 
 /** What a tool runs with beyond the stage's pieces: its detectors and the tools it may fall back to. */
 export interface RunScope {
@@ -34,6 +34,7 @@ export function toolDeps(
   const store = storeOf(deployment);
   return {
     calls,
+    running: runningOf(deployment),
     bus: busOf(deployment),
     channel: noticesOf(deployment),
     config: deployment.config,

@@ -42,7 +42,7 @@ import { channelOf } from "./channel";
 import { mcpFederation } from "./federation";
 import { loadedOnUse } from "./loaded-on-use";
 import { type CallHandler, handlersLoadedOnUse, inProcessDispatcher } from "./local-dispatch";
-import { secretOf, storeOf } from "./pieces";
+import { runningOf, secretOf, storeOf } from "./pieces";
 
 /** The stores as the application uses them: catalog and keys read through short caches. */
 export type ToolbusStores = Omit<DynamoStores, "catalog" | "capabilities" | "keys"> & {
@@ -180,6 +180,7 @@ export function createToolbus(
     definitions,
     dispatcher,
     governor: runGovernor,
+    running: runningOf(deployment),
     ...(deployment.log ? { log: deployment.log } : {}),
     // Where this process alone writes the table (the local composition: `npm start`, tests),
     // the recorder runs here too, and a finished call is answered once its events are in its

@@ -110,6 +110,18 @@ export interface CallStore {
    * was no longer held so (its handler did start after all, and may finish it).
    */
   release(parentRunId: string, callId: string): Promise<boolean>;
+  /**
+   * Asks a call to stop. A call not started yet (PENDING, awaiting approval) fails at once with
+   * `result` (`cancelled`); a RUNNING one is marked `cancelRequestedAt` for its handler to see;
+   * a finished one is left as it is. Undefined when there is no such call.
+   */
+  cancel(
+    parentRunId: string,
+    callId: string,
+    result: CallResult,
+  ): Promise<{ outcome: "cancelled" | "requested" | "finished"; call: CallRecord } | undefined>;
+  /** Whether someone asked this call to stop: what a running call's handler watches. */
+  cancelRequested(parentRunId: string, callId: string): Promise<boolean>;
   /** RUNNING -> SUCCEEDED/FAILED with the result; undefined if it was not running. */
   complete(
     parentRunId: string,

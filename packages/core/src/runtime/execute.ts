@@ -1,5 +1,6 @@
 import type { Citation, Failure } from "@toolbus/wire/model/call";
 import type { ContentBlock } from "@toolbus/wire/model/content";
+import { Failures } from "@toolbus/wire/model/failure";
 import type { StageConfig } from "../config";
 import type { HttpClient, SecretSource } from "../outbound/types";
 import { boundCaller, type CallerLink, NO_CALLER } from "../relay/link";
@@ -27,6 +28,8 @@ export async function executeTool(
     progress?: (progress: number, total?: number, message?: string) => void;
     /** The live caller of the call; nobody by default. */
     caller?: CallerLink;
+    /** Aborts when the call is cancelled: the tool is stopped as at its timeout. */
+    cancelled?: AbortSignal;
   },
 ): Promise<Execution> {
   const id = tool.spec.id;
@@ -52,8 +55,18 @@ export async function executeTool(
       resolve("timeout");
     }, timeoutMs);
   });
+  let onCancel: (() => void) | undefined;
+  const cancelled = new Promise<"cancelled">((resolve) => {
+    onCancel = () => {
+      controller.abort(new Error("cancelled"));
+      resolve("cancelled");
+    };
+    if (context.cancelled?.aborted) onCancel();
+    else context.cancelled?.addEventListener("abort", onCancel, { once: true });
+  });
   try {
     const outcome = await Promise.race([
+      cancelled,
       tool.execute(parsedInput.data, {
         callId: context.callId,
         parentRunId: context.parentRunId,
@@ -69,6 +82,9 @@ export async function executeTool(
     ]);
     if (outcome === "timeout") {
       return fail("timeout", `${id} did not finish within ${timeoutMs} ms.`, true, "replan");
+    }
+    if (outcome === "cancelled") {
+      return { ok: false, failure: Failures.cancelled(`${id} was cancelled before it finished.`) };
     }
     const data = tool.output.safeParse(outcome.data);
     if (!data.success) {
@@ -91,6 +107,7 @@ export async function executeTool(
     return fail("internal", `${id} failed unexpectedly.`, false, "replan");
   } finally {
     clearTimeout(timer);
+    if (onCancel) context.cancelled?.removeEventListener("abort", onCancel);
   }
 }
 

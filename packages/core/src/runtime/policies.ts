@@ -101,6 +101,7 @@ export async function runWithPolicies(
     secret: deps.secret,
     ...(deps.progress ? { progress: deps.progress } : {}),
     ...(deps.caller ? { caller: deps.caller } : {}),
+    ...(deps.cancelled ? { cancelled: deps.cancelled } : {}),
   });
   if (execution.ok) {
     // A result that holds what the caller answered (a form, its roots) is the caller's alone.

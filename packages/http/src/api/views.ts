@@ -22,6 +22,8 @@ export function callView(call: CallRecord) {
     ...(call.trace ? { traceId: call.trace.traceId } : {}),
     ...(call.budget ? { budget: call.budget } : {}),
     ...(call.approval ? { approval: approvalView(call.approval) } : {}),
+    ...(call.progress ? { progress: call.progress } : {}),
+    ...(call.cancelRequestedAt ? { cancelRequestedAt: call.cancelRequestedAt } : {}),
     ...(result
       ? {
           result: {

@@ -18,6 +18,8 @@ export const FAILURE_KINDS = [
   "denied",
   /** Nobody decided on the call's approval in time. */
   "approval_expired",
+  /** Someone the call belongs to asked it to stop, and it stopped before finishing. */
+  "cancelled",
 ] as const;
 
 /** A tool failure is a result an agent can act on, not an HTTP error. */
@@ -171,5 +173,19 @@ export const callRecord = z.object({
    * (a redelivery, or a step overtaken by a later one), nor is any step once the result is.
    */
   progressLogStep: z.number().int().positive().optional(),
+  /** The latest progress step in the run's log (set with `progressLogStep`). */
+  progress: z
+    .object({
+      progress: z.number(),
+      total: z.number().optional(),
+      message: z.string().optional(),
+      reportedAt: z.string(),
+    })
+    .optional(),
+  /**
+   * When someone asked the running call to stop: its handler, wherever it runs, watches for
+   * this and aborts the tool. The call then ends `cancelled`, unless it finished first.
+   */
+  cancelRequestedAt: z.string().optional(),
 });
 export type CallRecord = z.infer<typeof callRecord>;

@@ -37,4 +37,6 @@ export const Failures = {
   denied: make("denied", { retryable: false, recovery: "replan" }),
   /** Nobody said yes in time: do it another way, or ask again later. */
   approvalExpired: make("approval_expired", { retryable: false, recovery: "replan" }),
+  /** Stopped at its owner's request: whoever asked knows why; do not call it again unasked. */
+  cancelled: make("cancelled", { retryable: false, recovery: "replan" }),
 } as const;

@@ -32,6 +32,10 @@ export const availability = z.object({
   minRole: z.string().min(1).optional(),
 });
 
+/** MCP's `execution.taskSupport`: how a tool may be run as a task. */
+export const taskSupport = z.enum(["forbidden", "optional", "required"]);
+export type TaskSupport = z.infer<typeof taskSupport>;
+
 /** Everything about a tool but its code: what the catalog stores and every consumer reads. */
 export const toolSpec = z.object({
   id: toolPolicyFields.id,
@@ -61,6 +65,11 @@ export const toolSpec = z.object({
   cost: toolPolicyFields.cost,
   availability: availability.default({ enabled: true }),
   implementation: implementation.default({ kind: "builtin" }),
+  /**
+   * Whether an MCP caller may (`optional`) or must (`required`) run it as a task, or may not
+   * (`forbidden`). Absent: judged from its timeout (app/calls/tasks.ts).
+   */
+  taskSupport: taskSupport.optional(),
 });
 export type ToolSpec = z.infer<typeof toolSpec>;
 export type ToolSpecInput = z.input<typeof toolSpec>;

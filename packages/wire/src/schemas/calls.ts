@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { approval, callResult, callStatus, principal } from "../model/call";
+import { approval, callRecord, callResult, callStatus, principal } from "../model/call";
 import { callId, runId, toolId, toolsetName } from "../model/ids";
 import { runBudget, runPolicy } from "../model/run";
 
@@ -42,6 +42,10 @@ export const callView = z
     budget: runBudget.optional(),
     /** On a call that needs a person's approval: until when it waits, and the decision once made. */
     approval: approval.optional(),
+    /** The latest progress its tool reported, once the run's log has it. */
+    progress: callRecord.shape.progress,
+    /** When someone asked the call to stop (it ends `cancelled` unless it finished first). */
+    cancelRequestedAt: z.string().optional(),
     result: callResult.omit({ status: true }).optional(),
   })
   .refine(

@@ -20,10 +20,13 @@ import {
   announceApprovalRequested,
   announceFinished,
   announceScheduled,
+  type CancelOutcome,
   callStart,
+  cancelCall,
   decideApproval,
   initialStatus,
   refusedCall,
+  type RunningCalls,
   releasedCall,
   scheduledDetail,
   scheduledEnvelope,
@@ -58,6 +61,8 @@ export interface CallServiceDeps {
    * Every finished answer waits for it; absent (AWS), none does.
    */
   logged?: (call: CallRecord) => Promise<void>;
+  /** The calls running in this process: a cancel made here stops them at once. */
+  running?: RunningCalls;
   now?: () => Date;
 }
 
@@ -247,6 +252,17 @@ export class CallService {
     decision: { approved: boolean; reason?: string | undefined },
   ): Promise<CallRecord> {
     return decideApproval(this.deps, principal, ids, decision);
+  }
+
+  /**
+   * Asks a call to stop, for its caller or an administrator: a call not started yet fails
+   * `cancelled` now; a running one is asked to stop (`requested`); a finished one is a 409.
+   */
+  cancel(
+    principal: Principal,
+    ids: { runId: string; callId: string },
+  ): Promise<{ outcome: CancelOutcome; call: CallRecord }> {
+    return cancelCall(this.deps, principal, ids);
   }
 
   /** Calls awaiting approval across runs, the soonest to expire first. */

@@ -42,7 +42,9 @@ export const callItem = (call: CallRecord): Record<string, unknown> => ({
  * <since>, while it runs RUNNING / <deadlineAt>, once finished and until announced
  * UNANNOUNCED / <completedAt>: calls a crash left behind are found through a small sparse index.
  */
-export class DynamoCallRuns implements Pick<CallStore, "get" | "claim" | "complete"> {
+export class DynamoCallRuns
+  implements Pick<CallStore, "get" | "claim" | "complete" | "cancelRequested">
+{
   protected readonly options: DynamoStoreOptions;
   protected readonly recentCalls: RecentCalls;
 
@@ -69,6 +71,22 @@ export class DynamoCallRuns implements Pick<CallStore, "get" | "claim" | "comple
       ),
     );
     return Item && storedCall(Item);
+  }
+
+  async cancelRequested(parentRunId: string, callId: string): Promise<boolean> {
+    const { client, tableName } = this.options;
+    const { Item } = await guard("calls.cancelRequested", tableName, () =>
+      client.send(
+        new GetCommand({
+          TableName: tableName,
+          Key: callKey(parentRunId, callId),
+          // A handler asks this every second or so while it runs: the cheapest read will do
+          // (a cancel written just now is seen on a later ask).
+          ProjectionExpression: "cancelRequestedAt",
+        }),
+      ),
+    );
+    return typeof Item?.cancelRequestedAt === "string";
   }
 
   async claim(

@@ -114,6 +114,43 @@ export class DynamoCallStore extends DynamoCallRuns implements CallStore {
     return counts;
   }
 
+  async cancel(
+    parentRunId: string,
+    callId: string,
+    refusal: CallResult,
+  ): Promise<{ outcome: "cancelled" | "requested" | "finished"; call: CallRecord } | undefined> {
+    const result = parseInput(callResult, refusal, "call result");
+    const key = callKey(parentRunId, callId);
+    // Not started: it fails now, off the waiting and approval indexes, onto the outbox.
+    const cancelled = await this.transition("calls.cancel", {
+      Key: key,
+      UpdateExpression:
+        "SET #status = :failed, #result = :result, cancelRequestedAt = :at, gsi2pk = :index, gsi2sk = :at",
+      ConditionExpression: "#status IN (:pending, :awaiting)",
+      ExpressionAttributeNames: { "#status": "status", "#result": jsonAttribute("result") },
+      ExpressionAttributeValues: {
+        ":failed": "failed",
+        ":result": JSON.stringify(result),
+        ":at": result.completedAt,
+        ":index": UNANNOUNCED_PARTITION,
+        ":pending": "pending",
+        ":awaiting": "awaiting_approval",
+      },
+    });
+    if (cancelled) return { outcome: "cancelled", call: cancelled };
+    // Running: its handler sees the mark and stops the tool; the first mark stays.
+    const requested = await this.transition("calls.cancel", {
+      Key: key,
+      UpdateExpression: "SET cancelRequestedAt = if_not_exists(cancelRequestedAt, :at)",
+      ConditionExpression: "#status = :running",
+      ExpressionAttributeNames: { "#status": "status" },
+      ExpressionAttributeValues: { ":at": result.completedAt, ":running": "running" },
+    });
+    if (requested) return { outcome: "requested", call: requested };
+    const call = await this.get(parentRunId, callId);
+    return call && { outcome: "finished", call };
+  }
+
   async decide(
     parentRunId: string,
     callId: string,

@@ -1,4 +1,5 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { statusUrl } from "@toolbus/core/app/calls/status";
 import type { ApiDeps } from "@toolbus/core/compose/api-deps";
 import { NotFoundError } from "@toolbus/core/errors";
 import {
@@ -85,6 +86,32 @@ export function registerCallRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): vo
       const call = await calls.get(runId, callId);
       if (!call) throw new NotFoundError(`Call ${callId} does not exist in run ${runId}.`);
       return c.json(callView(call), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/v1/runs/{runId}/calls/{callId}/cancel",
+      tags: ["Calls"],
+      summary: "Ask a call to stop",
+      description:
+        "For the call's caller or an administrator. A call not started yet (waiting, or waiting for approval) fails `cancelled` at once: 200. A running call's tool is asked to stop through its abort signal, wherever it runs: 202, and the call ends `cancelled` (its ToolResultReceived published like any other) unless it finishes first. Asking again is harmless. A finished call stays as it finished: 409 with its status.",
+      security: bearerSecurity,
+      middleware: [requirePermission(config, "call")] as const,
+      request: { params: callParams },
+      responses: {
+        200: jsonContent(callViewSchema, "Cancelled before it started"),
+        202: jsonContent(callViewSchema, "Asked to stop: follow it at its status URL"),
+        ...errorResponses(400, 401, 403, 404, 409),
+      },
+    }),
+    async (c) => {
+      const { runId, callId } = c.req.valid("param");
+      const { outcome, call } = await calls.cancel(c.get("principal"), { runId, callId });
+      if (outcome === "cancelled") return c.json(callView(call), 200);
+      c.header("Location", statusUrl(call));
+      return c.json(callView(call), 202);
     },
   );
 

@@ -14,6 +14,15 @@ export {
   scheduledDetail,
   scheduledEnvelope,
 } from "./announce";
+export {
+  CANCEL_POLL_MS,
+  type CancelDeps,
+  type CancelOutcome,
+  type CancelWatchDeps,
+  cancelCall,
+  RunningCalls,
+  watchCancel,
+} from "./cancel";
 export { type DecisionDeps, decideApproval, expireApprovals } from "./decide";
 export {
   PROGRESS_WINDOW_MS,

@@ -6,12 +6,15 @@ import { fallbackLogger } from "../../../observability/log";
 import type { CallNotices, CallStore, EventSink } from "../../../ports";
 import { type CallerLink, callerLink } from "../../../relay/link";
 import { announceFinished, announceResult, progressEvent } from "./announce";
+import { type RunningCalls, watchCancel } from "./cancel";
 import { type ProgressReport, type ReportProgress, throttleProgress } from "./progress";
 import { claimDeadline, type Produced, type RunFacts, ranResult, storeResult } from "./records";
 
 export interface RunDeps extends CallObservers {
-  /** Running a call reads, claims and completes its record, nothing more. */
-  calls: Pick<CallStore, "get" | "claim" | "complete">;
+  /** Running a call reads, claims and completes its record, and watches it for a cancel. */
+  calls: Pick<CallStore, "get" | "claim" | "complete" | "cancelRequested">;
+  /** The calls running in this process: a cancel made here reaches them without a read. */
+  running?: RunningCalls;
   bus: EventSink;
   /** Where a live MCP caller waits for the call: its progress and requests go there too. */
   channel?: CallNotices;
@@ -22,6 +25,8 @@ export interface RunDeps extends CallObservers {
 export interface CallReach {
   progress: ReportProgress;
   caller: CallerLink;
+  /** Aborts when someone cancels the call: the tool is stopped and the call ends `cancelled`. */
+  cancelled: AbortSignal;
 }
 
 /** What running a call needs of it; a directly dispatched call has it all in its event. */
@@ -85,12 +90,17 @@ export async function runCall(
     }),
   );
   const progress = progressAnnouncer(detail, deps, start, caller);
+  const cancel = watchCancel(detail, deps);
   try {
     const started = performance.now();
     const { execution, ...facts } = await run(claimed, now, {
       progress: progress.report,
       caller,
-    }).finally(() => Promise.all([progress.close(), caller.settled()]));
+      cancelled: cancel.signal,
+    }).finally(() => {
+      cancel.stop();
+      return Promise.all([progress.close(), caller.settled()]);
+    });
     const durationMs = Math.round(performance.now() - started);
     const result = ranResult(claimed, execution, { ...facts, durationMs }, now());
     const completed = await storeResult(calls, claimed, result, now(), deps.log);
