@@ -205,7 +205,10 @@ export function stackConfigFor(
   let runtime: Record<string, unknown> = config.toolbus;
   let toolbus: StageConfig;
   try {
-    runtime = forStage(config.toolbus, stage) as Record<string, unknown>;
+    runtime = withLongestRun(
+      forStage(config.toolbus, stage) as Record<string, unknown>,
+      config.functions.tool.timeoutSeconds,
+    );
     toolbus = parseStageConfig(runtime);
   } catch (error) {
     const details = (error as { details?: unknown }).details;
@@ -266,6 +269,29 @@ export function stackConfigFor(
   }
   if (problems.length > 0) fail(problems);
   return { ...config, toolbus, toolbusJson, source };
+}
+
+/** Seconds a tool's function keeps after its tool's timeout to store and announce the result. */
+const RESULT_MARGIN_SECONDS = 5;
+
+/**
+ * The stage's `calls.longestRunSeconds` as the tool functions allow: what the functions'
+ * timeout leaves after storing and announcing, unless the stage asks for less. Asking for more
+ * is refused by the check below (a registered tool could then outlive its function).
+ */
+function withLongestRun(
+  runtime: Record<string, unknown>,
+  toolTimeoutSeconds: number,
+): Record<string, unknown> {
+  const calls = (runtime.calls ?? {}) as Record<string, unknown>;
+  const allowed = Math.max(1, toolTimeoutSeconds - RESULT_MARGIN_SECONDS);
+  const asked = calls.longestRunSeconds;
+  if (typeof asked === "number" && asked > allowed) {
+    throw new StackConfigError(
+      `calls.longestRunSeconds: ${asked} s is more than the tool functions allow (functions.tool.timeoutSeconds ${toolTimeoutSeconds} s less ${RESULT_MARGIN_SECONDS} s)`,
+    );
+  }
+  return { ...runtime, calls: { ...calls, longestRunSeconds: asked ?? allowed } };
 }
 
 function describeIssue(issue: { path: PropertyKey[]; message: string }): string {

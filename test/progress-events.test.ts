@@ -1,6 +1,7 @@
 import { defineTool, parseStageConfig } from "@toolbus/core";
 import { createLogger, type LogRecord } from "@toolbus/core/observability";
 import { createHttpClient } from "@toolbus/core/outbound";
+import { startUpstream } from "@toolbus/core/testing";
 import { builtinTools, builtinToolsets } from "@toolbus/tools";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -290,6 +291,32 @@ describe("progress through the running system", () => {
     expect(progress.map((detail) => detail.progress)).toEqual(
       [...progress.map((detail) => detail.progress as number)].sort(),
     );
+  });
+
+  it("reports link_validator's links checked so far, ending with all of them", async () => {
+    const links = await startUpstream((_request, response) => {
+      response.writeHead(200, { "content-type": "text/plain" }).end("ok");
+    });
+    try {
+      const urls = Array.from({ length: 6 }, (_, n) => `${links.origin}/page-${n}`);
+      const runId = system.runId();
+      const response = await system.request(`/v1/runs/${runId}/calls`, {
+        method: "POST",
+        json: { tool: "link_validator", input: { urls }, wait: 10 },
+      });
+      expect(response.status).toBe(200);
+      await system.settle();
+      const { types, progress } = shape(await system.events(runId));
+      expect(types.at(-1)).toBe("ToolResultReceived");
+      expect(progress.length).toBeGreaterThanOrEqual(1);
+      expect(progress.at(-1)).toMatchObject({
+        progress: 6,
+        total: 6,
+        message: "6 of 6 links checked",
+      });
+    } finally {
+      await links.close();
+    }
   });
 });
 

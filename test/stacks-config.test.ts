@@ -117,6 +117,24 @@ describe("per-stage stack configuration", () => {
     expect(error.message).toMatch(/surprise/);
   });
 
+  it("lets a call run as long as the tool functions allow, and no longer", () => {
+    const raw = valid();
+    raw.functions.tool = { ...raw.functions.tool, timeoutSeconds: 65 };
+    const config = stackConfigFor("dev", { raw, tools: [] });
+    expect(config.toolbus.calls.longestRunSeconds).toBe(60);
+    expect(JSON.parse(config.toolbusJson).calls.longestRunSeconds).toBe(60);
+
+    raw.toolbus = { ...raw.toolbus, calls: { longestRunSeconds: 30 } };
+    expect(stackConfigFor("dev", { raw, tools: [] }).toolbus.calls.longestRunSeconds).toBe(30);
+
+    raw.toolbus = { ...raw.toolbus, calls: { longestRunSeconds: 600 } };
+    const error = catchError(() => stackConfigFor("dev", { raw, tools: [] }));
+    expect(error).toBeInstanceOf(StackConfigError);
+    expect(error.message).toContain(
+      "calls.longestRunSeconds: 600 s is more than the tool functions allow",
+    );
+  });
+
   it("makes every stage say who hears its alarms: e-mails, a topic it has, or nobody and why", () => {
     const alarmsOf = (alarms: unknown) => {
       const raw = valid();

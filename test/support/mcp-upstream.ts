@@ -24,6 +24,8 @@ export interface RemoteCallContext {
    * request asked for progress (`_meta.progressToken`); false when it did not.
    */
   progress(progress: number, total?: number, message?: string): Promise<boolean>;
+  /** Aborts when the client cancels the request or its connection goes away. */
+  signal: AbortSignal;
 }
 
 export interface McpUpstream {
@@ -73,6 +75,7 @@ export async function startMcpUpstream(
       }
       const progressToken = request.params._meta?.progressToken;
       return entry.run(request.params.arguments ?? {}, {
+        signal: extra.signal,
         async progress(progress, total, message) {
           if (progressToken === undefined) return false;
           await extra.sendNotification({

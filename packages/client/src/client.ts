@@ -474,6 +474,17 @@ export class ToolbusClient {
   }
 
   /**
+   * Asks a call to stop (its caller, or an administrator). A call not started yet comes back
+   * failed `cancelled`; a running one comes back still running, with `cancelRequestedAt`, and
+   * ends `cancelled` unless it finishes first (follow it with getCall). A finished call is a
+   * ToolbusApiError with status 409.
+   */
+  async cancelCall<T extends ToolId = string>(runId: string, callId: string): Promise<CallView<T>> {
+    const path = `/v1/runs/${encodeURIComponent(runId)}/calls/${encodeURIComponent(callId)}/cancel`;
+    return (await this.#http.json("POST", path, { schema: callView })) as CallView<T>;
+  }
+
+  /**
    * A run's events, in order: `for await (const event of client.events(runId)) ...`. Pages
    * through the log as JSON; with `follow`, keeps receiving new events until the loop is left
    * or `signal` fires.

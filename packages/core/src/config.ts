@@ -37,8 +37,14 @@ export const stageConfig = z.strictObject({
       /** `wait` when the request gives none, and its cap, in seconds. */
       defaultWaitSeconds: z.number().min(0).max(60).default(5),
       maxWaitSeconds: z.number().min(0).max(60).default(25),
+      /**
+       * The longest one tool call may run on this stage, in seconds: no tool may have a
+       * timeout beyond it (registrations are refused). On AWS the stack sets it from the tool
+       * functions' timeout, less 5 s for storing and announcing the result.
+       */
+      longestRunSeconds: z.number().int().min(1).max(900).default(900),
     })
-    .default({ defaultWaitSeconds: 5, maxWaitSeconds: 25 }),
+    .default({ defaultWaitSeconds: 5, maxWaitSeconds: 25, longestRunSeconds: 900 }),
   mcp: z
     .strictObject({
       /**

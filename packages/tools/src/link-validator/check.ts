@@ -18,14 +18,19 @@ const HEAD_REFUSED = new Set([400, 403, 405, 501]);
 /** Runs link_validator: what its `execute` loads on first use. */
 export async function runLinkValidator(
   input: LinkValidatorInput,
-  { http, signal }: Pick<ToolContext<unknown>, "http" | "signal">,
+  { http, signal, progress }: Pick<ToolContext<unknown>, "http" | "signal" | "progress">,
 ) {
   const urls = distinct(input.urls);
   // Past the budget, unfinished checks end as timeouts and the rest still come back.
   const budget = AbortSignal.any([signal, AbortSignal.timeout(BUDGET_MS)]);
-  const results = await mapWithConcurrency(urls, LINK_CONCURRENCY, (url) =>
-    checkLink(http, url, input.timeout_ms, budget),
-  );
+  let checked = 0;
+  const results = await mapWithConcurrency(urls, LINK_CONCURRENCY, async (url) => {
+    const result = await checkLink(http, url, input.timeout_ms, budget);
+    // Links checked so far, out of all: a long list shows how far it is (throttled upstream).
+    checked += 1;
+    progress(checked, urls.length, `${checked} of ${urls.length} links checked`);
+    return result;
+  });
   const data: LinkValidatorOutput = { results, summary: summarize(results) };
   return { output: describe(data), data };
 }

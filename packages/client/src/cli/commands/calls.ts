@@ -71,6 +71,20 @@ export const callsCommands = {
     },
   }),
 
+  "calls cancel": command({
+    usage: "calls cancel <runId> <callId>",
+    summary:
+      "Ask a call to stop: one not started yet fails cancelled at once, a running one is stopped unless it finishes first.",
+    args: ["runId", "callId"],
+    options: {},
+    schema: z.object({ runId, callId }),
+    async run(args, { client, io, json: asJson }) {
+      const call = await client.cancelCall(args.runId, args.callId);
+      io.stdout.write(asJson ? json(call) : callSummary(call));
+      return 0;
+    },
+  }),
+
   "calls show": command({
     usage: "calls show <runId> <callId>",
     summary: "Show a call and, once finished, its result.",

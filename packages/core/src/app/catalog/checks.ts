@@ -53,17 +53,34 @@ export function registrationIssues(
 ): Issue[] {
   const issues = secretIssues(registration);
   if (registration.kind === "mcp") {
-    const { availability } = registration.defaults;
+    const { availability, timeoutMs } = registration.defaults;
     if (availability) {
       issues.push(...availabilityIssues(availability, config, "defaults.availability"));
     }
+    issues.push(...timeoutIssues(timeoutMs, config, "defaults.timeoutMs"));
     return issues;
   }
   registration.tools.forEach((tool, index) => {
+    issues.push(...timeoutIssues(tool.timeoutMs, config, `tools.${index}.timeoutMs`));
     if (!tool.availability) return;
     issues.push(...availabilityIssues(tool.availability, config, `tools.${index}.availability`));
   });
   return issues;
+}
+
+/**
+ * A timeout longer than one call may run on the stage: the function running it would be
+ * stopped first, and the call would end only at its deadline. Refused, saying the limit.
+ */
+function timeoutIssues(timeoutMs: number | undefined, config: StageConfig, path: string): Issue[] {
+  const longest = config.calls.longestRunSeconds;
+  if (timeoutMs === undefined || timeoutMs <= longest * 1000) return [];
+  return [
+    {
+      path,
+      message: `is ${timeoutMs} ms, longer than one call may run on this stage (${longest} s, calls.longestRunSeconds); work that takes longer must be split into several calls`,
+    },
+  ];
 }
 
 /**

@@ -69,3 +69,19 @@ export function mergeByCall(requests: LogRequest[]): LogRequest[] {
   }
   return [...merged.values()];
 }
+
+/** A progress step as the call record keeps its latest: what it said, and when. */
+export function progressOf(event: RunEvent): NonNullable<CallRecord["progress"]> {
+  const { progress, total, message, reportedAt } = event.detail as {
+    progress: number;
+    total?: number;
+    message?: string;
+    reportedAt: string;
+  };
+  return {
+    progress,
+    ...(total === undefined ? {} : { total }),
+    ...(message === undefined ? {} : { message }),
+    reportedAt,
+  };
+}

@@ -1,12 +1,13 @@
-import { BatchWriteCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { BatchWriteCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { CallRecord } from "@toolbus/wire/model/call";
 import { UnavailableError } from "../../errors";
 import type { ItemOutcome } from "../../util/group-commit";
 import { callItem } from "./call-runs";
 import type { DynamoStoreOptions } from "./client";
-import { logSeqOf, logSortKey, runLogKeyCondition, runPartition } from "./items";
+import { isConditionFailure } from "./client";
+import { callKey, logSeqOf, logSortKey, runLogKeyCondition, runPartition } from "./items";
 import { encodeJsonFields } from "./json-text";
-import { LOG_JSON_FIELDS, type LogRequest, mergeByCall } from "./log-requests";
+import { LOG_JSON_FIELDS, type LogRequest, mergeByCall, progressOf } from "./log-requests";
 import { perTable } from "./per-table";
 import { recentCalls } from "./recent-calls";
 
@@ -80,6 +81,8 @@ export async function appendAsSoleWriter(
     for (const runId of touched) known.delete(runId);
     return requests.map(() => ({ ok: false, error }));
   }
+  // Best effort, after the log is written: a step it cannot mark shows on the next one.
+  for (const request of requests) await markProgress(options, request).catch(() => undefined);
   const recent = recentCalls(options);
   for (const call of marked) recent.remember(call);
   return requests.map(() => ({ ok: true, value: undefined }));
@@ -137,6 +140,31 @@ async function readRunLog(options: DynamoStoreOptions, runId: string): Promise<R
     await putAll(options, holes.slice(start, start + BATCH));
   }
   return { end, keys };
+}
+
+/**
+ * A running call's latest progress step on its record, for `GET …/calls/{call}`: one update
+ * per request that holds a step (the throttle sends at most two a second per call). A call
+ * that finished meanwhile keeps its record as it is.
+ */
+async function markProgress(options: DynamoStoreOptions, request: LogRequest): Promise<void> {
+  const latest = request.events.filter((event) => event.detailType === "ToolCallProgress").at(-1);
+  if (!latest) return;
+  const { client, tableName } = options;
+  try {
+    await client.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: callKey(request.call.parentRunId, request.call.callId),
+        UpdateExpression: "SET progress = :progress",
+        ConditionExpression: "#status = :running",
+        ExpressionAttributeNames: { "#status": "status" },
+        ExpressionAttributeValues: { ":progress": progressOf(latest), ":running": "running" },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
 }
 
 /** One BatchWriteItem (a PutItem for one item), plus retries of what it left unprocessed. */

@@ -12,6 +12,7 @@ import {
   LOG_SEQ_ATTRIBUTE,
   type LogRequest,
   mergeByCall,
+  progressOf,
   progressStep,
   unloggedEvents,
 } from "./log-requests";
@@ -239,6 +240,7 @@ function markedFields(request: LogRequest, seqs: number[], at: string) {
   request.events.forEach((event, index) => {
     if (event.detailType === "ToolCallProgress") {
       fields.progressLogStep = progressStep(request.call, event);
+      fields.progress = progressOf(event);
       return;
     }
     fields[LOG_SEQ_ATTRIBUTE[event.detailType]] = seqs[index];
@@ -268,6 +270,13 @@ function markCall(request: LogRequest, seqs: number[], at: string) {
     values[":firstStep"] = Math.min(...steps);
     values[":lastStep"] = Math.max(...steps);
     sets.push("#progressLogStep = :lastStep");
+    // The latest step rides on the same write: GET …/calls/{call} shows it at no extra cost.
+    const latest = request.events.filter((event) => event.detailType === "ToolCallProgress").at(-1);
+    if (latest) {
+      names["#progress"] = "progress";
+      values[":progress"] = progressOf(latest);
+      sets.push("#progress = :progress");
+    }
     conditions.push("(attribute_not_exists(#progressLogStep) OR #progressLogStep < :firstStep)");
     if (!request.events.some((event) => event.detailType === "ToolResultReceived")) {
       names["#resultLogSeq"] = LOG_SEQ_ATTRIBUTE.ToolResultReceived;

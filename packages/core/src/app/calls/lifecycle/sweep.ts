@@ -48,7 +48,7 @@ export async function sweep(deps: SweepDeps): Promise<{ swept: number; announced
   let swept = 0;
   for (const call of await calls.listStuck(now().toISOString(), BATCH)) {
     const failure = Failures.timeout(
-      `${call.toolId} did not finish before its deadline; its handler stopped.`,
+      `${call.toolId} did not finish before its deadline: whatever ran it stopped (it ran past the longest a call may run here, or its process ended). Retry later, or ask for less work in one call.`,
     );
     if (await fail(call, failure)) swept++;
   }
