@@ -238,3 +238,51 @@ for (const [label, generation] of [
     });
   });
 }
+
+describe("a tool the server runs only as a task", () => {
+  it("is called as a task and polled by Toolbus, and its caller gets the result as from any tool", async () => {
+    const response = await system.request(`/v1/runs/${system.runId()}/calls`, {
+      method: "POST",
+      json: { tool: "simulate_research_query", input: { topic: "tide tables" }, wait: 20 },
+    });
+    const text = await response.text();
+    expect(response.status, text).toBe(200);
+    const call = JSON.parse(text) as { status: string; result: { output: string } };
+    expect(call.status).toBe("succeeded");
+    expect(call.result.output).toContain("tide tables");
+    // What the server asked of its callers is not asked of Toolbus's: it polls for them.
+    const spec = await system.request("/v1/tools/simulate_research_query");
+    const implementation = ((await spec.json()) as { implementation: Record<string, unknown> })
+      .implementation;
+    expect(implementation).toMatchObject({ remoteTaskRequired: true });
+  }, 30_000);
+
+  it("stops polling and ends cancelled when its call is cancelled", async () => {
+    const runId = system.runId();
+    const started = await system.request(`/v1/runs/${runId}/calls`, {
+      method: "POST",
+      json: { tool: "simulate_research_query", input: { topic: "tides" }, callId: "t1", wait: 0 },
+    });
+    expect(started.status).toBe(202);
+    await expect
+      .poll(async () => {
+        const call = await system.request(`/v1/runs/${runId}/calls/t1`);
+        return ((await call.json()) as { status: string }).status;
+      })
+      .toBe("running");
+    const cancelled = await system.request(`/v1/runs/${runId}/calls/t1/cancel`, {
+      method: "POST",
+    });
+    expect(cancelled.status).toBe(202);
+    await expect
+      .poll(
+        async () => {
+          const call = await system.request(`/v1/runs/${runId}/calls/t1`);
+          return ((await call.json()) as { result?: { failure?: { kind: string } } }).result
+            ?.failure?.kind;
+        },
+        { timeout: 3_000 },
+      )
+      .toBe("cancelled");
+  }, 30_000);
+});

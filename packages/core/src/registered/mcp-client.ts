@@ -31,6 +31,7 @@ import {
   type RelayCapabilities,
   type RelayedMethod,
 } from "@toolbus/wire/model/relay";
+import * as z from "zod";
 import { OutboundError } from "../outbound/errors";
 import { failureFromOutbound, failureFromStatus } from "../outbound/failures";
 import type { HttpClient, OutboundResponse, SecretSource } from "../outbound/types";
@@ -379,6 +380,8 @@ export interface RemoteCall {
   caller?: ToolCaller | undefined;
   /** The server's progress notifications for the call, as they are read. */
   onProgress?: ((progress: number, total?: number, message?: string) => void) | undefined;
+  /** The server runs the tool only as a task (2025-11-25): call it as one, and poll it. */
+  asTask?: boolean | undefined;
 }
 
 /**
@@ -411,6 +414,9 @@ export async function callRemoteTool(
     if (level && protocol === LEGACY && client.getServerCapabilities()?.logging) {
       await client.setLoggingLevel(level, requestOptions(connection));
     }
+    if (call.asTask && protocol === LEGACY) {
+      return callAsTask(client, connection, name, input);
+    }
     const result = await client.callTool(
       {
         name,
@@ -431,6 +437,96 @@ export async function callRemoteTool(
       },
     );
     return result as CallToolResult;
+  });
+}
+
+/** A task as a 2025-11-25 server reports it: what polling it needs. */
+const remoteTask = z.looseObject({
+  taskId: z.string().min(1).max(1024),
+  status: z.enum(["working", "input_required", "completed", "failed", "cancelled"]),
+  pollInterval: z.number().int().positive().optional(),
+  statusMessage: z.string().optional(),
+});
+const createdTask = z.looseObject({ task: remoteTask });
+const callToolAnswer = z.looseObject({ content: z.array(z.unknown()).default([]) });
+
+/** Polls no faster than this, whatever a server suggests, and no slower than the longest. */
+const TASK_POLL_MS = { least: 100, most: 5_000, default: 1_000 };
+
+/**
+ * A tool its server runs only as a task (2025-11-25): `tools/call` with `task`, then
+ * `tasks/get` at the interval the server asks until the task needs input or ends, then
+ * `tasks/result` (which carries the server's requests for input to the caller, through this
+ * session's relay, and answers with the tool's result or its JSON-RPC error). Stopped (the
+ * call's timeout or a cancel): the task is cancelled on the server too.
+ */
+async function callAsTask(
+  client: Client,
+  connection: McpConnection,
+  name: string,
+  input: unknown,
+): Promise<CallToolResult> {
+  const options = requestOptions(connection);
+  const created = await client.request(
+    {
+      method: "tools/call",
+      params: {
+        name,
+        arguments: (input ?? {}) as Record<string, unknown>,
+        task: { ttl: connection.timeoutMs },
+      },
+    } as never,
+    createdTask,
+    options,
+  );
+  const { taskId } = created.task;
+  let task = created.task;
+  try {
+    while (task.status === "working") {
+      const wait = Math.min(
+        Math.max(task.pollInterval ?? TASK_POLL_MS.default, TASK_POLL_MS.least),
+        TASK_POLL_MS.most,
+      );
+      await abortableDelay(wait, connection.signal);
+      task = await client.request(
+        { method: "tasks/get", params: { taskId } } as never,
+        remoteTask,
+        options,
+      );
+    }
+    return (await client.request(
+      { method: "tasks/result", params: { taskId } } as never,
+      callToolAnswer,
+      options,
+    )) as CallToolResult;
+  } catch (error) {
+    if (connection.signal?.aborted) {
+      // The server stops its work too; its answer does not matter any more.
+      await client
+        .request({ method: "tasks/cancel", params: { taskId } } as never, z.unknown(), {
+          timeout: 2_000,
+        })
+        .catch(() => undefined);
+    }
+    throw error;
+  }
+}
+
+function abortableDelay(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", stop);
+      resolve();
+    }, ms);
+    const stop = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener("abort", stop, { once: true });
   });
 }
 

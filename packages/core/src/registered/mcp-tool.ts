@@ -32,6 +32,7 @@ export function mcpToolDefinition(spec: ToolSpec): AnyToolDefinition {
           protocols: implementation.protocols,
           caller: context.caller,
           onProgress: context.progress,
+          asTask: implementation.remoteTaskRequired === true,
         },
       );
       return outcomeOf(result, spec.id, upstream);

@@ -95,6 +95,12 @@ const mcpImplementation = z
      * stored before discovery recorded it: ["2025-11-25"].
      */
     protocols: z.array(mcpProtocol).min(1).optional(),
+    /**
+     * The server declares the tool runs only as a task (2025-11-25 `execution.taskSupport`):
+     * Toolbus then calls it as one and polls it, and its caller gets the result as from any
+     * tool.
+     */
+    remoteTaskRequired: z.boolean().optional(),
   })
   .strict();
 
