@@ -230,6 +230,25 @@ describe("cancelling a running call over REST", () => {
     await expect.poll(() => upstreamCancelled, { timeout: 5_000 }).toBeDefined();
   });
 
+  it("counts a cancelled call against its run's budget as a call made", async () => {
+    const runId = system.runId();
+    const policy = await system.request(`/v1/runs/${runId}/policy`, {
+      method: "PUT",
+      json: { maxCalls: 1 },
+    });
+    expect(policy.status).toBe(200);
+    await start(runId, "b1", "test_sleeper", { ms: 30_000 });
+    await expect.poll(async () => (await read(runId, "b1")).status).toBe("running");
+    expect((await cancel(runId, "b1")).status).toBe(202);
+    expect((await finished(runId, "b1")).result?.failure?.kind).toBe("cancelled");
+    const next = await system.request(`/v1/runs/${runId}/calls`, {
+      method: "POST",
+      json: { tool: "test_sleeper", input: { ms: 0 }, callId: "b2", wait: 5 },
+    });
+    const body = (await next.json()) as CallView;
+    expect(body.result?.failure?.kind).toBe("budget_exceeded");
+  });
+
   it("leaves a call that finished first as it finished", async () => {
     const runId = system.runId();
     await start(runId, "c3", "test_gate", {});
