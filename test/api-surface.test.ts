@@ -96,6 +96,7 @@ describe("the API's public surface", () => {
         "DELETE /v1/registered-toolsets/{name}",
         "POST /v1/runs/{runId}/calls",
         "GET /v1/runs/{runId}/calls/{callId}",
+        "POST /v1/runs/{runId}/calls/{callId}/cancel",
         "GET /v1/runs/{runId}",
         "PUT /v1/runs/{runId}/policy",
         "POST /v1/runs/{runId}/calls/{callId}/approve",

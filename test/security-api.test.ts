@@ -120,6 +120,10 @@ const TABLE: Record<string, { need: Need; path?: string; json?: unknown }> = {
     path: "/v1/runs/run-sec-policy/policy",
     json: { maxCalls: 5 },
   },
+  "POST /v1/runs/{runId}/calls/{callId}/cancel": {
+    need: "call",
+    path: "/v1/runs/run-sec/calls/nope/cancel",
+  },
   "POST /v1/runs/{runId}/calls/{callId}/approve": {
     need: "approve",
     path: "/v1/runs/run-sec/calls/nope/approve",

@@ -48,7 +48,6 @@ function greeting(content: unknown): string {
 
 /** A 2025-11-25 server: sessions, requests and notifications on each call's event stream. */
 export async function startLegacyAskingServer(): Promise<AskingServer> {
-  const sessions = new Map<string, StreamableHTTPServerTransport>();
   const make = () => {
     const server = new LegacyServer(
       { name: "asking-2025", version: "1" },
@@ -98,36 +97,44 @@ export async function startLegacyAskingServer(): Promise<AskingServer> {
     }));
     return server;
   };
-  return listenOnLoopback((req, res) => handleLegacy(req, res, sessions, make));
+  return listenOnLoopback(legacySessions(make));
 }
 
-async function handleLegacy(
-  req: IncomingMessage,
-  res: ServerResponse,
-  sessions: Map<string, StreamableHTTPServerTransport>,
-  make: () => LegacyServer,
-): Promise<void> {
-  const id = req.headers["mcp-session-id"];
-  const known = typeof id === "string" ? sessions.get(id) : undefined;
-  if (known) {
-    await known.handleRequest(req, res);
-    return;
-  }
-  if (req.method !== "POST") {
-    res.writeHead(405).end();
-    return;
-  }
-  const transport = new StreamableHTTPServerTransport({
-    sessionIdGenerator: randomUUID,
-    onsessioninitialized: (sessionId) => {
-      sessions.set(sessionId, transport);
-    },
-  });
-  transport.onclose = () => {
-    if (transport.sessionId) sessions.delete(transport.sessionId);
+/** A first-generation SDK server (McpServer or the low-level Server): what a session connects. */
+interface Connectable {
+  connect(transport: StreamableHTTPServerTransport): Promise<void>;
+}
+
+/**
+ * A 2025-11-25 Streamable HTTP endpoint with sessions, as first-generation SDK servers run:
+ * an `initialize` POST opens a session with a new server from `make`, and every later request
+ * of that session goes to its transport.
+ */
+export function legacySessions(make: () => Connectable) {
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const id = req.headers["mcp-session-id"];
+    const known = typeof id === "string" ? sessions.get(id) : undefined;
+    if (known) {
+      await known.handleRequest(req, res);
+      return;
+    }
+    if (req.method !== "POST") {
+      res.writeHead(405).end();
+      return;
+    }
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      onsessioninitialized: (sessionId) => {
+        sessions.set(sessionId, transport);
+      },
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) sessions.delete(transport.sessionId);
+    };
+    await make().connect(transport);
+    await transport.handleRequest(req, res);
   };
-  await make().connect(transport);
-  await transport.handleRequest(req, res);
 }
 
 /** A 2026-07-28 server: no sessions; asks by answering `input_required`. */

@@ -272,7 +272,8 @@ export class ToolbusClient {
   /** API keys (admin). */
   readonly keys = {
     /** The new key is in this answer and nowhere else. */
-    create: (input: { name: string; role: string }): Promise<CreatedApiKey> =>
+    /** `actsFor`: the key may name end users it acts for (`X-Toolbus-On-Behalf-Of`). */
+    create: (input: { name: string; role: string; actsFor?: boolean }): Promise<CreatedApiKey> =>
       this.#http.json("POST", "/v1/keys", { json: input, schema: apiKeyCreatedView }),
     list: async (): Promise<ApiKeyRecord[]> =>
       (await this.#http.json("GET", "/v1/keys", { schema: apiKeyListView })).keys,

@@ -3,6 +3,7 @@ import { runPolicy } from "@toolbus/wire/model/run";
 import * as z from "zod";
 import { isKnownRole } from "./app/access";
 import { type Issue, ValidationError, zodIssues } from "./errors";
+import { oauthConfig, oauthConfigProblems } from "./oauth-config";
 import { nearest } from "./util/nearest";
 
 /**
@@ -178,6 +179,11 @@ export const stageConfig = z.strictObject({
       retentionDays: z.number().min(1).max(365).default(7),
     })
     .default({ retentionDays: 7 }),
+  /**
+   * How callers may sign in besides API keys. `oauth`: JWT access tokens of one authorization
+   * server (oauth-config.ts); absent, API keys only and no protected-resource metadata.
+   */
+  auth: z.strictObject({ oauth: oauthConfig.optional() }).optional(),
   /** Each tool's own settings, validated by the tool's settings schema. */
   tools: z.record(z.string(), z.unknown()).default({}),
 });
@@ -229,6 +235,7 @@ export function parseStageConfig(value: unknown): StageConfig {
       }
     }
   });
+  problems.push(...oauthConfigProblems(config.auth?.oauth, config));
   if (!config.modes.available.includes(config.modes.default)) {
     problems.push({
       path: "modes.default",

@@ -8,6 +8,7 @@ export type ApiKeyRecord = {
   createdAt: string;
   revokedAt?: string;
   lastUsedAt?: string;
+  actsFor?: boolean;
 };
 
 export type CalendarInput = {
@@ -55,6 +56,11 @@ export type CallApproval = {
     by?: {
       id: string;
       role: string;
+      /** A person signed in with OAuth: the token's `iss`, and its `sub` (the id derives from both). */
+      issuer?: string;
+      subject?: string;
+      /** An end user named by a key allowed to act for end users: that key's id. */
+      actingKeyId?: string;
     };
     reason?: string;
   };
@@ -161,6 +167,7 @@ export type CreatedApiKey = {
   name: string;
   role: string;
   createdAt: string;
+  actsFor?: boolean;
 };
 
 export type Delivery = {
@@ -585,6 +592,10 @@ export type McpToolDefaultsInput = {
     /** Lowest role that may see and call it; absent = every role. */
     minRole?: string;
   };
+  /** Remote tool name -> whether it may, must or may not run as an MCP task. A server does not say (the tasks extension has no per-tool declaration), so this is where a tool that only makes sense as a task says `required`, and one that must answer at once `forbidden`; any other follows its timeout (core's `taskSupportOf`). */
+  taskSupport?: {
+    [key: string]: "optional" | "required" | "forbidden";
+  };
 };
 
 export type McpToolsetRegistrationInput = {
@@ -641,6 +652,10 @@ export type McpToolsetRegistrationInput = {
       /** Lowest role that may see and call it; absent = every role. */
       minRole?: string;
     };
+    /** Remote tool name -> whether it may, must or may not run as an MCP task. A server does not say (the tasks extension has no per-tool declaration), so this is where a tool that only makes sense as a task says `required`, and one that must answer at once `forbidden`; any other follows its timeout (core's `taskSupportOf`). */
+    taskSupport?: {
+      [key: string]: "optional" | "required" | "forbidden";
+    };
   };
   /** What a refresh does when the server's tools changed. "review" (the default): the definitions pinned at registration keep being served and the change is held until an administrator accepts it. "follow": the change is served at once. */
   updates?: "review" | "follow";
@@ -680,6 +695,11 @@ export type Metrics = {
 export type Principal = {
   id: string;
   role: string;
+  /** A person signed in with OAuth: the token's `iss`, and its `sub` (the id derives from both). */
+  issuer?: string;
+  subject?: string;
+  /** An end user named by a key allowed to act for end users: that key's id. */
+  actingKeyId?: string;
 };
 
 export type Prompt = {
@@ -837,6 +857,8 @@ export type RegistrationOutcome = {
       };
       /** The generations the server speaks, as discovery at registration found them ("2026-07-28" answered `server/discover`, "2025-11-25" answered `initialize`). Absent on a registration stored before discovery recorded it: ["2025-11-25"]. */
       protocols?: Array<"2025-11-25" | "2026-07-28">;
+      /** The server declares the tool runs only as a task (2025-11-25 `execution.taskSupport`): Toolbus then calls it as one and polls it, and its caller gets the result as from any tool. */
+      remoteTaskRequired?: boolean;
     };
     revision: number;
     updatedAt: string;
@@ -865,6 +887,8 @@ export type RegistrationOutcome = {
     };
     /** Names the fallback tool used when this one is unavailable. */
     fallback?: string;
+    /** Whether an MCP caller may (`optional`) or must (`required`) run it as a task, or may not (`forbidden`). Absent: judged from its timeout (app/calls/tasks.ts). */
+    taskSupport?: "optional" | "required" | "forbidden";
   }>;
   diff: {
     added: Array<string>;
@@ -1077,6 +1101,11 @@ export type RunEvent = {
     requestedBy: {
       id: string;
       role: string;
+      /** A person signed in with OAuth: the token's `iss`, and its `sub` (the id derives from both). */
+      issuer?: string;
+      subject?: string;
+      /** An end user named by a key allowed to act for end users: that key's id. */
+      actingKeyId?: string;
     };
     scheduledAt: string;
     /** How the tool is implemented: bus rules route registered http and mcp tools by it. */
@@ -1205,6 +1234,11 @@ export type RunEvent = {
     requestedBy: {
       id: string;
       role: string;
+      /** A person signed in with OAuth: the token's `iss`, and its `sub` (the id derives from both). */
+      issuer?: string;
+      subject?: string;
+      /** An end user named by a key allowed to act for end users: that key's id. */
+      actingKeyId?: string;
     };
     scheduledAt: string;
     approval: {
@@ -1331,6 +1365,11 @@ export type StageEventsPage = ({
       requestedBy: {
         id: string;
         role: string;
+        /** A person signed in with OAuth: the token's `iss`, and its `sub` (the id derives from both). */
+        issuer?: string;
+        subject?: string;
+        /** An end user named by a key allowed to act for end users: that key's id. */
+        actingKeyId?: string;
       };
       scheduledAt: string;
       /** How the tool is implemented: bus rules route registered http and mcp tools by it. */
@@ -1459,6 +1498,11 @@ export type StageEventsPage = ({
       requestedBy: {
         id: string;
         role: string;
+        /** A person signed in with OAuth: the token's `iss`, and its `sub` (the id derives from both). */
+        issuer?: string;
+        subject?: string;
+        /** An end user named by a key allowed to act for end users: that key's id. */
+        actingKeyId?: string;
       };
       scheduledAt: string;
       approval: {
@@ -1539,6 +1583,11 @@ export type Subscription = {
   owner: {
     id: string;
     role: string;
+    /** A person signed in with OAuth: the token's `iss`, and its `sub` (the id derives from both). */
+    issuer?: string;
+    subject?: string;
+    /** An end user named by a key allowed to act for end users: that key's id. */
+    actingKeyId?: string;
   };
   /** The pattern as canonical JSON text (what was validated is what is matched). */
   pattern: string;
@@ -1599,6 +1648,11 @@ export type SubscriptionWithSecret = {
     owner: {
       id: string;
       role: string;
+      /** A person signed in with OAuth: the token's `iss`, and its `sub` (the id derives from both). */
+      issuer?: string;
+      subject?: string;
+      /** An end user named by a key allowed to act for end users: that key's id. */
+      actingKeyId?: string;
     };
     /** The pattern as canonical JSON text (what was validated is what is matched). */
     pattern: string;
@@ -1692,6 +1746,8 @@ export type Tool = {
     };
     /** The generations the server speaks, as discovery at registration found them ("2026-07-28" answered `server/discover`, "2025-11-25" answered `initialize`). Absent on a registration stored before discovery recorded it: ["2025-11-25"]. */
     protocols?: Array<"2025-11-25" | "2026-07-28">;
+    /** The server declares the tool runs only as a task (2025-11-25 `execution.taskSupport`): Toolbus then calls it as one and polls it, and its caller gets the result as from any tool. */
+    remoteTaskRequired?: boolean;
   };
   revision: number;
   updatedAt: string;
@@ -1720,6 +1776,8 @@ export type Tool = {
   };
   /** Names the fallback tool used when this one is unavailable. */
   fallback?: string;
+  /** Whether an MCP caller may (`optional`) or must (`required`) run it as a task, or may not (`forbidden`). Absent: judged from its timeout (app/calls/tasks.ts). */
+  taskSupport?: "optional" | "required" | "forbidden";
 };
 
 /** The body of `PUT /v1/tools/{id}/availability`: who may use the tool, where. */
@@ -1741,6 +1799,11 @@ export type ToolCallApprovalRequested = {
   requestedBy: {
     id: string;
     role: string;
+    /** A person signed in with OAuth: the token's `iss`, and its `sub` (the id derives from both). */
+    issuer?: string;
+    subject?: string;
+    /** An end user named by a key allowed to act for end users: that key's id. */
+    actingKeyId?: string;
   };
   scheduledAt: string;
   approval: {
@@ -1798,6 +1861,11 @@ export type ToolCallScheduled = {
   requestedBy: {
     id: string;
     role: string;
+    /** A person signed in with OAuth: the token's `iss`, and its `sub` (the id derives from both). */
+    issuer?: string;
+    subject?: string;
+    /** An end user named by a key allowed to act for end users: that key's id. */
+    actingKeyId?: string;
   };
   scheduledAt: string;
   /** How the tool is implemented: bus rules route registered http and mcp tools by it. */
@@ -1888,6 +1956,8 @@ export type ToolListItem = {
     };
     /** The generations the server speaks, as discovery at registration found them ("2026-07-28" answered `server/discover`, "2025-11-25" answered `initialize`). Absent on a registration stored before discovery recorded it: ["2025-11-25"]. */
     protocols?: Array<"2025-11-25" | "2026-07-28">;
+    /** The server declares the tool runs only as a task (2025-11-25 `execution.taskSupport`): Toolbus then calls it as one and polls it, and its caller gets the result as from any tool. */
+    remoteTaskRequired?: boolean;
   };
   revision: number;
   updatedAt: string;
@@ -1917,6 +1987,8 @@ export type ToolListItem = {
   };
   /** Names the fallback tool used when this one is unavailable. */
   fallback?: string;
+  /** Whether an MCP caller may (`optional`) or must (`required`) run it as a task, or may not (`forbidden`). Absent: judged from its timeout (app/calls/tasks.ts). */
+  taskSupport?: "optional" | "required" | "forbidden";
   reasons?: Array<string>;
   servedBy?: string;
   fallbackReasons?: Array<string>;
@@ -2197,6 +2269,10 @@ export type ToolsetRegistrationInput = {
       /** Lowest role that may see and call it; absent = every role. */
       minRole?: string;
     };
+    /** Remote tool name -> whether it may, must or may not run as an MCP task. A server does not say (the tasks extension has no per-tool declaration), so this is where a tool that only makes sense as a task says `required`, and one that must answer at once `forbidden`; any other follows its timeout (core's `taskSupportOf`). */
+    taskSupport?: {
+      [key: string]: "optional" | "required" | "forbidden";
+    };
   };
   /** What a refresh does when the server's tools changed. "review" (the default): the definitions pinned at registration keep being served and the change is held until an administrator accepts it. "follow": the change is served at once. */
   updates?: "review" | "follow";
@@ -2341,6 +2417,8 @@ export type ToolsetWithTools = {
       };
       /** The generations the server speaks, as discovery at registration found them ("2026-07-28" answered `server/discover`, "2025-11-25" answered `initialize`). Absent on a registration stored before discovery recorded it: ["2025-11-25"]. */
       protocols?: Array<"2025-11-25" | "2026-07-28">;
+      /** The server declares the tool runs only as a task (2025-11-25 `execution.taskSupport`): Toolbus then calls it as one and polls it, and its caller gets the result as from any tool. */
+      remoteTaskRequired?: boolean;
     };
     revision: number;
     updatedAt: string;
@@ -2369,6 +2447,8 @@ export type ToolsetWithTools = {
     };
     /** Names the fallback tool used when this one is unavailable. */
     fallback?: string;
+    /** Whether an MCP caller may (`optional`) or must (`required`) run it as a task, or may not (`forbidden`). Absent: judged from its timeout (app/calls/tasks.ts). */
+    taskSupport?: "optional" | "required" | "forbidden";
   }>;
   /** Where a registered MCP toolset's tools come from: what a refresh asks again. */
   source?: {
@@ -2459,6 +2539,8 @@ export type ToolSpec = {
     };
     /** The generations the server speaks, as discovery at registration found them ("2026-07-28" answered `server/discover`, "2025-11-25" answered `initialize`). Absent on a registration stored before discovery recorded it: ["2025-11-25"]. */
     protocols?: Array<"2025-11-25" | "2026-07-28">;
+    /** The server declares the tool runs only as a task (2025-11-25 `execution.taskSupport`): Toolbus then calls it as one and polls it, and its caller gets the result as from any tool. */
+    remoteTaskRequired?: boolean;
   };
   /** Absent for a registered MCP tool whose server declares none: it answers in content. */
   outputSchema?: {
@@ -2485,6 +2567,8 @@ export type ToolSpec = {
   };
   /** Names the fallback tool used when this one is unavailable. */
   fallback?: string;
+  /** Whether an MCP caller may (`optional`) or must (`required`) run it as a task, or may not (`forbidden`). Absent: judged from its timeout (app/calls/tasks.ts). */
+  taskSupport?: "optional" | "required" | "forbidden";
 };
 
 export type WebSearchInput = {
@@ -2513,6 +2597,11 @@ export type WireCallView = {
   requestedBy: {
     id: string;
     role: string;
+    /** A person signed in with OAuth: the token's `iss`, and its `sub` (the id derives from both). */
+    issuer?: string;
+    subject?: string;
+    /** An end user named by a key allowed to act for end users: that key's id. */
+    actingKeyId?: string;
   };
   scheduledAt: string;
   mode?: string;
@@ -2536,10 +2625,24 @@ export type WireCallView = {
       by?: {
         id: string;
         role: string;
+        /** A person signed in with OAuth: the token's `iss`, and its `sub` (the id derives from both). */
+        issuer?: string;
+        subject?: string;
+        /** An end user named by a key allowed to act for end users: that key's id. */
+        actingKeyId?: string;
       };
       reason?: string;
     };
   };
+  /** The latest progress its tool reported, once the run's log has it. */
+  progress?: {
+    progress: number;
+    reportedAt: string;
+    total?: number;
+    message?: string;
+  };
+  /** When someone asked the call to stop (it ends `cancelled` unless it finished first). */
+  cancelRequestedAt?: string;
   result?: {
     /** Text for a model to read. */
     output: string;

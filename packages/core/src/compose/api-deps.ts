@@ -18,6 +18,7 @@ import type {
   EventLog,
   KeyStore,
   McpSubscriptions,
+  TaskIndex,
 } from "../ports";
 
 /** Everything the HTTP API needs; the composition root builds it for AWS and for local. */
@@ -50,6 +51,8 @@ export interface ApiDeps {
    * messages and servers' requests); without it nothing reaches a caller mid-call.
    */
   channel?: CallChannel;
+  /** The MCP tasks each caller made (2025-11-25 `tasks/list`); without it none is listed. */
+  taskIndex?: TaskIndex;
   /** Registered http / mcp toolsets; without it the registered-toolsets routes are absent. */
   registered?: RegisteredToolsets;
   /** Where failures and unaudited writes are logged (default: JSON lines on stderr). */

@@ -222,6 +222,11 @@ export function createToolbus(
         ["subscribe", "unsubscribe", "list", "seen"],
       ),
       channel: channelOf(deployment),
+      // Only MCP tasks (2025-11-25 tasks/list) use it: loaded with the first task.
+      taskIndex: loadedOnUse(
+        async () => new (await import("../store/dynamodb/task-index")).DynamoTaskIndex(store),
+        ["add", "get", "list"],
+      ),
       ...(deployment.metrics instanceof InProcessMetrics ? { metrics: deployment.metrics } : {}),
       audit: new DynamoAuditLog(store),
       runs: runGovernor,

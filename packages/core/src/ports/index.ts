@@ -256,11 +256,22 @@ export interface ApiKeyRecord {
   createdAt: string;
   revokedAt?: string;
   lastUsedAt?: string;
+  /**
+   * The key may act for end users it names (`X-Toolbus-On-Behalf-Of`): a trusted agent
+   * backend's. Set by an administrator when the key is created; absent on every other key.
+   */
+  actsFor?: boolean;
 }
 
 export interface KeyStore {
   /** Returns the plaintext key once; only its hash is stored. */
-  create(input: { name: string; role: string; keyId?: string; key?: string }): Promise<{
+  create(input: {
+    name: string;
+    role: string;
+    keyId?: string;
+    key?: string;
+    actsFor?: boolean;
+  }): Promise<{
     key: string;
     record: ApiKeyRecord;
   }>;
@@ -446,4 +457,37 @@ export interface McpSubscriptions {
   list(principalId: string): Promise<McpSubscription[]>;
   /** Records the hash a stream last saw, when the subscription still exists (its TTL kept). */
   seen(principalId: string, uri: string, hash: string): Promise<void>;
+}
+
+/** One MCP task a caller made (2025-11-25 `tasks/list`): the call it is, and how long it is kept. */
+export interface TaskEntry {
+  runId: string;
+  callId: string;
+  /** When the task was created: its call's `scheduledAt` (ISO 8601). */
+  createdAt: string;
+  /** How long after `createdAt` the task stays listed, ms (the task's `ttl`). */
+  ttlMs: number;
+}
+
+/** A page of a caller's tasks, newest first; `next` is where the following page starts. */
+export interface TaskPage {
+  tasks: TaskEntry[];
+  next?: string;
+}
+
+/**
+ * The MCP tasks each caller (principal id) made, newest first. The call store has no index by
+ * caller, and plain calls need none: only a call made as a task is written here, and it drops
+ * out once its ttl has passed (the call itself stays readable by its ids).
+ */
+export interface TaskIndex {
+  /** Records (or records again, with its new ttl) one of the caller's tasks. */
+  add(principalId: string, entry: TaskEntry): Promise<void>;
+  /** The caller's task with these ids and creation time, while it is kept. */
+  get(principalId: string, task: Omit<TaskEntry, "ttlMs">): Promise<TaskEntry | undefined>;
+  /**
+   * Up to `limit` of the caller's live tasks, newest first, after `after` (a page's `next`).
+   * A malformed `after` is a ValidationError.
+   */
+  list(principalId: string, page: { limit: number; after?: string }): Promise<TaskPage>;
 }

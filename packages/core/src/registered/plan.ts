@@ -130,6 +130,7 @@ export function mcpToolsetPlan(
       url: registration.url,
       ...(auth ? { auth } : {}),
       remoteName: tool.name,
+      ...(tool.execution?.taskSupport === "required" ? { remoteTaskRequired: true } : {}),
     };
     return parseSpec(
       {
@@ -149,6 +150,9 @@ export function mcpToolsetPlan(
         ...(defaults.availability ? { availability: defaults.availability } : {}),
         timeoutMs: defaults.timeoutMs,
         ...(defaults.cost !== undefined ? { cost: defaults.cost } : {}),
+        ...(defaults.taskSupport?.[tool.name]
+          ? { taskSupport: defaults.taskSupport[tool.name] }
+          : {}),
         // MCP's defaults when a hint is absent: may write, not idempotent, reaches the world.
         annotations: {
           readOnly: hints.readOnlyHint ?? false,

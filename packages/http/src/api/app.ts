@@ -18,6 +18,7 @@ import { registerEventRoutes } from "./routes/events";
 import { registerHealthRoutes } from "./routes/health";
 import { registerKeyRoutes } from "./routes/keys";
 import { registerMetricsRoutes } from "./routes/metrics";
+import { registerOAuthMetadataRoutes } from "./routes/oauth-metadata";
 import { registerRegisteredToolsetRoutes } from "./routes/registered";
 import { registerRunRoutes } from "./routes/runs";
 import { registerSearchRoutes } from "./routes/search";
@@ -46,6 +47,7 @@ export function createApi(deps: ApiDeps): OpenAPIHono<HttpEnv> {
   app.use("/v1/*", auditAdminWrites(deps.audit));
 
   registerHealthRoutes(app, deps);
+  registerOAuthMetadataRoutes(app, deps.config);
   // Before the catalog's /v1/tools/{id}: /v1/tools/search is the search.
   registerSearchRoutes(app, deps);
   registerCatalogRoutes(app, deps);

@@ -47,6 +47,11 @@ export function errorHandler(): ErrorHandler<HttpEnv> {
     const described = describe(error);
     if (described.status >= 500) logFailure(c, error);
     for (const [name, value] of Object.entries(described.headers ?? {})) c.header(name, value);
+    // The key check's own challenge, naming the protected-resource metadata (common/auth.ts).
+    const challenge = c.get("authChallenge");
+    if (challenge && (described.status === 401 || described.status === 403)) {
+      c.header("WWW-Authenticate", challenge);
+    }
     return c.json(described.body, described.status);
   };
 }

@@ -11,6 +11,8 @@ const STREAMED: ReadonlyArray<{ method?: string; path: RegExp }> = [
   { method: "GET", path: /^\/v1\/events$/ },
   { method: "GET", path: /^\/v1\/runs\/[^/]+\/events$/ },
   { path: /^\/mcp$/ },
+  // Where a client that got /mcp's 401 from this URL looks for how to sign in.
+  { method: "GET", path: /^\/\.well-known\/oauth-protected-resource(\/.*)?$/ },
 ];
 
 export function isStreamedRoute(method: string, path: string): boolean {
@@ -27,7 +29,7 @@ export function streamedRoutesOnly(): MiddlewareHandler<HttpEnv> {
       {
         error: {
           code: "not_found",
-          message: `${c.req.method} ${c.req.path} is served by the API URL, not the streaming URL (which serves event streams, /mcp and /health).`,
+          message: `${c.req.method} ${c.req.path} is served by the API URL, not the streaming URL (which serves event streams, /mcp, its OAuth metadata and /health).`,
         },
       },
       404,

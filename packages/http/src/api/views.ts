@@ -1,10 +1,23 @@
 import { ValidationError } from "@toolbus/core/errors";
 import type { ApiKeyRecord } from "@toolbus/core/ports";
-import type { Approval, CallRecord } from "@toolbus/wire/model/call";
+import type { Approval, CallRecord, Principal } from "@toolbus/wire/model/call";
+
+/** A principal as callers see it: its optional fields only when it has them. */
+export function principalView(principal: Principal): Principal {
+  const { id, role, issuer, subject, actingKeyId } = principal;
+  return {
+    id,
+    role,
+    ...(issuer !== undefined ? { issuer } : {}),
+    ...(subject !== undefined ? { subject } : {}),
+    ...(actingKeyId !== undefined ? { actingKeyId } : {}),
+  };
+}
 
 /**
  * What a caller sees of a call: the input hash, tool version and bookkeeping attributes stay
- * inside, and the requester is only its principal id and role.
+ * inside, and the requester is only its principal: id and role, and for a signed-in person
+ * the issuer and subject its id derives from (for an end user a key acts for, that key).
  */
 export function callView(call: CallRecord) {
   const result = call.result;
@@ -16,7 +29,7 @@ export function callView(call: CallRecord) {
     status: call.status,
     ...(call.mode ? { mode: call.mode } : {}),
     ...(call.parentCallId ? { parentCallId: call.parentCallId } : {}),
-    requestedBy: { id: call.requestedBy.id, role: call.requestedBy.role },
+    requestedBy: principalView(call.requestedBy),
     scheduledAt: call.scheduledAt,
     ...(call.startedAt ? { startedAt: call.startedAt } : {}),
     ...(call.trace ? { traceId: call.trace.traceId } : {}),
@@ -47,7 +60,7 @@ export function callView(call: CallRecord) {
 
 /**
  * A call's approval as callers see it: when it was asked for and until when it waits, and once
- * decided, by whom (principal id and role only), when and why.
+ * decided, by whom (principalView), when and why.
  */
 function approvalView(approval: Approval) {
   const { decision } = approval;
@@ -58,7 +71,7 @@ function approvalView(approval: Approval) {
       ? {
           decision: {
             approved: decision.approved,
-            ...(decision.by ? { by: { id: decision.by.id, role: decision.by.role } } : {}),
+            ...(decision.by ? { by: principalView(decision.by) } : {}),
             at: decision.at,
             ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
           },
@@ -76,6 +89,7 @@ export function keyView(record: ApiKeyRecord) {
     createdAt: record.createdAt,
     ...(record.revokedAt ? { revokedAt: record.revokedAt } : {}),
     ...(record.lastUsedAt ? { lastUsedAt: record.lastUsedAt } : {}),
+    ...(record.actsFor ? { actsFor: true } : {}),
   };
 }
 

@@ -28,6 +28,11 @@ export interface HttpEnv {
      * streams), so a revoked key loses them too. Within the key cache's bound.
      */
     keyStillValid: () => Promise<boolean>;
+    /**
+     * The `WWW-Authenticate` a 401 or 403 from the key check or `requirePermission` answers
+     * with (common/challenge.ts); a bare `Bearer` on a 401 when unset.
+     */
+    authChallenge?: string;
     /** Set by `requirePermission`: what the matched route needs (admin writes are audited). */
     permission?: Permission;
     /**

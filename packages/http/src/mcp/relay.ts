@@ -55,6 +55,12 @@ export async function relayWhile<T>(
   progressToken: string | number | undefined,
   /** Fires when the caller hangs up: what was asked of it is refused from then on. */
   hungUp?: AbortSignal,
+  /**
+   * Whether the caller stays attached after this answer (a 2026-07-28 task's caller: the call
+   * goes on, and what it asks waits for the caller's `tasks/get`). Otherwise an answered caller
+   * is gone, and what the call asks from then on is refused.
+   */
+  stays?: (done: T) => boolean,
 ): Promise<Relayed<T>> {
   const attachment = await channel.attach(key, caller);
   const stop = new AbortController();
@@ -94,6 +100,8 @@ export async function relayWhile<T>(
     if ("asked" in outcome) {
       // The call goes on; its caller will be back with the answers.
       running.catch(() => undefined);
+      gone = false;
+    } else if (stays?.(outcome.done)) {
       gone = false;
     }
     return outcome;

@@ -57,7 +57,8 @@ export type StreamWriter = (message: Record<string, unknown>) => Promise<void>;
 export interface CallRelay {
   /** The run and call a retried 2026-07-28 round continues, from its verified state. */
   resumes?: { runId: string; callId: string };
-  run<T>(key: CallKey, call: () => Promise<T>): Promise<Relayed<T>>;
+  /** `stays`: whether the caller stays attached after this answer (see relayWhile). */
+  run<T>(key: CallKey, call: () => Promise<T>, stays?: (done: T) => boolean): Promise<Relayed<T>>;
   /** The `input_required` answer that hands the asked requests to the caller. */
   ask(key: CallKey, asked: readonly RelayRequest[]): Promise<InputRequiredResult>;
 }
@@ -158,7 +159,8 @@ export async function callRelay(
   if (state) await answerRound(relay.channel, state, principalId, ctx.mcpReq.inputResponses);
   return {
     ...(state ? { resumes: { runId: state.runId, callId: state.callId } } : {}),
-    run: (key, call) => relayWhile(relay.channel, key, caller, { notify }, call, token),
+    run: (key, call, stays) =>
+      relayWhile(relay.channel, key, caller, { notify }, call, token, undefined, stays),
     ask: async (key, asked) => {
       const named = roundNames(asked);
       return inputRequired({
@@ -205,7 +207,7 @@ async function answerRound(
  * What each request of a round is called in the caller's `inputRequests`: the server's own
  * name when it gave one that no other request of the round has, else Toolbus's id.
  */
-function roundNames(asked: readonly RelayRequest[]): Map<string, string> {
+export function roundNames(asked: readonly RelayRequest[]): Map<string, string> {
   const taken = new Set<string>();
   const names = new Map<string, string>();
   for (const request of asked) {
@@ -217,7 +219,7 @@ function roundNames(asked: readonly RelayRequest[]): Map<string, string> {
 }
 
 /** The capabilities a 2026-07-28 caller declared that a server may ask about. */
-function declared(value: unknown): RelayCapabilities {
+export function declared(value: unknown): RelayCapabilities {
   if (value === null || typeof value !== "object") return {};
   const capabilities: RelayCapabilities = {};
   for (const name of ["elicitation", "sampling", "roots"] as const) {

@@ -19,7 +19,7 @@ export const MCP_PATH = "/mcp";
 
 /** What `/mcp` needs of the stage: the key check's, selection's and the server's own. */
 export type McpRouteDeps = AuthDeps &
-  Pick<McpDeps, "config" | "catalog" | "calls" | "federation"> & {
+  Pick<McpDeps, "config" | "catalog" | "calls" | "federation" | "taskIndex"> & {
     selection: SelectionService;
     search: SearchService;
     /**
@@ -88,6 +88,7 @@ export function registerMcpRoutes(app: OpenAPIHono<HttpEnv>, deps: McpRouteDeps)
     ...(deps.federation ? { federation: deps.federation } : {}),
     ...(deps.federation && deps.mcpSubscriptions ? { subscriptions: deps.mcpSubscriptions } : {}),
     ...(deps.channel ? { relay: mcpRelay(deps.channel, deps) } : {}),
+    ...(deps.taskIndex ? { taskIndex: deps.taskIndex } : {}),
   };
 
   app.post(MCP_PATH, async (c) => {

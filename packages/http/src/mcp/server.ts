@@ -11,85 +11,42 @@ import {
   type Server,
 } from "@modelcontextprotocol/server";
 import { hasPermission, type Permission, requiredRole } from "@toolbus/core/app/access";
-import type { CallOutcome, CallService } from "@toolbus/core/app/calls/service";
-import type { McpFederation } from "@toolbus/core/app/federation/service";
-import type { SearchService } from "@toolbus/core/app/search/service";
-import type { SelectionService } from "@toolbus/core/app/selection/service";
-import type { StageConfig } from "@toolbus/core/config";
-import { callerMessage, type Issue, ToolbusError, ValidationError } from "@toolbus/core/errors";
-import type { CatalogStore, McpSubscriptions } from "@toolbus/core/ports";
+import type { CallOutcome } from "@toolbus/core/app/calls/service";
+import { ValidationError } from "@toolbus/core/errors";
 import { sha256Hex } from "@toolbus/core/util/canonical-json";
-import type { McpSurface } from "@toolbus/wire/mcp-surface";
 import { CALL_TOOL, SEARCH_TOOLS } from "@toolbus/wire/mcp-surface";
 import type { Principal } from "@toolbus/wire/model/call";
-import { callId as callIdSchema, runId as runIdSchema } from "@toolbus/wire/model/ids";
+import { runId as runIdSchema } from "@toolbus/wire/model/ids";
 import type { ToolSpec } from "@toolbus/wire/model/tool";
 import { API_VERSION } from "../common/version";
 import { federate } from "./federated";
 import { ReadableParamsServer } from "./params";
+import { type CallRelay, callRelay, roundCodec } from "./relayed-call";
 import {
-  type CallRelay,
-  callRelay,
-  type McpRelay,
-  roundCodec,
-  type StreamWriter,
-} from "./relayed-call";
+  CALL_ID_META,
+  idFrom,
+  inputIssues,
+  type McpDeps,
+  type McpRequestContext,
+  protocolError,
+  RUN_ID_META,
+  runOf,
+} from "./request-context";
 import { callToolResult, invalidInputResult } from "./results";
 import { callToolArguments, SEARCH_SURFACE_TOOLS, searchToolsResult } from "./search-surface";
+import { type CallIds, type LegacyTasks, registerLegacyTasks } from "./tasks-legacy";
+import { modernTaskCall, registerModernTasks, TASKS_EXTENSION } from "./tasks-modern";
 import { toMcpTool, toolInput } from "./tools";
 
-/** Where a `tools/call` may name its call id: `params._meta["toolbus/callId"]`. */
-export const CALL_ID_META = "toolbus/callId";
+export {
+  CALL_ID_META,
+  type McpDeps,
+  type McpRequestContext,
+  RUN_ID_META,
+} from "./request-context";
+
 /** Where a `tools/list` result says which version of the caller's list it is. */
 const LIST_VERSION_META = "toolbus/listVersion";
-/** Where a `tools/call` may name its run: `params._meta["toolbus/runId"]`. */
-const RUN_ID_META = "toolbus/runId";
-
-/** What one MCP request is made on behalf of; the route reads it from the HTTP request. */
-export interface McpRequestContext {
-  principal: Principal;
-  /** Already resolved against the stage's modes. */
-  mode: string;
-  /**
-   * From `X-Toolbus-Run-Id`: the run this request's calls belong to; `_meta` wins over it.
-   * Without either, see `runOf`.
-   */
-  runId?: string;
-  /** From `X-Toolbus-Call-Id`; `_meta` wins over it. */
-  callId?: string;
-  /** `catalog`: every tool the selection offers; `search`: `search_tools` and `call_tool` only. */
-  surface: McpSurface;
-  /** Records an unexpected failure; the caller only ever sees a generic message. */
-  logFailure(error: unknown): void;
-  /**
-   * Writes on this answer's event stream (2025-11-25, when the caller reads one): how a
-   * registered server's requests reach the caller mid-call. Absent for a JSON answer.
-   */
-  write?: StreamWriter;
-  /** Fires when the caller of a streamed answer hangs up (with `write`). */
-  hungUp?: AbortSignal;
-}
-
-/** What the server reads and calls; the route builds it once for every request. */
-export interface McpDeps {
-  config: StageConfig;
-  catalog: Pick<CatalogStore, "getTool">;
-  calls: Pick<CallService, "call">;
-  selection: SelectionService;
-  search: SearchService;
-  /**
-   * Prompts, resources and completions of the registered MCP servers the caller may use;
-   * without it the prompts and resources lists are empty (2026-07-28) or absent (2025-11-25).
-   */
-  federation?: McpFederation;
-  /** Resource subscriptions (2025-11-25, with the federation): without them, none are offered. */
-  subscriptions?: McpSubscriptions;
-  /**
-   * The relay between running calls and the caller waiting on `/mcp`: their progress, log
-   * messages and servers' requests. Without it nothing reaches the caller mid-call.
-   */
-  relay?: McpRelay;
-}
 
 /**
  * The SDK's default is Ajv, which the bundles leave out (see `stacks/bundling.ts`); the
@@ -151,6 +108,8 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext, era: 
           : {}),
         ...(federation ? { completions: {} } : {}),
         ...(federation && !modern ? { logging: {} } : {}),
+        // The Tasks extension (tasks-modern.ts): 2026-07-28 only, never `tasks` itself there.
+        ...(modern ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
       },
       instructions:
         "Optional tools: use one when it clearly helps with the task, and carry on without it " +
@@ -193,7 +152,11 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext, era: 
         `${catalog.version}\n${available.map((tool) => tool.id).join("\n")}`,
       ).slice(0, 16);
       return hinted(
-        { tools: available.map(toMcpTool), _meta: { [LIST_VERSION_META]: version } },
+        {
+          // 2025-11-25 tools say whether they run as tasks; 2026-07-28's Tool has no `execution`.
+          tools: available.map((spec) => toMcpTool(spec, { tasks: !modern })),
+          _meta: { [LIST_VERSION_META]: version },
+        },
         { ttlMs: deps.config.mcp.toolsListTtlSeconds * 1000, cacheScope: "private" },
       );
     } catch (error) {
@@ -219,8 +182,32 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext, era: 
     });
   }
 
+  if (modern) registerModernTasks(server, deps, context);
+  // 2025-11-25 tasks and cancellation (tasks-legacy.ts).
+  const legacyTasks: LegacyTasks | undefined = modern
+    ? undefined
+    : registerLegacyTasks(server, deps, context, {
+        idsOf: (meta) => {
+          const named = idFrom(meta, CALL_ID_META) ?? context.callId;
+          return {
+            runId: runOf(context, idFrom(meta, RUN_ID_META, runIdSchema), named),
+            callId: named ?? randomUUID(),
+            named: named !== undefined,
+          };
+        },
+        mayCall: () => requirePermission(deps, context.principal, "call"),
+        failure: (error, call) => protocolError(error, context, call),
+      });
+
   server.setRequestHandler("tools/call", async (request, ctx): Promise<ToolAnswer> => {
     const { name, arguments: args, _meta } = request.params;
+    // 2025-11-25: a task-augmented call is answered with its task (the tool's taskSupport
+    // decides); a plain one runs where a notifications/cancelled for this request finds it.
+    const created = await legacyTasks?.taskCall(request.params);
+    if (created) return created;
+    const inFlight = legacyTasks
+      ? <T>(ids: CallIds, run: () => Promise<T>) => legacyTasks.inFlight(ctx.mcpReq.id, ids, run)
+      : undefined;
     if (context.surface === "search" && name === SEARCH_TOOLS) {
       requirePermission(deps, context.principal, "read");
       try {
@@ -243,13 +230,20 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext, era: 
         again: `Call ${CALL_TOOL} again with the same arguments`,
         inputPath: "arguments",
         relay: () => callRelay(deps.relay, context, ctx, era),
+        inFlight,
       });
+    }
+    if (modern) {
+      // A task-capable tool, for a caller that declared the Tasks extension (or must have).
+      const task = await modernTaskCall(deps, context, request.params, ctx);
+      if (task) return task as ToolAnswer;
     }
     return callCatalogTool(deps, context, {
       name,
       input: (spec) => toolInput(spec, args),
       meta: _meta,
       relay: () => callRelay(deps.relay, context, ctx, era),
+      inFlight,
     });
   });
 
@@ -273,6 +267,8 @@ async function callCatalogTool(
     inputPath?: string;
     /** How the call reaches its caller while it runs (relayed-call.ts). */
     relay: () => Promise<CallRelay | undefined>;
+    /** Runs the call where a cancel of this request finds it (2025-11-25, tasks-legacy.ts). */
+    inFlight?: (<T>(ids: CallIds, run: () => Promise<T>) => Promise<T>) | undefined;
   },
 ): Promise<ToolAnswer> {
   const { meta } = target;
@@ -287,7 +283,7 @@ async function callCatalogTool(
     if (!spec)
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${target.name}.`);
     let outcome: CallOutcome;
-    const call = () =>
+    const place = () =>
       deps.calls.call(
         context.principal,
         runId,
@@ -303,6 +299,7 @@ async function callCatalogTool(
         // W3C trace context in `_meta`, as MCP clients that trace send it.
         typeof meta?.traceparent === "string" ? meta.traceparent : undefined,
       );
+    const call = () => (target.inFlight ? target.inFlight({ runId, callId }, place) : place());
     try {
       if (!relay) {
         outcome = await call();
@@ -353,81 +350,4 @@ function requirePermission(deps: McpDeps, principal: Principal, permission: Perm
       },
     );
   }
-}
-
-/**
- * The run a call belongs to: the one the client names (`_meta`, then the header), else, for a
- * call it names, a run derived from its key and that call id, so a stateless client that
- * repeats the call (after an approval, or when its wait ran out) reaches the same call
- * without keeping anything but the call id; else a new run.
- */
-function runOf(
-  context: McpRequestContext,
-  named: string | undefined,
-  callId: string | undefined,
-): string {
-  const chosen = named ?? context.runId;
-  if (chosen !== undefined) return chosen;
-  if (callId === undefined) return `mcp-${randomUUID()}`;
-  return `mcp-${sha256Hex(`${context.principal.id}\n${callId}`).slice(0, 32)}`;
-}
-
-/** An id a client put in `_meta` under `key`: valid, or a protocol error saying what is. */
-function idFrom(
-  meta: Record<string, unknown> | undefined,
-  key: typeof CALL_ID_META | typeof RUN_ID_META,
-  schema: typeof callIdSchema | typeof runIdSchema = callIdSchema,
-): string | undefined {
-  const value = meta?.[key];
-  if (value === undefined) return undefined;
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) {
-    throw new ProtocolError(
-      ProtocolErrorCode.InvalidParams,
-      `_meta "${key}" must be 1-128 characters: letters, digits, . _ : -`,
-    );
-  }
-  return parsed.data;
-}
-
-/**
- * Errors as JSON-RPC errors. A refusal written for callers (unknown tool, not offered in this
- * mode or to this role, a call id reused with other input) keeps its words and code; anything
- * unexpected is logged and answered with a generic message, so nothing internal leaks.
- */
-function protocolError(
-  error: unknown,
-  context: McpRequestContext,
-  call?: { runId: string; callId: string },
-): ProtocolError {
-  if (error instanceof ProtocolError) return error;
-  if (error instanceof ToolbusError && error.status < 500) {
-    return new ProtocolError(ProtocolErrorCode.InvalidParams, error.message, {
-      code: error.code,
-      ...(error.details === undefined ? {} : { details: error.details }),
-    });
-  }
-  if (error instanceof ToolbusError && error.status === 503) {
-    return new ProtocolError(ProtocolErrorCode.InternalError, callerMessage(error), {
-      code: error.code,
-      retryable: true,
-      ...(call ?? {}),
-    });
-  }
-  context.logFailure(error);
-  return new ProtocolError(
-    ProtocolErrorCode.InternalError,
-    "Something went wrong on our side; retry later.",
-    {
-      code: "internal",
-    },
-  );
-}
-
-function inputIssues(details: unknown): Issue[] {
-  if (!Array.isArray(details)) return [];
-  return details.filter(
-    (detail): detail is Issue =>
-      typeof detail?.path === "string" && typeof detail?.message === "string",
-  );
 }

@@ -1,4 +1,5 @@
 import type { Tool } from "@modelcontextprotocol/server";
+import { taskSupportOf } from "@toolbus/core/app/calls/tasks";
 import type { ToolSpec } from "@toolbus/wire/model/tool";
 
 type JsonSchema = Record<string, unknown>;
@@ -24,9 +25,11 @@ const ROOT_KEYWORDS = ["$schema", "$id", "$defs", "definitions"] as const;
 
 /**
  * A tool as `tools/list` shows it. The description carries the usage hint too, because most
- * MCP hosts show a model nothing else about when to reach for a tool.
+ * MCP hosts show a model nothing else about when to reach for a tool. With `tasks` (2025-11-25,
+ * whose tasks read `execution.taskSupport`; the 2026-07-28 Tool has no `execution`) it says
+ * whether the tool may, must or may not be called as a task.
  */
-export function toMcpTool(spec: ToolSpec): Tool {
+export function toMcpTool(spec: ToolSpec, options: { tasks?: boolean } = {}): Tool {
   const outputSchema = mcpOutputSchema(spec);
   return {
     name: spec.id,
@@ -40,6 +43,7 @@ export function toMcpTool(spec: ToolSpec): Tool {
       openWorldHint: spec.annotations.openWorld,
       idempotentHint: spec.annotations.idempotent,
     },
+    ...(options.tasks ? { execution: { taskSupport: taskSupportOf(spec) } } : {}),
   };
 }
 

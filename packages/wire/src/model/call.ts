@@ -65,7 +65,19 @@ export const CALL_STATUSES = [
 export const callStatus = z.enum(CALL_STATUSES);
 export type CallStatus = z.infer<typeof callStatus>;
 
-export const principal = z.object({ id: z.string().min(1), role: z.string().min(1) });
+/**
+ * Who a call is for: an API key's owner, a person signed in with OAuth, or an end user a
+ * trusted key acts for. The optional fields were added later; records without them still parse.
+ */
+export const principal = z.object({
+  id: z.string().min(1),
+  role: z.string().min(1),
+  /** A person signed in with OAuth: the token's `iss`, and its `sub` (the id derives from both). */
+  issuer: z.string().optional(),
+  subject: z.string().optional(),
+  /** An end user named by a key allowed to act for end users: that key's id. */
+  actingKeyId: z.string().optional(),
+});
 export type Principal = z.infer<typeof principal>;
 
 /**

@@ -3,7 +3,7 @@ import { toolsetName } from "./ids";
 import { HTTP_METHODS, secretHeader } from "./implementation";
 import { cachePolicy, rateLimit, toolPolicyFields } from "./policy";
 import { label, prose } from "./text";
-import { availability, category, guidelines, toolSpec, toolUpdates } from "./tool";
+import { availability, category, guidelines, taskSupport, toolSpec, toolUpdates } from "./tool";
 
 export { type ToolUpdates, toolUpdates } from "./tool";
 
@@ -94,6 +94,13 @@ export const mcpToolDefaults = z
      * registered keep what they have.
      */
     availability: availability.optional(),
+    /**
+     * Remote tool name -> whether it may, must or may not run as an MCP task. A server does
+     * not say (the tasks extension has no per-tool declaration), so this is where a tool that
+     * only makes sense as a task says `required`, and one that must answer at once `forbidden`;
+     * any other follows its timeout (core's `taskSupportOf`).
+     */
+    taskSupport: z.record(z.string().min(1).max(256), taskSupport).optional(),
   })
   .strict();
 

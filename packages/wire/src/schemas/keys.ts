@@ -10,12 +10,20 @@ export const apiKeyView = z
     createdAt: z.string(),
     revokedAt: z.string().optional(),
     lastUsedAt: z.string().optional(),
+    actsFor: z.boolean().optional(),
   })
   .meta({ id: "ApiKey" });
 export const apiKeyListView = z.object({ keys: z.array(apiKeyView) });
 
 export const apiKeyBody = z
-  .object({ name: label(120), role: z.string().min(1).max(64) })
+  .object({
+    name: label(120),
+    role: z.string().min(1).max(64),
+    actsFor: z.boolean().optional().meta({
+      description:
+        "The key may name an end user in X-Toolbus-On-Behalf-Of and act as them (a trusted agent backend's key).",
+    }),
+  })
   .strict()
   .meta({ id: "ApiKeyInput" });
 
@@ -26,5 +34,6 @@ export const apiKeyCreatedView = z
     name: z.string(),
     role: z.string(),
     createdAt: z.string(),
+    actsFor: z.boolean().optional(),
   })
   .meta({ id: "ApiKeyCreated" });

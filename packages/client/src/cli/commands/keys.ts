@@ -7,14 +7,16 @@ import { fields, json, table } from "../format.js";
 
 export const keysCommands = {
   "keys create": command({
-    usage: "keys create --name <name> --role <role>",
-    summary: "Create an API key (admin). The key is shown once.",
+    usage: "keys create --name <name> --role <role> [--acts-for]",
+    summary:
+      "Create an API key (admin). The key is shown once. --acts-for: it may act for end users it names (X-Toolbus-On-Behalf-Of).",
     args: [],
-    options: { name: option.value, role: option.value },
+    options: { name: option.value, role: option.value, "acts-for": option.flag },
     schema: z
       .object({
         name: z.string().min(1).max(120).optional(),
         role: z.string().min(1).max(64).optional(),
+        "acts-for": z.boolean().optional(),
       })
       .refine((v) => v.name !== undefined, { message: "--name is required", path: ["name"] })
       .refine((v) => v.role !== undefined, { message: "--role is required", path: ["role"] }),
@@ -22,6 +24,7 @@ export const keysCommands = {
       const created = await client.keys.create({
         name: args.name as string,
         role: args.role as string,
+        ...(args["acts-for"] ? { actsFor: true } : {}),
       });
       if (asJson) io.stdout.write(json(created));
       else {
@@ -31,6 +34,7 @@ export const keysCommands = {
             ["Key id", created.keyId],
             ["Name", created.name],
             ["Role", created.role],
+            ...(created.actsFor ? ([["Acts for end users", "yes"]] as [string, string][]) : []),
             ["Created", created.createdAt],
           ])}\nKeep the key now: it is shown only once.\n`,
         );

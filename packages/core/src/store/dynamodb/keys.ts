@@ -37,7 +37,13 @@ export class DynamoKeyStore implements KeyStore {
    * Registering the same fixed key again with the same name and role returns its record, so
    * every start-up may do it; a revoked one stays revoked (ConflictError).
    */
-  async create(input: { name: string; role: string; keyId?: string; key?: string }): Promise<{
+  async create(input: {
+    name: string;
+    role: string;
+    keyId?: string;
+    key?: string;
+    actsFor?: boolean;
+  }): Promise<{
     key: string;
     record: ApiKeyRecord;
   }> {
@@ -62,6 +68,7 @@ export class DynamoKeyStore implements KeyStore {
       name: input.name,
       role: input.role,
       createdAt: this.#now(),
+      ...(input.actsFor ? { actsFor: true } : {}),
     };
 
     // Random ids do not collide; chosen or derived ones might, and revoke finds keys by id.
@@ -93,7 +100,12 @@ export class DynamoKeyStore implements KeyStore {
       } catch (error) {
         if (!isConditionFailure(error)) throw error;
         const existing = rawRecord(error.Item);
-        if (existing?.name === input.name && existing.role === input.role && !existing.revokedAt) {
+        if (
+          existing?.name === input.name &&
+          existing.role === input.role &&
+          (existing.actsFor ?? false) === (input.actsFor ?? false) &&
+          !existing.revokedAt
+        ) {
           return { key, record: existing };
         }
         throw new ConflictError("This key is already registered with another name or role.", {
@@ -209,6 +221,7 @@ function toRecord(item: Item): ApiKeyRecord {
     createdAt: String(item.createdAt),
     ...(typeof item.revokedAt === "string" ? { revokedAt: item.revokedAt } : {}),
     ...(typeof item.lastUsedAt === "string" ? { lastUsedAt: item.lastUsedAt } : {}),
+    ...(item.actsFor === true ? { actsFor: true } : {}),
   };
 }
 

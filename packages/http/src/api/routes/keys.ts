@@ -29,9 +29,9 @@ export function registerKeyRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): voi
       },
     }),
     async (c) => {
-      const { name, role } = c.req.valid("json");
+      const { name, role, actsFor } = c.req.valid("json");
       requireKnownRole(config, role);
-      const { key, record } = await keys.create({ name, role });
+      const { key, record } = await keys.create({ name, role, ...(actsFor ? { actsFor } : {}) });
       c.set("audited", { kind: "key", id: record.keyId, name: record.name, role: record.role });
       c.header("Location", `/v1/keys/${record.keyId}`);
       return c.json(
@@ -41,6 +41,7 @@ export function registerKeyRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): voi
           name: record.name,
           role: record.role,
           createdAt: record.createdAt,
+          ...(record.actsFor ? { actsFor: true } : {}),
         },
         201,
       );
