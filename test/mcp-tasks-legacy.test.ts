@@ -6,6 +6,7 @@ import {
   CreateTaskResultSchema,
   McpError,
   RELATED_TASK_META_KEY,
+  TaskStatusNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { defineTool } from "@toolbus/core";
 import { type ApiServer, serveApi } from "@toolbus/local";
@@ -261,8 +262,12 @@ describe("tasks on 2025-11-25", () => {
     }
   });
 
-  it("holds tasks/result until the task ends", async () => {
+  it("holds tasks/result until the task ends, telling the task's status before its result", async () => {
     const client = await connect(keys.alice);
+    const told: { taskId: string; status: string }[] = [];
+    client.setNotificationHandler(TaskStatusNotificationSchema, (notification) => {
+      told.push(notification.params);
+    });
     try {
       const { task } = await createTask(client, { label: "held", ms: 400 });
       const result = await client.experimental.tasks.getTaskResult(
@@ -270,6 +275,7 @@ describe("tasks on 2025-11-25", () => {
         CallToolResultSchema,
       );
       expect(result.content).toEqual([{ type: "text", text: "done held" }]);
+      expect(told).toEqual([expect.objectContaining({ taskId: task.taskId, status: "completed" })]);
       expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe("completed");
     } finally {
       await client.close();

@@ -130,8 +130,9 @@ async function answerLegacy(
 /**
  * Whether a tool call is answered on an event stream: one `tools/call` naming a tool, from a
  * caller that reads a stream, with something to send on it before the result — progress the
- * caller asked for (a progress token), or a registered MCP server's log messages and requests.
- * Anything else (a built-in tool without a token, a call that names no tool) answers in JSON.
+ * caller asked for (a progress token), or a registered MCP server's log messages and requests
+ * — or a `tasks/result` (its task's status before its result). Anything else (a built-in tool
+ * without a token, a call that names no tool) answers in JSON.
  */
 async function toolCallOnStream(request: Request, body: unknown, deps: McpDeps): Promise<boolean> {
   const accept = request.headers.get("accept") ?? "";
@@ -146,6 +147,8 @@ async function toolCallOnStream(request: Request, body: unknown, deps: McpDeps):
       _meta?: { progressToken?: unknown };
     };
   };
+  // A task's result is held until the task ends; its status is told on the stream first.
+  if (method === "tasks/result") return true;
   if (method !== "tools/call" || typeof params?.name !== "string") return false;
   if (params._meta?.progressToken !== undefined) return true;
   // Through the search surface's call_tool, the tool it names.

@@ -196,6 +196,11 @@ export function registerLegacyTasks(
         { code: "still_running", retryable: true, taskId, status: taskStatusOf(call) },
       );
     }
+    // The task's last status, on the answer's stream ahead of its result (where the caller
+    // reads one: a JSON answer has nowhere to carry it, and the result says as much).
+    await ctx.mcpReq
+      .notify({ method: "notifications/tasks/status", params: taskOf(call, await ttlOf(call)) })
+      .catch(() => undefined);
     // A registered server's own JSON-RPC error is the task's error, as on the sync path.
     const upstream = call.result?.failure?.mcpError;
     if (upstream) {
