@@ -334,6 +334,9 @@ function httpRegistration(origin: string) {
           required: ["id", "name"],
         },
         ...POLICIES,
+        // Offered to every role, as the built-ins are: a registration that says nothing
+        // offers its tools to admins only, and the bench calls as a member.
+        availability: {},
       },
     ],
   };
@@ -348,7 +351,8 @@ function mcpRegistration(url: string) {
     url,
     auth: { header: "Authorization", secret: "TOOLSET_BENCH_MCP_TOKEN", prefix: "Bearer " },
     renames: { getItem: "bench_mcp_get_item" },
-    defaults: { category: "reference", timeoutMs: 10_000, ...POLICIES },
+    // Offered to every role (see httpRegistration).
+    defaults: { category: "reference", timeoutMs: 10_000, ...POLICIES, availability: {} },
   };
 }
 
