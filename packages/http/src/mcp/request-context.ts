@@ -10,7 +10,7 @@ import type { CatalogStore, McpSubscriptions, TaskIndex } from "@toolbus/core/po
 import { sha256Hex } from "@toolbus/core/util/canonical-json";
 import type { McpSurface } from "@toolbus/wire/mcp-surface";
 import type { Principal } from "@toolbus/wire/model/call";
-import { callId as callIdSchema, type runId as runIdSchema } from "@toolbus/wire/model/ids";
+import { callId as callIdSchema, runId as runIdSchema } from "@toolbus/wire/model/ids";
 import type { McpRelay, StreamWriter } from "./relayed-call";
 
 /*
@@ -87,6 +87,25 @@ export function runOf(
   if (chosen !== undefined) return chosen;
   if (callId === undefined) return `mcp-${randomUUID()}`;
   return `mcp-${sha256Hex(`${context.principal.id}\n${callId}`).slice(0, 32)}`;
+}
+
+/**
+ * The run and call a `tools/call` is for: a retried 2026-07-28 round's (its sealed state names
+ * them), else what the client names (`_meta`, then the headers), else a new call id in the run
+ * `runOf` gives. `named` says whether the caller named the call.
+ */
+export function callIdsOf(
+  context: McpRequestContext,
+  meta: Record<string, unknown> | undefined,
+  resumes?: { runId: string; callId: string } | undefined,
+): { runId: string; callId: string; named: boolean } {
+  if (resumes) return { runId: resumes.runId, callId: resumes.callId, named: true };
+  const named = idFrom(meta, CALL_ID_META) ?? context.callId;
+  return {
+    runId: runOf(context, idFrom(meta, RUN_ID_META, runIdSchema), named),
+    callId: named ?? randomUUID(),
+    named: named !== undefined,
+  };
 }
 
 /** An id a client put in `_meta` under `key`: valid, or a protocol error saying what is. */

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { Validator } from "@cfworker/json-schema";
 import {
   type CacheHint,
@@ -16,21 +15,17 @@ import { ValidationError } from "@toolbus/core/errors";
 import { sha256Hex } from "@toolbus/core/util/canonical-json";
 import { CALL_TOOL, SEARCH_TOOLS } from "@toolbus/wire/mcp-surface";
 import type { Principal } from "@toolbus/wire/model/call";
-import { runId as runIdSchema } from "@toolbus/wire/model/ids";
 import type { ToolSpec } from "@toolbus/wire/model/tool";
 import { API_VERSION } from "../common/version";
 import { federate } from "./federated";
 import { ReadableParamsServer } from "./params";
 import { type CallRelay, callRelay, roundCodec } from "./relayed-call";
 import {
-  CALL_ID_META,
-  idFrom,
+  callIdsOf,
   inputIssues,
   type McpDeps,
   type McpRequestContext,
   protocolError,
-  RUN_ID_META,
-  runOf,
 } from "./request-context";
 import { callToolResult, invalidInputResult } from "./results";
 import { callToolArguments, SEARCH_SURFACE_TOOLS, searchToolsResult } from "./search-surface";
@@ -187,14 +182,7 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext, era: 
   const legacyTasks: LegacyTasks | undefined = modern
     ? undefined
     : registerLegacyTasks(server, deps, context, {
-        idsOf: (meta) => {
-          const named = idFrom(meta, CALL_ID_META) ?? context.callId;
-          return {
-            runId: runOf(context, idFrom(meta, RUN_ID_META, runIdSchema), named),
-            callId: named ?? randomUUID(),
-            named: named !== undefined,
-          };
-        },
+        idsOf: (meta) => callIdsOf(context, meta),
         mayCall: () => requirePermission(deps, context.principal, "call"),
         failure: (error, call) => protocolError(error, context, call),
       });
@@ -274,10 +262,7 @@ async function callCatalogTool(
   const { meta } = target;
   const relay = await target.relay();
   // A retried 2026-07-28 round continues the call its sealed state names.
-  const namedCall = relay?.resumes?.callId ?? idFrom(meta, CALL_ID_META) ?? context.callId;
-  const callId = namedCall ?? randomUUID();
-  const runId =
-    relay?.resumes?.runId ?? runOf(context, idFrom(meta, RUN_ID_META, runIdSchema), namedCall);
+  const { runId, callId } = callIdsOf(context, meta, relay?.resumes);
   try {
     const spec = await deps.catalog.getTool(target.name);
     if (!spec)

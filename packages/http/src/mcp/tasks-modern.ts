@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import {
   type CallToolResult,
   CLIENT_CAPABILITIES_META_KEY,
@@ -15,20 +14,16 @@ import { callOfTaskId, taskIdOf, taskStatusOf, taskSupportOf } from "@toolbus/co
 import { ConflictError, ValidationError } from "@toolbus/core/errors";
 import type { CallChannel, CallKey } from "@toolbus/core/ports";
 import type { CallRecord, Principal } from "@toolbus/wire/model/call";
-import { runId as runIdSchema } from "@toolbus/wire/model/ids";
 import type { AttachedCaller, RelayRequest } from "@toolbus/wire/model/relay";
 import type { ToolSpec } from "@toolbus/wire/model/tool";
 import * as z from "zod";
 import { callRelay, declared, roundNames } from "./relayed-call";
 import {
-  CALL_ID_META,
-  idFrom,
+  callIdsOf,
   inputIssues,
   type McpDeps,
   type McpRequestContext,
   protocolError,
-  RUN_ID_META,
-  runOf,
 } from "./request-context";
 import { callToolResult, invalidInputResult } from "./results";
 import { toolInput } from "./tools";
@@ -106,10 +101,7 @@ export async function modernTaskCall(
   const meta = params._meta;
   const relay = await callRelay(deps.relay, context, ctx, "modern");
   // A retried round (a server asked before the task existed) continues the call it names.
-  const namedCall = relay?.resumes?.callId ?? idFrom(meta, CALL_ID_META) ?? context.callId;
-  const callId = namedCall ?? randomUUID();
-  const runId =
-    relay?.resumes?.runId ?? runOf(context, idFrom(meta, RUN_ID_META, runIdSchema), namedCall);
+  const { runId, callId } = callIdsOf(context, meta, relay?.resumes);
   try {
     const call = () =>
       calls.call(
