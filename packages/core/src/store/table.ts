@@ -4,6 +4,7 @@ import type { CreateTableCommandInput } from "@aws-sdk/client-dynamodb";
  * The single table's key layout: one definition used by the local runtime, the tests and the
  * stacks. Items (pk / sk):
  * - toolset        TOOLSET#<name> / SPEC        gsi1: CATALOG / TOOLSET#<name>
+ * - held review    TOOLSET#<name> / REVIEW      (a registered MCP server's changes, gzipped)
  * - tool           TOOL#<id> / SPEC             gsi1: CATALOG / TOOLSET#<toolset>#TOOL#<id>
  * - capability     CAPABILITY#<name> / STATUS
  * - call           RUN#<runId> / CALL#<callId>  gsi2 (only while running): RUNNING / <deadlineAt>
@@ -12,6 +13,7 @@ import type { CreateTableCommandInput } from "@aws-sdk/client-dynamodb";
  * - cached result  CACHE#<toolId>#<version>#<hash> / RESULT    (expiresAt)
  * - rate window    RATE#<scope>#<window start> / COUNT         (expiresAt)
  * - API key        KEY#<sha256 of key> / KEY    gsi1: KEYS / KEY#<keyId>
+ * - MCP task       TASKS#<principalId> / <createdAt>#<runId>#<callId>   (expiresAt; tasks/list)
  * - stage stream   STREAM / HEAD, and STREAM#<place / 100,000> / C#<first place>  (expiresAt)
  * gsi1 lists the catalog in toolset order with one query; gsi2 is sparse and finds calls
  * stuck past their deadline without scanning. gsi3 finds a trace's calls; it holds keys only,
