@@ -11,14 +11,10 @@ import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import {
   createToolbus,
   type Deployment,
-  type Dispatcher,
-  DispatchNotStartedError,
   ensureTable,
   parseStageConfig,
   type Toolbus,
 } from "@toolbus/core";
-import { registeredDeps } from "@toolbus/core/compose/registered";
-import { createRegisteredHandler, mcpToolDefinition } from "@toolbus/core/registered";
 import { createApi } from "@toolbus/http";
 import { type ApiServer, serveApi } from "@toolbus/local";
 import { LocalEventBus, localEventBridgeClient } from "@toolbus/local/bus";
@@ -30,6 +26,7 @@ import {
   startLegacyAskingServer,
   startModernAskingServer,
 } from "./support/mcp-asking-servers";
+import { registeredMcpDispatcher } from "./support/registered-function";
 
 // The relay as it runs on AWS: the API and the registered MCP servers' function are separate
 // units on separate pieces (each its own relay through the table, as two Lambda functions
@@ -67,19 +64,10 @@ beforeAll(async () => {
   [legacy, modern] = await Promise.all([startLegacyAskingServer(), startModernAskingServer()]);
   await ensureTable(dynamodb, tableName);
   await eventBridge.send(new CreateEventBusCommand({ Name: BUS_NAME }));
-  // functions/registered/mcp.ts, on its own deployment.
-  const mcpFunction = createRegisteredHandler("mcp", mcpToolDefinition, () =>
-    registeredDeps(functionDeployment()),
-  );
-  const dispatcher: Dispatcher = {
-    async dispatch(handler, event) {
-      if (handler !== "registered/mcp") throw new DispatchNotStartedError(`No ${handler} here.`);
-      invoked++;
-      // What Lambda's Invoke carries: JSON both ways.
-      const answer = await mcpFunction(JSON.parse(JSON.stringify(event)));
-      return answer === undefined ? undefined : JSON.parse(JSON.stringify(answer));
-    },
-  };
+  // functions/registered/mcp.ts, on its own deployment, invoked as Lambda would be.
+  const dispatcher = registeredMcpDispatcher(functionDeployment, () => {
+    invoked++;
+  });
   toolbus = createToolbus(
     functionDeployment(),
     { tools: builtinTools, toolsets: builtinToolsets, capabilities: builtinCapabilities },

@@ -270,6 +270,13 @@ describe("cancelling a running call over REST", () => {
       expect(["succeeded", "failed"]).toContain(call.status);
       if (call.status === "failed") expect(call.result?.failure?.kind).toBe("cancelled");
     }
+    // Never both: one result in the run's log, the one the call record holds.
+    await system.settle();
+    const results = (await system.events(runId)).filter(
+      (event) => event.detailType === "ToolResultReceived",
+    );
+    expect(results).toHaveLength(1);
+    expect(results[0]?.detail.status).toBe(call.status);
   });
 
   it("fails a call that has not started yet at once, and only for its caller or an admin", async () => {

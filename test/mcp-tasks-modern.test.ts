@@ -4,14 +4,10 @@ import { CreateEventBusCommand } from "@aws-sdk/client-eventbridge";
 import {
   createToolbus,
   type Deployment,
-  type Dispatcher,
-  DispatchNotStartedError,
   ensureTable,
   parseStageConfig,
   type Toolbus,
 } from "@toolbus/core";
-import { registeredDeps } from "@toolbus/core/compose/registered";
-import { createRegisteredHandler, mcpToolDefinition } from "@toolbus/core/registered";
 import { createApi } from "@toolbus/http";
 import { type ApiServer, serveApi } from "@toolbus/local";
 import { LocalEventBus, localEventBridgeClient } from "@toolbus/local/bus";
@@ -19,6 +15,7 @@ import { builtinCapabilities, builtinTools, builtinToolsets } from "@toolbus/too
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testDynamoDbClient } from "./support/dynamodb";
 import type { Loopback } from "./support/loopback";
+import { registeredMcpDispatcher } from "./support/registered-function";
 import { FIXTURE_TASK_SUPPORT, startTasksFixtureServer } from "./support/tasks-fixture-server";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
@@ -374,16 +371,7 @@ describe("a task whose server asks, with the relay through the table (AWS)", () 
     await ensureTable(dynamodb, tableName);
     await eventBridge.send(new CreateEventBusCommand({ Name: busName }));
     // functions/registered/mcp.ts, on its own deployment, invoked as Lambda would be.
-    const mcpFunction = createRegisteredHandler("mcp", mcpToolDefinition, () =>
-      registeredDeps(deployment()),
-    );
-    const dispatcher: Dispatcher = {
-      async dispatch(handler, event) {
-        if (handler !== "registered/mcp") throw new DispatchNotStartedError(`No ${handler} here.`);
-        const answer = await mcpFunction(JSON.parse(JSON.stringify(event)));
-        return answer === undefined ? undefined : JSON.parse(JSON.stringify(answer));
-      },
-    };
+    const dispatcher = registeredMcpDispatcher(deployment);
     stage = createToolbus(
       deployment(),
       { tools: builtinTools, toolsets: builtinToolsets, capabilities: builtinCapabilities },
