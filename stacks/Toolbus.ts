@@ -16,6 +16,7 @@ import {
   toolHandlerId,
   toolSpecOf,
 } from "@toolbus/core";
+import { CONNECTION_ITEM_PREFIX, CONNECTIONS_KEY_VARIABLE } from "@toolbus/core/connections/names";
 import { builtinTools } from "@toolbus/tools";
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import * as acm from "aws-cdk-lib/aws-certificatemanager";
@@ -23,6 +24,7 @@ import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as events from "aws-cdk-lib/aws-events";
 import * as targets from "aws-cdk-lib/aws-events-targets";
 import * as iam from "aws-cdk-lib/aws-iam";
+import * as kms from "aws-cdk-lib/aws-kms";
 import type * as lambda from "aws-cdk-lib/aws-lambda";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import * as logs from "aws-cdk-lib/aws-logs";
@@ -37,8 +39,8 @@ import {
   type StackContext,
 } from "sst/constructs";
 import { notifyAlarms } from "./alarm-topic";
-import { nodejsFor } from "./bundling";
-import { type StackConfig, stackConfigFor } from "./config";
+import { CONNECTION_HANDLERS, nodejsFor, USER_CREDENTIAL_TOOLS } from "./bundling";
+import { providerSecretNames, type StackConfig, stackConfigFor } from "./config";
 import { auditStack } from "./nag";
 import { addObservability } from "./observability";
 
@@ -54,6 +56,24 @@ export const LAMBDA_RUNTIME = "nodejs24.x";
 export const STREAM_HOLD_SECONDS = 120;
 export const followMaxSeconds = (timeoutSeconds: number) =>
   Math.min(timeoutSeconds - 5, STREAM_HOLD_SECONDS);
+
+/**
+ * DynamoDB's item actions, each of which IAM authorizes with `dynamodb:LeadingKeys` (a
+ * transaction's items count as these too). Scan has no leading key; none of ours may scan.
+ */
+export const ITEM_ACTIONS = [
+  "BatchGetItem",
+  "BatchWriteItem",
+  "ConditionCheckItem",
+  "DeleteItem",
+  "GetItem",
+  "PutItem",
+  "Query",
+  "UpdateItem",
+] as const;
+
+/** The partition keys of connected accounts' items (core's prefix: `CONN#`, `CONNSTATE#`, ...). */
+export const CONNECTION_KEYS = `${CONNECTION_ITEM_PREFIX}*`;
 
 /** CDK context key that replaces the stage's config file (tests, one-off experiments). */
 export const CONFIG_CONTEXT = "toolbus:config";
@@ -164,6 +184,67 @@ export function Toolbus({ stack, app }: StackContext) {
     });
   }
   const indexArns = TABLE.indexes.map((index) => `${table.tableArn}/index/${index.name}`);
+
+  // ---- Connected accounts: people's OAuth tokens live in the table (`CONN*` partition keys),
+  // envelope-encrypted under this key with the item's {pk, sk} as encryption context. Only the
+  // functions that connect accounts (the API's two entry points) or act as the caller with them
+  // (the tools that may use a person's account, registered toolsets) use the key; every other
+  // function with the table is denied those items outright.
+  const connectionsKey = new kms.Key(stack, "ConnectionsKey", {
+    description: `Toolbus ${app.stage}: envelope key of people's connected accounts' tokens`,
+    enableKeyRotation: true,
+    removalPolicy: config.data.retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+  });
+  const useConnectionsKey = new iam.PolicyStatement({
+    actions: ["kms:GenerateDataKey", "kms:Decrypt"],
+    resources: [connectionsKey.keyArn],
+    // Only with a connection item's key as encryption context ({pk, sk}, as core seals every
+    // token blob): never a data key for anything but connected accounts' items.
+    conditions: {
+      "ForAnyValue:StringEquals": { "kms:EncryptionContextKeys": ["pk"] },
+      StringLike: { "kms:EncryptionContext:pk": CONNECTION_KEYS },
+    },
+  });
+  const denyConnectionItems = new iam.PolicyStatement({
+    effect: iam.Effect.DENY,
+    actions: ITEM_ACTIONS.map((action) => `dynamodb:${action}`),
+    resources: [table.tableArn, ...indexArns],
+    conditions: { "ForAnyValue:StringLike": { "dynamodb:LeadingKeys": [CONNECTION_KEYS] } },
+  });
+  for (const toolId of USER_CREDENTIAL_TOOLS) {
+    if (!byId.has(toolId)) throw new Error(`Connected accounts name ${toolId}, no built-in tool.`);
+  }
+  /** Handlers of the functions that use connected accounts: all the others are denied them. */
+  const usesConnections = CONNECTION_HANDLERS;
+  /**
+   * The secrets holding the stage's OAuth providers' client secrets (`connections.providers.
+   * <name>.clientSecret` names one): the functions that use connected accounts finish
+   * connections and refresh tokens, so each is bound to all of them.
+   */
+  const providerSecrets = providerSecretNames(config.toolbus);
+  /**
+   * What a function gets for connected accounts, beside its own statements: the key (and its
+   * ARN in the environment) and the providers' client secrets if it uses them, else a Deny on
+   * their items if it has the table.
+   */
+  const connectionsAccess = (
+    handler: string,
+    statements: readonly iam.PolicyStatement[],
+  ): {
+    statements: iam.PolicyStatement[];
+    environment: Record<string, string>;
+    secrets: readonly string[];
+  } => {
+    if (usesConnections.has(handler)) {
+      return {
+        statements: [useConnectionsKey],
+        environment: { [CONNECTIONS_KEY_VARIABLE]: connectionsKey.keyArn },
+        secrets: providerSecrets,
+      };
+    }
+    const usesTable = statements.some((st) => st.actions.some((a) => a.startsWith("dynamodb:")));
+    return { statements: usesTable ? [denyConnectionItems] : [], environment: {}, secrets: [] };
+  };
   const onTable = (...actions: string[]) =>
     new iam.PolicyStatement({
       actions: actions.map((action) => `dynamodb:${action}`),
@@ -205,12 +286,18 @@ export function Toolbus({ stack, app }: StackContext) {
     resources: [bus.eventBusArn],
   });
 
-  // ---- Secrets (values live in SSM, set with `npx sst secrets set`).
-  const secretNames = [ADMIN_KEY_SECRET, ...new Set(tools.flatMap(toolSecrets))];
+  // ---- Secrets (values live in SSM, set with `npx sst secrets set`): the admin key, the
+  // built-in tools', and the connection providers' client secrets. One secret per name: a
+  // provider may name a tool's secret, which is then bound to the functions of both.
+  const toolSecretNames = [...new Set(tools.flatMap(toolSecrets))];
+  const secretNames = [...new Set([ADMIN_KEY_SECRET, ...toolSecretNames, ...providerSecrets])];
   const secrets = new Map(secretNames.map((name) => [name, new Config.Secret(stack, name)]));
   const secretsNamed = (names: readonly string[]) =>
-    [...new Set(names)].sort().map((name) => secrets.get(name) as Config.Secret);
-  const toolSecretNames = secretNames.filter((name) => name !== ADMIN_KEY_SECRET);
+    [...new Set(names)].sort().map((name) => {
+      const secret = secrets.get(name);
+      if (!secret) throw new Error(`No secret ${name} is defined for this stage.`);
+      return secret;
+    });
   /**
    * Secrets that registered toolsets name after the deploy, so they cannot be bound: read on
    * demand (core's readStageSecrets) from where `sst secrets set` puts any secret of this stage,
@@ -289,6 +376,7 @@ export function Toolbus({ stack, app }: StackContext) {
       }),
     );
     const { handler: handlerId, size, deadLetters } = props;
+    const connections = connectionsAccess(handlerId, props.statements);
     const fn = new SstFunction(stack, id, {
       handler: `functions/${handlerId}.handler`,
       description: props.description,
@@ -299,9 +387,9 @@ export function Toolbus({ stack, app }: StackContext) {
       tracing: config.tracing,
       role,
       logGroup,
-      environment: { ...environment, ...props.environment },
-      bind: secretsNamed(props.secrets),
-      permissions: props.statements,
+      environment: { ...environment, ...props.environment, ...connections.environment },
+      bind: secretsNamed([...props.secrets, ...connections.secrets]),
+      permissions: [...props.statements, ...connections.statements],
       nodejs: nodejsFor(handlerId),
       ...(props.url ? { url: props.url } : {}),
       ...(props.reservedConcurrency
@@ -574,6 +662,10 @@ export function Toolbus({ stack, app }: StackContext) {
     secrets: [ADMIN_KEY_SECRET, ...toolSecretNames],
   });
   const domain = config.api.domain;
+  // One catch-all route and no authorizer at the gateway: every path reaches the API function,
+  // which authorizes each itself. The browser's side of connecting an account, GET
+  // /connect/{provider} (its ticket) and /connect/{provider}/callback (its state), carries no
+  // API key or bearer, so it must not be put behind a gateway authorizer if one is ever added.
   const api = new Api(stack, "Api", {
     routes: { $default: apiFunction },
     // No CORS at the gateway: the app decides (browsers are not the intended caller).
@@ -659,6 +751,7 @@ export function Toolbus({ stack, app }: StackContext) {
 
   return {
     table,
+    connectionsKey,
     bus,
     api,
     apiFunction,

@@ -1,4 +1,5 @@
 import { dirname, join } from "node:path";
+import { REGISTERED_KINDS, registeredHandlerId, toolHandlerId } from "@toolbus/core";
 import type { FunctionProps } from "sst/constructs";
 
 /**
@@ -160,7 +161,37 @@ export const NODEJS: FunctionProps["nodejs"] = {
  * chunks it imports statically; a chunk behind `await import(...)` loads on that path's first
  * use. A function that runs one thing gains nothing from chunks and stays one file.
  */
-export const SPLIT_HANDLERS: ReadonlySet<string> = new Set(["api", "api-stream"]);
+
+/**
+ * The built-in tools that may act as the person calling them (core's `connections.credentials`
+ * may say `user` for them): their functions decrypt that person's connected account's tokens.
+ */
+export const USER_CREDENTIAL_TOOLS = ["calendar", "github_api"] as const;
+
+/**
+ * The functions that use connected accounts: the API (connecting, disconnecting) and those that
+ * run tools acting as their caller. They are granted the connections key, and are split into
+ * chunks so the token vault and the KMS client load only with the first connection used: a
+ * stage that never acts as its callers never loads them.
+ */
+export const CONNECTION_HANDLERS: ReadonlySet<string> = new Set([
+  "api",
+  "api-stream",
+  ...USER_CREDENTIAL_TOOLS.map(toolHandlerId),
+  ...REGISTERED_KINDS.map(registeredHandlerId),
+]);
+
+/**
+ * The functions built in chunks: the API (its rare paths), those that use connected accounts
+ * (the vault), and the seed, which holds every tool's definition and so the way to the vault,
+ * but never runs a call.
+ */
+export const SPLIT_HANDLERS: ReadonlySet<string> = new Set([
+  "api",
+  "api-stream",
+  "seed",
+  ...CONNECTION_HANDLERS,
+]);
 
 /** How the function of `handler` is bundled: `NODEJS`, in chunks for `SPLIT_HANDLERS`. */
 export function nodejsFor(handler: string): FunctionProps["nodejs"] {

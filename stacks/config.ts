@@ -1,3 +1,4 @@
+import { REGISTERED_SECRET_PREFIX } from "@toolbus/core";
 import { forStage, parseStageConfig, type StageConfig } from "@toolbus/core/config";
 import { z } from "zod";
 import dev from "./config/dev.json";
@@ -260,6 +261,15 @@ export function stackConfigFor(
       problems.push(`toolbus.tools.${id}: there is no tool ${id} in this stack`);
     }
   }
+  for (const [name, provider] of Object.entries(toolbus.connections?.providers ?? {})) {
+    // Registered toolsets may name any secret under their prefix and send it upstream: an
+    // OAuth client secret there would be theirs to read.
+    if (provider.clientSecret?.startsWith(REGISTERED_SECRET_PREFIX)) {
+      problems.push(
+        `toolbus.connections.providers.${name}.clientSecret: ${provider.clientSecret} is under ${REGISTERED_SECRET_PREFIX}, which registered toolsets may read; name the client secret outside it`,
+      );
+    }
+  }
   const toolbusJson = JSON.stringify(runtime);
   const bytes = Buffer.byteLength(toolbusJson);
   if (bytes > MAX_TOOLBUS_CONFIG_BYTES) {
@@ -269,6 +279,18 @@ export function stackConfigFor(
   }
   if (problems.length > 0) fail(problems);
   return { ...config, toolbus, toolbusJson, source };
+}
+
+/**
+ * The secrets the stage's connection providers name as their client secret
+ * (`connections.providers.<name>.clientSecret`), each once, sorted: the stack binds them to the
+ * functions that use connected accounts.
+ */
+export function providerSecretNames(toolbus: StageConfig): string[] {
+  const names = Object.values(toolbus.connections?.providers ?? {}).flatMap((provider) =>
+    provider.clientSecret ? [provider.clientSecret] : [],
+  );
+  return [...new Set(names)].sort();
 }
 
 /** Seconds a tool's function keeps after its tool's timeout to store and announce the result. */

@@ -78,7 +78,7 @@ export function auditStack(stack: Stack, subjects: AuditSubjects): void {
     {
       id: "AwsSolutions-APIG4",
       reason:
-        "Authorization is in the app: every /v1 route and /mcp checks the caller's API key (packages/http/src/common/auth.ts); /health, /docs and /openapi.json are public on purpose.",
+        "Authorization is in the app: every /v1 route and /mcp checks the caller's API key (packages/http/src/common/auth.ts); /health, /docs and /openapi.json are public on purpose, and a browser connecting an account (GET /connect/{provider} and its /callback) carries a single-use ticket or OAuth state the app checks instead.",
     },
   ]);
   if (subjects.tableWithoutBackups) {

@@ -125,6 +125,7 @@ describe("POST /v1/select", () => {
         { tool: "kit_secret", reasons: ["capability:test_secret"] },
       ],
       servedByFallback: [],
+      needsConnection: [],
     });
     expect(await selectAs(system.adminKey, {})).toEqual(await selectAs(system.adminKey));
   });

@@ -1,6 +1,6 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { parseStageConfig, toolSpecOf } from "@toolbus/core";
+import { parseStageConfig, REGISTERED_SECRET_PREFIX, toolSpecOf } from "@toolbus/core";
 import { builtinTools } from "@toolbus/tools";
 import { App, Stack } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { notifyAlarms } from "../stacks/alarm-topic";
 import {
   DEFAULT_STAGE_FILE,
+  providerSecretNames,
   STAGE_FILES,
   type StackConfig,
   StackConfigError,
@@ -289,6 +290,21 @@ describe("per-stage stack configuration", () => {
         /streaming\.reservedConcurrency/,
       ],
       [
+        "a provider's client secret where registered toolsets may read it",
+        (raw) => {
+          raw.toolbus = {
+            ...raw.toolbus,
+            connections: {
+              publicUrl: "https://tools.example.com",
+              providers: {
+                github: { clientId: "Iv1.x", clientSecret: `${REGISTERED_SECRET_PREFIX}GITHUB` },
+              },
+            },
+          };
+        },
+        /toolbus\.connections\.providers\.github\.clientSecret: TOOLSET_GITHUB is under TOOLSET_, which registered toolsets may read/,
+      ],
+      [
         "more runtime config than a function's environment holds",
         (raw) => {
           raw.toolbus = { ...raw.toolbus, modes: big() };
@@ -303,6 +319,38 @@ describe("per-stage stack configuration", () => {
       expect(error, what).toBeInstanceOf(StackConfigError);
       expect(error.message, what).toMatch(message);
     }
+  });
+
+  it("names each connection provider's client secret once, for the stack to bind", () => {
+    expect(providerSecretNames(stackConfigFor("dev", { tools }).toolbus)).toEqual([]);
+    const raw = valid();
+    raw.toolbus = {
+      ...raw.toolbus,
+      connections: {
+        publicUrl: "https://tools.example.com",
+        providers: {
+          google: { clientId: "g", clientSecret: "GOOGLE_OAUTH_SECRET" },
+          github: { clientId: "Iv1.x", clientSecret: "GITHUB_OAUTH_SECRET" },
+          // Two providers may share one secret; a public client names none.
+          acme: {
+            clientId: "a",
+            clientSecret: "GITHUB_OAUTH_SECRET",
+            authorizeUrl: "https://id.acme.example/authorize",
+            tokenUrl: "https://id.acme.example/token",
+          },
+          pub: {
+            clientId: "p",
+            authorizeUrl: "https://id.pub.example/authorize",
+            tokenUrl: "https://id.pub.example/token",
+          },
+        },
+      },
+    };
+    const config = stackConfigFor("dev", { raw, tools });
+    expect(providerSecretNames(config.toolbus)).toEqual([
+      "GITHUB_OAUTH_SECRET",
+      "GOOGLE_OAUTH_SECRET",
+    ]);
   });
 
   it("fails synthesis, before anything is bundled, when the config is not valid", async () => {

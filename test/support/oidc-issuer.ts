@@ -1,6 +1,7 @@
 import { createHash, generateKeyPairSync, type KeyObject, randomBytes, sign } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import Provider from "oidc-provider";
+import Provider, { type Configuration } from "oidc-provider";
+import { Browser } from "./browser";
 import { closableOnLoopback, type Loopback } from "./loopback";
 
 /** The public client MCP clients are registered as (PKCE, no secret), loopback redirect. */
@@ -33,7 +34,6 @@ export async function startOidcIssuer(options: {
   http.listen(0, "127.0.0.1");
   const loopback = await closableOnLoopback(http, "");
   const issuer = `http://127.0.0.1:${loopback.port}`;
-  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   let accessTokenTtl = 300;
 
   const provider = new Provider(issuer, {
@@ -47,10 +47,7 @@ export async function startOidcIssuer(options: {
         response_types: ["code"],
       },
     ],
-    jwks: {
-      keys: [{ ...privateKey.export({ format: "jwk" }), kid: "rs-1", alg: "RS256", use: "sig" }],
-    },
-    cookies: { keys: [randomBytes(16).toString("hex")] },
+    ...providerKeys(),
     scopes: ["openid", "offline_access", TOOLBUS_SCOPE],
     pkce: { required: () => true },
     // Set, so the provider does not announce its defaults on every first use.
@@ -97,6 +94,17 @@ export async function startOidcIssuer(options: {
   };
 }
 
+/** A fresh RS256 signing key and cookie key for an oidc-provider on loopback. */
+export function providerKeys(): Pick<Configuration, "jwks" | "cookies"> {
+  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  return {
+    jwks: {
+      keys: [{ ...privateKey.export({ format: "jwk" }), kid: "rs-1", alg: "RS256", use: "sig" }],
+    },
+    cookies: { keys: [randomBytes(16).toString("hex")] },
+  };
+}
+
 /** The authorization code flow with PKCE through the pages; the code exchanged for a token. */
 async function signInThroughPages(issuer: string, login: string, resource: string) {
   const verifier = randomBytes(32).toString("base64url");
@@ -133,52 +141,17 @@ async function signInThroughPages(issuer: string, login: string, resource: strin
 }
 
 /**
- * From an authorization request's URL to the code it ends with: the server's redirects are
- * followed with a cookie jar, and its login (as `login`) and consent forms submitted.
+ * From an authorization request's URL to the code it ends with: a new `Browser` follows the
+ * server's redirects and submits its login (as `login`) and consent forms.
  */
 export async function authorizeThroughPages(start: string, login: string): Promise<string> {
-  const jar = new Map<string, string>();
-  let next: { url: string; form?: URLSearchParams } = { url: start };
-  for (let step = 0; step < 20; step++) {
-    const response = await fetch(next.url, {
-      method: next.form ? "POST" : "GET",
-      redirect: "manual",
-      headers: {
-        cookie: [...jar].map(([name, value]) => `${name}=${value}`).join("; "),
-        ...(next.form ? { "content-type": "application/x-www-form-urlencoded" } : {}),
-      },
-      ...(next.form ? { body: next.form } : {}),
-    });
-    for (const cookie of response.headers.getSetCookie()) {
-      const [pair = ""] = cookie.split(";");
-      const at = pair.indexOf("=");
-      jar.set(pair.slice(0, at), pair.slice(at + 1));
-    }
-    const location = response.headers.get("location");
-    if (location) {
-      const target = new URL(location, next.url);
-      if (target.href.startsWith(REDIRECT_URI)) {
-        const code = target.searchParams.get("code");
-        if (!code) throw new Error(`the sign-in ended without a code: ${target.search}`);
-        return code;
-      }
-      await response.body?.cancel();
-      next = { url: target.href };
-      continue;
-    }
-    const page = await response.text();
-    if (response.status !== 200)
-      throw new Error(`${next.url} answered ${response.status}: ${page}`);
-    // The page's own form: sign-in first, then consent to the client's scopes.
-    const prompt = /name="prompt" value="(\w+)"/.exec(page)?.[1];
-    const action = /<form[^>]*action="([^"]+)"/.exec(page)?.[1];
-    if (!prompt || !action) throw new Error(`no form on ${next.url}`);
-    const form = new URLSearchParams(
-      prompt === "login" ? { prompt, login, password: "any" } : { prompt },
-    );
-    next = { url: new URL(action, next.url).href, form };
-  }
-  throw new Error("the sign-in did not end in 20 steps");
+  const page = await new Browser().authorize(start, login, {
+    stopAt: (url) => url.href.startsWith(REDIRECT_URI),
+  });
+  if (!page.stopped) throw new Error(`${page.url} answered ${page.status}: ${page.body}`);
+  const code = new URL(page.url).searchParams.get("code");
+  if (!code) throw new Error(`the sign-in ended without a code: ${new URL(page.url).search}`);
+  return code;
 }
 
 /**

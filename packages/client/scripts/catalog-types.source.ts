@@ -42,6 +42,10 @@ import type {
   apiKeyView,
   callView,
   catalogDiffView,
+  connectionProviderView,
+  connectionView,
+  connectLinkView,
+  disconnectedView,
   failuresPageView,
   HARNESSES,
   healthView,
@@ -106,7 +110,11 @@ export type ToolAvailabilityInput = z.input<typeof toolAvailabilityBody>;
 // The API's views, as @toolbus/wire/schemas declares them (and the API documents them).
 export type ApiKeyRecord = z.output<typeof apiKeyView>;
 export type CatalogDiff = z.output<typeof catalogDiffView>;
+export type Connection = z.output<typeof connectionView>;
+export type ConnectionProvider = z.output<typeof connectionProviderView>;
+export type ConnectLink = z.output<typeof connectLinkView>;
 export type CreatedApiKey = z.output<typeof apiKeyCreatedView>;
+export type Disconnected = z.output<typeof disconnectedView>;
 export type FailuresPage = z.output<typeof failuresPageView>;
 export type Harness = (typeof HARNESSES)[number];
 export type Health = z.output<typeof healthView>;

@@ -6,6 +6,10 @@ import {
   callAcceptedView,
   callView,
   capabilitiesView,
+  connectionListView,
+  connectionProvidersView,
+  connectLinkView,
+  disconnectedView,
   failuresPageView,
   healthView,
   metricsView,
@@ -49,7 +53,11 @@ import type {
   ApiKeyRecord,
   CallView,
   CapabilityStatus,
+  Connection,
+  ConnectionProvider,
+  ConnectLink,
   CreatedApiKey,
+  Disconnected,
   FailuresPage,
   Health,
   Metrics,
@@ -280,6 +288,49 @@ export class ToolbusClient {
     revoke: (keyId: string): Promise<ApiKeyRecord> =>
       this.#http.json("DELETE", `/v1/keys/${encodeURIComponent(keyId)}`, {
         schema: apiKeyView,
+      }),
+  };
+
+  /**
+   * Your accounts at OAuth providers, for tools that act as you (the stage's `connections`).
+   * Connecting happens in a browser: `link` gives the URL to open. Never a token.
+   */
+  readonly connections = {
+    /**
+     * Your connections; an administrator's `{ principal }` reads another principal's, and
+     * `{ all: true }` everyone's.
+     */
+    list: async (options: { principal?: string; all?: boolean } = {}): Promise<Connection[]> =>
+      (
+        await this.#http.json("GET", "/v1/connections", {
+          query: { principal: options.principal, all: options.all ? "true" : undefined },
+          schema: connectionListView,
+        })
+      ).connections,
+    /** The providers this stage connects accounts at, and whether you have connected each. */
+    providers: async (): Promise<ConnectionProvider[]> =>
+      (
+        await this.#http.json("GET", "/v1/connections/providers", {
+          schema: connectionProvidersView,
+        })
+      ).providers,
+    /**
+     * A link that connects your account at `provider` when opened in a browser, until
+     * `expiresAt`: whoever opens it connects their account to you, so open it yourself. `scopes`: what to ask for (default: the provider's configured ones).
+     */
+    link: (provider: string, options: { scopes?: string[] } = {}): Promise<ConnectLink> =>
+      this.#http.json("POST", connectionPath(provider), {
+        json: options.scopes ? { scopes: options.scopes } : {},
+        schema: connectLinkView,
+      }),
+    /**
+     * Forgets the connection and revokes its tokens at the provider where it can; an
+     * administrator's `{ principal }` disconnects another principal's.
+     */
+    disconnect: (provider: string, options: { principal?: string } = {}): Promise<Disconnected> =>
+      this.#http.json("DELETE", connectionPath(provider), {
+        query: { principal: options.principal },
+        schema: disconnectedView,
       }),
   };
 
@@ -543,6 +594,10 @@ export function createToolbusClient(options: ToolbusClientOptions): ToolbusClien
 
 function registeredPath(name: string, action?: string): string {
   return `/v1/registered-toolsets/${encodeURIComponent(name)}${action ? `/${action}` : ""}`;
+}
+
+function connectionPath(provider: string): string {
+  return `/v1/connections/${encodeURIComponent(provider)}`;
 }
 
 function subscriptionPath(id: string, action?: string): string {

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { runPolicy } from "@toolbus/wire/model/run";
 import * as z from "zod";
 import { isKnownRole } from "./app/access";
+import { connectionsConfig, connectionsConfigProblems } from "./connections/config";
 import { type Issue, ValidationError, zodIssues } from "./errors";
 import { oauthConfig, oauthConfigProblems } from "./oauth-config";
 import { nearest } from "./util/nearest";
@@ -184,6 +185,11 @@ export const stageConfig = z.strictObject({
    * server (oauth-config.ts); absent, API keys only and no protected-resource metadata.
    */
   auth: z.strictObject({ oauth: oauthConfig.optional() }).optional(),
+  /**
+   * People's own accounts at OAuth providers, for tools that act as the caller
+   * (connections/config.ts); absent, every tool acts with the stage's secrets.
+   */
+  connections: connectionsConfig.optional(),
   /** Each tool's own settings, validated by the tool's settings schema. */
   tools: z.record(z.string(), z.unknown()).default({}),
 });
@@ -236,6 +242,7 @@ export function parseStageConfig(value: unknown): StageConfig {
     }
   });
   problems.push(...oauthConfigProblems(config.auth?.oauth, config));
+  problems.push(...connectionsConfigProblems(config.connections));
   if (!config.modes.available.includes(config.modes.default)) {
     problems.push({
       path: "modes.default",
@@ -252,9 +259,27 @@ export function parseStageConfig(value: unknown): StageConfig {
  */
 export function checkToolSettings(
   config: StageConfig,
-  tools: ReadonlyMap<string, { settings?: z.ZodType | undefined }>,
+  tools: ReadonlyMap<
+    string,
+    { settings?: z.ZodType | undefined; spec?: { credentials?: { provider: string } | undefined } }
+  >,
 ): void {
   const problems: Issue[] = [];
+  // Whose account a tool acts with is chosen only for tools that can act as their caller.
+  for (const [id, mode] of Object.entries(config.connections?.credentials ?? {})) {
+    const provider = tools.get(id)?.spec?.credentials?.provider;
+    if (!provider) {
+      problems.push({
+        path: `connections.credentials.${id}`,
+        message: tools.has(id) ? "this tool does not act with a provider account" : "no such tool",
+      });
+    } else if (mode === "user" && !config.connections?.providers[provider]) {
+      problems.push({
+        path: `connections.credentials.${id}`,
+        message: `acts as its caller at ${provider}, which connections.providers does not configure`,
+      });
+    }
+  }
   for (const [id, settings] of Object.entries(config.tools)) {
     const tool = tools.get(id);
     if (!tool) {

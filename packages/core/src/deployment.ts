@@ -2,6 +2,7 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import * as z from "zod";
 import { loadStageConfig, type StageConfig } from "./config";
+import type { DataKeys } from "./connections/envelope";
 import { ValidationError, zodIssues } from "./errors";
 import { createLogger, LOG_LEVELS, type Logger } from "./observability/log";
 import { emfMetrics, type MetricsSink } from "./observability/metrics";
@@ -40,6 +41,8 @@ export interface Deployment {
   log?: Logger;
   /** Call metrics: EMF lines in Lambda, counters in the process under `npm start`. */
   metrics?: MetricsSink;
+  /** The key connection tokens are sealed with; by default from the environment (compose/connections.ts). */
+  connectionKeys?: DataKeys;
 }
 
 /** What only the local runtime sets: its own transports, batching and log output. */

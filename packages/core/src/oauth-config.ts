@@ -6,12 +6,12 @@ import type { Issue } from "./errors";
  * An issuer, JWKS or resource URL: https, or http to this machine only (a test or local
  * authorization server). Keys fetched in the clear from elsewhere could be anyone's.
  */
-const secureUrl = z.string().refine(isSecureUrl, {
+export const secureUrl = z.string().refine(isSecureUrl, {
   message: "expected an https URL (http only for localhost, 127.0.0.1 or [::1])",
 });
 
 /** One OAuth scope token (RFC 6749 §3.3): printable ASCII without space, quote or backslash. */
-const scopeToken = z
+export const scopeToken = z
   .string()
   .regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, { message: "expected one scope: no spaces or quotes" })
   .max(200);

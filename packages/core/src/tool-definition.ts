@@ -10,6 +10,8 @@ import type {
 import { type ToolSpec, type ToolSpecInput, toolSpec } from "@toolbus/wire/model/tool";
 import * as z from "zod";
 import type { CapabilityDetector } from "./app/capabilities/detectors";
+import type { ConnectionTokens } from "./connections/service";
+import type { Deployment } from "./deployment";
 import { ToolbusError } from "./errors";
 import type { HttpClient, OutboundConfig, SecretSource } from "./outbound/types";
 
@@ -100,7 +102,19 @@ export interface ToolNeeds {
    * `loadFunctionSecrets`. A function that binds none carries no SSM reader.
    */
   secrets?: () => Promise<unknown>;
+  /**
+   * Callers' connected accounts, for a tool that can act as its caller (its spec's
+   * `credentials`): core's `connectionsOf`. A function without it carries no token vault or
+   * KMS client.
+   */
+  connections?: ConnectionsMaker;
 }
+
+/** Makes a deployment's connected accounts, reaching providers with `http`; undefined where none is configured. */
+export type ConnectionsMaker = (
+  deployment: Deployment,
+  http: HttpClient,
+) => ConnectionTokens | undefined;
 
 /** A tool that declares what it runs with, so it can have a function of its own. */
 export type DeployableTool = AnyToolDefinition & { needs: ToolNeeds };
@@ -110,13 +124,14 @@ export type DeployableTool = AnyToolDefinition & { needs: ToolNeeds };
  * fallback runs in the tool's function, so that function has the fallback's detectors,
  * network and secrets too.
  */
-export function toolScope({ detectors, fallback, network, secrets }: ToolNeeds) {
+export function toolScope({ detectors, fallback, network, secrets, connections }: ToolNeeds) {
   const its = fallback?.needs;
   return {
     capabilities: its ? [...detectors, ...its.detectors] : detectors,
     fallbacks: fallback ? [fallback] : [],
     network: network ?? its?.network,
     secrets: secrets ?? its?.secrets,
+    connections: connections ?? its?.connections,
   };
 }
 

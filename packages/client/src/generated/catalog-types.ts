@@ -117,7 +117,7 @@ export type CallResult = {
     };
   }>;
   failure?: {
-    kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired" | "cancelled";
+    kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired" | "cancelled" | "connection_required";
     message: string;
     retryable: boolean;
     /** correct_call: fix the input and retry; replan: stop using this tool this turn; finish. */
@@ -127,6 +127,15 @@ export type CallResult = {
     mcpError?: {
       code: number;
       data?: unknown;
+    };
+    /** On `connection_required`: the connection the call needs. */
+    connection?: {
+      provider: string;
+      scopes: Array<string>;
+      /** `not_connected`: never connected; `expired`: the provider refused a refresh, or the stage's key is gone. */
+      reason: "expired" | "not_connected";
+      /** Where a person opens the connection (`GET /connect/{provider}?ticket=…`); absent when the stage has no public URL. */
+      connectUrl?: string;
     };
   };
   /** Set when the tool was unavailable and its fallback answered instead. */
@@ -161,6 +170,29 @@ export type Citation = {
   snippet?: string;
 };
 
+export type Connection = {
+  principalId: string;
+  provider: string;
+  status: "connected" | "expired";
+  scopes: Array<string>;
+  connectedAt: string;
+  reason?: string;
+  refreshedAt?: string;
+  accessExpiresAt?: string;
+};
+
+export type ConnectionProvider = {
+  name: string;
+  scopes: Array<string>;
+  connected: boolean;
+  status?: "connected" | "expired";
+};
+
+export type ConnectLink = {
+  url: string;
+  expiresAt: string;
+};
+
 export type CreatedApiKey = {
   key: string;
   keyId: string;
@@ -193,8 +225,13 @@ export type Delivery = {
   replayId?: string;
 };
 
+export type Disconnected = {
+  removed: boolean;
+  revoked: boolean;
+};
+
 export type Failure = {
-  kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired" | "cancelled";
+  kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired" | "cancelled" | "connection_required";
   message: string;
   retryable: boolean;
   /** correct_call: fix the input and retry; replan: stop using this tool this turn; finish. */
@@ -204,6 +241,15 @@ export type Failure = {
   mcpError?: {
     code: number;
     data?: unknown;
+  };
+  /** On `connection_required`: the connection the call needs. */
+  connection?: {
+    provider: string;
+    scopes: Array<string>;
+    /** `not_connected`: never connected; `expired`: the provider refused a refresh, or the stage's key is gone. */
+    reason: "expired" | "not_connected";
+    /** Where a person opens the connection (`GET /connect/{provider}?ticket=…`); absent when the stage has no public URL. */
+    connectUrl?: string;
   };
 };
 
@@ -437,8 +483,13 @@ export type HttpToolRegistrationInput = {
   auth?: {
     header: string;
     secret: string;
-    /** Written before the value, e.g. "Bearer ". */
     prefix?: string;
+  } | {
+    header: string;
+    provider: string;
+    prefix?: string;
+    /** What the caller's connection must grant; absent: the provider's default scopes. */
+    scopes?: Array<string>;
   };
   version?: string;
 };
@@ -513,8 +564,13 @@ export type HttpToolsetRegistrationInput = {
     auth?: {
       header: string;
       secret: string;
-      /** Written before the value, e.g. "Bearer ". */
       prefix?: string;
+    } | {
+      header: string;
+      provider: string;
+      prefix?: string;
+      /** What the caller's connection must grant; absent: the provider's default scopes. */
+      scopes?: Array<string>;
     };
     version?: string;
   }>;
@@ -522,8 +578,13 @@ export type HttpToolsetRegistrationInput = {
   auth?: {
     header: string;
     secret: string;
-    /** Written before the value, e.g. "Bearer ". */
     prefix?: string;
+  } | {
+    header: string;
+    provider: string;
+    prefix?: string;
+    /** What the caller's connection must grant; absent: the provider's default scopes. */
+    scopes?: Array<string>;
   };
 };
 
@@ -608,8 +669,13 @@ export type McpToolsetRegistrationInput = {
   auth?: {
     header: string;
     secret: string;
-    /** Written before the value, e.g. "Bearer ". */
     prefix?: string;
+  } | {
+    header: string;
+    provider: string;
+    prefix?: string;
+    /** What the caller's connection must grant; absent: the provider's default scopes. */
+    scopes?: Array<string>;
   };
   /** Remote tool name -> id here. A remote name is otherwise snake_cased into the id; a rename is how two servers' `search` tools live side by side. */
   renames?: {
@@ -779,8 +845,13 @@ export type RegistrationOutcome = {
       auth?: {
         header: string;
         secret: string;
-        /** Written before the value, e.g. "Bearer ". */
         prefix: string;
+      } | {
+        header: string;
+        prefix: string;
+        provider: string;
+        /** What the caller's connection must grant; absent: the provider's default scopes. */
+        scopes?: Array<string>;
       };
       /** The registration's defaults for discovered tools (checked again on refresh). */
       defaults?: {
@@ -842,8 +913,13 @@ export type RegistrationOutcome = {
       auth?: {
         header: string;
         secret: string;
-        /** Written before the value, e.g. "Bearer ". */
         prefix: string;
+      } | {
+        header: string;
+        prefix: string;
+        provider: string;
+        /** What the caller's connection must grant; absent: the provider's default scopes. */
+        scopes?: Array<string>;
       };
     } | {
       kind: "mcp";
@@ -852,8 +928,13 @@ export type RegistrationOutcome = {
       auth?: {
         header: string;
         secret: string;
-        /** Written before the value, e.g. "Bearer ". */
         prefix: string;
+      } | {
+        header: string;
+        prefix: string;
+        provider: string;
+        /** What the caller's connection must grant; absent: the provider's default scopes. */
+        scopes?: Array<string>;
       };
       /** The generations the server speaks, as discovery at registration found them ("2026-07-28" answered `server/discover`, "2025-11-25" answered `initialize`). Absent on a registration stored before discovery recorded it: ["2025-11-25"]. */
       protocols?: Array<"2025-11-25" | "2026-07-28">;
@@ -889,6 +970,16 @@ export type RegistrationOutcome = {
     fallback?: string;
     /** Whether an MCP caller may (`optional`) or must (`required`) run it as a task, or may not (`forbidden`). Absent: judged from its timeout (app/calls/tasks.ts). */
     taskSupport?: "optional" | "required" | "forbidden";
+    /** Whose upstream account it acts with (connected accounts); absent: the stage's secrets only. */
+    credentials?: {
+      provider: string;
+      scopes: Array<string>;
+      mode: "stage" | "user";
+      /** The secret the tool reads the token from: the stage's, or, in `user` mode, the caller's in its place. */
+      secret?: string;
+      /** The capability that checks the stage's secret; not required of a tool acting as the user. */
+      capability?: string;
+    };
   }>;
   diff: {
     added: Array<string>;
@@ -1190,7 +1281,7 @@ export type RunEvent = {
       };
     }>;
     failure?: {
-      kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired" | "cancelled";
+      kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired" | "cancelled" | "connection_required";
       message: string;
       retryable: boolean;
       /** correct_call: fix the input and retry; replan: stop using this tool this turn; finish. */
@@ -1200,6 +1291,15 @@ export type RunEvent = {
       mcpError?: {
         code: number;
         data?: unknown;
+      };
+      /** On `connection_required`: the connection the call needs. */
+      connection?: {
+        provider: string;
+        scopes: Array<string>;
+        /** `not_connected`: never connected; `expired`: the provider refused a refresh, or the stage's key is gone. */
+        reason: "expired" | "not_connected";
+        /** Where a person opens the connection (`GET /connect/{provider}?ticket=…`); absent when the stage has no public URL. */
+        connectUrl?: string;
       };
     };
     /** Set when the tool was unavailable and its fallback answered instead. */
@@ -1327,8 +1427,13 @@ export type RunPolicy = {
 export type SecretHeaderInput = {
   header: string;
   secret: string;
-  /** Written before the value, e.g. "Bearer ". */
   prefix?: string;
+} | {
+  header: string;
+  provider: string;
+  prefix?: string;
+  /** What the caller's connection must grant; absent: the provider's default scopes. */
+  scopes?: Array<string>;
 };
 
 export type Selection = {
@@ -1344,6 +1449,11 @@ export type Selection = {
     tool: string;
     fallback: string;
     reasons: Array<string>;
+  }>;
+  needsConnection: Array<{
+    tool: string;
+    provider: string;
+    scopes: Array<string>;
   }>;
 };
 
@@ -1454,7 +1564,7 @@ export type StageEventsPage = ({
         };
       }>;
       failure?: {
-        kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired" | "cancelled";
+        kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired" | "cancelled" | "connection_required";
         message: string;
         retryable: boolean;
         /** correct_call: fix the input and retry; replan: stop using this tool this turn; finish. */
@@ -1464,6 +1574,15 @@ export type StageEventsPage = ({
         mcpError?: {
           code: number;
           data?: unknown;
+        };
+        /** On `connection_required`: the connection the call needs. */
+        connection?: {
+          provider: string;
+          scopes: Array<string>;
+          /** `not_connected`: never connected; `expired`: the provider refused a refresh, or the stage's key is gone. */
+          reason: "expired" | "not_connected";
+          /** Where a person opens the connection (`GET /connect/{provider}?ticket=…`); absent when the stage has no public URL. */
+          connectUrl?: string;
         };
       };
       /** Set when the tool was unavailable and its fallback answered instead. */
@@ -1731,8 +1850,13 @@ export type Tool = {
     auth?: {
       header: string;
       secret: string;
-      /** Written before the value, e.g. "Bearer ". */
       prefix: string;
+    } | {
+      header: string;
+      prefix: string;
+      provider: string;
+      /** What the caller's connection must grant; absent: the provider's default scopes. */
+      scopes?: Array<string>;
     };
   } | {
     kind: "mcp";
@@ -1741,8 +1865,13 @@ export type Tool = {
     auth?: {
       header: string;
       secret: string;
-      /** Written before the value, e.g. "Bearer ". */
       prefix: string;
+    } | {
+      header: string;
+      prefix: string;
+      provider: string;
+      /** What the caller's connection must grant; absent: the provider's default scopes. */
+      scopes?: Array<string>;
     };
     /** The generations the server speaks, as discovery at registration found them ("2026-07-28" answered `server/discover`, "2025-11-25" answered `initialize`). Absent on a registration stored before discovery recorded it: ["2025-11-25"]. */
     protocols?: Array<"2025-11-25" | "2026-07-28">;
@@ -1778,6 +1907,16 @@ export type Tool = {
   fallback?: string;
   /** Whether an MCP caller may (`optional`) or must (`required`) run it as a task, or may not (`forbidden`). Absent: judged from its timeout (app/calls/tasks.ts). */
   taskSupport?: "optional" | "required" | "forbidden";
+  /** Whose upstream account it acts with (connected accounts); absent: the stage's secrets only. */
+  credentials?: {
+    provider: string;
+    scopes: Array<string>;
+    mode: "stage" | "user";
+    /** The secret the tool reads the token from: the stage's, or, in `user` mode, the caller's in its place. */
+    secret?: string;
+    /** The capability that checks the stage's secret; not required of a tool acting as the user. */
+    capability?: string;
+  };
 };
 
 /** The body of `PUT /v1/tools/{id}/availability`: who may use the tool, where. */
@@ -1941,8 +2080,13 @@ export type ToolListItem = {
     auth?: {
       header: string;
       secret: string;
-      /** Written before the value, e.g. "Bearer ". */
       prefix: string;
+    } | {
+      header: string;
+      prefix: string;
+      provider: string;
+      /** What the caller's connection must grant; absent: the provider's default scopes. */
+      scopes?: Array<string>;
     };
   } | {
     kind: "mcp";
@@ -1951,8 +2095,13 @@ export type ToolListItem = {
     auth?: {
       header: string;
       secret: string;
-      /** Written before the value, e.g. "Bearer ". */
       prefix: string;
+    } | {
+      header: string;
+      prefix: string;
+      provider: string;
+      /** What the caller's connection must grant; absent: the provider's default scopes. */
+      scopes?: Array<string>;
     };
     /** The generations the server speaks, as discovery at registration found them ("2026-07-28" answered `server/discover`, "2025-11-25" answered `initialize`). Absent on a registration stored before discovery recorded it: ["2025-11-25"]. */
     protocols?: Array<"2025-11-25" | "2026-07-28">;
@@ -1989,8 +2138,22 @@ export type ToolListItem = {
   fallback?: string;
   /** Whether an MCP caller may (`optional`) or must (`required`) run it as a task, or may not (`forbidden`). Absent: judged from its timeout (app/calls/tasks.ts). */
   taskSupport?: "optional" | "required" | "forbidden";
+  /** Whose upstream account it acts with (connected accounts); absent: the stage's secrets only. */
+  credentials?: {
+    provider: string;
+    scopes: Array<string>;
+    mode: "stage" | "user";
+    /** The secret the tool reads the token from: the stage's, or, in `user` mode, the caller's in its place. */
+    secret?: string;
+    /** The capability that checks the stage's secret; not required of a tool acting as the user. */
+    capability?: string;
+  };
   reasons?: Array<string>;
   servedBy?: string;
+  needsConnection?: {
+    provider: string;
+    scopes: Array<string>;
+  };
   fallbackReasons?: Array<string>;
 };
 
@@ -2052,7 +2215,7 @@ export type ToolResultReceived = {
     };
   }>;
   failure?: {
-    kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired" | "cancelled";
+    kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired" | "cancelled" | "connection_required";
     message: string;
     retryable: boolean;
     /** correct_call: fix the input and retry; replan: stop using this tool this turn; finish. */
@@ -2062,6 +2225,15 @@ export type ToolResultReceived = {
     mcpError?: {
       code: number;
       data?: unknown;
+    };
+    /** On `connection_required`: the connection the call needs. */
+    connection?: {
+      provider: string;
+      scopes: Array<string>;
+      /** `not_connected`: never connected; `expired`: the provider refused a refresh, or the stage's key is gone. */
+      reason: "expired" | "not_connected";
+      /** Where a person opens the connection (`GET /connect/{provider}?ticket=…`); absent when the stage has no public URL. */
+      connectUrl?: string;
     };
   };
   /** Set when the tool was unavailable and its fallback answered instead. */
@@ -2121,8 +2293,13 @@ export type Toolset = {
     auth?: {
       header: string;
       secret: string;
-      /** Written before the value, e.g. "Bearer ". */
       prefix: string;
+    } | {
+      header: string;
+      prefix: string;
+      provider: string;
+      /** What the caller's connection must grant; absent: the provider's default scopes. */
+      scopes?: Array<string>;
     };
     /** The registration's defaults for discovered tools (checked again on refresh). */
     defaults?: {
@@ -2203,8 +2380,13 @@ export type ToolsetRegistrationInput = {
     auth?: {
       header: string;
       secret: string;
-      /** Written before the value, e.g. "Bearer ". */
       prefix?: string;
+    } | {
+      header: string;
+      provider: string;
+      prefix?: string;
+      /** What the caller's connection must grant; absent: the provider's default scopes. */
+      scopes?: Array<string>;
     };
     version?: string;
   }>;
@@ -2212,8 +2394,13 @@ export type ToolsetRegistrationInput = {
   auth?: {
     header: string;
     secret: string;
-    /** Written before the value, e.g. "Bearer ". */
     prefix?: string;
+  } | {
+    header: string;
+    provider: string;
+    prefix?: string;
+    /** What the caller's connection must grant; absent: the provider's default scopes. */
+    scopes?: Array<string>;
   };
 } | {
   kind: "mcp";
@@ -2225,8 +2412,13 @@ export type ToolsetRegistrationInput = {
   auth?: {
     header: string;
     secret: string;
-    /** Written before the value, e.g. "Bearer ". */
     prefix?: string;
+  } | {
+    header: string;
+    provider: string;
+    prefix?: string;
+    /** What the caller's connection must grant; absent: the provider's default scopes. */
+    scopes?: Array<string>;
   };
   /** Remote tool name -> id here. A remote name is otherwise snake_cased into the id; a rename is how two servers' `search` tools live side by side. */
   renames?: {
@@ -2330,8 +2522,13 @@ export type ToolsetSpec = {
     auth?: {
       header: string;
       secret: string;
-      /** Written before the value, e.g. "Bearer ". */
       prefix: string;
+    } | {
+      header: string;
+      prefix: string;
+      provider: string;
+      /** What the caller's connection must grant; absent: the provider's default scopes. */
+      scopes?: Array<string>;
     };
     /** The registration's defaults for discovered tools (checked again on refresh). */
     defaults?: {
@@ -2402,8 +2599,13 @@ export type ToolsetWithTools = {
       auth?: {
         header: string;
         secret: string;
-        /** Written before the value, e.g. "Bearer ". */
         prefix: string;
+      } | {
+        header: string;
+        prefix: string;
+        provider: string;
+        /** What the caller's connection must grant; absent: the provider's default scopes. */
+        scopes?: Array<string>;
       };
     } | {
       kind: "mcp";
@@ -2412,8 +2614,13 @@ export type ToolsetWithTools = {
       auth?: {
         header: string;
         secret: string;
-        /** Written before the value, e.g. "Bearer ". */
         prefix: string;
+      } | {
+        header: string;
+        prefix: string;
+        provider: string;
+        /** What the caller's connection must grant; absent: the provider's default scopes. */
+        scopes?: Array<string>;
       };
       /** The generations the server speaks, as discovery at registration found them ("2026-07-28" answered `server/discover`, "2025-11-25" answered `initialize`). Absent on a registration stored before discovery recorded it: ["2025-11-25"]. */
       protocols?: Array<"2025-11-25" | "2026-07-28">;
@@ -2449,6 +2656,16 @@ export type ToolsetWithTools = {
     fallback?: string;
     /** Whether an MCP caller may (`optional`) or must (`required`) run it as a task, or may not (`forbidden`). Absent: judged from its timeout (app/calls/tasks.ts). */
     taskSupport?: "optional" | "required" | "forbidden";
+    /** Whose upstream account it acts with (connected accounts); absent: the stage's secrets only. */
+    credentials?: {
+      provider: string;
+      scopes: Array<string>;
+      mode: "stage" | "user";
+      /** The secret the tool reads the token from: the stage's, or, in `user` mode, the caller's in its place. */
+      secret?: string;
+      /** The capability that checks the stage's secret; not required of a tool acting as the user. */
+      capability?: string;
+    };
   }>;
   /** Where a registered MCP toolset's tools come from: what a refresh asks again. */
   source?: {
@@ -2460,8 +2677,13 @@ export type ToolsetWithTools = {
     auth?: {
       header: string;
       secret: string;
-      /** Written before the value, e.g. "Bearer ". */
       prefix: string;
+    } | {
+      header: string;
+      prefix: string;
+      provider: string;
+      /** What the caller's connection must grant; absent: the provider's default scopes. */
+      scopes?: Array<string>;
     };
     /** The registration's defaults for discovered tools (checked again on refresh). */
     defaults?: {
@@ -2524,8 +2746,13 @@ export type ToolSpec = {
     auth?: {
       header: string;
       secret: string;
-      /** Written before the value, e.g. "Bearer ". */
       prefix: string;
+    } | {
+      header: string;
+      prefix: string;
+      provider: string;
+      /** What the caller's connection must grant; absent: the provider's default scopes. */
+      scopes?: Array<string>;
     };
   } | {
     kind: "mcp";
@@ -2534,8 +2761,13 @@ export type ToolSpec = {
     auth?: {
       header: string;
       secret: string;
-      /** Written before the value, e.g. "Bearer ". */
       prefix: string;
+    } | {
+      header: string;
+      prefix: string;
+      provider: string;
+      /** What the caller's connection must grant; absent: the provider's default scopes. */
+      scopes?: Array<string>;
     };
     /** The generations the server speaks, as discovery at registration found them ("2026-07-28" answered `server/discover`, "2025-11-25" answered `initialize`). Absent on a registration stored before discovery recorded it: ["2025-11-25"]. */
     protocols?: Array<"2025-11-25" | "2026-07-28">;
@@ -2569,6 +2801,16 @@ export type ToolSpec = {
   fallback?: string;
   /** Whether an MCP caller may (`optional`) or must (`required`) run it as a task, or may not (`forbidden`). Absent: judged from its timeout (app/calls/tasks.ts). */
   taskSupport?: "optional" | "required" | "forbidden";
+  /** Whose upstream account it acts with (connected accounts); absent: the stage's secrets only. */
+  credentials?: {
+    provider: string;
+    scopes: Array<string>;
+    mode: "stage" | "user";
+    /** The secret the tool reads the token from: the stage's, or, in `user` mode, the caller's in its place. */
+    secret?: string;
+    /** The capability that checks the stage's secret; not required of a tool acting as the user. */
+    capability?: string;
+  };
 };
 
 export type WebSearchInput = {
@@ -2699,7 +2941,7 @@ export type WireCallView = {
       };
     }>;
     failure?: {
-      kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired" | "cancelled";
+      kind: "unavailable" | "rate_limited" | "timeout" | "upstream_error" | "invalid_output" | "internal" | "budget_exceeded" | "loop_detected" | "denied" | "approval_expired" | "cancelled" | "connection_required";
       message: string;
       retryable: boolean;
       /** correct_call: fix the input and retry; replan: stop using this tool this turn; finish. */
@@ -2709,6 +2951,15 @@ export type WireCallView = {
       mcpError?: {
         code: number;
         data?: unknown;
+      };
+      /** On `connection_required`: the connection the call needs. */
+      connection?: {
+        provider: string;
+        scopes: Array<string>;
+        /** `not_connected`: never connected; `expired`: the provider refused a refresh, or the stage's key is gone. */
+        reason: "expired" | "not_connected";
+        /** Where a person opens the connection (`GET /connect/{provider}?ticket=…`); absent when the stage has no public URL. */
+        connectUrl?: string;
       };
     };
   };

@@ -9,6 +9,7 @@ import type { SearchService } from "../app/search/service";
 import type { SelectionService } from "../app/selection/service";
 import type { SubscriptionService } from "../app/subscriptions/service";
 import type { StageConfig } from "../config";
+import type { Connections } from "../connections/port";
 import type { Logger } from "../observability/log";
 import type { MetricsSnapshot } from "../observability/metrics";
 import type {
@@ -63,6 +64,11 @@ export interface ApiDeps {
   stageEvents?: () => Promise<StageEvents>;
   /** Subscriptions (`/v1/subscriptions`), loaded on first use; without it the routes are absent. */
   subscriptions?: () => Promise<SubscriptionService>;
+  /**
+   * People's connected accounts (`/v1/connections`, `/connect/{provider}`); absent where the
+   * stage configures no `connections`.
+   */
+  connections?: Connections;
   /** Where admin writes are recorded (GET /v1/audit); without it nothing is recorded. */
   audit?: AuditLog;
   /** Call metrics counted in this process (`npm start`); absent on AWS, where CloudWatch has them. */

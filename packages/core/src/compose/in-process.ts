@@ -18,6 +18,7 @@ import {
   toolHandlerId,
 } from "../wiring";
 import { callsOf } from "./calls";
+import { callerConnections } from "./connections-on-use";
 import type { CallHandler } from "./local-dispatch";
 import { recorderDeps } from "./recorder";
 import { type RegisteredCatalog, registeredDeps } from "./registered";
@@ -80,7 +81,11 @@ export function inProcessHandlers(units: InProcessUnits): Record<string, CallHan
       : toolDeps(
           deployment,
           units.http,
-          { capabilities: units.capabilities, fallbacks: units.tools },
+          {
+            capabilities: units.capabilities,
+            fallbacks: units.tools,
+            connections: callerConnections,
+          },
           calls,
         );
     handlers[toolHandlerId(tool.spec.id)] = createToolHandler(tool, () => deps);

@@ -5,6 +5,7 @@ import type { RegisteredRuntimeDeps } from "../registered/handler";
 import { stageSecretReader } from "../secrets";
 import { DynamoCallChannel } from "../store/dynamodb/call-channel";
 import { DynamoCatalogStore } from "../store/dynamodb/catalog";
+import { callerConnections } from "./connections-on-use";
 import { relayOf } from "./notices";
 import { secretOf, storeOf } from "./pieces";
 import { toolDeps } from "./tool";
@@ -24,7 +25,7 @@ export function registeredDeps(
   const http = createHttpClient(deployment.config.outbound);
   return {
     // The handler adds the detectors a registered tool needs (network, its secrets) per call.
-    ...toolDeps(deployment, http, {}, calls),
+    ...toolDeps(deployment, http, { connections: callerConnections }, calls),
     // A registered server asks its client things (elicitation, sampling, roots): the whole
     // relay, not a built-in tool's notices; loaded with the function, as notices.ts says why.
     channel: relayOf(deployment, "channel", () => new DynamoCallChannel(storeOf(deployment))),

@@ -6,7 +6,7 @@ import type { ToolRuntimeDeps } from "../runtime/tool-handler";
 import { memoResultCache } from "../store/cached";
 import { DynamoRateLimiter } from "../store/dynamodb/rate-limiter";
 import { DynamoResultCache } from "../store/dynamodb/result-cache";
-import type { AnyToolDefinition } from "../tool-definition";
+import type { AnyToolDefinition, ConnectionsMaker } from "../tool-definition";
 import { busOf } from "./bus";
 import { callRunsOf } from "./calls";
 import { noticesOf } from "./notices";
@@ -16,6 +16,8 @@ import { runningOf, secretOf, storeOf } from "./pieces";
 export interface RunScope {
   capabilities?: readonly CapabilityDetector[];
   fallbacks?: readonly AnyToolDefinition[];
+  /** Callers' connected accounts, for tools that act as their caller. */
+  connections?: ConnectionsMaker | undefined;
 }
 
 /**
@@ -32,6 +34,7 @@ export function toolDeps(
   calls: ToolRuntimeDeps["calls"] = callRunsOf(deployment),
 ): ToolRuntimeDeps {
   const store = storeOf(deployment);
+  const connections = scope.connections?.(deployment, http);
   return {
     calls,
     running: runningOf(deployment),
@@ -46,6 +49,7 @@ export function toolDeps(
     cache: memoResultCache(new DynamoResultCache(store)),
     rateLimiter: new DynamoRateLimiter(store),
     fallbacks: new Map((scope.fallbacks ?? []).map((tool) => [tool.spec.id, tool])),
+    ...(connections ? { connections } : {}),
   };
 }
 

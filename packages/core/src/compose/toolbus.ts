@@ -14,6 +14,7 @@ import { SelectionService } from "../app/selection/service";
 import type { SubscriptionService } from "../app/subscriptions/service";
 import { busClient } from "../bus-client";
 import { checkToolSettings } from "../config";
+import { CONNECTION_METHODS } from "../connections/port";
 import type { Deployment } from "../deployment";
 import { busProbe, type EventPublisher } from "../events/publisher";
 import { InProcessMetrics } from "../observability/metrics";
@@ -39,6 +40,7 @@ import type { ApiDeps } from "./api-deps";
 import { busOf } from "./bus";
 import { callsOf } from "./calls";
 import { channelOf } from "./channel";
+import { connectionsOnUse } from "./connections-on-use";
 import { mcpFederation } from "./federation";
 import { loadedOnUse } from "./loaded-on-use";
 import { type CallHandler, handlersLoadedOnUse, inProcessDispatcher } from "./local-dispatch";
@@ -115,6 +117,8 @@ export function createToolbus(
     http,
     registered: () => registered.detectors(),
   });
+  // Connected accounts load with their first use: most requests never touch one.
+  const connections = connectionsOnUse(deployment, http, CONNECTION_METHODS);
   const registered = new RegisteredToolsets({
     catalog: stores.catalog,
     capabilities,
@@ -124,6 +128,7 @@ export function createToolbus(
     readSecrets,
     detectors: catalog.capabilities ?? [],
     events: publisher,
+    ...(connections ? { connections } : {}),
   });
   // The stage stream loads on first use too: the API reads it only for GET /v1/events.
   let eventStream: Promise<EventStream> | undefined;
@@ -170,6 +175,7 @@ export function createToolbus(
     config: deployment.config,
     catalog: stores.catalog,
     capabilities: stores.capabilities,
+    ...(connections ? { connections } : {}),
   });
   const calls = new CallService({
     selection,
@@ -229,6 +235,7 @@ export function createToolbus(
       ),
       ...(deployment.metrics instanceof InProcessMetrics ? { metrics: deployment.metrics } : {}),
       audit: new DynamoAuditLog(store),
+      ...(connections ? { connections } : {}),
       runs: runGovernor,
       stageEvents: async () => {
         const [{ StageEvents }, events] = await Promise.all([

@@ -1,4 +1,9 @@
-import { type SecretHeader, secretCapabilityName } from "@toolbus/wire/model/implementation";
+import {
+  isConnectionHeader,
+  type SecretHeader,
+  secretCapabilityName,
+  secretOfAuth,
+} from "@toolbus/wire/model/implementation";
 import type {
   CatalogDiff,
   HttpToolsetRegistration,
@@ -6,6 +11,7 @@ import type {
   ToolsetRegistration,
 } from "@toolbus/wire/model/registered";
 import { type ToolSpec, type ToolsetSpec, toolSpec } from "@toolbus/wire/model/tool";
+import { connectionSecret } from "../connections/credentials";
 import { ValidationError } from "../errors";
 import { canonicalJson, sha256Hex } from "../util/canonical-json";
 import { compileSchema, SchemaError, schemaIssues } from "./json-schema";
@@ -72,6 +78,7 @@ export function httpToolsetPlan(registration: HttpToolsetRegistration): {
         },
         requires: requirements(auth),
         setup: secretSetup(auth),
+        ...actingCredentials(auth),
         inputSchema,
         outputSchema,
         version: version ?? contentVersion({ implementation, inputSchema, outputSchema }),
@@ -143,6 +150,7 @@ export function mcpToolsetPlan(
         ...(defaults.guidelines ? { guidelines: defaults.guidelines } : {}),
         requires: requirements(auth),
         setup: secretSetup(auth),
+        ...actingCredentials(auth),
         inputSchema,
         ...(outputSchema ? { outputSchema } : {}),
         ...(defaults.cache ? { cache: defaults.cache } : {}),
@@ -283,27 +291,50 @@ export function snakeCase(name: string): string {
   return /^[a-z][a-z0-9_]{0,47}$/.test(id) ? id : "";
 }
 
-/** Secret names a registration references, once each. */
+/** Secret names a registration references, once each: a header sending callers' own tokens names none. */
 export function secretsOf(auths: readonly (SecretHeader | undefined)[]): string[] {
-  return [...new Set(auths.flatMap((auth) => (auth ? [auth.secret] : [])))].sort();
+  return [...new Set(auths.flatMap((auth) => secretOfAuth(auth) ?? []))].sort();
 }
 
+/** The network, and the stage's secret when the header sends one; a caller's token is checked per call. */
 function requirements(auth: SecretHeader | undefined): string[] {
-  return ["network", ...(auth ? [secretCapabilityName(auth.secret)] : [])];
+  const secret = secretOfAuth(auth);
+  return ["network", ...(secret ? [secretCapabilityName(secret)] : [])];
 }
 
 function secretSetup(auth: SecretHeader | undefined) {
-  return auth
-    ? [
-        {
-          name: auth.secret,
-          description: `Sent as the ${auth.header} header of every request.`,
-          env: auth.secret,
-          secret: auth.secret,
-          required: true,
-        },
-      ]
-    : [];
+  if (!auth) return [];
+  if (isConnectionHeader(auth)) {
+    return [
+      {
+        name: `${auth.provider} connection`,
+        description: `Each caller's own ${auth.provider} access token is sent as the ${auth.header} header: a caller connects their ${auth.provider} account once (POST /v1/connections/${auth.provider}).`,
+        required: true,
+      },
+    ];
+  }
+  return [
+    {
+      name: auth.secret,
+      description: `Sent as the ${auth.header} header of every request.`,
+      env: auth.secret,
+      secret: auth.secret,
+      required: true,
+    },
+  ];
+}
+
+/** A tool sending its caller's own token acts as its caller (runtime/policies.ts reads this). */
+function actingCredentials(auth: SecretHeader | undefined) {
+  if (!auth || !isConnectionHeader(auth)) return {};
+  return {
+    credentials: {
+      provider: auth.provider,
+      scopes: auth.scopes ?? [],
+      mode: "user" as const,
+      secret: connectionSecret(auth.provider),
+    },
+  };
 }
 
 function checkSchema(schema: Record<string, unknown>, at: string): void {

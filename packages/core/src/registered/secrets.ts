@@ -1,8 +1,10 @@
 import { Failures } from "@toolbus/wire/model/failure";
 import {
+  isConnectionHeader,
   type SecretHeader,
   secretCapabilityName,
   secretName as secretNameSchema,
+  secretOfAuth,
 } from "@toolbus/wire/model/implementation";
 import {
   isRegisteredSecret,
@@ -11,16 +13,32 @@ import {
 } from "@toolbus/wire/model/registered-secret";
 import type { ToolSpec, ToolsetSpec } from "@toolbus/wire/model/tool";
 import { type CapabilityDetector, secretCapability } from "../app/capabilities/detectors";
+import { connectionSecret } from "../connections/credentials";
 import type { SecretSource } from "../outbound/types";
 import { ToolFailure } from "../tool-definition";
 
-/** The auth header of a registered tool, its value read now; never logged or stored. */
+/**
+ * The auth header of a registered tool, its value read now; never logged or stored. A header
+ * naming a provider sends the caller's own token: a call of a tool acting as its caller has
+ * it under `connectionSecret(provider)` (runtime/policies.ts); anywhere else it is absent.
+ */
 export function authHeaders(
   auth: SecretHeader | undefined,
   secret: SecretSource,
   toolId: string,
 ): Record<string, string> {
   if (!auth) return {};
+  if (isConnectionHeader(auth)) {
+    const token = secret(connectionSecret(auth.provider));
+    if (!token) {
+      throw new ToolFailure(
+        Failures.unavailable(
+          `${toolId} is unavailable: it sends each caller's own ${auth.provider} token, and there is no caller's ${auth.provider} connection here.`,
+        ),
+      );
+    }
+    return { [auth.header]: `${auth.prefix}${token}` };
+  }
   // Refused before the read: this function's own secrets (the admin key, a built-in tool's)
   // may be in `secret`, and none of them may leave with a registered tool's request.
   if (!isRegisteredSecret(auth.secret)) {
@@ -40,9 +58,8 @@ export function authHeaders(
 /** Secret names a registered tool's calls need. */
 export function secretsOfTool(spec: ToolSpec): string[] {
   const implementation = spec.implementation;
-  return implementation.kind !== "builtin" && implementation.auth
-    ? [implementation.auth.secret]
-    : [];
+  const name = implementation.kind !== "builtin" ? secretOfAuth(implementation.auth) : undefined;
+  return name ? [name] : [];
 }
 
 /** Every secret a catalog's registered toolsets reference, sorted, once each. */
@@ -51,7 +68,10 @@ export function referencedSecrets(
   tools: readonly ToolSpec[],
 ): string[] {
   const names = new Set<string>();
-  for (const toolset of toolsets) if (toolset.source?.auth) names.add(toolset.source.auth.secret);
+  for (const toolset of toolsets) {
+    const name = secretOfAuth(toolset.source?.auth);
+    if (name) names.add(name);
+  }
   for (const tool of tools) for (const name of secretsOfTool(tool)) names.add(name);
   return [...names].sort();
 }

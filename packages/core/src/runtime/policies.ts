@@ -4,6 +4,8 @@ import type { ToolPolicy } from "@toolbus/wire/model/policy";
 import type { CallReach, RunnableCall, RunOutcome } from "../app/calls/lifecycle";
 import { type CapabilityDetector, missingCapability } from "../app/capabilities/detectors";
 import type { StageConfig } from "../config";
+import { actsAsUser, connectionSecret } from "../connections/credentials";
+import type { ConnectionTokens } from "../connections/service";
 import { fallbackLogger, type Logger } from "../observability/log";
 import { withTraceparent } from "../observability/trace-context";
 import type { HttpClient, SecretSource } from "../outbound/types";
@@ -23,6 +25,8 @@ export interface ToolRunDeps {
   /** Tools that may stand in for others (a spec's `fallback`), by id. */
   fallbacks?: ReadonlyMap<string, AnyToolDefinition>;
   log?: Logger;
+  /** Callers' connected accounts, for tools that act as their caller; absent where none is configured. */
+  connections?: ConnectionTokens;
 }
 
 /** The same with the clock made explicit, and how the call reaches out (its progress, its caller). */
@@ -60,15 +64,39 @@ export async function runWithPolicies(
   allowFallback = true,
 ): Promise<PolicyOutcome> {
   const spec = toolPolicyOf(tool);
-  const missing = missingCapability(spec.requires, deps.capabilities, deps);
+  // A tool acting as its caller needs the caller's connection, not the stage's secret.
+  const acting = actsAsUser(tool.catalogSpec ?? tool.spec, deps.config);
+  const requires = acting?.capability
+    ? spec.requires.filter((name) => name !== acting.capability)
+    : spec.requires;
+  const missing = missingCapability(requires, deps.capabilities, deps);
   if (missing) {
     const failure = Failures.unavailable(`${spec.id} is unavailable: ${missing.reason}`);
     return allowFallback ? withFallback(spec, call, deps, failure) : failed(failure);
   }
+  let secret = deps.secret;
+  if (acting) {
+    const answer = deps.connections
+      ? await deps.connections.accessToken(call.requestedBy, acting.provider, acting.scopes)
+      : {
+          ok: false as const,
+          failure: Failures.unavailable(
+            `${spec.id} acts as its caller, and this stage has no connected accounts configured.`,
+          ),
+        };
+    if (!answer.ok) return failed(answer.failure);
+    const name = acting.secret ?? connectionSecret(acting.provider);
+    // Only the tool's own secret is the caller's token; nothing else of the stage changes.
+    secret = (asked) => (asked === name ? answer.token : deps.secret(asked));
+  }
 
   const now = deps.now().getTime();
   const perPrincipal = spec.rateLimit?.perPrincipal;
-  const key = spec.cache && deps.cache ? cacheKey(spec, call.input) : undefined;
+  // A result made with the caller's own account is theirs alone: keyed by who they are.
+  const key =
+    spec.cache && deps.cache
+      ? cacheKey(spec, call.input, acting ? call.requestedBy.id : undefined)
+      : undefined;
   // The caller's limit and the cache are independent reads: ask both at once. A call the
   // limit refuses has only cost a cache read.
   const [decision, entry] = await Promise.all([
@@ -98,7 +126,7 @@ export async function runWithPolicies(
     config: deps.config,
     now: deps.now,
     http: call.trace ? withTraceparent(deps.http, call.trace) : deps.http,
-    secret: deps.secret,
+    secret,
     ...(deps.progress ? { progress: deps.progress } : {}),
     ...(deps.caller ? { caller: deps.caller } : {}),
     ...(deps.cancelled ? { cancelled: deps.cancelled } : {}),
@@ -193,13 +221,14 @@ function cannotServe(id: string, reason: string | undefined): string {
 }
 
 /** Tool id + version + hash of the canonical JSON of the key fields (all input by default). */
-export function cacheKey(spec: ToolPolicy, input: unknown): string {
+export function cacheKey(spec: ToolPolicy, input: unknown, principalId?: string): string {
   const fields = spec.cache?.keyFields;
   const keyed =
     fields && input !== null && typeof input === "object"
       ? Object.fromEntries(fields.map((f) => [f, (input as Record<string, unknown>)[f] ?? null]))
       : input;
-  return `${spec.id}#${spec.version}#${sha256Hex(canonicalJson(keyed))}`;
+  const hash = sha256Hex(canonicalJson(principalId === undefined ? keyed : [principalId, keyed]));
+  return `${spec.id}#${spec.version}#${hash}`;
 }
 
 function fromCache(value: CachedOutput, stale: boolean): PolicyOutcome {

@@ -14,6 +14,7 @@ import { registerAuditRoutes } from "./routes/audit";
 import { registerCallRoutes } from "./routes/calls";
 import { registerCapabilityRoutes } from "./routes/capabilities";
 import { registerCatalogRoutes } from "./routes/catalog";
+import { registerConnectionRoutes } from "./routes/connections";
 import { registerEventRoutes } from "./routes/events";
 import { registerHealthRoutes } from "./routes/health";
 import { registerKeyRoutes } from "./routes/keys";
@@ -60,6 +61,8 @@ export function createApi(deps: ApiDeps): OpenAPIHono<HttpEnv> {
   registerMetricsRoutes(app, deps);
   registerAuditRoutes(app, deps);
   registerSubscriptionRoutes(app, deps);
+  // /v1/connections, and /connect/{provider} for browsers: only where the stage has connections.
+  registerConnectionRoutes(app, deps);
   registerSelectionRoutes(app, deps);
   registerAgentRoutes(app, deps);
   registerMcpRoutes(app, deps);

@@ -14,6 +14,7 @@ import { MAX_BODY_BYTES } from "../common/body";
 import type { HttpEnv } from "../common/env";
 import { relayTarget } from "./relay";
 import { createMcpServer, type McpDeps, type McpRequestContext } from "./server";
+import { initializeIn, mintSessionId, readSessionId, SESSION_ID_HEADER } from "./session-id";
 
 /** Where the Toolbus context of a request rides through the SDK to the server it makes. */
 const CONTEXT = "toolbus/context";
@@ -77,9 +78,13 @@ function modernHandler(deps: McpDeps): McpHttpHandler {
 async function answerLegacy(
   request: Request,
   deps: McpDeps,
-  context: McpRequestContext,
+  requestContext: McpRequestContext,
   options: { authInfo: AuthInfo; parsedBody?: unknown },
 ): Promise<Response> {
+  // What the caller declared in its `initialize`, as the session id it was given carries it:
+  // the server made for this request never saw that `initialize` (session-id.ts).
+  const declared = readSessionId(request.headers.get(SESSION_ID_HEADER));
+  const context = declared ? { ...requestContext, declared } : requestContext;
   // A tool call answers on an event stream when the caller reads one: its progress, log
   // messages and servers' requests go there while it runs. Everything else answers in JSON.
   const streams = await toolCallOnStream(request, options.parsedBody, deps);
@@ -120,7 +125,11 @@ async function answerLegacy(
     );
   }
   try {
-    return await transport.handleRequest(request, options);
+    const response = await transport.handleRequest(request, options);
+    const initialize = initializeIn(options.parsedBody);
+    return initialize && response.status === 200
+      ? withSessionId(response, mintSessionId(initialize.capabilities))
+      : response;
   } finally {
     // The JSON answer is complete once handleRequest resolves.
     await server.close();
@@ -156,6 +165,17 @@ async function toolCallOnStream(request: Request, body: unknown, deps: McpDeps):
   if (typeof named !== "string") return false;
   const spec = await deps.catalog.getTool(named);
   return spec?.implementation.kind === "mcp";
+}
+
+/** The answer to an `initialize`, with the session id that carries what the caller declared. */
+function withSessionId(response: Response, sessionId: string): Response {
+  const headers = new Headers(response.headers);
+  headers.set(SESSION_ID_HEADER, sessionId);
+  return new Response(response.body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers,
+  });
 }
 
 /** The body as it is, with `end` called once it ended or its reader cancelled it. */

@@ -95,7 +95,12 @@ const processSecret = randomBytes(32).toString("hex");
 /** The relay of one call, or undefined where nothing can reach its caller. */
 export async function callRelay(
   relay: McpRelay | undefined,
-  context: { principal: { id: string }; write?: StreamWriter; hungUp?: AbortSignal },
+  context: {
+    principal: { id: string };
+    write?: StreamWriter;
+    hungUp?: AbortSignal;
+    declared?: RelayCapabilities;
+  },
   ctx: ServerContext,
   era: "legacy" | "modern",
 ): Promise<CallRelay | undefined> {
@@ -114,9 +119,7 @@ export async function callRelay(
     const caller: AttachedCaller = {
       principalId,
       era,
-      // A 2025-11-25 request carries no capabilities: a caller reading the stream may be
-      // asked, and one that cannot answer says so in JSON-RPC's terms.
-      capabilities: { elicitation: {}, sampling: {}, roots: {} },
+      capabilities: legacyCapabilities(context.declared),
       // Stateless: no level was set for this request, so every message goes.
       logLevel: "debug",
       progress: token !== undefined,
@@ -216,6 +219,16 @@ export function roundNames(asked: readonly RelayRequest[]): Map<string, string> 
     names.set(request.id, name);
   }
   return names;
+}
+
+/**
+ * What a 2025-11-25 caller reading the stream may be asked: what its `initialize` declared,
+ * as its session id carries it (session-id.ts). A request without one that reads carries no
+ * capabilities, so such a caller may be asked anything, and one that cannot answer says so
+ * in JSON-RPC's terms.
+ */
+export function legacyCapabilities(declaredInSession?: RelayCapabilities): RelayCapabilities {
+  return declaredInSession ?? { elicitation: {}, sampling: {}, roots: {} };
 }
 
 /** The capabilities a 2026-07-28 caller declared that a server may ask about. */

@@ -11,6 +11,7 @@ import { sha256Hex } from "@toolbus/core/util/canonical-json";
 import type { McpSurface } from "@toolbus/wire/mcp-surface";
 import type { Principal } from "@toolbus/wire/model/call";
 import { callId as callIdSchema, runId as runIdSchema } from "@toolbus/wire/model/ids";
+import type { RelayCapabilities } from "@toolbus/wire/model/relay";
 import type { McpRelay, StreamWriter } from "./relayed-call";
 
 /*
@@ -47,6 +48,11 @@ export interface McpRequestContext {
   write?: StreamWriter;
   /** Fires when the caller of a streamed answer hangs up (with `write`). */
   hungUp?: AbortSignal;
+  /**
+   * What a 2025-11-25 (or older) caller declared in its `initialize`, as the session id
+   * Toolbus gave it then carries it (session-id.ts). Absent when it sent none that reads.
+   */
+  declared?: RelayCapabilities;
 }
 
 /** What the server reads and calls; the route builds it once for every request. */

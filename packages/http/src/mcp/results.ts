@@ -4,6 +4,7 @@ import type { Issue } from "@toolbus/core/errors";
 import type { CallRecord } from "@toolbus/wire/model/call";
 import { Failures } from "@toolbus/wire/model/failure";
 import type { ToolSpec } from "@toolbus/wire/model/tool";
+import { failureText } from "./connection-required";
 import { INPUT_PROPERTY, mcpInputSchema, structuredContentOf } from "./tools";
 
 /**
@@ -61,7 +62,8 @@ export function callToolResult(
   if (call.status === "failed" && result) {
     const failure = result.failure ?? Failures.internal(result.output || "The tool failed.");
     return {
-      content: [{ type: "text", text: failure.message }],
+      // A missing connection says where a person connects it (connection-required.ts).
+      content: [{ type: "text", text: failureText(failure, again) }],
       isError: true,
       _meta: { ...meta, [META.failure]: failure },
     };

@@ -48,8 +48,9 @@ const LOOPBACK_HOSTS = ["localhost", "127.0.0.1", "[::1]"] as const;
 
 /**
  * `/mcp`: MCP Streamable HTTP, stateless. Every POST gets a new server and transport and
- * nothing outlives it, so any instance (or Lambda) can answer any request; there are no
- * session ids. Answers are plain JSON rather than an SSE stream, which API Gateway and Lambda
+ * nothing outlives it, so any instance (or Lambda) can answer any request. A 2025-era
+ * `initialize` is answered with a session id that holds only what the client declared
+ * (session-id.ts), read back from each later request; no server keeps anything. Answers are plain JSON rather than an SSE stream, which API Gateway and Lambda
  * pass through without response streaming. Keys are checked as on the REST routes (http/auth.ts)
  * and permissions decided by the same rules (app/access.ts): no key or a bad one is an HTTP
  * 401 before anything MCP happens.
@@ -131,7 +132,9 @@ export function registerMcpRoutes(app: OpenAPIHono<HttpEnv>, deps: McpRouteDeps)
     return (await streams).serve(c, context);
   });
 
-  // A stateless server offers no session to end (DELETE), nor a stream on other GETs.
+  // A stateless server offers no session to end (DELETE: 405, which the spec allows and
+  // clients take as such; the session id was only ever what the client declared), nor a
+  // stream on other GETs.
   app.all(MCP_PATH, (c) => {
     c.header("Allow", "POST");
     return jsonRpcError(c, 405, -32000, "Method not allowed: this MCP endpoint is stateless.");

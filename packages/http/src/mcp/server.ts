@@ -17,6 +17,11 @@ import { CALL_TOOL, SEARCH_TOOLS } from "@toolbus/wire/mcp-surface";
 import type { Principal } from "@toolbus/wire/model/call";
 import type { ToolSpec } from "@toolbus/wire/model/tool";
 import { API_VERSION } from "../common/version";
+import {
+  type ConnectionCaller,
+  connectionCaller,
+  connectionRequiredAnswer,
+} from "./connection-required";
 import { federate } from "./federated";
 import { ReadableParamsServer } from "./params";
 import { type CallRelay, callRelay, roundCodec } from "./relayed-call";
@@ -218,6 +223,7 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext, era: 
         again: `Call ${CALL_TOOL} again with the same arguments`,
         inputPath: "arguments",
         relay: () => callRelay(deps.relay, context, ctx, era),
+        connect: connectionCaller(server, ctx, era, context.declared),
         inFlight,
       });
     }
@@ -231,6 +237,7 @@ export function createMcpServer(deps: McpDeps, context: McpRequestContext, era: 
       input: (spec) => toolInput(spec, args),
       meta: _meta,
       relay: () => callRelay(deps.relay, context, ctx, era),
+      connect: connectionCaller(server, ctx, era, context.declared),
       inFlight,
     });
   });
@@ -257,12 +264,14 @@ async function callCatalogTool(
     relay: () => Promise<CallRelay | undefined>;
     /** Runs the call where a cancel of this request finds it (2025-11-25, tasks-legacy.ts). */
     inFlight?: (<T>(ids: CallIds, run: () => Promise<T>) => Promise<T>) | undefined;
+    /** How the caller can be sent to connect an account a call needs (connection-required.ts). */
+    connect?: ConnectionCaller;
   },
 ): Promise<ToolAnswer> {
   const { meta } = target;
   const relay = await target.relay();
   // A retried 2026-07-28 round continues the call its sealed state names.
-  const { runId, callId } = callIdsOf(context, meta, relay?.resumes);
+  const { runId, callId, named } = callIdsOf(context, meta, relay?.resumes);
   try {
     const spec = await deps.catalog.getTool(target.name);
     if (!spec)
@@ -315,6 +324,12 @@ async function callCatalogTool(
         upstream.data,
       );
     }
+    // A missing connection: the caller's person is sent to connect it, where the caller can be.
+    const connect = target.connect
+      ? connectionRequiredAnswer(outcome.call, { ...target.connect, againRunsNew: !named })
+      : undefined;
+    if (connect instanceof ProtocolError) throw connect;
+    if (connect) return connect;
     return callToolResult(outcome.call, spec, target.again);
   } catch (error) {
     throw protocolError(error, context, { runId, callId });

@@ -1,5 +1,5 @@
 import { access } from "node:fs/promises";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import {
@@ -192,6 +192,9 @@ async function main(): Promise<void> {
     TOOLBUS_TABLE: `toolbus-${system.stage}`,
     TOOLBUS_BUS: system.busName,
     TOOLBUS_ADMIN_KEY: admin.key,
+    // The key connection tokens are sealed with: made (mode 0600) with the first connection.
+    TOOLBUS_CONNECTION_KEY_FILE:
+      process.env.TOOLBUS_CONNECTION_KEY_FILE ?? join(stateDir, "connection-key"),
   });
   // Our own process reaches the bus without a socket (the SDK client is the same, its
   // transport is not); the HTTP endpoint serves everyone else. This process alone writes the

@@ -715,3 +715,33 @@ describe("the calendar tool", () => {
     });
   });
 });
+
+describe("calendar acting as its caller", () => {
+  it("reads the caller's calendar with their token, never the service account", async () => {
+    const { stand, settings, secrets } = await googleAccount();
+    stand.issued.push("ya29.alice-own");
+    const context = calendarContext(settings, {
+      // Both set: the caller's connection wins over the stage's service account.
+      secrets: { ...secrets, "connection:google": "ya29.alice-own" },
+      now: () => NOW,
+    });
+    const outcome = await run({ action: "list_events" }, context);
+    expect(outcome.data.sources).toContainEqual(expect.objectContaining({ source: "google" }));
+    expect(stand.tokenRequests()).toHaveLength(0);
+    expect(stand.eventRequests().map((r) => r.headers.authorization)).toEqual([
+      "Bearer ya29.alice-own",
+    ]);
+  });
+
+  it("asks the caller to reconnect when Google refuses their token", async () => {
+    const { stand, settings } = await googleAccount();
+    stand.issued.push("ya29.revoked");
+    stand.revokeIssued();
+    const context = calendarContext(settings, {
+      secrets: { "connection:google": "ya29.revoked" },
+      now: () => NOW,
+    });
+    const failure = await failureOf(run({ action: "list_events" }, context));
+    expect(failure.failure.message).toMatch(/refused your connection \(401\).*reconnect/);
+  });
+});

@@ -1,4 +1,6 @@
 import { networkCapability } from "@toolbus/core/capabilities";
+import { callerConnections } from "@toolbus/core/compose/connections-on-use";
+import { connectionSecret } from "@toolbus/core/connections/credentials";
 import { loadFunctionSecrets } from "@toolbus/core/deployment";
 import { createHttpClient } from "@toolbus/core/outbound";
 import { defineTool, ToolFailure } from "@toolbus/core/tool-definition";
@@ -7,7 +9,12 @@ import * as z from "zod";
 import { type AgendaSource, renderAgenda } from "./agenda";
 import { calendarSettings, googleCalendarCapability } from "./capability";
 import { calendarEvent, type FoundEvent, mergeEvents } from "./events";
-import { GOOGLE_CALENDAR_CREDENTIALS, listGoogleEvents, readServiceAccountKey } from "./google";
+import {
+  CALENDAR_READONLY_SCOPE,
+  GOOGLE_CALENDAR_CREDENTIALS,
+  listGoogleEvents,
+  readServiceAccountKey,
+} from "./google";
 import { DAY_MS, isoUtc } from "./time";
 
 const DEFAULT_WINDOW_DAYS = 30;
@@ -100,6 +107,15 @@ export const calendar = defineTool({
       ],
     },
     requires: ["google_calendar", "network"],
+    // With `connections.credentials.calendar: "user"`, each caller's own Google account
+    // stands in for the service account (and google_calendar is not required).
+    credentials: {
+      provider: "google",
+      scopes: [CALENDAR_READONLY_SCOPE],
+      mode: "stage",
+      secret: connectionSecret("google"),
+      capability: "google_calendar",
+    },
     produces: ["events", "citations"],
     examples: [
       { title: "What is coming up in the next 30 days", input: { action: "list_events" } },
@@ -170,6 +186,8 @@ export const calendar = defineTool({
     detectors: [googleCalendarCapability, networkCapability],
     network: createHttpClient,
     secrets: loadFunctionSecrets,
+    // It may act as its caller: only its function carries the token vault.
+    connections: callerConnections,
   },
   input: calendarInput,
   output: calendarOutput,
@@ -179,21 +197,24 @@ export const calendar = defineTool({
     const notes = [...window.notes];
     const tasks: { report: Omit<AgendaSource, "ok" | "events">; run: () => Promise<Found> }[] = [];
 
-    const raw = secret(GOOGLE_CALENDAR_CREDENTIALS);
-    if (raw?.trim()) {
-      const key = readServiceAccountKey(raw);
+    // Acting as the caller (connections.credentials.calendar: "user"), their Google token
+    // stands in for the service account.
+    const userToken = secret(connectionSecret("google"));
+    const raw = userToken ? undefined : secret(GOOGLE_CALENDAR_CREDENTIALS);
+    if (userToken || raw?.trim()) {
+      const key = raw ? readServiceAccountKey(raw) : undefined;
       tasks.push({
         report: { source: "google", name: `Google Calendar (${settings.calendarId})` },
         run: async () => {
-          if (!key.ok) {
+          if (key && !key.ok) {
             throw new ToolFailure(Failures.unavailable(key.reason));
           }
           const result = await listGoogleEvents({
-            key: key.key,
+            ...(key?.ok ? { key: key.key } : { userToken }),
             apiBaseUrl: settings.apiBaseUrl,
             tokenUrl: settings.tokenUrl,
             calendarId: settings.calendarId,
-            ...(settings.impersonate ? { subject: settings.impersonate } : {}),
+            ...(key && settings.impersonate ? { subject: settings.impersonate } : {}),
             timeMin: window.start,
             timeMax: window.end,
             maxResults: input.max_results,

@@ -217,7 +217,10 @@ const eventsPage = z.object({
 });
 
 export interface GoogleEventsRequest {
-  key: ServiceAccountKey;
+  /** The service account the stage reads with; or `userToken`, the caller's own. */
+  key?: ServiceAccountKey;
+  /** The caller's access token from their Google connection (connected accounts). */
+  userToken?: string;
   apiBaseUrl: string;
   tokenUrl: string;
   calendarId: string;
@@ -260,8 +263,9 @@ export async function listGoogleEvents(request: GoogleEventsRequest): Promise<Go
   const url =
     `${request.apiBaseUrl.replace(/\/+$/, "")}/calendars/` +
     `${encodeURIComponent(request.calendarId)}/events?${query}`;
+  const { key, userToken } = request;
   const list = async () => {
-    const token = await tokens.accessToken(request.key, tokenRequest);
+    const token = userToken ?? (key ? await tokens.accessToken(key, tokenRequest) : "");
     return send(GOOGLE, request.http, url, {
       headers: { authorization: `Bearer ${token}`, accept: "application/json" },
       retries: 1,
@@ -271,10 +275,17 @@ export async function listGoogleEvents(request: GoogleEventsRequest): Promise<Go
   };
 
   let response = await list();
-  if (response.status === 401) {
+  if (response.status === 401 && key && !userToken) {
     // A cached token can be revoked before it expires: one fresh token, then give up.
-    tokens.forget(request.key, tokenRequest);
+    tokens.forget(key, tokenRequest);
     response = await list();
+  }
+  if (userToken && (response.status === 401 || response.status === 403)) {
+    throw new ToolFailure(
+      Failures.unavailable(
+        `${GOOGLE} refused your connection (${response.status}): reconnect your Google account, or check the calendarId setting.`,
+      ),
+    );
   }
   if (response.status === 401 || response.status === 403) {
     throw new ToolFailure(

@@ -1,4 +1,5 @@
 import { networkCapability } from "@toolbus/core/capabilities";
+import { callerConnections } from "@toolbus/core/compose/connections-on-use";
 import { loadFunctionSecrets } from "@toolbus/core/deployment";
 import { createHttpClient } from "@toolbus/core/outbound";
 import { defineTool } from "@toolbus/core/tool-definition";
@@ -38,6 +39,15 @@ export const githubApi = defineTool({
       ],
     },
     requires: ["github_token", "network"],
+    // With `connections.credentials.github_api: "user"`, each caller's own GitHub account
+    // stands in for GITHUB_TOKEN (and github_token is not required).
+    credentials: {
+      provider: "github",
+      scopes: ["repo"],
+      mode: "stage",
+      secret: GITHUB_TOKEN,
+      capability: "github_token",
+    },
     produces: ["github_content", "citations"],
     examples: [
       {
@@ -109,6 +119,8 @@ export const githubApi = defineTool({
     detectors: [githubTokenCapability, networkCapability],
     network: createHttpClient,
     secrets: loadFunctionSecrets,
+    // It may act as its caller: only its function carries the token vault.
+    connections: callerConnections,
   },
   input: githubInput,
   output: githubOutput,

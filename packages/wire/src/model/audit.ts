@@ -11,6 +11,7 @@ const AUDIT_OBJECT_KINDS = [
   "capability",
   "subscription",
   "run",
+  "connection",
   "other",
 ] as const;
 export type AuditObjectKind = (typeof AUDIT_OBJECT_KINDS)[number];

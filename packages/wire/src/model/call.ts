@@ -20,7 +20,27 @@ export const FAILURE_KINDS = [
   "approval_expired",
   /** Someone the call belongs to asked it to stop, and it stopped before finishing. */
   "cancelled",
+  /**
+   * The tool acts as the caller on an upstream (a GitHub, Google or registered provider
+   * account) and the caller has no usable connection to it: connect, then call again.
+   */
+  "connection_required",
 ] as const;
+
+/**
+ * What a `connection_required` failure tells the agent and its person: which provider, the
+ * scopes the tool needs, why, and where a person connects (a link for a browser; it holds a
+ * single-use ticket, never a token).
+ */
+export const connectionNeeded = z.object({
+  provider: z.string().min(1).max(64),
+  scopes: z.array(z.string()).max(50),
+  /** `not_connected`: never connected; `expired`: the provider refused a refresh, or the stage's key is gone. */
+  reason: z.enum(["not_connected", "expired"]),
+  /** Where a person opens the connection (`GET /connect/{provider}?ticket=…`); absent when the stage has no public URL. */
+  connectUrl: z.string().optional(),
+});
+export type ConnectionNeeded = z.infer<typeof connectionNeeded>;
 
 /** A tool failure is a result an agent can act on, not an HTTP error. */
 export const failure = z.object({
@@ -32,6 +52,8 @@ export const failure = z.object({
   recovery: z.enum(["correct_call", "replan", "finish"]),
   /** The JSON-RPC error a registered MCP server answered, passed on as sent to an MCP caller. */
   mcpError: z.object({ code: z.number().int(), data: z.unknown().optional() }).strict().optional(),
+  /** On `connection_required`: the connection the call needs. */
+  connection: connectionNeeded.optional(),
 });
 export type Failure = z.infer<typeof failure>;
 

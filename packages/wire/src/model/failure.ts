@@ -1,4 +1,4 @@
-import type { Failure } from "./call";
+import type { ConnectionNeeded, Failure } from "./call";
 
 /** What a failure may say beyond its kind and message; each kind has defaults that fit it. */
 export type FailureOptions = Partial<Pick<Failure, "retryable" | "recovery" | "retryAfterMs">>;
@@ -39,4 +39,15 @@ export const Failures = {
   approvalExpired: make("approval_expired", { retryable: false, recovery: "replan" }),
   /** Stopped at its owner's request: whoever asked knows why; do not call it again unasked. */
   cancelled: make("cancelled", { retryable: false, recovery: "replan" }),
+  /**
+   * The tool acts as the caller and the caller's account at `connection.provider` is not
+   * connected (or expired): a person connects at `connectUrl`, then the call can be made again.
+   */
+  connectionRequired: (message: string, connection: ConnectionNeeded): Failure => ({
+    kind: "connection_required",
+    message,
+    retryable: false,
+    recovery: "replan",
+    connection,
+  }),
 } as const;

@@ -11,4 +11,10 @@ export const toolId = z
   .string()
   .regex(/^[a-z][a-z0-9_]{0,47}$/, "snake_case: lowercase letters, digits and _, 1-48 chars");
 export const toolsetName = toolId;
+
+/** An OAuth provider's name (connected accounts): in URLs (`/connect/github`) and item keys. */
+export const PROVIDER_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
+export const providerName = z
+  .string()
+  .regex(PROVIDER_NAME, "a provider name: a-z, 0-9, _ and -, starting with a letter");
 export const capabilityName = toolId;

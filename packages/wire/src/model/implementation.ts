@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { providerName } from "./ids";
 
 /**
  * Secrets are read from the environment by name, where a Lambda function also holds its own
@@ -44,25 +45,76 @@ const RESERVED_HEADERS = new Set([
   "mcp-protocol-version",
 ]);
 
-/** A request header whose value is read from a named secret at call time. */
-export const secretHeader = z
+const headerName = z
+  .string()
+  .regex(/^[A-Za-z0-9-]{1,64}$/, "a header name: letters, digits and -")
+  .refine((name) => !RESERVED_HEADERS.has(name.toLowerCase()), {
+    message: "this header is set by Toolbus itself",
+  });
+
+/** Written before the value, e.g. "Bearer ". */
+const headerPrefix = z
+  .string()
+  .max(32)
+  .regex(/^[\x20-\x7e]*$/, "printable ASCII only")
+  .default("");
+
+/** A request header whose value is read from a named secret of the stage at call time. */
+export const stageSecretHeader = z
+  .object({ header: headerName, secret: secretName, prefix: headerPrefix })
+  .strict();
+export type StageSecretHeader = z.infer<typeof stageSecretHeader>;
+
+/**
+ * A request header carrying each caller's own access token, from their connection at
+ * `provider` (one of the stage's `connections.providers`): the tools act as their caller.
+ */
+export const connectionHeader = z
   .object({
-    header: z
-      .string()
-      .regex(/^[A-Za-z0-9-]{1,64}$/, "a header name: letters, digits and -")
-      .refine((name) => !RESERVED_HEADERS.has(name.toLowerCase()), {
-        message: "this header is set by Toolbus itself",
-      }),
-    secret: secretName,
-    /** Written before the value, e.g. "Bearer ". */
-    prefix: z
-      .string()
-      .max(32)
-      .regex(/^[\x20-\x7e]*$/, "printable ASCII only")
-      .default(""),
+    header: headerName,
+    prefix: headerPrefix,
+    provider: providerName,
+    /** What the caller's connection must grant; absent: the provider's default scopes. */
+    scopes: z
+      .array(
+        z
+          .string()
+          .max(200)
+          .regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, "one scope: no spaces or quotes"),
+      )
+      .max(50)
+      .optional(),
   })
   .strict();
+export type ConnectionHeader = z.infer<typeof connectionHeader>;
+
+/**
+ * The auth header of a registration: the stage's secret (`secret`), the same for every caller,
+ * or each caller's own token (`provider`). Never both.
+ */
+export const secretHeader = z.union([stageSecretHeader, connectionHeader], {
+  error: (issue) => {
+    const input = issue.input;
+    if (issue.code !== "invalid_union" || !input || typeof input !== "object") return undefined;
+    const names = (key: string) => key in input;
+    if (names("secret") && names("provider")) {
+      return "names both a secret and a provider: give secret to send the stage's secret, or provider to send each caller's own token from their connection, not both";
+    }
+    if (!names("secret") && !names("provider")) {
+      return "names neither a secret (the stage's, sent for every caller) nor a provider (each caller's own token from their connection)";
+    }
+    return undefined;
+  },
+});
 export type SecretHeader = z.infer<typeof secretHeader>;
+
+/** Whether an auth header sends each caller's own token rather than a stage secret. */
+export const isConnectionHeader = (auth: SecretHeader): auth is ConnectionHeader =>
+  "provider" in auth;
+
+/** The stage secret an auth header reads, if it reads one. */
+export const secretOfAuth = (auth: SecretHeader | undefined): string | undefined =>
+  auth && !isConnectionHeader(auth) ? auth.secret : undefined;
 
 export const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { toolId, toolsetName } from "./ids";
+import { providerName, toolId, toolsetName } from "./ids";
 import { implementation, secretHeader } from "./implementation";
 import { toolPolicyFields } from "./policy";
 import { label, prose } from "./text";
@@ -36,6 +36,23 @@ export const availability = z.object({
 export const taskSupport = z.enum(["forbidden", "optional", "required"]);
 export type TaskSupport = z.infer<typeof taskSupport>;
 
+/**
+ * Whose account a tool acts with at an upstream provider. `stage`: the stage's own secret
+ * (`secret`, checked by `capability`); `user`: each caller's connected account at `provider`,
+ * asking `scopes`. A built-in tool declares the provider it can act as the user with; the
+ * stage configuration (`connections.credentials`) chooses which.
+ */
+export const toolCredentials = z.object({
+  provider: providerName,
+  scopes: z.array(z.string().min(1).max(200)).max(50).default([]),
+  mode: z.enum(["stage", "user"]),
+  /** The secret the tool reads the token from: the stage's, or, in `user` mode, the caller's in its place. */
+  secret: z.string().min(1).max(64).optional(),
+  /** The capability that checks the stage's secret; not required of a tool acting as the user. */
+  capability: z.string().min(1).max(64).optional(),
+});
+export type ToolCredentials = z.infer<typeof toolCredentials>;
+
 /** Everything about a tool but its code: what the catalog stores and every consumer reads. */
 export const toolSpec = z.object({
   id: toolPolicyFields.id,
@@ -70,6 +87,8 @@ export const toolSpec = z.object({
    * (`forbidden`). Absent: judged from its timeout (app/calls/tasks.ts).
    */
   taskSupport: taskSupport.optional(),
+  /** Whose upstream account it acts with (connected accounts); absent: the stage's secrets only. */
+  credentials: toolCredentials.optional(),
 });
 export type ToolSpec = z.infer<typeof toolSpec>;
 export type ToolSpecInput = z.input<typeof toolSpec>;

@@ -31,6 +31,14 @@ export const toolListItemView = toolView
         "Set when the tool lacks capabilities but is available because its fallback (this tool) answers its calls.",
       example: "static_links",
     }),
+    needsConnection: z
+      .object({ provider: z.string(), scopes: z.array(z.string()) })
+      .optional()
+      .meta({
+        description:
+          "Set when the tool acts as you at a provider you have not connected (or whose connection expired): calls fail with connection_required until you connect.",
+        example: { provider: "github", scopes: ["repo"] },
+      }),
     fallbackReasons: z
       .array(z.string())
       .optional()

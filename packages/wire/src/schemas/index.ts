@@ -23,6 +23,18 @@ export {
   toolsQuery,
   toolView,
 } from "./catalog";
+export {
+  connectBody,
+  connectionListView,
+  connectionProviderName,
+  connectionProvidersView,
+  connectionProviderView,
+  connectionsQuery,
+  connectionView,
+  connectLinkView,
+  disconnectedView,
+  disconnectQuery,
+} from "./connections";
 export { errorBody } from "./error-body";
 export {
   runEventPageView,

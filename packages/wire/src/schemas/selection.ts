@@ -65,6 +65,18 @@ export const selectionView = z
         description:
           "Tools in `tools` that lack capabilities but are offered because their fallback can serve: their calls are answered by the fallback (the result's `fallback` says so).",
       }),
+    needsConnection: z
+      .array(
+        z.object({
+          tool: z.string(),
+          provider: z.string().meta({ example: "github" }),
+          scopes: z.array(z.string()),
+        }),
+      )
+      .meta({
+        description:
+          "Tools in `tools` that act as you at a provider you have not connected (or whose connection expired): a call fails with connection_required and a link to connect; POST /v1/connections/{provider} gives one now.",
+      }),
   })
   .meta({ id: "Selection" });
 

@@ -3,6 +3,7 @@ import { agentsCommands } from "./agents.js";
 import { approvalsCommands } from "./approvals.js";
 import { callsCommands } from "./calls.js";
 import { capabilitiesCommands } from "./capabilities.js";
+import { connectionsCommands } from "./connections.js";
 import { eventsCommands } from "./events.js";
 import { keysCommands } from "./keys.js";
 import { runsCommands } from "./runs.js";
@@ -27,6 +28,7 @@ export const COMMANDS = {
   ...runsCommands,
   ...approvalsCommands,
   ...subscriptionsCommands,
+  ...connectionsCommands,
 } satisfies Record<string, Command>;
 
 export type CommandName = keyof typeof COMMANDS;

@@ -1,3 +1,4 @@
+import { isConnectionHeader, type SecretHeader } from "@toolbus/wire/model/implementation";
 import type { ToolsetRegistration } from "@toolbus/wire/model/registered";
 import { isRegisteredSecret, registeredSecretRule } from "@toolbus/wire/model/registered-secret";
 import type { ToolSpec } from "@toolbus/wire/model/tool";
@@ -44,14 +45,15 @@ export function refuseIssues(what: string, issues: readonly Issue[]): void {
 }
 
 /**
- * What a registration names that the stage refuses: secrets outside the registered prefix,
- * then the roles and modes its tools (or an MCP server's defaults) name.
+ * What a registration names that the stage refuses: secrets outside the registered prefix and
+ * providers the stage does not connect accounts at, then the roles and modes its tools (or an
+ * MCP server's defaults) name.
  */
 export function registrationIssues(
   registration: ToolsetRegistration,
   config: StageConfig,
 ): Issue[] {
-  const issues = secretIssues(registration);
+  const issues = authIssues(registration, config);
   if (registration.kind === "mcp") {
     const { availability, timeoutMs } = registration.defaults;
     if (availability) {
@@ -84,23 +86,37 @@ function timeoutIssues(timeoutMs: number | undefined, config: StageConfig, path:
 }
 
 /**
- * Secrets a registration may not name. Checked here, where registrations are written, and not
- * in the schema stored tools are parsed with: one stored before the rule must keep loading.
- * That leniency goes after 2027-03-31, with the stored schema's (see model/implementation.ts).
+ * Secrets a registration may not name, and providers the stage does not configure. Secrets are
+ * checked here, where registrations are written, and not in the schema stored tools are parsed
+ * with: one stored before the rule must keep loading. That leniency goes after 2027-03-31,
+ * with the stored schema's (see model/implementation.ts).
  */
-function secretIssues(registration: ToolsetRegistration): Issue[] {
-  const auths = [
-    { path: "auth.secret", auth: registration.auth },
+function authIssues(registration: ToolsetRegistration, config: StageConfig): Issue[] {
+  const auths: { at: string; auth: SecretHeader | undefined }[] = [
+    { at: "auth", auth: registration.auth },
     ...(registration.kind === "http"
-      ? registration.tools.map((tool, index) => ({
-          path: `tools.${index}.auth.secret`,
-          auth: tool.auth,
-        }))
+      ? registration.tools.map((tool, index) => ({ at: `tools.${index}.auth`, auth: tool.auth }))
       : []),
   ];
-  return auths.flatMap(({ path, auth }) =>
-    auth && !isRegisteredSecret(auth.secret)
-      ? [{ path, message: `names ${auth.secret}, but ${registeredSecretRule(auth.secret)}` }]
-      : [],
-  );
+  return auths.flatMap(({ at, auth }): Issue[] => {
+    if (!auth) return [];
+    if (isConnectionHeader(auth)) {
+      if (config.connections?.providers[auth.provider]) return [];
+      const configured = Object.keys(config.connections?.providers ?? {});
+      return [
+        {
+          path: `${at}.provider`,
+          message: `names ${auth.provider}, which is not a provider this stage connects accounts at (connections.providers: ${configured.length > 0 ? configured.join(", ") : "none configured"})`,
+        },
+      ];
+    }
+    return isRegisteredSecret(auth.secret)
+      ? []
+      : [
+          {
+            path: `${at}.secret`,
+            message: `names ${auth.secret}, but ${registeredSecretRule(auth.secret)}`,
+          },
+        ];
+  });
 }

@@ -1,3 +1,5 @@
+import type { Principal } from "@toolbus/wire/model/call";
+import { isConnectionHeader } from "@toolbus/wire/model/implementation";
 import {
   type CatalogDiff,
   type HeldReview,
@@ -7,6 +9,8 @@ import {
 } from "@toolbus/wire/model/registered";
 import type { ToolSpec, ToolsetSpec } from "@toolbus/wire/model/tool";
 import type { StageConfig } from "../../config";
+import { connectionSecret } from "../../connections/credentials";
+import type { ConnectionTokens } from "../../connections/service";
 import { ConflictError, NotFoundError, ValidationError } from "../../errors";
 import { OutboundError } from "../../outbound/errors";
 import { checkUrl, type Resolver } from "../../outbound/ssrf";
@@ -40,7 +44,17 @@ export interface RegisteredToolsetsDeps {
   detectors: readonly CapabilityDetector[];
   /** Where changed tool definitions are announced (ToolDefinitionsChanged). */
   events: EventSink;
+  /**
+   * People's connected accounts: discovery of a server that takes each caller's own token
+   * (`auth.provider`) sends the registering administrator's. Absent: it sends none.
+   */
+  connections?: ConnectionTokens;
   now?: () => Date;
+}
+
+/** Who registers or refreshes: whose own connection discovery may use. */
+export interface RegisteringAs {
+  by?: Principal;
 }
 
 export interface RegistrationOutcome {
@@ -73,8 +87,11 @@ export class RegisteredToolsets {
    * (`keepAvailability`) keeps every existing tool's availability whatever the stored
    * registration states: an administrator's per-tool choice is never undone behind their back.
    */
-  async register(registration: ToolsetRegistration): Promise<RegistrationOutcome> {
-    return this.#register(registration, { refresh: false });
+  async register(
+    registration: ToolsetRegistration,
+    as: RegisteringAs = {},
+  ): Promise<RegistrationOutcome> {
+    return this.#register(registration, { refresh: false, ...as });
   }
 
   /**
@@ -85,7 +102,7 @@ export class RegisteredToolsets {
    */
   async #register(
     registration: ToolsetRegistration,
-    { refresh }: { refresh: boolean },
+    { refresh, by }: { refresh: boolean } & RegisteringAs,
   ): Promise<RegistrationOutcome> {
     // Planning (with the JSON Schema checks) loads on the first registration, not with
     // the API: registering is an administrator's rare write.
@@ -109,7 +126,7 @@ export class RegisteredToolsets {
         : [registration.url];
     for (const url of new Set(urls)) await this.checkReachable(url);
     const discovered =
-      registration.kind === "mcp" ? await this.discover(registration, secret) : undefined;
+      registration.kind === "mcp" ? await this.discover(registration, secret, by) : undefined;
     const plan =
       registration.kind === "http"
         ? httpToolsetPlan(registration)
@@ -187,6 +204,7 @@ export class RegisteredToolsets {
   async refresh(
     name: string,
     changes: { renames?: Record<string, string> } = {},
+    as: RegisteringAs = {},
   ): Promise<RegistrationOutcome> {
     const toolset = await this.deps.catalog.getToolset(name);
     if (!toolset) throw new NotFoundError(`Toolset ${name} does not exist.`);
@@ -195,7 +213,10 @@ export class RegisteredToolsets {
         `Toolset ${name} is a ${toolset.kind} toolset; only MCP toolsets are refreshed (register an http toolset again to change it).`,
       );
     }
-    return this.#register(storedRegistration(toolset, changes.renames), { refresh: true });
+    return this.#register(storedRegistration(toolset, changes.renames), {
+      refresh: true,
+      ...as,
+    });
   }
 
   /** Removes a registered toolset and all its tools; built-in toolsets stay. */
@@ -264,28 +285,32 @@ export class RegisteredToolsets {
   private async discover(
     registration: McpToolsetRegistration,
     secret: SecretSource,
+    by: Principal | undefined,
   ): Promise<RemoteDiscovery> {
     // The MCP SDK's client loads on the first MCP registration or refresh.
     const { discoverRemoteTools, mcpConnection } = await import("../../registered/mcp-client");
+    const { server, access, withoutToken } = await this.discoveryAccess(registration, secret, by);
     let discovered: RemoteDiscovery;
     try {
       discovered = await discoverRemoteTools(
-        mcpConnection(
-          registration,
-          { secret, http: this.deps.http },
-          {
-            owner: registration.name,
-            upstream: `MCP server ${safeHost(registration.url)}`,
-            timeoutMs: DISCOVERY_TIMEOUT_MS,
-          },
-        ),
+        mcpConnection(server, access, {
+          owner: registration.name,
+          upstream: `MCP server ${safeHost(registration.url)}`,
+          timeoutMs: DISCOVERY_TIMEOUT_MS,
+        }),
         MAX_REGISTERED_TOOLS,
       );
     } catch (error) {
       if (!(error instanceof ToolFailure)) throw error;
+      // Listed without a token: the server may want one to list its tools too.
+      const hint = !withoutToken
+        ? ""
+        : by && this.deps.connections
+          ? ` It was asked without a token: you have no working ${withoutToken} connection. Connect your own ${withoutToken} account and register again, or let the server list its tools without one.`
+          : ` It was asked without a token (auth.provider ${withoutToken}: no caller's token at registration); the server must list its tools without one.`;
       throw new ValidationError(
-        `The tools of ${registration.url} could not be listed: ${error.failure.message}`,
-        { details: [{ path: "url", message: error.failure.message }] },
+        `The tools of ${registration.url} could not be listed: ${error.failure.message}${hint}`,
+        { details: [{ path: "url", message: `${error.failure.message}${hint}` }] },
       );
     }
     const { tools } = discovered;
@@ -298,6 +323,38 @@ export class RegisteredToolsets {
       throw new ValidationError(`The server at ${registration.url} lists no tools.`);
     }
     return discovered;
+  }
+
+  /**
+   * How discovery reaches the server. A server taking each caller's own token is asked with
+   * the registering administrator's own token at that provider when they have a working
+   * connection (and the stage's connections are wired in), else with no auth header:
+   * `withoutToken` then names the provider, for the refusal's words.
+   */
+  private async discoveryAccess(
+    registration: McpToolsetRegistration,
+    secret: SecretSource,
+    by: Principal | undefined,
+  ): Promise<{
+    server: Pick<McpToolsetRegistration, "url" | "auth">;
+    access: { secret: SecretSource; http: HttpClient };
+    withoutToken?: string;
+  }> {
+    const { auth, url } = registration;
+    const http = this.deps.http;
+    if (!auth || !isConnectionHeader(auth))
+      return { server: registration, access: { secret, http } };
+    const answer =
+      by && this.deps.connections
+        ? await this.deps.connections.accessToken(by, auth.provider, auth.scopes ?? [])
+        : undefined;
+    if (!answer?.ok)
+      return { server: { url }, access: { secret, http }, withoutToken: auth.provider };
+    const name = connectionSecret(auth.provider);
+    return {
+      server: registration,
+      access: { secret: (asked) => (asked === name ? answer.token : undefined), http },
+    };
   }
 
   private async recordCapabilities(names: readonly string[], secret: SecretSource) {

@@ -1,5 +1,9 @@
 import type { Principal } from "@toolbus/wire/model/call";
-import type { McpProtocol, SecretHeader } from "@toolbus/wire/model/implementation";
+import {
+  isConnectionHeader,
+  type McpProtocol,
+  type StageSecretHeader,
+} from "@toolbus/wire/model/implementation";
 import type { RelayCapabilities } from "@toolbus/wire/model/relay";
 import { UnavailableError, ValidationError } from "../../errors";
 import { RemoteRefusal } from "../../registered/remote-refusal";
@@ -10,7 +14,11 @@ import type { SelectionService } from "../selection/service";
 export interface FederatedServer {
   toolset: string;
   url: string;
-  auth?: SecretHeader | undefined;
+  /**
+   * The stage's secret header. A server taking each caller's own token (`auth.provider`) is
+   * asked with none: its prompts, resources and completions go without the caller's token.
+   */
+  auth?: StageSecretHeader | undefined;
   /** The generations it speaks, as discovery recorded them (absent: 2025-11-25). */
   protocols?: readonly McpProtocol[] | undefined;
 }
@@ -248,7 +256,8 @@ export class ServerFederation implements McpFederation {
       servers.push({
         toolset: toolset.name,
         url: source.url,
-        ...(source.auth ? { auth: source.auth } : {}),
+        // A caller's own token is not sent here (yet): only a stage secret's header.
+        ...(source.auth && !isConnectionHeader(source.auth) ? { auth: source.auth } : {}),
         ...(protocols ? { protocols } : {}),
         revision: toolset.revision,
       });

@@ -1,6 +1,7 @@
 import type { CapabilityStatus } from "@toolbus/wire/model/capability";
 import { CATEGORIES, type ToolSpec } from "@toolbus/wire/model/tool";
 import type { StageConfig } from "../../config";
+import { actsAsUser } from "../../connections/credentials";
 import { ValidationError } from "../../errors";
 import { roleAtLeast } from "../access";
 
@@ -37,9 +38,22 @@ export interface ServedByFallback {
   reasons: ExclusionReason[];
 }
 
+/** An offered tool that acts as its caller, who has not connected its provider (or it expired). */
+export interface NeedsConnection {
+  tool: string;
+  provider: string;
+  scopes: string[];
+}
+
 export interface SelectionInput<T extends ToolSpec = ToolSpec> {
-  /** Only the role order and the modes are read. */
-  config: Pick<StageConfig, "roles" | "modes">;
+  /** Only the role order, the modes and which tools act as their caller are read. */
+  config: Pick<StageConfig, "roles" | "modes"> & Partial<Pick<StageConfig, "connections">>;
+  /**
+   * The providers the principal has a working connection with. Tools acting as their caller
+   * at another provider are still offered (a call answers with a link to connect), and listed
+   * in `needsConnection`. Absent: none.
+   */
+  connected?: ReadonlySet<string>;
   tools: readonly T[];
   /**
    * Where the fallbacks `tools` name are looked up when a filtered read left them out of
@@ -68,6 +82,8 @@ export interface Selection<T extends ToolSpec = ToolSpec> {
   excluded: ExcludedTool[];
   /** The available tools whose fallback answers for them, in the same order. */
   servedByFallback: ServedByFallback[];
+  /** The available tools that need the principal's connection first, in the same order. */
+  needsConnection: NeedsConnection[];
 }
 
 /**
@@ -91,6 +107,7 @@ export function select<T extends ToolSpec>(input: SelectionInput<T>): Selection<
   const available: T[] = [];
   const excluded: ExcludedTool[] = [];
   const servedByFallback: ServedByFallback[] = [];
+  const needsConnection: NeedsConnection[] = [];
   for (const tool of sortedTools(input.tools)) {
     const reasons = judge.reasons(tool);
     if (deny.has(tool.id)) reasons.push("denied");
@@ -115,7 +132,13 @@ export function select<T extends ToolSpec>(input: SelectionInput<T>): Selection<
       excluded.push({ tool: tool.id, reasons, fallbackReasons });
     }
   }
-  return { mode, available, excluded, servedByFallback };
+  for (const tool of available) {
+    const acting = actsAsUser(tool, input.config);
+    if (acting && !input.connected?.has(acting.provider)) {
+      needsConnection.push({ tool: tool.id, provider: acting.provider, scopes: acting.scopes });
+    }
+  }
+  return { mode, available, excluded, servedByFallback, needsConnection };
 }
 
 /**
@@ -171,8 +194,14 @@ function judgement(
       if (modes !== undefined && !modes.includes(mode)) reasons.push("mode");
       // An unknown minRole is a configuration mistake, which roleAtLeast closes rather than opens.
       if (minRole !== undefined && !roleAtLeast(config, input.role, minRole)) reasons.push("role");
+      // A tool acting as its caller needs the stage to know its provider, not the stage's secret.
+      const acting = actsAsUser(tool, config);
       for (const name of new Set(tool.requires)) {
+        if (name === acting?.capability) continue;
         if (!present.has(name) || absent.has(name)) reasons.push(`capability:${name}`);
+      }
+      if (acting && !config.connections?.providers[acting.provider]) {
+        reasons.push(`capability:connections.${acting.provider}`);
       }
       return reasons;
     },

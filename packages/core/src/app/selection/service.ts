@@ -2,6 +2,7 @@ import type { FallbackAccess, Principal } from "@toolbus/wire/model/call";
 import type { CapabilityStatus } from "@toolbus/wire/model/capability";
 import type { ToolSpec } from "@toolbus/wire/model/tool";
 import type { StageConfig } from "../../config";
+import { actsAsUser } from "../../connections/credentials";
 import { ForbiddenError } from "../../errors";
 import type { CatalogList, CatalogStore, Versioned } from "../../ports";
 import { mayActAs, requireKnownRole } from "../access";
@@ -17,6 +18,8 @@ export interface SelectionDeps {
   config: StageConfig;
   catalog: Pick<CatalogStore, "list">;
   capabilities: { list(): Promise<CapabilityStatus[]> };
+  /** The principal's connected accounts: read only when a tool acts as its caller. */
+  connections?: { list(principalId: string): Promise<{ provider: string; status: string }[]> };
 }
 
 export interface SelectionRequest {
@@ -67,6 +70,7 @@ export class SelectionService {
       this.deps.capabilities.list(),
     ]);
     const { tools } = catalog;
+    const connected = await this.connected(principal, tools);
     const selection = select({
       config,
       tools,
@@ -74,10 +78,22 @@ export class SelectionService {
       role,
       mode,
       capabilities,
+      ...(connected ? { connected } : {}),
       ...(request.allow ? { allow: request.allow } : {}),
       ...(request.deny ? { deny: request.deny } : {}),
     });
     return { role, tools, catalog, selection };
+  }
+
+  /** The providers the principal has a working connection with, read only when a listed tool acts as its caller. */
+  private async connected(
+    principal: Principal,
+    tools: readonly ToolSpec[],
+  ): Promise<ReadonlySet<string> | undefined> {
+    const { connections, config } = this.deps;
+    if (!connections || !tools.some((tool) => actsAsUser(tool, config))) return undefined;
+    const mine = await connections.list(principal.id);
+    return new Set(mine.filter((c) => c.status === "connected").map((c) => c.provider));
   }
 
   /**

@@ -56,7 +56,7 @@ export function registerCatalogRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps):
       // Availability is the caller's own selection: role and capabilities count too.
       const {
         tools,
-        selection: { excluded, servedByFallback },
+        selection: { excluded, servedByFallback, needsConnection },
       } = await selector.select(c.get("principal"), {
         mode: query.mode,
         filter: {
@@ -66,6 +66,7 @@ export function registerCatalogRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps):
       });
       const left = new Map(excluded.map((entry) => [entry.tool, entry]));
       const served = new Map(servedByFallback.map((entry) => [entry.tool, entry]));
+      const needs = new Map(needsConnection.map((entry) => [entry.tool, entry]));
       const wanted = query.available === undefined ? undefined : query.available === "true";
       const items = tools
         .filter((tool) => query.mode === undefined || !left.get(tool.id)?.reasons.includes("mode"))
@@ -81,11 +82,14 @@ export function registerCatalogRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps):
             };
           }
           const by = served.get(tool.id);
-          // Offered, but answered by its fallback: what it lacks, and who answers.
+          const need = needs.get(tool.id);
+          // Offered, but answered by its fallback (what it lacks, and who answers), or only
+          // once the caller connects its provider.
           return {
             ...tool,
             available: true,
             ...(by ? { reasons: by.reasons, servedBy: by.fallback } : {}),
+            ...(need ? { needsConnection: { provider: need.provider, scopes: need.scopes } } : {}),
           };
         })
         .filter((tool) => wanted === undefined || tool.available === wanted);

@@ -77,7 +77,9 @@ function registerAt(app: OpenAPIHono<HttpEnv>, deps: ApiDeps, base: string, hide
           { details: [{ path: "name", message: `Must equal the path's name, ${name}.` }] },
         );
       }
-      const { created, ...outcome } = await registered.register(registration);
+      const { created, ...outcome } = await registered.register(registration, {
+        by: c.get("principal"),
+      });
       c.set("audited", toolsetTouched(name, outcome));
       c.header("ETag", etag(outcome.toolset));
       if (created) {
@@ -117,6 +119,8 @@ function registerAt(app: OpenAPIHono<HttpEnv>, deps: ApiDeps, base: string, hide
       const { created: _created, ...outcome } = await registered.refresh(
         name,
         body.renames ? { renames: body.renames } : {},
+        // A server that acts as each caller lists its tools as the admin who asks.
+        { by: c.get("principal") },
       );
       c.set("audited", toolsetTouched(name, outcome));
       c.header("ETag", etag(outcome.toolset));

@@ -43,6 +43,7 @@ export function registerSelectionRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps
           tools: selection.available.map((tool) => tool.id),
           excluded: selection.excluded,
           servedByFallback: selection.servedByFallback,
+          needsConnection: selection.needsConnection,
         },
         200,
       );
