@@ -1,0 +1,470 @@
+/**
+ * Extracts the tool definitions of published MCP servers into test/fixtures/search-real/servers/.
+ *
+ *   node --import tsx scripts/extract-mcp-tools.ts              every server below
+ *   node --import tsx scripts/extract-mcp-tools.ts tavily-mcp   only the named packages
+ *
+ * Run by hand, never by `npm test`: it installs packages from the npm registry. Each package is
+ * installed (pinned version, install scripts off unless the entry says otherwise) into a temp
+ * directory outside the repo, started as a stdio server with dummy credentials and a temp HOME,
+ * asked for `tools/list` (every page) and stopped. The tools are written exactly as the server
+ * sent them: the raw JSON-RPC results are recorded, not the SDK's parsed copy.
+ *
+ * Servers get no network: a preloaded module (NODE_OPTIONS=--require) makes every socket connect
+ * fail as if refused and makes `fetch` reject, and browser downloads are switched off. A server
+ * that needs the network, a browser or a real account just to list its tools fails and is skipped.
+ */
+import { execFile } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import {
+  getDefaultEnvironment,
+  StdioClientTransport,
+} from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+
+const run = promisify(execFile);
+
+/** One published server: the package, its pinned version and how to start it. */
+interface ServerEntry {
+  package: string;
+  version: string;
+  /** The bin to run when the package has several; default: its only bin, or the one named like it. */
+  bin?: string;
+  /** Command-line arguments; `dir` is a scratch directory of this server's own. */
+  args?: (dir: string) => string[];
+  /** Environment on top of the defaults (dummy tokens only). */
+  env?: (dir: string) => Record<string, string>;
+  /** Run the package's install scripts (only when it cannot start without them). */
+  installScripts?: boolean;
+}
+
+/** An address that is never reached: connects are refused before they leave the process. */
+const NOWHERE = "127.0.0.1:1";
+
+const SERVERS: ServerEntry[] = [
+  {
+    package: "@modelcontextprotocol/server-filesystem",
+    version: "2026.8.31",
+    args: (dir) => [join(dir, "files")],
+  },
+  {
+    package: "@modelcontextprotocol/server-memory",
+    version: "2026.8.31",
+    env: (dir) => ({ MEMORY_FILE_PATH: join(dir, "memory.jsonl") }),
+  },
+  {
+    package: "@modelcontextprotocol/server-github",
+    version: "2025.4.8",
+    env: () => ({ GITHUB_PERSONAL_ACCESS_TOKEN: "dummy" }),
+  },
+  {
+    package: "@modelcontextprotocol/server-gitlab",
+    version: "2025.4.25",
+    env: () => ({
+      GITLAB_PERSONAL_ACCESS_TOKEN: "dummy",
+      GITLAB_API_URL: `http://${NOWHERE}/api/v4`,
+    }),
+  },
+  {
+    package: "@modelcontextprotocol/server-slack",
+    version: "2025.4.25",
+    env: () => ({ SLACK_BOT_TOKEN: "xoxb-dummy", SLACK_TEAM_ID: "T0" }),
+  },
+  {
+    package: "@modelcontextprotocol/server-postgres",
+    version: "0.6.2",
+    args: () => [`postgresql://dummy:dummy@${NOWHERE}/dummy`],
+  },
+  { package: "@modelcontextprotocol/server-puppeteer", version: "2025.5.12" },
+  {
+    package: "@modelcontextprotocol/server-google-maps",
+    version: "0.6.2",
+    env: () => ({ GOOGLE_MAPS_API_KEY: "dummy" }),
+  },
+  {
+    package: "@modelcontextprotocol/server-brave-search",
+    version: "0.6.2",
+    env: () => ({ BRAVE_API_KEY: "dummy" }),
+  },
+  { package: "@modelcontextprotocol/server-sequential-thinking", version: "2026.8.31" },
+  {
+    package: "@modelcontextprotocol/server-everything",
+    version: "2026.8.31",
+    args: () => ["stdio"],
+  },
+  {
+    package: "@modelcontextprotocol/server-aws-kb-retrieval",
+    version: "0.6.2",
+    env: () => ({
+      AWS_ACCESS_KEY_ID: "dummy",
+      AWS_SECRET_ACCESS_KEY: "dummy",
+      AWS_REGION: "us-east-1",
+    }),
+  },
+  {
+    package: "@modelcontextprotocol/server-everart",
+    version: "0.6.2",
+    env: () => ({ EVERART_API_KEY: "dummy" }),
+  },
+  {
+    package: "@notionhq/notion-mcp-server",
+    version: "2.5.2",
+    env: () => ({ NOTION_TOKEN: "ntn_dummy" }),
+  },
+  { package: "tavily-mcp", version: "0.2.22", env: () => ({ TAVILY_API_KEY: "tvly-dummy" }) },
+  { package: "exa-mcp-server", version: "3.4.1", env: () => ({ EXA_API_KEY: "dummy" }) },
+  { package: "firecrawl-mcp", version: "3.26.0", env: () => ({ FIRECRAWL_API_KEY: "fc-dummy" }) },
+  { package: "@upstash/context7-mcp", version: "4.1.1" },
+  { package: "@playwright/mcp", version: "0.0.83", args: () => ["--headless", "--isolated"] },
+  { package: "@executeautomation/playwright-mcp-server", version: "1.0.12" },
+  {
+    package: "@browserbasehq/mcp-server-browserbase",
+    version: "2.4.3",
+    env: () => ({
+      BROWSERBASE_API_KEY: "dummy",
+      BROWSERBASE_PROJECT_ID: "dummy",
+      GEMINI_API_KEY: "dummy",
+    }),
+  },
+  { package: "mcp-server-kubernetes", version: "4.1.7" },
+  {
+    package: "mongodb-mcp-server",
+    version: "3.0.4",
+    env: () => ({ MDB_MCP_TELEMETRY: "disabled" }),
+  },
+  {
+    package: "@hubspot/mcp-server",
+    version: "0.4.0",
+    env: () => ({ PRIVATE_APP_ACCESS_TOKEN: "dummy" }),
+  },
+  {
+    package: "linear-mcp-server",
+    version: "0.1.0",
+    env: () => ({ LINEAR_API_KEY: "lin_api_dummy" }),
+  },
+  { package: "@kazuph/mcp-taskmanager", version: "1.1.1" },
+  {
+    package: "@modelcontextprotocol/server-gdrive",
+    version: "2025.1.14",
+    env: (dir) => {
+      const credentials = join(dir, "gdrive-credentials.json");
+      writeFileSync(credentials, JSON.stringify({ access_token: "dummy", token_type: "Bearer" }));
+      return { GDRIVE_CREDENTIALS_PATH: credentials };
+    },
+  },
+  { package: "@cyanheads/git-mcp-server", version: "2.15.3" },
+  {
+    package: "@aashari/mcp-server-atlassian-jira",
+    version: "3.3.0",
+    env: () => ({
+      ATLASSIAN_SITE_NAME: "dummy",
+      ATLASSIAN_USER_EMAIL: "dummy@example.invalid",
+      ATLASSIAN_API_TOKEN: "dummy",
+    }),
+  },
+  {
+    package: "airtable-mcp-server",
+    version: "1.14.0",
+    env: () => ({ AIRTABLE_API_KEY: "patDummy" }),
+  },
+  { package: "duckduckgo-mcp-server", version: "0.1.2" },
+  { package: "@wonderwhy-er/desktop-commander", version: "0.2.52", bin: "desktop-commander" },
+];
+
+/**
+ * Tried, and left out because they cannot list their tools offline or at all:
+ * - @modelcontextprotocol/server-redis@2025.4.25 connects to Redis at startup and exits without it.
+ * - @benborla29/mcp-server-mysql@2.0.9 connects to MySQL at startup and exits without it.
+ * - @supabase/mcp-server-supabase@0.13.0 fetches supabase.com docs while listing.
+ * - @stripe/mcp@0.3.3 asks Stripe's servers for its tool list.
+ * - mcp-server-sqlite-npx@0.8.0 needs the native sqlite3 build its install script downloads.
+ * - @heroku/mcp-server@1.2.8 fails to import its own SDK dependency (ERR_MODULE_NOT_FOUND).
+ * - @modelcontextprotocol/server-sqlite is not on npm (it is the Python mcp-server-sqlite).
+ * - @henkey/postgres-mcp-server (AGPL-3.0) and mcp-obsidian (no licence) were not tried.
+ */
+
+/** Per server: install, then listing. */
+const INSTALL_TIMEOUT_MS = 300_000;
+const LIST_TIMEOUT_MS = 60_000;
+const CONCURRENCY = 4;
+
+const OUT_DIR = fileURLToPath(new URL("../test/fixtures/search-real/servers/", import.meta.url));
+
+/** Loaded into every server process before its own code: no socket leaves, no fetch succeeds. */
+const NO_NETWORK_PRELOAD = `"use strict";
+const net = require("node:net");
+const refuse = (what) => {
+  const error = new Error("network disabled during tool extraction: " + what);
+  error.code = "ECONNREFUSED";
+  return error;
+};
+const describe = (args) => {
+  const first = args[0];
+  if (Array.isArray(first)) return describe(first);
+  if (first && typeof first === "object") return String(first.path ?? (first.host ?? "localhost") + ":" + first.port);
+  return args.filter((a) => typeof a !== "function").join(":");
+};
+net.Socket.prototype.connect = function connect(...args) {
+  const what = describe(args);
+  process.stderr.write("[extract] blocked connect to " + what + "\\n");
+  this.connecting = true;
+  process.nextTick(() => this.destroy(refuse(what)));
+  return this;
+};
+globalThis.fetch = async (input) => {
+  const what = typeof input === "string" ? input : (input && (input.url ?? input.href)) || "?";
+  process.stderr.write("[extract] blocked fetch " + what + "\\n");
+  throw new TypeError("fetch failed", { cause: refuse(what) });
+};
+`;
+
+/** The file name for a package: `@scope/name` → `scope__name.json`. */
+function fixtureName(pkg: string): string {
+  return `${pkg.replace(/^@/, "").replace(/\//g, "__")}.json`;
+}
+
+interface InstalledPackage {
+  version: string;
+  license: string;
+  binPath: string;
+}
+
+async function install(entry: ServerEntry, dir: string, npmEnv: NodeJS.ProcessEnv) {
+  const prefix = join(dir, "install");
+  mkdirSync(prefix, { recursive: true });
+  const args = ["install", "--prefix", prefix, `${entry.package}@${entry.version}`];
+  args.push("--no-audit", "--no-fund", "--no-save", "--loglevel=error");
+  if (!entry.installScripts) args.push("--ignore-scripts");
+  await run("npm", args, { env: npmEnv, timeout: INSTALL_TIMEOUT_MS, maxBuffer: 16 << 20 });
+  const pkgDir = join(prefix, "node_modules", ...entry.package.split("/"));
+  const manifest = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")) as {
+    name: string;
+    version: string;
+    license?: unknown;
+    bin?: string | Record<string, string>;
+  };
+  const bins: Record<string, string> =
+    typeof manifest.bin === "string"
+      ? { [manifest.name.split("/").pop() ?? manifest.name]: manifest.bin }
+      : (manifest.bin ?? {});
+  const names = Object.keys(bins);
+  const wanted =
+    entry.bin ??
+    (names.length === 1 ? names[0] : names.find((n) => n === entry.package.split("/").pop()));
+  const bin = wanted === undefined ? undefined : bins[wanted];
+  if (bin === undefined) throw new Error(`no bin to run (bins: ${names.join(", ") || "none"})`);
+  return {
+    version: manifest.version,
+    license:
+      typeof manifest.license === "string"
+        ? manifest.license
+        : JSON.stringify(manifest.license ?? null),
+    binPath: join(pkgDir, bin),
+  } satisfies InstalledPackage;
+}
+
+/** Starts the server, lists every page of tools from the raw responses, stops it. */
+async function listTools(
+  entry: ServerEntry,
+  dir: string,
+  installed: InstalledPackage,
+  stderrLog: string[],
+  validationNotes: string[],
+) {
+  const home = join(dir, "home");
+  mkdirSync(join(dir, "files"), { recursive: true });
+  mkdirSync(home, { recursive: true });
+  const preload = join(dir, "no-network.cjs");
+  writeFileSync(preload, NO_NETWORK_PRELOAD);
+  const env: Record<string, string> = {
+    ...getDefaultEnvironment(),
+    ...offlineEnv(dir),
+    HOME: home,
+    USERPROFILE: home,
+    TMPDIR: join(dir, "files"),
+    NODE_OPTIONS: `--require=${preload}`,
+    ...entry.env?.(dir),
+  };
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [installed.binPath, ...(entry.args?.(dir) ?? [])],
+    env,
+    cwd: join(dir, "files"),
+    stderr: "pipe",
+  });
+  transport.stderr?.on("data", (chunk: Buffer) => stderrLog.push(chunk.toString("utf8")));
+  const client = new Client({ name: "toolbus-extract-mcp-tools", version: "0.0.0" });
+  const raw = new Map<string | number, unknown>();
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`timed out after ${LIST_TIMEOUT_MS / 1000} s`)),
+      LIST_TIMEOUT_MS,
+    );
+  });
+  try {
+    const work = (async () => {
+      await client.connect(transport);
+      const onmessage = transport.onmessage;
+      transport.onmessage = (message: JSONRPCMessage, extra?: unknown) => {
+        if ("result" in message && "id" in message) raw.set(message.id, message.result);
+        (onmessage as ((m: JSONRPCMessage, e?: unknown) => void) | undefined)?.(message, extra);
+      };
+      const tools: unknown[] = [];
+      let cursor: string | undefined;
+      const seen = new Set<string>();
+      do {
+        const before = new Set(raw.keys());
+        // The SDK's own validation may reject a real server's schemas (e.g. an inputSchema
+        // without "type": "object"); the raw result is what the server published, so keep it.
+        const listed = await client
+          .listTools(cursor === undefined ? {} : { cursor })
+          .catch((error: unknown) => error);
+        const id = [...raw.keys()].find((k) => !before.has(k));
+        const result =
+          id === undefined
+            ? undefined
+            : (raw.get(id) as { tools?: unknown[]; nextCursor?: unknown } | undefined);
+        if (!Array.isArray(result?.tools)) {
+          throw listed instanceof Error ? listed : new Error("no raw tools/list result recorded");
+        }
+        if (listed instanceof Error) validationNotes.push(firstLine(listed.message));
+        tools.push(...result.tools);
+        cursor = typeof result.nextCursor === "string" ? result.nextCursor : undefined;
+        if (cursor !== undefined) {
+          if (seen.has(cursor)) throw new Error(`pagination loops at cursor ${cursor}`);
+          seen.add(cursor);
+        }
+      } while (cursor !== undefined);
+      return tools;
+    })();
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+    await client.close().catch(() => undefined);
+    await transport.close().catch(() => undefined);
+  }
+}
+
+/** Browser and telemetry switches that keep packages from downloading or phoning home. */
+function offlineEnv(dir: string): Record<string, string> {
+  return {
+    PLAYWRIGHT_BROWSERS_PATH: join(dir, "browsers"),
+    PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: "1",
+    PUPPETEER_SKIP_DOWNLOAD: "1",
+    PUPPETEER_SKIP_CHROMIUM_DOWNLOAD: "1",
+    PUPPETEER_CACHE_DIR: join(dir, "browsers"),
+    DO_NOT_TRACK: "1",
+    DISABLE_TELEMETRY: "1",
+    NO_UPDATE_NOTIFIER: "1",
+    npm_config_update_notifier: "false",
+  };
+}
+
+interface Outcome {
+  package: string;
+  version: string;
+  license?: string;
+  tools?: number;
+  error?: string;
+  /** Kept, but the SDK client's validation rejected the list. */
+  note?: string;
+}
+
+async function extract(entry: ServerEntry, root: string): Promise<Outcome> {
+  const dir = mkdtempSync(join(root, `${fixtureName(entry.package).replace(/\.json$/, "")}-`));
+  const npmEnv: NodeJS.ProcessEnv = { ...process.env, ...offlineEnv(dir) };
+  let installed: InstalledPackage;
+  try {
+    installed = await install(entry, dir, npmEnv);
+  } catch (error) {
+    return { package: entry.package, version: entry.version, error: `install: ${message(error)}` };
+  }
+  const stderrLog: string[] = [];
+  const validationNotes: string[] = [];
+  try {
+    const tools = await listTools(entry, dir, installed, stderrLog, validationNotes);
+    if (tools.length === 0) throw new Error("listed no tools");
+    const fixture = {
+      package: entry.package,
+      version: installed.version,
+      extractedAt: new Date().toISOString(),
+      tools,
+    };
+    writeFileSync(
+      join(OUT_DIR, fixtureName(entry.package)),
+      `${JSON.stringify(fixture, null, 2)}\n`,
+    );
+    return {
+      package: entry.package,
+      version: installed.version,
+      license: installed.license,
+      tools: tools.length,
+      ...(validationNotes.length > 0 && { note: `SDK validation: ${validationNotes.join("; ")}` }),
+    };
+  } catch (error) {
+    const tail = stderrLog.join("").trim().split("\n").slice(-8).join("\n    ");
+    return {
+      package: entry.package,
+      version: installed.version,
+      license: installed.license,
+      error: `list: ${message(error)}${tail ? `\n    stderr: ${tail}` : ""}`,
+    };
+  }
+}
+
+function firstLine(text: string): string {
+  return text.replace(/\s+/g, " ").slice(0, 200);
+}
+
+function message(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.length > 600 ? `${text.slice(0, 600)}…` : text;
+}
+
+async function main() {
+  const only = process.argv.slice(2);
+  const entries = only.length === 0 ? SERVERS : SERVERS.filter((s) => only.includes(s.package));
+  const unknown = only.filter((name) => !SERVERS.some((s) => s.package === name));
+  if (unknown.length > 0) throw new Error(`not in the list: ${unknown.join(", ")}`);
+  mkdirSync(OUT_DIR, { recursive: true });
+  const root = mkdtempSync(join(tmpdir(), "toolbus-mcp-extract-"));
+  const outcomes: Outcome[] = [];
+  const queue = [...entries];
+  const worker = async () => {
+    for (let entry = queue.shift(); entry !== undefined; entry = queue.shift()) {
+      const outcome = await extract(entry, root);
+      outcomes.push(outcome);
+      const what = `${outcome.package}@${outcome.version}`;
+      if (outcome.error === undefined)
+        console.log(
+          `ok    ${what}: ${outcome.tools} tools (${outcome.license})${outcome.note ? ` — ${outcome.note}` : ""}`,
+        );
+      else console.log(`FAIL  ${what}: ${outcome.error}`);
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+  // Only whitespace changes: the repo's formatter lays the JSON out so `npm run lint` passes.
+  const biome = fileURLToPath(new URL("../node_modules/.bin/biome", import.meta.url));
+  await run(biome, ["format", "--write", OUT_DIR], { maxBuffer: 16 << 20 });
+  const ok = outcomes.filter((o) => o.error === undefined);
+  const total = ok.reduce((sum, o) => sum + (o.tools ?? 0), 0);
+  console.log(`\n${ok.length}/${outcomes.length} servers, ${total} tools.`);
+  for (const o of [...outcomes].sort((a, b) => a.package.localeCompare(b.package))) {
+    console.log(
+      `${o.error === undefined ? "ok  " : "FAIL"}  ${o.package}@${o.version}  ${o.license ?? "?"}  ${o.tools ?? 0}`,
+    );
+  }
+  if (ok.length < outcomes.length) process.exitCode = 1;
+}
+
+await main();
