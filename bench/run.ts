@@ -10,6 +10,7 @@ import { benchMatcher } from "./matcher";
 import { benchParsers } from "./parsers";
 import { benchRegisteredCalls, benchValidation } from "./registered";
 import { benchSearch } from "./search";
+import { benchSearchReal } from "./search-real";
 import type { Measurement } from "./stats";
 import { benchStreams } from "./streams";
 
@@ -48,6 +49,7 @@ const GROUPS: Record<string, () => Measurement[] | Promise<Measurement[]>> = {
   bus: benchBus,
   matcher: benchMatcher,
   search: benchSearch,
+  "search-real": benchSearchReal,
   calls: benchCalls,
   load: benchLoad,
   validation: benchValidation,

@@ -40,7 +40,7 @@ import {
 } from "sst/constructs";
 import { notifyAlarms } from "./alarm-topic";
 import { CONNECTION_HANDLERS, nodejsFor, USER_CREDENTIAL_TOOLS } from "./bundling";
-import { providerSecretNames, type StackConfig, stackConfigFor } from "./config";
+import { providerSecretNames, type StackConfig, searchSecretNames, stackConfigFor } from "./config";
 import { auditStack } from "./nag";
 import { addObservability } from "./observability";
 
@@ -290,7 +290,11 @@ export function Toolbus({ stack, app }: StackContext) {
   // built-in tools', and the connection providers' client secrets. One secret per name: a
   // provider may name a tool's secret, which is then bound to the functions of both.
   const toolSecretNames = [...new Set(tools.flatMap(toolSecrets))];
-  const secretNames = [...new Set([ADMIN_KEY_SECRET, ...toolSecretNames, ...providerSecrets])];
+  // The embedding provider's key: both API functions search.
+  const searchSecrets = searchSecretNames(config.toolbus);
+  const secretNames = [
+    ...new Set([ADMIN_KEY_SECRET, ...toolSecretNames, ...providerSecrets, ...searchSecrets]),
+  ];
   const secrets = new Map(secretNames.map((name) => [name, new Config.Secret(stack, name)]));
   const secretsNamed = (names: readonly string[]) =>
     [...new Set(names)].sort().map((name) => {
@@ -636,7 +640,7 @@ export function Toolbus({ stack, app }: StackContext) {
       TOOLBUS_FOLLOW_POLL_MS: String(config.streaming.pollIntervalMs),
       TOOLBUS_FOLLOW_MAX_MS: String(followMaxSeconds(streaming.timeoutSeconds) * 1000),
     },
-    secrets: [ADMIN_KEY_SECRET],
+    secrets: [ADMIN_KEY_SECRET, ...searchSecrets],
     url: { authorizer: "none", cors: false, streaming: true },
     reservedConcurrency: config.streaming.reservedConcurrency,
   });
@@ -659,7 +663,7 @@ export function Toolbus({ stack, app }: StackContext) {
     environment: { TOOLBUS_FUNCTIONS: dispatchTargets, TOOLBUS_STREAM_URL: streamUrl },
     // The admin key, and every tool secret because POST /v1/capabilities/refresh detects and
     // verifies each capability (e.g. GitHub accepts GITHUB_TOKEN) — it never runs a tool.
-    secrets: [ADMIN_KEY_SECRET, ...toolSecretNames],
+    secrets: [ADMIN_KEY_SECRET, ...toolSecretNames, ...searchSecrets],
   });
   const domain = config.api.domain;
   // One catch-all route and no authorizer at the gateway: every path reaches the API function,

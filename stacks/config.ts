@@ -293,6 +293,12 @@ export function providerSecretNames(toolbus: StageConfig): string[] {
   return [...new Set(names)].sort();
 }
 
+/** The secret holding the embedding provider's key (`search.embeddings.apiKey`), when one is named. */
+export function searchSecretNames(toolbus: StageConfig): string[] {
+  const name = toolbus.search?.embeddings?.apiKey;
+  return name ? [name] : [];
+}
+
 /** Seconds a tool's function keeps after its tool's timeout to store and announce the result. */
 const RESULT_MARGIN_SECONDS = 5;
 

@@ -224,3 +224,25 @@ describe("the documentation", () => {
     expect(latest.includes("| 12.61 ms ")).toBe(false);
   });
 });
+
+/** The names between the reserved-toolset-names markers, in backticks. */
+function reservedNames(page: string): string[] {
+  const list = /<!-- reserved-toolset-names -->([\s\S]*?)<!-- \/reserved-toolset-names -->/.exec(
+    page,
+  )?.[1];
+  return [...(list ?? "").matchAll(/`([a-z][a-z0-9_]*)`/g)].map((match) => match[1] ?? "");
+}
+
+describe("docs/registering-tools.md's reserved toolset names", () => {
+  it("are exactly the built-in toolsets' names", async () => {
+    const { builtinToolsets } = await import("@toolbus/tools");
+    const names = builtinToolsets.map((toolset) => toolset.name).sort();
+    expect(reservedNames(text("docs/registering-tools.md")).sort()).toEqual(names);
+    // And the checker sees a name left out or one too many.
+    expect(
+      reservedNames("<!-- reserved-toolset-names -->`a`, `b`<!-- /reserved-toolset-names -->"),
+    ).toEqual(["a", "b"]);
+    expect(reservedNames("no list")).toEqual([]);
+    expect(names.length).toBeGreaterThan(0);
+  });
+});

@@ -13,6 +13,7 @@ import {
   STAGE_FILES,
   type StackConfig,
   StackConfigError,
+  searchSecretNames,
   stackConfigFor,
   type ToolLimits,
 } from "../stacks/config";
@@ -350,6 +351,20 @@ describe("per-stage stack configuration", () => {
     expect(providerSecretNames(config.toolbus)).toEqual([
       "GITHUB_OAUTH_SECRET",
       "GOOGLE_OAUTH_SECRET",
+    ]);
+  });
+
+  it("names the embedding provider's key, for the stack to bind to the API", () => {
+    expect(searchSecretNames(stackConfigFor("dev", { tools }).toolbus)).toEqual([]);
+    const raw = valid();
+    raw.toolbus = {
+      ...raw.toolbus,
+      search: {
+        embeddings: { url: "https://embed.example.com/v1", model: "m", apiKey: "EMBEDDINGS_KEY" },
+      },
+    };
+    expect(searchSecretNames(stackConfigFor("dev", { raw, tools }).toolbus)).toEqual([
+      "EMBEDDINGS_KEY",
     ]);
   });
 

@@ -156,6 +156,11 @@ export interface PromptRequest extends SelectRequest {
 export interface ToolSearchOptions extends SelectRequest {
   /** How many tools at most, 1-50 (default 5). */
   limit?: number;
+  /**
+   * Say why each tool was found (`explanation`); an administrator also gets the matching tools
+   * selection left out, with its reasons (`excluded`).
+   */
+  explain?: boolean;
 }
 
 export type { Category, Prompt, PromptTool, RenderAgentRequest };

@@ -1,10 +1,11 @@
 import { readFileSync } from "node:fs";
+import { secretName } from "@toolbus/wire/model/implementation";
 import { runPolicy } from "@toolbus/wire/model/run";
 import * as z from "zod";
 import { isKnownRole } from "./app/access";
 import { connectionsConfig, connectionsConfigProblems } from "./connections/config";
 import { type Issue, ValidationError, zodIssues } from "./errors";
-import { oauthConfig, oauthConfigProblems } from "./oauth-config";
+import { oauthConfig, oauthConfigProblems, secureUrl } from "./oauth-config";
 import { nearest } from "./util/nearest";
 
 /**
@@ -190,6 +191,28 @@ export const stageConfig = z.strictObject({
    * (connections/config.ts); absent, every tool acts with the stage's secrets.
    */
   connections: connectionsConfig.optional(),
+  /**
+   * Tool search (docs/search.md). `embeddings`: an OpenAI-compatible embeddings API whose
+   * vectors rank tools by meaning beside their words (app/search/semantic.ts); absent, search
+   * is lexical only.
+   */
+  search: z
+    .strictObject({
+      embeddings: z
+        .strictObject({
+          /** The API's base URL (`POST <url>/embeddings`): https, http only for loopback. */
+          url: secureUrl,
+          model: z.string().min(1).max(200),
+          /** The secret holding its key, sent as `Authorization: Bearer`; none when absent. */
+          apiKey: secretName.optional(),
+          /** Asked of models that can shorten their vectors (`dimensions`). */
+          dimensions: z.number().int().min(1).max(8192).optional(),
+          /** How much the semantic ranking counts in the fusion, the lexical one counting 1. */
+          weight: z.number().positive().max(10).default(1),
+        })
+        .optional(),
+    })
+    .optional(),
   /** Each tool's own settings, validated by the tool's settings schema. */
   tools: z.record(z.string(), z.unknown()).default({}),
 });

@@ -2272,6 +2272,28 @@ export type ToolSearch = {
     };
     score: number;
     matched: Array<"id" | "description" | "title" | "guidelines" | "examples" | "toolset" | "usageHint">;
+    explanation?: {
+      words: Array<{
+        word: string;
+        fields: Array<"id" | "description" | "title" | "guidelines" | "examples" | "toolset" | "usageHint">;
+        as?: Array<string>;
+      }>;
+      notes: Array<string>;
+    };
+  }>;
+  excluded?: Array<{
+    id: string;
+    title: string;
+    toolset: string;
+    score: number;
+    matched: Array<"id" | "description" | "title" | "guidelines" | "examples" | "toolset" | "usageHint">;
+    words: Array<{
+      word: string;
+      fields: Array<"id" | "description" | "title" | "guidelines" | "examples" | "toolset" | "usageHint">;
+      as?: Array<string>;
+    }>;
+    reasons: Array<string>;
+    why: string;
   }>;
 };
 

@@ -45,6 +45,7 @@ import { mcpFederation } from "./federation";
 import { loadedOnUse } from "./loaded-on-use";
 import { type CallHandler, handlersLoadedOnUse, inProcessDispatcher } from "./local-dispatch";
 import { runningOf, secretOf, storeOf } from "./pieces";
+import { semanticOnUse } from "./semantic-on-use";
 
 /** The stores as the application uses them: catalog and keys read through short caches. */
 export type ToolbusStores = Omit<DynamoStores, "catalog" | "capabilities" | "keys"> & {
@@ -212,7 +213,15 @@ export function createToolbus(
       catalog: stores.catalog,
       calls,
       selection,
-      search: new SearchService({ selection }),
+      search: new SearchService({
+        selection,
+        // Administrators asking why are also told what selection left out.
+        access: deployment.config,
+        // Hybrid ranking where the stage names an embeddings API: loaded with the first search.
+        ...(deployment.config.search?.embeddings
+          ? { semantic: semanticOnUse(deployment, deployment.config.search.embeddings, http) }
+          : {}),
+      }),
       events: stores.events,
       keys: stores.keys,
       capabilities: {

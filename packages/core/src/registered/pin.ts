@@ -91,11 +91,14 @@ export function holdChanges(input: {
 
   for (const tool of planned) {
     const name = remoteNameOf(tool);
-    const pin = pins.get(name);
+    const stored = pins.get(name);
     const definition = pinnedDefinition(tool);
-    if (!pin) {
+    if (!stored) {
       hold(name, "added", definition);
-    } else if (canonicalJson(pinnedDefinition(pin)) === canonicalJson(definition)) {
+      continue;
+    }
+    const pin = withTitleOfToday(stored, tool, declarations.get(name));
+    if (canonicalJson(pinnedDefinition(pin)) === canonicalJson(definition)) {
       served.push(tool);
     } else {
       hold(name, "changed", definition);
@@ -119,6 +122,24 @@ export function holdChanges(input: {
     served,
     review: changes.length > 0 ? { changes, protocols: [...input.protocols] } : undefined,
   };
+}
+
+/**
+ * A pin made before untitled tools got a title read from their name (plan.ts `humanTitle`)
+ * has the server's name as its title. That title was Toolbus's, not the server's: while the
+ * server still gives none, the pin takes today's, so the new title alone is never a change
+ * held for review (the refresh's diff lists such tools as changed, once).
+ */
+function withTitleOfToday(
+  pin: ToolSpec,
+  planned: ToolSpec,
+  declared: RemoteTool | undefined,
+): ToolSpec {
+  const untitled = declared?.title === undefined && declared?.annotations?.title === undefined;
+  const fromName = pin.title === remoteNameOf(pin).slice(0, 120);
+  return untitled && fromName && planned.title !== pin.title
+    ? { ...pin, title: planned.title }
+    : pin;
 }
 
 /**

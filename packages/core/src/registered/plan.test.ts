@@ -1,7 +1,7 @@
 import { httpToolsetRegistration, mcpToolsetRegistration } from "@toolbus/wire/model/registered";
 import { toolSpec } from "@toolbus/wire/model/tool";
 import { describe, expect, it } from "vitest";
-import { diffTools, httpToolsetPlan, mcpToolsetPlan, snakeCase } from "./plan";
+import { diffTools, httpToolsetPlan, humanTitle, mcpToolsetPlan, snakeCase } from "./plan";
 
 const remote = (name: string, description = "Does a thing.") => ({
   name,
@@ -23,6 +23,37 @@ describe("planning a registration", () => {
     expect(
       ["getWeather", "get-weather", "Get Weather", "HTTPStatus", "9lives", "!!"].map(snakeCase),
     ).toEqual(["get_weather", "get_weather", "get_weather", "httpstatus", "", ""]);
+  });
+
+  it("reads a remote name as a title when the server gives none, and keeps the server's own", () => {
+    expect(
+      [
+        "create_issue",
+        "browser_take_screenshot",
+        "slackListChannels",
+        "get-weather",
+        "HTTPStatus",
+        "getURL",
+        "list_allowed_directories",
+        "!!",
+      ].map(humanTitle),
+    ).toEqual([
+      "Create issue",
+      "Browser take screenshot",
+      "Slack list channels",
+      "Get weather",
+      "HTTP status",
+      "Get URL",
+      "List allowed directories",
+      "!!",
+    ]);
+    const registration = mcpServer();
+    const titles = mcpToolsetPlan(registration, [
+      remote("create_issue"),
+      { ...remote("search_code"), title: "Search code (GitHub)" },
+      { ...remote("take_screenshot"), annotations: { title: "Screenshot" } },
+    ]).tools.map((tool) => tool.title);
+    expect(titles).toEqual(["Create issue", "Search code (GitHub)", "Screenshot"]);
   });
 
   it("versions an MCP tool by its remote definition, so a changed tool misses the old cache", () => {

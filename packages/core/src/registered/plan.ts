@@ -14,6 +14,7 @@ import { type ToolSpec, type ToolsetSpec, toolSpec } from "@toolbus/wire/model/t
 import { connectionSecret } from "../connections/credentials";
 import { ValidationError } from "../errors";
 import { canonicalJson, sha256Hex } from "../util/canonical-json";
+import { claimsOf, clashError, idClaims, idClashes } from "./clashes";
 import { compileSchema, SchemaError, schemaIssues } from "./json-schema";
 import type { RemoteTool } from "./mcp-client";
 import { parseUrlTemplate } from "./url-template";
@@ -87,9 +88,14 @@ export function httpToolsetPlan(registration: HttpToolsetRegistration): {
       at,
     );
   });
-  const ids = tools.map((tool) => tool.id);
-  const repeated = ids.find((id, index) => ids.indexOf(id) !== index);
-  if (repeated) throw invalid("tools", `Tool id ${repeated} is listed twice.`);
+  // Every id listed twice, at once (registering checks these before planning, with the catalog's).
+  const empty = { toolsets: [], tools: [] };
+  const repeated = idClashes({
+    toolset: registration,
+    claims: idClaims(registration, [], snakeCase),
+    catalog: empty,
+  });
+  if (repeated.length > 0) throw clashError(repeated, false);
   return {
     toolset: {
       name: registration.name,
@@ -106,24 +112,16 @@ export function mcpToolsetPlan(
   remote: readonly RemoteTool[],
 ): { toolset: ToolsetSpec; tools: ToolSpec[] } {
   const { defaults, auth } = registration;
-  const byId = new Map<string, string>();
+  // Every unusable id and every id two remote tools would share, at once, each with a rename.
+  const clashes = idClashes({
+    toolset: registration,
+    claims: idClaims(registration, remote, snakeCase),
+    catalog: { toolsets: [], tools: [] },
+  });
+  if (clashes.length > 0) throw clashError(clashes, false);
   const tools = remote.map((tool) => {
     const at = `remote tool ${tool.name}`;
     const id = registration.renames[tool.name] ?? snakeCase(tool.name);
-    if (!id) {
-      throw invalid(
-        "renames",
-        `The server's tool ${JSON.stringify(tool.name)} has no usable id here; give it one in renames.`,
-      );
-    }
-    const clash = byId.get(id);
-    if (clash !== undefined) {
-      throw invalid(
-        "renames",
-        `The server's tools ${JSON.stringify(clash)} and ${JSON.stringify(tool.name)} would both be ${id}; rename one.`,
-      );
-    }
-    byId.set(id, tool.name);
     const inputSchema = tool.inputSchema as Record<string, unknown>;
     // The server's own output schema, or none: its answer is then its content blocks.
     const outputSchema = tool.outputSchema as Record<string, unknown> | undefined;
@@ -143,7 +141,8 @@ export function mcpToolsetPlan(
       {
         id,
         toolset: registration.name,
-        title: (tool.title ?? hints.title ?? tool.name).slice(0, 120),
+        // The server's own title; without one, its name read as words ("Create issue").
+        title: (tool.title ?? hints.title ?? humanTitle(tool.name)).slice(0, 120),
         description: description.slice(0, 2000),
         category: defaults.category,
         usageHint: (defaults.usageHint ?? firstSentence(description)).slice(0, 500),
@@ -193,29 +192,17 @@ export function mcpToolsetPlan(
 }
 
 /**
- * Refuses ids another toolset owns, naming both owners and how to avoid the clash. A toolset
- * may always keep its own ids. A 400, not a 409: the registration as sent can never succeed;
- * it has to change (a rename), not be retried.
+ * Refuses ids another toolset owns, naming both owners and a free id to give instead: every
+ * clash at once (registered/clashes.ts). A toolset may always keep its own ids. A 400, not a
+ * 409: the registration as sent can never succeed; it has to change (a rename), not be retried.
  */
 export function checkIdsFree(
   toolset: ToolsetSpec,
   tools: readonly ToolSpec[],
   catalog: { toolsets: readonly ToolsetSpec[]; tools: readonly ToolSpec[] },
 ): void {
-  const owners = new Map(catalog.toolsets.map((t) => [t.name, t.owner]));
-  const taken = new Map(catalog.tools.map((t) => [t.id, t.toolset]));
-  for (const tool of tools) {
-    const holder = taken.get(tool.id);
-    if (holder === undefined || holder === toolset.name) continue;
-    const remedy =
-      toolset.kind === "mcp"
-        ? `give the server's tool ${tool.implementation.kind === "mcp" ? JSON.stringify(tool.implementation.remoteName) : tool.id} another id in renames`
-        : "register it under another id";
-    throw new ValidationError(
-      `Tool id ${tool.id} is already registered by toolset ${holder} (owner ${owners.get(holder) ?? "unknown"}); toolset ${toolset.name} (owner ${toolset.owner}) cannot register it too: ${remedy}.`,
-      { details: { toolId: tool.id, registeredBy: holder, requestedBy: toolset.name } },
-    );
-  }
+  const clashes = idClashes({ toolset, claims: claimsOf(toolset, tools), catalog });
+  if (clashes.length > 0) throw clashError(clashes, false);
 }
 
 /**
@@ -289,6 +276,24 @@ export function snakeCase(name: string): string {
     .replace(/[^a-z0-9]+/g, "_")
     .replace(/^_+|_+$/g, "");
   return /^[a-z][a-z0-9_]{0,47}$/.test(id) ? id : "";
+}
+
+/**
+ * A tool name read as words, for a title the server did not give: `create_issue` -> "Create
+ * issue", `slackListChannels` -> "Slack list channels", `HTTPStatus` -> "HTTP status". Words
+ * in capitals (acronyms) keep them; the rest are lowercased, the first capitalized. The name
+ * itself when it has no word.
+ */
+export function humanTitle(name: string): string {
+  const words = name
+    .replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, "$1 $2")
+    .replace(/(\p{Lu})(\p{Lu}\p{Ll})/gu, "$1 $2")
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((word) => word.length > 0)
+    .map((word) => (word.length > 1 && word === word.toUpperCase() ? word : word.toLowerCase()));
+  const [first, ...rest] = words;
+  if (first === undefined) return name;
+  return [first.charAt(0).toUpperCase() + first.slice(1), ...rest].join(" ");
 }
 
 /** Secret names a registration references, once each: a header sending callers' own tokens names none. */

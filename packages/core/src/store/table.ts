@@ -17,6 +17,7 @@ import type { CreateTableCommandInput } from "@aws-sdk/client-dynamodb";
  * - stage stream   STREAM / HEAD, and STREAM#<place / 100,000> / C#<first place>  (expiresAt)
  * - connection     CONN#<principalId> / PROVIDER#<provider>   (tokens sealed; connections/)
  * - connect state  CONNSTATE#<sha256 of state> / STATE, ticket CONNTICKET#<sha256> / TICKET (expiresAt)
+ * - tool vector    EMBED#<model>#<sha256 of tool text> / VECTOR   (packed Float32; search.embeddings)
  * gsi1 lists the catalog in toolset order with one query; gsi2 is sparse and finds calls
  * stuck past their deadline without scanning. gsi3 finds a trace's calls; it holds keys only,
  * so the writes that move a call along (claim, complete) never touch it.

@@ -22,6 +22,10 @@ const foundToolJsonSchema = {
     usageHint: { type: "string", description: "When to use it." },
     inputSchema: { type: "object", description: "JSON Schema of call_tool's arguments." },
     score: { type: "number" },
+    explanation: {
+      type: "object",
+      description: "With explain: the query's words it matched, where, and notes.",
+    },
   },
   required: ["id", "title", "description", "usageHint", "inputSchema", "score"],
 } as const;
@@ -50,13 +54,25 @@ export const SEARCH_SURFACE_TOOLS: Tool[] = [
           maximum: MAX_SEARCH_LIMIT,
           description: `How many tools at most (default ${DEFAULT_SEARCH_LIMIT}).`,
         },
+        explain: {
+          type: "boolean",
+          description:
+            "Say why each tool was found; an administrator also gets matching tools left out, and why.",
+        },
       },
       required: ["query"],
       additionalProperties: false,
     },
     outputSchema: {
       type: "object",
-      properties: { tools: { type: "array", items: foundToolJsonSchema } },
+      properties: {
+        tools: { type: "array", items: foundToolJsonSchema },
+        excluded: {
+          type: "array",
+          description: "With explain, for administrators: matching tools left out, and why.",
+          items: { type: "object" },
+        },
+      },
       required: ["tools"],
     },
     annotations: { title: "Search tools", readOnlyHint: true, openWorldHint: false },
@@ -81,7 +97,11 @@ export const SEARCH_SURFACE_TOOLS: Tool[] = [
   },
 ];
 
-const searchArguments = z.strictObject({ query: searchQuery, limit: searchLimit.optional() });
+const searchArguments = z.strictObject({
+  query: searchQuery,
+  limit: searchLimit.optional(),
+  explain: z.boolean().optional(),
+});
 const callArguments = z.strictObject({
   tool: z.string().min(1).max(64),
   arguments: z.unknown().optional(),
@@ -100,20 +120,26 @@ export async function searchToolsResult(
     query: parsed.data.query,
     limit: parsed.data.limit,
     mode: context.mode,
+    ...(parsed.data.explain ? { explain: true } : {}),
   });
-  const tools = found.tools.map(({ id, title, description, usageHint, inputSchema, score }) => ({
-    id,
-    title,
-    description,
-    usageHint,
-    inputSchema,
-    score,
-  }));
+  const tools = found.tools.map(
+    ({ id, title, description, usageHint, inputSchema, score, explanation }) => ({
+      id,
+      title,
+      description,
+      usageHint,
+      inputSchema,
+      score,
+      ...(explanation ? { explanation } : {}),
+    }),
+  );
+  // With explain, an administrator also hears of the matching tools selection left out.
+  const structured = found.excluded ? { tools, excluded: found.excluded } : { tools };
   const text =
-    tools.length > 0
-      ? JSON.stringify({ tools })
+    tools.length > 0 || found.excluded?.length
+      ? JSON.stringify(structured)
       : "No tool you can call matches that. Try other words, or carry on without a tool.";
-  return { content: [{ type: "text", text }], structuredContent: { tools }, isError: false };
+  return { content: [{ type: "text", text }], structuredContent: structured, isError: false };
 }
 
 /** `call_tool`'s target and the tool's own input, or the result that says what is wrong. */

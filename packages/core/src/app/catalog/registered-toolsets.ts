@@ -16,6 +16,7 @@ import { OutboundError } from "../../outbound/errors";
 import { checkUrl, type Resolver } from "../../outbound/ssrf";
 import type { HttpClient, SecretSource } from "../../outbound/types";
 import type { CatalogStore, EventSink, Versioned } from "../../ports";
+import type { Clash } from "../../registered/clashes";
 import type { RemoteDiscovery } from "../../registered/mcp-client";
 import { referencedSecrets, secretDetectors } from "../../registered/secrets";
 import { ToolFailure } from "../../tool-definition";
@@ -28,7 +29,7 @@ import {
 import type { CapabilityService } from "../capabilities/service";
 import { refuseIssues, registrationIssues } from "./checks";
 import type { HeldChanges, HeldSummary, ToolsetReview } from "./held-changes";
-import { checkToolsetClaim } from "./ownership";
+import { toolsetClaimRefusal } from "./ownership";
 import { storedRegistration } from "./stored-registration";
 
 export interface RegisteredToolsetsDeps {
@@ -114,19 +115,36 @@ export class RegisteredToolsets {
       registrationIssues(registration, this.deps.config),
     );
     const current = await this.deps.catalog.getToolset(registration.name);
-    checkToolsetClaim(current, registration);
+    // A change of kind is refused at once; a name that is taken is reported with every other
+    // clash of the registration's names (an http toolset's now, an MCP server's once listed).
+    const claim = toolsetClaimRefusal(current, registration);
+    if (claim && !claim.taken) throw claim.error;
+    if (registration.kind === "http") await this.#refuseClashes(registration, current, claim, []);
     const auths =
       registration.kind === "http"
         ? [registration.auth, ...registration.tools.map((tool) => tool.auth)]
         : [registration.auth];
-    const secret = await this.requireSecrets(secretsOf(auths));
-    const urls =
-      registration.kind === "http"
-        ? registration.tools.map((tool) => tool.url.replace(/\{[^}]*\}/g, "x"))
-        : [registration.url];
-    for (const url of new Set(urls)) await this.checkReachable(url);
-    const discovered =
-      registration.kind === "mcp" ? await this.discover(registration, secret, by) : undefined;
+    let secret: SecretSource;
+    let discovered: RemoteDiscovery | undefined;
+    try {
+      secret = await this.requireSecrets(secretsOf(auths));
+      const urls =
+        registration.kind === "http"
+          ? registration.tools.map((tool) => tool.url.replace(/\{[^}]*\}/g, "x"))
+          : [registration.url];
+      for (const url of new Set(urls)) await this.checkReachable(url);
+      discovered =
+        registration.kind === "mcp" ? await this.discover(registration, secret, by) : undefined;
+    } catch (error) {
+      // A taken name is the first thing to change: said even when the server cannot be listed.
+      if (claim?.taken && error instanceof ValidationError) {
+        await this.#refuseClashes(registration, current, claim, []);
+      }
+      throw error;
+    }
+    if (registration.kind === "mcp") {
+      await this.#refuseClashes(registration, current, claim, discovered?.tools ?? []);
+    }
     const plan =
       registration.kind === "http"
         ? httpToolsetPlan(registration)
@@ -157,6 +175,60 @@ export class RegisteredToolsets {
     await this.recordCapabilities(secretsOf(auths), secret);
     const held = announce ? await announce() : { added: [], changed: [], removed: [] };
     return { created: current === undefined, ...stored, diff, held };
+  }
+
+  /**
+   * Refuses a registration whose names are not free, every clash in one answer: the toolset's
+   * name when it is a built-in's or another owner's (a 409, as before), tool ids given twice
+   * and ids other toolsets hold (a 400), each in `details` with its path and a free name to
+   * give instead (registered/clashes.ts). `remote`: an MCP server's tools as listed.
+   */
+  async #refuseClashes(
+    registration: ToolsetRegistration,
+    current: ToolsetSpec | undefined,
+    claim: ReturnType<typeof toolsetClaimRefusal>,
+    remote: RemoteDiscovery["tools"],
+  ): Promise<void> {
+    const { clashError, freeToolsetName, idClaims, idClashes } = await import(
+      "../../registered/clashes"
+    );
+    const { snakeCase } = await import("../../registered/plan");
+    const { remoteNameOf } = await import("../../registered/pin");
+    const catalog = await this.deps.catalog.list();
+    const taken = claim?.taken ?? false;
+    const suggested = new Set<string>();
+    const clashes: Clash[] = [];
+    if (claim && taken) {
+      const to = freeToolsetName(registration.name, registration.kind, catalog, suggested);
+      clashes.push({
+        path: "name",
+        message: `${claim.error.message} Register it under another name, e.g. "${to}".`,
+        suggestion: to,
+      });
+    }
+    // Registering an MCP server again or refreshing it holds added tools for review: their
+    // ids take nothing until accepted (accepting checks them then).
+    const holding =
+      registration.kind === "mcp" && current?.kind === "mcp" && registration.updates !== "follow";
+    const pinned = new Set(
+      catalog.tools.filter((tool) => tool.toolset === registration.name).map(remoteNameOf),
+    );
+    clashes.push(
+      ...idClashes({
+        toolset: registration,
+        claims: idClaims(registration, remote, snakeCase),
+        catalog,
+        nameTaken: taken,
+        suggested,
+        ...(holding && !taken
+          ? {
+              served: (c: { remoteName?: string }) =>
+                c.remoteName === undefined || pinned.has(c.remoteName),
+            }
+          : {}),
+      }),
+    );
+    if (clashes.length > 0) throw clashError(clashes, taken);
   }
 
   /** The tools of an MCP registration as planned today, with the generations its server speaks. */

@@ -3,14 +3,19 @@ import type { Category, ToolSpec } from "@toolbus/wire/model/tool";
 import { DEFAULT_SEARCH_LIMIT } from "@toolbus/wire/schemas/search";
 import type { CatalogList } from "../../ports";
 import { catalogVersion } from "../../util/catalog-version";
+import { type AccessRules, mayActForOthers } from "../access";
 import type { ExcludedTool, ExclusionReason } from "../selection/select";
 import type { SelectionRequest, SelectionService } from "../selection/service";
+import type { ExcludedMatch, ToolExplanation } from "./explain";
 import type { SearchField } from "./fields";
+import type { SemanticRanking } from "./semantic";
 import type { ToolIndex } from "./tool-index";
 
 export interface SearchRequest extends SelectionRequest {
   query: string;
   limit?: number | undefined;
+  /** Why each tool was found; for administrators, the matching tools selection left out. */
+  explain?: boolean | undefined;
 }
 
 export interface FoundTool {
@@ -23,6 +28,8 @@ export interface FoundTool {
   inputSchema: Record<string, unknown>;
   score: number;
   matched: SearchField[];
+  /** With `explain` only. */
+  explanation?: ToolExplanation;
 }
 
 export interface ToolSearch {
@@ -32,6 +39,8 @@ export interface ToolSearch {
   /** The catalog state searched: the same version, the same index. */
   catalogVersion: string;
   tools: FoundTool[];
+  /** With `explain`, for administrators only: matching tools selection leaves out. */
+  excluded?: ExcludedMatch[];
 }
 
 /**
@@ -52,7 +61,15 @@ const indexes = new Map<string, Promise<ToolIndex>>();
  * what a role or mode sees, builds a new one.
  */
 export class SearchService {
-  constructor(private readonly deps: { selection: SelectionService }) {}
+  constructor(
+    private readonly deps: {
+      selection: SelectionService;
+      /** Ranks by meaning too (`search.embeddings`), fused with the words; absent, words alone. */
+      semantic?: Pick<SemanticRanking, "rank"> | undefined;
+      /** Who may administer (app/access.ts): only they are told what selection left out. */
+      access?: AccessRules | undefined;
+    },
+  ) {}
 
   async search(principal: Principal, request: SearchRequest): Promise<ToolSearch> {
     const { role, catalog, selection } = await this.deps.selection.select(principal, request);
@@ -61,10 +78,19 @@ export class SearchService {
     const { version, tools: visible } = visibleTools(catalog, selection.excluded);
     const index = await indexOf(version, visible, catalog.toolsets);
     const available = new Map(selection.available.map((tool) => [tool.id, tool]));
-    const hits = index.search(request.query, {
-      limit: request.limit ?? DEFAULT_SEARCH_LIMIT,
-      allowed: (id) => available.has(id),
-    });
+    const limit = request.limit ?? DEFAULT_SEARCH_LIMIT;
+    const allowed = (id: string) => available.has(id);
+    const lexical = (limit: number) => index.search(request.query, { limit, allowed });
+    const hits = this.deps.semantic
+      ? await this.deps.semantic.rank({
+          query: request.query,
+          version,
+          tools: visible,
+          limit,
+          allowed,
+          lexical,
+        })
+      : lexical(limit);
     const tools: FoundTool[] = [];
     for (const hit of hits) {
       const tool = available.get(hit.id);
@@ -81,13 +107,21 @@ export class SearchService {
         matched: hit.matched,
       });
     }
-    return {
+    const found = { query: request.query, mode: selection.mode, role, catalogVersion: version };
+    if (!request.explain) return { ...found, tools };
+    // Loaded with the first search that asks why; administrators also hear what was left out.
+    const { explainSearch } = await import("./explain");
+    const { access } = this.deps;
+    const administers = access !== undefined && mayActForOthers(access, principal);
+    const explained = await explainSearch({
       query: request.query,
-      mode: selection.mode,
-      role,
-      catalogVersion: version,
+      limit,
       tools,
-    };
+      catalog,
+      selection,
+      administers,
+    });
+    return { ...found, ...explained };
   }
 }
 

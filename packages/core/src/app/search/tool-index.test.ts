@@ -30,6 +30,7 @@ describe("words and terms", () => {
       "jira",
       "create",
       "issue",
+      "jira_create_issue",
       "fix",
       "the",
       "file",
@@ -84,5 +85,49 @@ describe("ToolIndex", () => {
     expect(search("weather", () => true, 1)).toHaveLength(1);
     expect(search("?!")).toEqual([]);
     expect(search("zzzz qqqq")).toEqual([]);
+  });
+});
+
+describe("ToolIndex reading names and half-typed words", () => {
+  // MCP tools registered without a title have their raw name as title.
+  const named = [
+    tool("slack_list_channels", "slack_list_channels", "Lists the public channels of a workspace."),
+    tool("create_issue", "create_issue", "Opens a new ticket in a repository."),
+    tool("create_issue_comment", "createIssueComment", "Adds a comment to a ticket."),
+    tool("stock_quote", "Stock quote", "The latest price of a share or a commodity."),
+    tool("send_sms", "Send SMS", "Sends a short text to a phone."),
+    tool("summarize", "Summarize", "Shortens a long text into a few sentences."),
+  ];
+  const index = ToolIndex.build(named);
+  const ids = (query: string) =>
+    index.search(query, { limit: 6, allowed: () => true }).map((hit) => hit.id);
+
+  it("finds a tool by the words of its snake_case id and raw-name title", () => {
+    const [first] = index.search("list channels", { limit: 1, allowed: () => true });
+    expect(first).toMatchObject({
+      id: "slack_list_channels",
+      matched: ["id", "title", "description"],
+    });
+    // camelCase titles read as words too.
+    expect(ids("comment")[0]).toBe("create_issue_comment");
+  });
+
+  it("matches a whole name above tools that merely share its words", () => {
+    expect(ids("create_issue")[0]).toBe("create_issue");
+    expect(ids("createIssueComment")[0]).toBe("create_issue_comment");
+  });
+
+  it("does not prefix-match a one- or two-letter fragment left at the end of a query", () => {
+    // `s` (of today's) and `sh` would otherwise start send_sms, summarize, share, short ...
+    expect(ids("gold price today's")).toEqual(["stock_quote"]);
+    expect(ids("commodity s")).toEqual(["stock_quote"]);
+    expect(ids("sh")).toEqual([]);
+    expect(ids("ticket sho").sort()).toEqual(["create_issue", "create_issue_comment"]);
+  });
+
+  it("completes a last word of four letters or more, and only the last", () => {
+    expect(ids("summ")).toEqual(["summarize"]);
+    expect(ids("summ phone")).toEqual(["send_sms"]);
+    expect(ids("phone short")[0]).toBe("send_sms");
   });
 });

@@ -8,7 +8,7 @@ import { bearerSecurity, errorResponses, jsonContent } from "../schemas";
 const SEARCH_PATH = "/v1/tools/search";
 
 const description =
-  "Ranked tools for a need in words: BM25 over each tool's id, title, description, usage hint, guidelines, examples and toolset, with stemming and typo tolerance. Only tools the selection offers (mode, role, enabled, capabilities, allow / deny, as `/v1/select` judges them) can be found, so every result can be called.";
+  "Ranked tools for a need in words: BM25 over each tool's id, title, description, usage hint, guidelines, examples and toolset, with stemming and typo tolerance. Only tools the selection offers (mode, role, enabled, capabilities, allow / deny, as `/v1/select` judges them) can be found, so every result can be called. With `explain`, each result says which words of the query it matched and where; an administrator also gets the matching tools selection left out, with its reasons (`excluded`).";
 
 /**
  * `/v1/tools/search`. Registered before `/v1/tools/{id}`: a tool whose id is `search` (remote
@@ -35,8 +35,9 @@ export function registerSearchRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): 
       responses,
     }),
     async (c) => {
-      const { q, ...rest } = c.req.valid("query");
-      return c.json(await search.search(c.get("principal"), { query: q, ...rest }), 200);
+      const { q, explain, ...rest } = c.req.valid("query");
+      const request = { query: q, ...rest, ...(explain === "true" ? { explain: true } : {}) };
+      return c.json(await search.search(c.get("principal"), request), 200);
     },
   );
 
