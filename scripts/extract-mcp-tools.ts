@@ -1,8 +1,10 @@
 /**
  * Extracts the tool definitions of published MCP servers into test/fixtures/search-real/servers/.
  *
- *   node --import tsx scripts/extract-mcp-tools.ts              every server below
+ *   node --import tsx scripts/extract-mcp-tools.ts              every server of the first set
  *   node --import tsx scripts/extract-mcp-tools.ts tavily-mcp   only the named packages
+ *   node --import tsx scripts/extract-mcp-tools.ts --set heldout2 [packages…]
+ *                                   the second, disjoint set → test/fixtures/search-real/heldout2/
  *
  * Run by hand, never by `npm test`: it installs packages from the npm registry. Each package is
  * installed (pinned version, install scripts off unless the entry says otherwise) into a temp
@@ -188,12 +190,157 @@ const SERVERS: ServerEntry[] = [
  * - @henkey/postgres-mcp-server (AGPL-3.0) and mcp-obsidian (no licence) were not tried.
  */
 
+/**
+ * The second, disjoint set (held-out evaluation): other servers doing the same jobs as the first
+ * set's, so that queries written for them meet near-duplicate tools. None is in SERVERS.
+ */
+const HELDOUT2_SERVERS: ServerEntry[] = [
+  {
+    package: "@zereight/mcp-gitlab",
+    version: "2.1.64",
+    env: () => ({
+      GITLAB_PERSONAL_ACCESS_TOKEN: "dummy",
+      GITLAB_API_URL: `http://${NOWHERE}/api/v4`,
+    }),
+  },
+  {
+    package: "@aashari/mcp-server-atlassian-bitbucket",
+    version: "3.1.0",
+    env: () => ({
+      ATLASSIAN_BITBUCKET_USERNAME: "dummy",
+      ATLASSIAN_BITBUCKET_APP_PASSWORD: "dummy",
+    }),
+  },
+  { package: "chrome-devtools-mcp", version: "1.11.0", args: () => ["--headless", "--isolated"] },
+  { package: "@agent-infra/mcp-server-browser", version: "1.2.29", args: () => ["--headless"] },
+  { package: "mcp-searxng", version: "2.4.0", env: () => ({ SEARXNG_URL: `http://${NOWHERE}` }) },
+  {
+    package: "@brave/brave-search-mcp-server",
+    version: "2.1.4",
+    env: () => ({ BRAVE_API_KEY: "dummy" }),
+  },
+  { package: "mcp-fetch-server", version: "1.1.2" },
+  {
+    package: "server-perplexity-ask",
+    version: "0.1.3",
+    env: () => ({ PERPLEXITY_API_KEY: "pplx-dummy" }),
+  },
+  {
+    package: "@tacticlaunch/mcp-linear",
+    version: "1.4.3",
+    env: () => ({ LINEAR_API_TOKEN: "lin_api_dummy" }),
+  },
+  {
+    package: "@roychri/mcp-server-asana",
+    version: "1.8.0",
+    env: () => ({ ASANA_ACCESS_TOKEN: "dummy" }),
+  },
+  {
+    package: "@cablate/mcp-google-map",
+    version: "0.0.63",
+    args: () => ["--stdio"],
+    env: () => ({ GOOGLE_MAPS_API_KEY: "dummy" }),
+  },
+  {
+    package: "@mapbox/mcp-server",
+    version: "0.14.0",
+    env: () => ({ MAPBOX_ACCESS_TOKEN: "pk.eyJ1IjoiZHVtbXkifQ.dummy" }),
+  },
+  { package: "@openbnb/mcp-server-airbnb", version: "0.3.0", args: () => ["--ignore-robots-txt"] },
+  {
+    package: "@cocal/google-calendar-mcp",
+    version: "2.6.3",
+    env: (dir) => {
+      const credentials = join(dir, "gcp-oauth.keys.json");
+      writeFileSync(credentials, JSON.stringify(DUMMY_OAUTH_CLIENT));
+      return { GOOGLE_OAUTH_CREDENTIALS: credentials };
+    },
+  },
+  {
+    package: "@gongrzhe/server-gmail-autoauth-mcp",
+    version: "1.1.11",
+    env: (dir) => {
+      const keys = join(dir, "gcp-oauth.keys.json");
+      const credentials = join(dir, "gmail-credentials.json");
+      writeFileSync(keys, JSON.stringify(DUMMY_OAUTH_CLIENT));
+      writeFileSync(
+        credentials,
+        JSON.stringify({ access_token: "dummy", refresh_token: "dummy", token_type: "Bearer" }),
+      );
+      return { GMAIL_OAUTH_PATH: keys, GMAIL_CREDENTIALS_PATH: credentials };
+    },
+  },
+  { package: "mcp-discord", version: "1.3.4", env: () => ({ DISCORD_TOKEN: "dummy" }) },
+  {
+    package: "@zencoderai/slack-mcp-server",
+    version: "0.0.1",
+    env: () => ({ SLACK_BOT_TOKEN: "xoxb-dummy", SLACK_TEAM_ID: "T0" }),
+  },
+  { package: "@negokaz/excel-mcp-server", version: "0.12.0" },
+  {
+    package: "@pinecone-database/mcp",
+    version: "0.3.0",
+    env: () => ({ PINECONE_API_KEY: "dummy" }),
+  },
+  {
+    package: "@itseasy21/mcp-knowledge-graph",
+    version: "1.0.7",
+    env: (dir) => ({ MEMORY_FILE_PATH: join(dir, "memory.jsonl") }),
+  },
+  {
+    package: "@netlify/mcp",
+    version: "1.15.1",
+    env: () => ({ NETLIFY_PERSONAL_ACCESS_TOKEN: "dummy" }),
+  },
+  {
+    package: "@cloudflare/mcp-server-cloudflare",
+    version: "0.2.0",
+    args: () => ["run", "dummy"],
+    env: (dir) => {
+      // Wrangler's login file, which the server reads at startup; the token is a dummy.
+      const config = join(dir, "home", ".config", ".wrangler", "config");
+      mkdirSync(config, { recursive: true });
+      writeFileSync(
+        join(config, "default.toml"),
+        'oauth_token = "dummy"\nexpiration_time = "2999-01-01T00:00:00.000Z"\n',
+      );
+      return {};
+    },
+  },
+];
+
+/**
+ * Tried for the second set, and left out:
+ * - @doist/todoist-ai@9.0.0 does not install: it depends on @doist/todoist-mcp@^9.0.0, not on npm.
+ * - @executeautomation/database-server@1.1.0 needs the native sqlite3 build (install scripts).
+ * - @neondatabase/mcp-server-neon@0.6.5 does not install: a dependency is a GitHub tarball.
+ */
+
+/** A Google OAuth client file shaped like a downloaded one; nothing here is real. */
+const DUMMY_OAUTH_CLIENT = {
+  installed: {
+    client_id: "dummy.apps.googleusercontent.com",
+    client_secret: "dummy",
+    redirect_uris: ["http://localhost"],
+  },
+};
+
+/** The sets the script can write, each with its own list and directory. */
+const SETS: Record<string, { servers: ServerEntry[]; outDir: string }> = {
+  servers: {
+    servers: SERVERS,
+    outDir: fileURLToPath(new URL("../test/fixtures/search-real/servers/", import.meta.url)),
+  },
+  heldout2: {
+    servers: HELDOUT2_SERVERS,
+    outDir: fileURLToPath(new URL("../test/fixtures/search-real/heldout2/", import.meta.url)),
+  },
+};
+
 /** Per server: install, then listing. */
 const INSTALL_TIMEOUT_MS = 300_000;
 const LIST_TIMEOUT_MS = 60_000;
 const CONCURRENCY = 4;
-
-const OUT_DIR = fileURLToPath(new URL("../test/fixtures/search-real/servers/", import.meta.url));
 
 /** Loaded into every server process before its own code: no socket leaves, no fetch succeeds. */
 const NO_NETWORK_PRELOAD = `"use strict";
@@ -376,7 +523,7 @@ interface Outcome {
   note?: string;
 }
 
-async function extract(entry: ServerEntry, root: string): Promise<Outcome> {
+async function extract(entry: ServerEntry, root: string, outDir: string): Promise<Outcome> {
   const dir = mkdtempSync(join(root, `${fixtureName(entry.package).replace(/\.json$/, "")}-`));
   const npmEnv: NodeJS.ProcessEnv = { ...process.env, ...offlineEnv(dir) };
   let installed: InstalledPackage;
@@ -397,7 +544,7 @@ async function extract(entry: ServerEntry, root: string): Promise<Outcome> {
       tools,
     };
     writeFileSync(
-      join(OUT_DIR, fixtureName(entry.package)),
+      join(outDir, fixtureName(entry.package)),
       `${JSON.stringify(fixture, null, 2)}\n`,
     );
     return {
@@ -428,17 +575,31 @@ function message(error: unknown): string {
 }
 
 async function main() {
-  const only = process.argv.slice(2);
-  const entries = only.length === 0 ? SERVERS : SERVERS.filter((s) => only.includes(s.package));
-  const unknown = only.filter((name) => !SERVERS.some((s) => s.package === name));
-  if (unknown.length > 0) throw new Error(`not in the list: ${unknown.join(", ")}`);
-  mkdirSync(OUT_DIR, { recursive: true });
+  const argv = process.argv.slice(2);
+  const setFlag = argv.findIndex((a) => a === "--set" || a.startsWith("--set="));
+  let setName = "servers";
+  if (setFlag !== -1) {
+    const flag = argv[setFlag] ?? "";
+    const inline = flag.startsWith("--set=");
+    setName = inline ? flag.slice("--set=".length) : (argv[setFlag + 1] ?? "");
+    argv.splice(setFlag, inline ? 1 : 2);
+  }
+  const set = SETS[setName];
+  if (set === undefined) {
+    throw new Error(`unknown set "${setName}" (sets: ${Object.keys(SETS).join(", ")})`);
+  }
+  const { servers, outDir } = set;
+  const only = argv;
+  const entries = only.length === 0 ? servers : servers.filter((s) => only.includes(s.package));
+  const unknown = only.filter((name) => !servers.some((s) => s.package === name));
+  if (unknown.length > 0) throw new Error(`not in the ${setName} list: ${unknown.join(", ")}`);
+  mkdirSync(outDir, { recursive: true });
   const root = mkdtempSync(join(tmpdir(), "toolbus-mcp-extract-"));
   const outcomes: Outcome[] = [];
   const queue = [...entries];
   const worker = async () => {
     for (let entry = queue.shift(); entry !== undefined; entry = queue.shift()) {
-      const outcome = await extract(entry, root);
+      const outcome = await extract(entry, root, outDir);
       outcomes.push(outcome);
       const what = `${outcome.package}@${outcome.version}`;
       if (outcome.error === undefined)
@@ -455,7 +616,7 @@ async function main() {
   }
   // Only whitespace changes: the repo's formatter lays the JSON out so `npm run lint` passes.
   const biome = fileURLToPath(new URL("../node_modules/.bin/biome", import.meta.url));
-  await run(biome, ["format", "--write", OUT_DIR], { maxBuffer: 16 << 20 });
+  await run(biome, ["format", "--write", outDir], { maxBuffer: 16 << 20 });
   const ok = outcomes.filter((o) => o.error === undefined);
   const total = ok.reduce((sum, o) => sum + (o.tools ?? 0), 0);
   console.log(`\n${ok.length}/${outcomes.length} servers, ${total} tools.`);
