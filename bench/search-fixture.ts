@@ -13,6 +13,14 @@ const FIXTURE = join(import.meta.dirname, "..", "test", "fixtures", "search");
 
 export type QueryPart = "tune" | "heldout";
 
+/**
+ * The parts a search bench scores: the tune part alone with BENCH_SEARCH_TUNE_ONLY=1, so
+ * nothing of the held-out part is scored or printed while the ranking is being tuned.
+ */
+export function benchParts(): QueryPart[] {
+  return process.env.BENCH_SEARCH_TUNE_ONLY === "1" ? ["tune"] : ["tune", "heldout"];
+}
+
 export interface LabelledQuery {
   q: string;
   relevant: string[];

@@ -10,12 +10,7 @@ import {
 } from "../packages/local/src/bus";
 import { localDynamoDbClient, startDynamoDbLocal } from "../packages/local/src/dynamodb";
 import type { ToolSpec } from "../packages/wire/src/model/tool";
-import {
-  type LabelledQuery,
-  loadSearchFixture,
-  type QueryPart,
-  scoreSearch,
-} from "./search-fixture";
+import { benchParts, type LabelledQuery, loadSearchFixture, scoreSearch } from "./search-fixture";
 import { type Measurement, measurement } from "./stats";
 
 const LARGE_CATALOG = 1_000;
@@ -82,7 +77,7 @@ export async function benchSearch(): Promise<Measurement[]> {
     index.search(query, { limit: 10, allowed: () => true }).map((hit) => hit.id);
   const overlap = wordOverlap(fixture.tools);
   const results: Measurement[] = [];
-  for (const part of ["tune", "heldout"] as QueryPart[]) {
+  for (const part of benchParts()) {
     const queries = fixture.queries.filter((query) => query.part === part);
     const ours = scoreSearch(queries, ranked);
     const plain = scoreSearch(queries, overlap);
@@ -96,13 +91,15 @@ export async function benchSearch(): Promise<Measurement[]> {
     );
   }
 
+  // Timed on the scored parts' queries only: with BENCH_SEARCH_TUNE_ONLY=1, the tune part's.
+  const timed = fixture.queries.filter((query) => benchParts().includes(query.part));
   const large = largeCatalog(fixture.tools, LARGE_CATALOG);
   const buildStart = performance.now();
   const largeIndex = ToolIndex.build(large, fixture.toolsets);
   const buildMs = performance.now() - buildStart;
   const largeOverlap = wordOverlap(large);
-  const scanMs = timeEach(fixture.queries, largeOverlap);
-  const searchMs = timeEach(fixture.queries, (query) =>
+  const scanMs = timeEach(timed, largeOverlap);
+  const searchMs = timeEach(timed, (query) =>
     largeIndex.search(query, { limit: 5, allowed: () => true }),
   );
   results.push(
@@ -121,7 +118,7 @@ export async function benchSearch(): Promise<Measurement[]> {
       "lower",
     ),
   );
-  results.push(...(await benchSearchRoute(large, fixture)));
+  results.push(...(await benchSearchRoute(large, fixture, timed)));
   return results;
 }
 
@@ -148,6 +145,7 @@ async function timeRequests(send: (i: number) => Promise<Response>): Promise<num
 async function benchSearchRoute(
   large: readonly ToolSpec[],
   fixture: ReturnType<typeof loadSearchFixture>,
+  timed: readonly LabelledQuery[],
 ): Promise<Measurement[]> {
   const dynamo = await startDynamoDbLocal();
   const bus = new LocalEventBus();
@@ -171,7 +169,7 @@ async function benchSearchRoute(
     const api = await serveApi(app, { port: 0 });
     try {
       const headers = { authorization: `Bearer ${adminKey}`, "content-type": "application/json" };
-      const queries = fixture.queries.map((query) => encodeURIComponent(query.q));
+      const queries = timed.map((query) => encodeURIComponent(query.q));
       const search = await timeRequests((i) =>
         fetch(`${api.url}/v1/tools/search?q=${queries[i % queries.length]}`, { headers }),
       );

@@ -2271,11 +2271,11 @@ export type ToolSearch = {
       [key: string]: unknown;
     };
     score: number;
-    matched: Array<"id" | "description" | "title" | "guidelines" | "examples" | "toolset" | "usageHint">;
+    matched: Array<"id" | "input" | "description" | "title" | "guidelines" | "examples" | "toolset" | "usageHint">;
     explanation?: {
       words: Array<{
         word: string;
-        fields: Array<"id" | "description" | "title" | "guidelines" | "examples" | "toolset" | "usageHint">;
+        fields: Array<"id" | "input" | "description" | "title" | "guidelines" | "examples" | "toolset" | "usageHint">;
         as?: Array<string>;
       }>;
       notes: Array<string>;
@@ -2286,10 +2286,10 @@ export type ToolSearch = {
     title: string;
     toolset: string;
     score: number;
-    matched: Array<"id" | "description" | "title" | "guidelines" | "examples" | "toolset" | "usageHint">;
+    matched: Array<"id" | "input" | "description" | "title" | "guidelines" | "examples" | "toolset" | "usageHint">;
     words: Array<{
       word: string;
-      fields: Array<"id" | "description" | "title" | "guidelines" | "examples" | "toolset" | "usageHint">;
+      fields: Array<"id" | "input" | "description" | "title" | "guidelines" | "examples" | "toolset" | "usageHint">;
       as?: Array<string>;
     }>;
     reasons: Array<string>;

@@ -17,6 +17,7 @@ export const SEARCH_FIELDS = [
   "guidelines",
   "examples",
   "toolset",
+  "input",
 ] as const;
 
 /** What to search for: visible text (a 400 names a control or half character). */

@@ -75,11 +75,16 @@ export class SearchService {
     const { role, catalog, selection } = await this.deps.selection.select(principal, request);
     // The index holds only what this caller may see (allow / deny aside: the caller chose
     // those), so neither a score nor the version says anything about the tools it may not.
-    const { version, tools: visible } = visibleTools(catalog, selection.excluded);
+    const { version, tools: visible, byId } = visibleTools(catalog, selection.excluded);
     const index = await indexOf(version, visible, catalog.toolsets);
-    const available = new Map(selection.available.map((tool) => [tool.id, tool]));
+    // What the index holds is available unless the request itself left it out (allow / deny):
+    // a few ids to check, not the whole selection to copy for each request.
+    const narrowed = new Set<string>();
+    for (const entry of selection.excluded) {
+      if (entry.reasons.every((reason) => NARROWING.has(reason))) narrowed.add(entry.tool);
+    }
     const limit = request.limit ?? DEFAULT_SEARCH_LIMIT;
-    const allowed = (id: string) => available.has(id);
+    const allowed = (id: string) => byId.has(id) && !narrowed.has(id);
     const lexical = (limit: number) => index.search(request.query, { limit, allowed });
     const hits = this.deps.semantic
       ? await this.deps.semantic.rank({
@@ -93,7 +98,7 @@ export class SearchService {
       : lexical(limit);
     const tools: FoundTool[] = [];
     for (const hit of hits) {
-      const tool = available.get(hit.id);
+      const tool = allowed(hit.id) ? byId.get(hit.id) : undefined;
       if (!tool) continue;
       tools.push({
         id: tool.id,
@@ -125,7 +130,14 @@ export class SearchService {
   }
 }
 
-const visibleSets = new WeakMap<CatalogList, Map<string, { version: string; tools: ToolSpec[] }>>();
+interface VisibleSet {
+  version: string;
+  tools: ToolSpec[];
+  /** The same tools by id. */
+  byId: ReadonlyMap<string, ToolSpec>;
+}
+
+const visibleSets = new WeakMap<CatalogList, Map<string, VisibleSet>>();
 
 /**
  * The listed tools a caller may see, and their version. Worked out once per listed catalog
@@ -149,7 +161,11 @@ function visibleTools(catalog: CatalogList, excluded: readonly ExcludedTool[]) {
     // Their toolsets too: a toolset's description is part of its tools' documents.
     const sets = new Set(tools.map((tool) => tool.toolset));
     const toolsets = catalog.toolsets.filter((toolset) => sets.has(toolset.name));
-    kept = { version: catalogVersion(toolsets, tools), tools };
+    kept = {
+      version: catalogVersion(toolsets, tools),
+      tools,
+      byId: new Map(tools.map((tool) => [tool.id, tool])),
+    };
     byHidden.set(key, kept);
   }
   return kept;

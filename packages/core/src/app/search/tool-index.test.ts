@@ -1,5 +1,6 @@
 import { toolSpec } from "@toolbus/wire/model/tool";
 import { describe, expect, it } from "vitest";
+import { matchedWords, queryTerms } from "./explain";
 import { term, words } from "./terms";
 import { ToolIndex } from "./tool-index";
 
@@ -129,5 +130,70 @@ describe("ToolIndex reading names and half-typed words", () => {
     expect(ids("summ")).toEqual(["summarize"]);
     expect(ids("summ phone")).toEqual(["send_sms"]);
     expect(ids("phone short")[0]).toBe("send_sms");
+  });
+});
+
+describe("ToolIndex reading what a tool takes", () => {
+  const located = tool("point_weather", "Point weather", "The weather where you say.", {
+    inputSchema: {
+      type: "object",
+      properties: {
+        latitude: { type: "number" },
+        longitude: { type: "number" },
+        units: { type: "string", description: "Celsius or Fahrenheit." },
+        window: {
+          type: "object",
+          properties: {
+            startHour: { type: "integer", description: "Hour of the day it opens." },
+            deep: { type: "object", properties: { buriedName: { type: "string" } } },
+          },
+        },
+        stops: {
+          type: "array",
+          items: { type: "object", properties: { postcode: { type: "string" } } },
+        },
+      },
+    },
+  });
+  const long = tool("long_input", "Long input", "Takes a lot.", {
+    inputSchema: {
+      type: "object",
+      properties: {
+        text: { type: "string", description: `${"word ".repeat(200)}faraway` },
+        nearby: { type: "string" },
+      },
+    },
+  });
+  const index = ToolIndex.build([...tools, located, long]);
+  const ids = (query: string) =>
+    index.search(query, { limit: 5, allowed: () => true }).map((hit) => hit.id);
+
+  it("finds a tool by its input's property names and their descriptions", () => {
+    const [first] = index.search("latitude", { limit: 5, allowed: () => true });
+    expect(first).toMatchObject({ id: "point_weather", matched: ["input"] });
+    expect(ids("fahrenheit")).toEqual(["point_weather"]);
+    // camelCase names read as words, one level down too (in an object or an array's items).
+    expect(ids("start hour")).toEqual(["point_weather"]);
+    expect(ids("postcode")).toEqual(["point_weather"]);
+    // Not two levels down.
+    expect(ids("buriedName")).toEqual([]);
+  });
+
+  it("reads a bounded part of the input", () => {
+    expect(ids("nearby")).toEqual(["long_input"]);
+    expect(ids("faraway")).toEqual([]);
+  });
+
+  it("counts the input for less than the tool's own text", () => {
+    // "weather" is in the others' ids and titles; point_weather's input says "latitude" only.
+    expect(ids("weather latitude")[0]).toBe("point_weather");
+    expect(ids("city weather")[0]).not.toBe("point_weather");
+  });
+
+  it("explains an input match as the index found it", () => {
+    const [first] = index.search("fahrenheit", { limit: 1, allowed: () => true });
+    expect(first?.matched).toEqual(["input"]);
+    const explained = matchedWords(queryTerms("fahrenheit"), located, undefined, ["input"]);
+    expect(explained).toEqual([{ word: "fahrenheit", fields: ["input"] }]);
   });
 });

@@ -1,6 +1,6 @@
 import type { ToolSpec, ToolsetSpec } from "@toolbus/wire/model/tool";
 import { SEARCH_FIELDS } from "@toolbus/wire/schemas/search";
-import MiniSearch, { type SearchOptions } from "minisearch";
+import SearchableMap from "minisearch/SearchableMap";
 import { relatedTerms } from "./concepts";
 import { documentOf, typoEdits } from "./document";
 import { FIELD_WEIGHTS, type SearchField } from "./fields";
@@ -26,14 +26,12 @@ const RELATED = { weight: 0.4, match: 0.75 };
 const STAND_IN = { weight: 0.8, match: 1 };
 
 /**
- * How much covering more of the query's words counts: MiniSearch multiplies a tool's summed
- * score by the number of terms it matched; this raises the number of words covered to this
- * power instead, so a long description that mentions many of a query's words (or many
+ * How much covering more of the query's words counts: a tool's summed score is multiplied by
+ * the number of the query's words it covers raised to this power (not by the number of terms
+ * it matched, as MiniSearch did), so a long description that mentions many of a query's words (or many
  * synonyms of one) does not outrank a tool named for two of them.
  */
 const COVERAGE_EXPONENT = 0.75;
-
-/** Words of an example's input that are indexed, at most: enough to show its vocabulary. */
 
 export interface SearchHit {
   id: string;
@@ -43,30 +41,46 @@ export interface SearchHit {
   matched: SearchField[];
 }
 
-type SearchDocument = Record<SearchField, string>;
-
 /** A last word shorter than this is not taken as half typed: `s`, `ve`, `pdf` match as they are. */
 const MIN_PREFIX_LENGTH = 4;
 
-const SEARCH_OPTIONS: SearchOptions = {
-  boost: FIELD_WEIGHTS,
-  combineWith: "OR",
-  // A fuzzy or prefix match is worth less than the word itself.
-  weights: { fuzzy: 0.3, prefix: 0.4 },
-  // Both decided per search (ToolIndex.search).
-  fuzzy: false,
-  prefix: false,
-};
+/** A fuzzy or prefix match is worth less than the word itself. */
+const WEIGHTS = { fuzzy: 0.3, prefix: 0.4 };
+
+/** BM25's parameters (MiniSearch's: the ranking was tuned with them). */
+const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
+
+const FIELD_BOOSTS = SEARCH_FIELDS.map((field) => FIELD_WEIGHTS[field]);
 
 /**
- * A ranked index of a catalog's tools. Built once per catalog version (a few ms for a
- * thousand tools) and then only read, so one index serves every request of a process.
+ * The tools one term is found in, with what it is worth in each, fixed once the index is
+ * built: BM25 summed over the fields holding it (each by its weight) and the fields, as bits
+ * in SEARCH_FIELDS' order. In the order a tool is first met reading field by field.
+ */
+interface Posting {
+  docs: Int32Array;
+  scores: Float64Array;
+  fields: Uint16Array;
+}
+
+/** One term searched: its postings, what a match is worth, and the query words it covers. */
+interface Searched {
+  posting: Posting;
+  weight: number;
+  cover: { words: number[]; match: number };
+}
+
+/**
+ * A ranked index of a catalog's tools: BM25 over the weighted fields (fields.ts), with
+ * stemming, typo tolerance, the last word's prefix and related terms (concepts.ts), each
+ * term's postings scored once when the index is built. Built once per catalog version (a few
+ * ms for a thousand tools) and then only read, so one index serves every request of a process.
  */
 export class ToolIndex {
   private constructor(
-    private readonly index: MiniSearch<SearchDocument>,
-    /** Every term the catalog's text holds: a query word among them is no typo. */
-    private readonly vocabulary: ReadonlySet<string>,
+    private readonly ids: readonly string[],
+    /** Every term the catalog's text holds, with its postings: a query word among them is no typo. */
+    private readonly postings: SearchableMap<Posting>,
   ) {}
 
   static build(
@@ -74,24 +88,81 @@ export class ToolIndex {
     toolsets: readonly Pick<ToolsetSpec, "name" | "description">[] = [],
   ): ToolIndex {
     const toolsetText = new Map(toolsets.map((set) => [set.name, set.description]));
-    const vocabulary = new Set<string>();
-    const index = new MiniSearch<SearchDocument>({
-      fields: [...SEARCH_FIELDS],
-      tokenize: words,
-      processTerm: (word) => {
-        const indexed = term(word);
-        if (indexed !== null) vocabulary.add(indexed);
-        return indexed;
-      },
-      searchOptions: SEARCH_OPTIONS,
+    const fieldCount = SEARCH_FIELDS.length;
+    const count = tools.length;
+    // A field's length is its distinct words (stop words too), as MiniSearch counted it.
+    const lengths = new Float64Array(count * fieldCount);
+    const average = new Float64Array(fieldCount);
+    // Term -> per field, tool -> how often the field holds it.
+    const frequencies = new Map<string, Map<number, number>[]>();
+    // Each word's term, stemmed once for the whole catalog.
+    const termOf = new Map<string, string | null>();
+    const ids: string[] = [];
+    tools.forEach((tool, doc) => {
+      const document = documentOf(tool, toolsetText.get(tool.toolset));
+      ids.push(tool.id);
+      SEARCH_FIELDS.forEach((field, f) => {
+        const tokens = words(document[field]);
+        const length = new Set(tokens).size;
+        lengths[doc * fieldCount + f] = length;
+        average[f] = (average[f] ?? 0) + length / count;
+        for (const token of tokens) {
+          let indexed = termOf.get(token);
+          if (indexed === undefined) {
+            indexed = term(token);
+            termOf.set(token, indexed);
+          }
+          if (indexed === null) continue;
+          let byField = frequencies.get(indexed);
+          if (!byField) {
+            byField = [];
+            frequencies.set(indexed, byField);
+          }
+          let inField = byField[f];
+          if (!inField) {
+            inField = new Map<number, number>();
+            byField[f] = inField;
+          }
+          inField.set(doc, (inField.get(doc) ?? 0) + 1);
+        }
+      });
     });
-    index.addAll(tools.map((tool) => documentOf(tool, toolsetText.get(tool.toolset))));
-    return new ToolIndex(index, vocabulary);
+    const postings = new SearchableMap<Posting>();
+    const score = new Float64Array(count);
+    const fields = new Uint16Array(count);
+    for (const [indexed, byField] of frequencies) {
+      const order: number[] = [];
+      // Sparse: forEach visits only the fields that hold the term.
+      byField.forEach((inField, f) => {
+        const boost = FIELD_BOOSTS[f] as number;
+        const avg = average[f] as number;
+        const idf = Math.log(1 + (count - inField.size + 0.5) / (inField.size + 0.5));
+        for (const [doc, tf] of inField) {
+          const length = lengths[doc * fieldCount + f] as number;
+          const bm25 =
+            idf *
+            (BM25.d + (tf * (BM25.k + 1)) / (tf + BM25.k * (1 - BM25.b + (BM25.b * length) / avg)));
+          if (fields[doc] === 0) order.push(doc);
+          score[doc] = (score[doc] ?? 0) + boost * bm25;
+          fields[doc] = (fields[doc] ?? 0) | (1 << f);
+        }
+      });
+      const posting: Posting = {
+        docs: Int32Array.from(order),
+        scores: Float64Array.from(order, (doc) => score[doc] as number),
+        fields: Uint16Array.from(order, (doc) => fields[doc] as number),
+      };
+      for (const doc of order) {
+        score[doc] = 0;
+        fields[doc] = 0;
+      }
+      postings.set(indexed, posting);
+    }
+    return new ToolIndex(ids, postings);
   }
 
   /** The best `limit` tools for the query among those `allowed`, best first. */
   search(query: string, options: { limit: number; allowed: (id: string) => boolean }) {
-    const hits: SearchHit[] = [];
     // Each distinct term once (after stop words and stemming, so "refund refunds refunded"
     // is one term), at most so many: a query's cost and weight are bounded by its meaning,
     // however often a caller repeats it.
@@ -114,62 +185,87 @@ export class ToolIndex {
       partial.length >= MIN_PREFIX_LENGTH
         ? partial
         : undefined;
+    const own = [...terms];
+    const searched: Searched[] = [];
+    own.forEach((word, i) => {
+      const cover = { words: [i], match: 1 };
+      const posting = this.postings.get(word);
+      if (posting) searched.push({ posting, weight: 1, cover });
+      // A half-typed last word: the longer words it starts.
+      const prefixes = word === prefixed ? this.postings.atPrefix(word) : undefined;
+      if (prefixes) {
+        for (const [longer, posting] of prefixes) {
+          const distance = longer.length - word.length;
+          if (distance === 0) continue;
+          const weight = (WEIGHTS.prefix * longer.length) / (longer.length + 0.3 * distance);
+          searched.push({ posting, weight, cover });
+        }
+      }
+      // A word the catalog holds is taken as written ("tables" is no typo of "labels").
+      const edits = posting ? false : typoEdits(word);
+      if (edits) {
+        for (const [typo, [posting, distance]] of this.postings.fuzzyGet(word, edits)) {
+          if (distance === 0 || prefixes?.has(typo)) continue;
+          const weight = (WEIGHTS.fuzzy * typo.length) / (typo.length + distance);
+          searched.push({ posting, weight, cover });
+        }
+      }
+    });
     // What the need may be called in the catalog's words (concepts.ts), worth less than its
     // own words; only terms the catalog holds, so an expansion never costs a fuzzy search.
-    const related = new Map<string, typeof RELATED>();
-    // Each searched term -> the query words (by position in `own`) it covers, and how much.
-    const own = [...terms];
-    const covers = new Map<string, { words: number[]; match: number }>(
-      own.map((word, i) => [word, { words: [i], match: 1 }]),
-    );
+    let relatedCount = 0;
     for (const [word, standsFor] of relatedTerms(terms)) {
-      if (!this.vocabulary.has(word)) continue;
-      const weight = standsFor.some((other) => !this.vocabulary.has(other)) ? STAND_IN : RELATED;
-      related.set(word, weight);
-      covers.set(word, {
-        words: standsFor.map((other) => own.indexOf(other)),
-        match: weight.match,
+      const posting = this.postings.get(word);
+      if (!posting) continue;
+      const weight = standsFor.some((other) => !this.postings.has(other)) ? STAND_IN : RELATED;
+      searched.push({
+        posting,
+        weight: weight.weight,
+        cover: { words: standsFor.map((other) => own.indexOf(other)), match: weight.match },
       });
-      if (related.size === MAX_RELATED_TERMS) break;
+      if (++relatedCount === MAX_RELATED_TERMS) break;
     }
-    const results = this.index.search([...terms, ...related.keys()].join(" "), {
-      // The terms are already processed: split and take them as they are.
-      tokenize: (text) => text.split(" "),
-      processTerm: (text) => text || null,
-      prefix: (text) => text === prefixed,
-      // A word the catalog holds is taken as written ("tables" is no typo of "labels"), and a
-      // related word is the catalog's own.
-      fuzzy: (text) => (this.vocabulary.has(text) || related.has(text) ? false : typoEdits(text)),
-      boostTerm: (text) => related.get(text)?.weight ?? 1,
-      filter: (result) => options.allowed(result.id),
-    });
-    // MiniSearch multiplied each score by the number of query terms matched: undone, and
-    // redone by the query words covered (COVERAGE_EXPONENT).
-    const covered = new Float64Array(own.length);
-    const ranked = results
-      .map((result) => {
-        // How many of the query's words the tool covers: by the word itself, or (for less)
-        // by a related term standing for it; three synonyms of one word cover one word.
-        covered.fill(0);
-        for (const word of result.queryTerms) {
-          const cover = covers.get(word);
-          if (!cover) continue;
-          for (const i of cover.words)
-            if ((covered[i] ?? 0) < cover.match) covered[i] = cover.match;
+    // Each tool's summed score, the fields it matched in, and how much of each query word it
+    // covers: by the word itself, or (for less) by a related term standing for it; three
+    // synonyms of one word cover one word.
+    const size = this.ids.length;
+    const wordCount = own.length;
+    const scores = new Float64Array(size);
+    const fields = new Uint16Array(size);
+    const covered = new Float64Array(size * wordCount);
+    const met: number[] = [];
+    for (const { posting, weight, cover } of searched) {
+      const { docs } = posting;
+      for (let k = 0; k < docs.length; k++) {
+        const doc = docs[k] as number;
+        if (fields[doc] === 0) met.push(doc);
+        scores[doc] = (scores[doc] as number) + weight * (posting.scores[k] as number);
+        fields[doc] = (fields[doc] as number) | (posting.fields[k] as number);
+        for (const i of cover.words) {
+          const at = doc * wordCount + i;
+          if ((covered[at] as number) < cover.match) covered[at] = cover.match;
         }
-        let matched = 0;
-        for (const value of covered) matched += value;
-        const summed = result.score / (result.queryTerms.length || 1);
-        return { result, score: summed * matched ** COVERAGE_EXPONENT };
-      })
-      // Stable: equal scores keep MiniSearch's order.
-      .sort((a, b) => b.score - a.score);
-    for (const { result, score } of ranked.slice(0, options.limit)) {
-      const fields = new Set<string>(Object.values(result.match).flat());
+      }
+    }
+    // Covering more of the query's words counts for more (COVERAGE_EXPONENT).
+    const ranked = new Float64Array(size);
+    for (const doc of met) {
+      let matched = 0;
+      for (let i = 0; i < wordCount; i++) matched += covered[doc * wordCount + i] as number;
+      ranked[doc] = (scores[doc] as number) * matched ** COVERAGE_EXPONENT;
+    }
+    // Stable: equal scores keep the order tools were met in.
+    met.sort((a, b) => (ranked[b] as number) - (ranked[a] as number));
+    const hits: SearchHit[] = [];
+    for (const doc of met) {
+      if (hits.length === options.limit) break;
+      const id = this.ids[doc] as string;
+      if (!options.allowed(id)) continue;
+      const bits = fields[doc] as number;
       hits.push({
-        id: result.id,
-        score: Math.round(score * 1000) / 1000,
-        matched: SEARCH_FIELDS.filter((field) => fields.has(field)),
+        id,
+        score: Math.round((ranked[doc] as number) * 1000) / 1000,
+        matched: SEARCH_FIELDS.filter((_, f) => (bits & (1 << f)) !== 0),
       });
     }
     return hits;
