@@ -219,6 +219,15 @@ describe("toolbus tools search", () => {
     expect(body.tools[0]?.id).toBe("readability_analyzer");
   });
 
+  it("says with --explain which words each tool matched, and shows an admin what was left out", async () => {
+    const found = await toolbus(["tools", "search", "check calendar events", "--explain"]);
+    expect(found).toMatchObject({ code: 0, stderr: "" });
+    // Each row's last column names the query's words and the fields they were found in.
+    expect(found.stdout).toMatch(/\b(check|calendar|event)s? in [a-z, ]+/i);
+    // The calendar needs a capability this stage lacks: an admin is told, in words.
+    expect(found.stdout).toMatch(/Left out for you[^\n]*\n\s+calendar: needs google_calendar/);
+  });
+
   it("exits 2 for a missing query or a bad limit, before any request", async () => {
     expect((await toolbus(["tools", "search"])).code).toBe(2);
     expect((await toolbus(["tools", "search", "x", "--limit", "51"])).code).toBe(2);

@@ -67,24 +67,27 @@ export const toolsCommands = {
   }),
 
   "tools search": command({
-    usage: "tools search <query> [--limit <n>] [--mode <m>]",
+    usage: "tools search <query> [--limit <n>] [--mode <m>] [--explain]",
     summary: "Find the tools you can call for a need in words, best first.",
     args: ["query"],
-    options: { limit: option.value, mode: option.value },
+    options: { limit: option.value, mode: option.value, explain: option.flag },
     help: [
       '<query>          the need, in quotes: "refund a payment"',
       "--limit <n>      how many, 1-50 (default 5)",
       "--mode <m>       search the tools offered in this workflow mode",
+      "--explain        say why each tool was found; an admin also sees what was left out",
     ],
     schema: z.object({
       query: z.string().trim().min(1, "<query> is the need, in words").max(500),
       limit: number("--limit", 1, 50, true).optional(),
       mode: modeArg.optional(),
+      explain: z.boolean().optional(),
     }),
     async run(args, { client, io, json: asJson }) {
       const found = await client.tools.search(args.query, {
         ...(args.limit ? { limit: args.limit } : {}),
         ...(args.mode ? { mode: args.mode } : {}),
+        ...(args.explain ? { explain: true } : {}),
       });
       if (asJson) io.stdout.write(json(found));
       else if (found.tools.length === 0) io.stdout.write("No tool you can call matches.\n");
@@ -96,10 +99,14 @@ export const toolsCommands = {
               tool.id,
               tool.score.toFixed(2),
               tool.title,
-              list(tool.matched),
+              tool.explanation ? explained(tool.explanation) : list(tool.matched),
             ]),
           ),
         );
+        if (found.excluded?.length) {
+          io.stdout.write("\nLeft out for you (matching, but not offered):\n");
+          for (const out of found.excluded) io.stdout.write(`  ${out.why}\n`);
+        }
       }
       return 0;
     },
@@ -282,4 +289,15 @@ async function setEnabled(
       : `${enabled ? "Enabled" : "Disabled"} tool ${tool.id} (revision ${tool.revision}).\n`,
   );
   return 0;
+}
+
+/** "folder in description (as directory); needs your github connection" */
+function explained(explanation: {
+  words: { word: string; fields: string[]; as?: string[] }[];
+  notes: string[];
+}): string {
+  const words = explanation.words.map(
+    (w) => `${w.word} in ${w.fields.join(", ")}${w.as?.length ? ` (as ${w.as.join(", ")})` : ""}`,
+  );
+  return [...words, ...explanation.notes].join("; ");
 }
