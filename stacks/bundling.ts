@@ -186,12 +186,7 @@ export const CONNECTION_HANDLERS: ReadonlySet<string> = new Set([
  * (the vault), and the seed, which holds every tool's definition and so the way to the vault,
  * but never runs a call.
  */
-export const SPLIT_HANDLERS: ReadonlySet<string> = new Set([
-  "api",
-  "api-stream",
-  "seed",
-  ...CONNECTION_HANDLERS,
-]);
+export const SPLIT_HANDLERS: ReadonlySet<string> = new Set(["seed", ...CONNECTION_HANDLERS]);
 
 /** How the function of `handler` is bundled: `NODEJS`, in chunks for `SPLIT_HANDLERS`. */
 export function nodejsFor(handler: string): FunctionProps["nodejs"] {

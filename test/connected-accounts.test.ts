@@ -154,10 +154,7 @@ async function readIssue(who: string, number = 7): Promise<CallAnswer> {
 }
 
 /** Opens a connect link as `login` in `browser`, through the provider's pages, to Toolbus's page. */
-async function connect(browser: Browser, link: string, login: string) {
-  const page = await browser.authorize(link, login);
-  return page;
-}
+const connect = (browser: Browser, link: string, login: string) => browser.authorize(link, login);
 
 describe("a tool acting as its caller", () => {
   it("tells a caller without a connection how to connect, and calls nothing upstream", async () => {
