@@ -277,34 +277,79 @@ export function realSearchQuality(): { catalog: RealCatalog; parts: RealQuality[
 }
 
 /**
- * The second held-out set (test/fixtures/search-real/heldout2): 22 more servers whose queries
- * were written after the ranking was frozen, ranked among both sets and the built-ins. Scored
- * once per run, never tuned on; undefined while tuning (BENCH_SEARCH_TUNE_ONLY) or before the
- * queries exist.
+ * The held-out sets added after the first, in the order they were written: each one's servers
+ * (test/fixtures/search-real/<dir>) and labelled queries (<dir>-queries.json), ranked among
+ * every set up to it and the built-ins. None of them is ever tuned on.
  */
-export function secondHeldOutQuality():
-  | { catalog: RealCatalog; quality: Omit<RealQuality, "part"> }
-  | undefined {
-  const file = join(REAL, "heldout2-queries.json");
-  if (process.env.BENCH_SEARCH_TUNE_ONLY === "1" || !existsSync(file)) return undefined;
-  const catalog = loadRealCatalog(["servers", "heldout2"]);
+const LATER_HELD_OUT_SETS = {
+  second: { dir: "heldout2", catalog: ["servers", "heldout2"] },
+  third: { dir: "heldout3", catalog: ["servers", "heldout2", "heldout3"] },
+} as const;
+
+export type LaterHeldOutSet = keyof typeof LATER_HELD_OUT_SETS;
+
+export const laterHeldOutSets = Object.keys(LATER_HELD_OUT_SETS) as LaterHeldOutSet[];
+
+export interface LaterHeldOutLabels {
+  catalog: RealCatalog;
+  /** The packages of this set's own servers (not those of the sets before it). */
+  packages: Set<string>;
+  /** Each query with its labels as written (`labels`) and resolved to tool ids (`relevant`). */
+  queries: Array<LabelledQuery & { labels: string[] }>;
+  /** How many labels name no tool of the catalog. */
+  unresolved: number;
+}
+
+/**
+ * One later held-out set's catalog and labelled queries, labels resolved to tool ids; undefined
+ * before its queries exist. Reads labels only: it ranks nothing.
+ */
+export function loadLaterHeldOutSet(set: LaterHeldOutSet): LaterHeldOutLabels | undefined {
+  const { dir, catalog: sets } = LATER_HELD_OUT_SETS[set];
+  const file = join(REAL, `${dir}-queries.json`);
+  if (!existsSync(file)) return undefined;
+  const catalog = loadRealCatalog(sets);
+  const packages = new Set(
+    readdirSync(join(REAL, dir))
+      .filter((name) => name.endsWith(".json"))
+      .map(
+        (name) => (JSON.parse(readFileSync(join(REAL, dir, name), "utf8")) as ServerFile).package,
+      ),
+  );
   const raw = JSON.parse(readFileSync(file, "utf8")) as { queries: Omit<LabelledQuery, "part">[] };
   let unresolved = 0;
-  const queries: LabelledQuery[] = raw.queries.map((query) => ({
+  const queries = raw.queries.map((query) => ({
     ...query,
-    part: "heldout",
+    part: "heldout" as const,
+    labels: query.relevant,
     relevant: query.relevant.map((label) => {
       const id = catalog.ids.get(label);
       if (id === undefined) unresolved++;
       return id ?? `unresolved:${label}`;
     }),
   }));
-  if (unresolved > 0) console.error(`search-real: ${unresolved} unresolved second-set labels`);
+  return { catalog, packages, queries, unresolved };
+}
+
+/**
+ * Quality on one later held-out set (`second`: heldout2, `third`: heldout3): its queries ranked
+ * among its own servers, the sets before it and the built-ins. Scored once per run, never tuned
+ * on; undefined while tuning (BENCH_SEARCH_TUNE_ONLY) or before the queries exist.
+ */
+export function laterHeldOutQuality(
+  set: LaterHeldOutSet,
+): { catalog: RealCatalog; servers: number; quality: Omit<RealQuality, "part"> } | undefined {
+  if (process.env.BENCH_SEARCH_TUNE_ONLY === "1") return undefined;
+  const labelled = loadLaterHeldOutSet(set);
+  if (!labelled) return undefined;
+  const { catalog, packages, queries, unresolved } = labelled;
+  if (unresolved > 0) console.error(`search-real: ${unresolved} unresolved ${set}-set labels`);
   const index = ToolIndex.build(catalog.tools, catalog.toolsets);
   const ranked = (query: string) =>
     index.search(query, { limit: 10, allowed: () => true }).map((hit) => hit.id);
   return {
     catalog,
+    servers: packages.size,
     quality: {
       ours: scoreSearch(queries, ranked),
       plain: scoreSearch(queries, nameDescriptionOverlap(catalog.tools)),
@@ -357,12 +402,13 @@ export function benchSearchReal(): Measurement[] {
       );
     }
   }
-  const second = secondHeldOutQuality();
-  if (second) {
-    const { ours, plain, sharingNoWord: none } = second.quality;
-    const sets = second.catalog.toolsets.length - builtinToolsets.length;
+  for (const set of laterHeldOutSets) {
+    const later = laterHeldOutQuality(set);
+    if (!later) continue;
+    const { ours, plain, sharingNoWord: none } = later.quality;
+    const all = later.catalog.toolsets.length - builtinToolsets.length;
     const name = (metric: string) =>
-      `search, real catalog, second held-out set: ${metric}, queries (${ours.queries}) on 22 servers never tuned on, ${second.catalog.tools.length} tools (${sets} MCP servers and the built-ins)`;
+      `search, real catalog, ${set} held-out set: ${metric}, queries (${ours.queries}) on ${later.servers} servers never tuned on, ${later.catalog.tools.length} tools (${all} MCP servers and the built-ins)`;
     const baseline = (value: number) => ({
       name: "plain word overlap, name and description",
       value,
@@ -372,10 +418,10 @@ export function benchSearchReal(): Measurement[] {
       measurement(name("recall@5"), "", ours.recallAt5, baseline(plain.recallAt5), "higher"),
       measurement(name("MRR"), "", ours.mrr, baseline(plain.mrr), "higher"),
       measurement(
-        "search, real catalog, second held-out set: queries sharing no word with any of their tools' name and description",
+        `search, real catalog, ${set} held-out set: queries sharing no word with any of their tools' name and description`,
         "queries",
         none,
-        { name: "second-set queries", value: ours.queries },
+        { name: `${set}-set queries`, value: ours.queries },
         "lower",
       ),
     );

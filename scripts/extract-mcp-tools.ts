@@ -5,6 +5,8 @@
  *   node --import tsx scripts/extract-mcp-tools.ts tavily-mcp   only the named packages
  *   node --import tsx scripts/extract-mcp-tools.ts --set heldout2 [packages…]
  *                                   the second, disjoint set → test/fixtures/search-real/heldout2/
+ *   node --import tsx scripts/extract-mcp-tools.ts --set heldout3 [packages…]
+ *                                   the third, disjoint set → test/fixtures/search-real/heldout3/
  *
  * Run by hand, never by `npm test`: it installs packages from the npm registry. Each package is
  * installed (pinned version, install scripts off unless the entry says otherwise) into a temp
@@ -316,6 +318,104 @@ const HELDOUT2_SERVERS: ServerEntry[] = [
  * - @neondatabase/mcp-server-neon@0.6.5 does not install: a dependency is a GitHub tarball.
  */
 
+/**
+ * The third set (a second fresh held-out evaluation): more servers doing the same jobs as the
+ * first two sets' (browsers, files, git hosting, databases, mail, notes, tasks, weather, cloud),
+ * and a few new ones. None is in SERVERS or HELDOUT2_SERVERS.
+ */
+const HELDOUT3_SERVERS: ServerEntry[] = [
+  {
+    package: "@elastic/mcp-server-elasticsearch",
+    version: "0.3.1",
+    env: () => ({ ES_URL: `http://${NOWHERE}`, ES_API_KEY: "dummy" }),
+  },
+  {
+    package: "@f4ww4z/mcp-mysql-server",
+    version: "0.1.0",
+    env: () => ({
+      MYSQL_HOST: "127.0.0.1",
+      MYSQL_PORT: "1",
+      MYSQL_USER: "dummy",
+      MYSQL_PASSWORD: "dummy",
+      MYSQL_DATABASE: "dummy",
+    }),
+  },
+  {
+    package: "@delorenj/mcp-server-trello",
+    version: "1.8.1",
+    env: () => ({ TRELLO_API_KEY: "dummy", TRELLO_TOKEN: "dummy", TRELLO_BOARD_ID: "dummy" }),
+  },
+  // The Todoist token is read from a variable named just API_KEY.
+  { package: "todoist-mcp", version: "1.3.4", env: () => ({ API_KEY: "dummy" }) },
+  { package: "@dangahagan/weather-mcp", version: "1.23.0" },
+  { package: "open-meteo-mcp-server", version: "2.1.0" },
+  { package: "@h1deya/mcp-server-weather", version: "0.1.3" },
+  {
+    package: "mcp-gsheets",
+    version: "1.10.3",
+    env: (dir) => {
+      const credentials = join(dir, "service-account.json");
+      writeFileSync(credentials, JSON.stringify(DUMMY_SERVICE_ACCOUNT));
+      return { GOOGLE_APPLICATION_CREDENTIALS: credentials, GOOGLE_PROJECT_ID: "dummy" };
+    },
+  },
+  { package: "@kimtaeyoon83/mcp-server-youtube-transcript", version: "0.1.1" },
+  { package: "@angiejones/mcp-selenium", version: "0.2.3" },
+  { package: "@automatalabs/mcp-server-playwright", version: "1.2.1" },
+  // The key is read from the command line, not from the environment.
+  { package: "vercel-mcp", version: "0.0.7", args: () => ["VERCEL_API_KEY=dummy"] },
+  {
+    package: "@agent-infra/mcp-server-filesystem",
+    version: "1.2.29",
+    args: (dir) => ["--allowed-directories", join(dir, "files")],
+  },
+  {
+    package: "github-mcp-server",
+    version: "1.8.7",
+    bin: "github-mcp-server-mcp",
+    env: () => ({ GITHUB_TOKEN: "dummy" }),
+  },
+  {
+    package: "@allpepper/memory-bank-mcp",
+    version: "0.2.2",
+    env: (dir) => ({ MEMORY_BANK_ROOT: join(dir, "files") }),
+  },
+  { package: "@antv/mcp-server-chart", version: "0.9.10" },
+  {
+    package: "@circleci/mcp-server-circleci",
+    version: "0.20.0",
+    env: () => ({ CIRCLECI_TOKEN: "dummy" }),
+  },
+  {
+    package: "resend-mcp",
+    version: "2.22.0",
+    env: () => ({ RESEND_API_KEY: "re_dummy", SENDER_EMAIL_ADDRESS: "dummy@example.invalid" }),
+  },
+  { package: "attio-mcp", version: "1.6.1", env: () => ({ ATTIO_API_KEY: "dummy" }) },
+  // Lists its tools without signing in to Microsoft Graph; calls would fail.
+  { package: "@floriscornel/teams-mcp", version: "0.3.2" },
+  { package: "mcp-git", version: "0.0.4" },
+];
+
+/**
+ * Tried for the third set, and left out:
+ * - @bytebase/dbhub@1.4.0 connects to its database at startup and exits without it.
+ * - @gongrzhe/server-redis-mcp@1.0.0 connects to Redis at startup and exits without it.
+ * - obsidian-mcp-server@3.2.12 does not install: it needs a version of a dependency not on npm.
+ * - obsidian-mcp@2.0.1 refuses to start on Node.js 20 (it asks for a newer one).
+ */
+
+/** A Google service-account key file shaped like a downloaded one; the key is not a real one. */
+const DUMMY_SERVICE_ACCOUNT = {
+  type: "service_account",
+  project_id: "dummy",
+  private_key_id: "dummy",
+  private_key: "-----BEGIN PRIVATE KEY-----\ndummy\n-----END PRIVATE KEY-----\n",
+  client_email: "dummy@dummy.iam.gserviceaccount.com",
+  client_id: "0",
+  token_uri: `http://${NOWHERE}/token`,
+};
+
 /** A Google OAuth client file shaped like a downloaded one; nothing here is real. */
 const DUMMY_OAUTH_CLIENT = {
   installed: {
@@ -334,6 +434,10 @@ const SETS: Record<string, { servers: ServerEntry[]; outDir: string }> = {
   heldout2: {
     servers: HELDOUT2_SERVERS,
     outDir: fileURLToPath(new URL("../test/fixtures/search-real/heldout2/", import.meta.url)),
+  },
+  heldout3: {
+    servers: HELDOUT3_SERVERS,
+    outDir: fileURLToPath(new URL("../test/fixtures/search-real/heldout3/", import.meta.url)),
   },
 };
 
