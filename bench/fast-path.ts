@@ -1,7 +1,10 @@
 /**
  * fastpath: one readability_analyzer call through Toolbus as users run it (`npm start`, a
  * member key), side by side with the same tool behind a bare official MCP SDK server (the
- * main baseline) and a bare Hono route (the floor), all on this machine in one run. Also:
+ * main baseline), a bare Hono route, and the floor of a persisted call (a bare route doing one
+ * conditional PutItem and one UpdateItem on the same DynamoDB Local), all on this machine in
+ * one run. MCP is measured twice: with plain JSON-RPC POSTs, and through the official SDK client
+ * as agents call it. Also:
  * lost / duplicated events under load, rss_feed cache hit vs miss, the DynamoDB Local floor,
  * and the on-disk store against the in-memory one.
  */
@@ -14,6 +17,7 @@ import {
   bareMcpTarget,
   CONCURRENT,
   type Figures,
+  floorTarget,
   latencyFigures,
   measureTarget,
   runPhase,
@@ -22,6 +26,7 @@ import {
   toolbusRestTarget,
 } from "./fast-path/clients";
 import { type Accounting, accountForCalls } from "./fast-path/events";
+import { mcpSdkTarget } from "./fast-path/mcp-sdk";
 import { measureStorageFloor } from "./fast-path/storage";
 import { createMemberKey, type RunningToolbus, startToolbus } from "./fast-path/toolbus";
 import { type Measurement, measurement } from "./stats";
@@ -182,6 +187,32 @@ async function stopToolbus(toolbus: RunningToolbus, label: string): Promise<void
   );
 }
 
+/** The floor route on `toolbus`'s own DynamoDB Local, measured while Toolbus is idle. */
+async function measureFloor(cleanups: Cleanups, toolbus: RunningToolbus, label: string) {
+  const name = `floor route (${label})`;
+  const server = await started(
+    cleanups,
+    name,
+    startBareServer(name, "floor.ts", { FLOOR_DYNAMODB_ENDPOINT: toolbus.dynamodb }),
+    stopBareServer,
+  );
+  const figures = await measure(floorTarget(server.origin), `floor-${label.replaceAll(" ", "-")}`);
+  await cleanups.run(name);
+  return { ...figures, name: `floor route, ${label}` };
+}
+
+/** Toolbus's MCP endpoint through the official SDK client, with the member key. */
+async function measureMcpSdk(toolbus: RunningToolbus, key: string) {
+  const target = await mcpSdkTarget("Toolbus MCP (official SDK client)", `${toolbus.api}/mcp`, {
+    authorization: `Bearer ${key}`,
+  });
+  try {
+    return await measure(target, "mcp-sdk");
+  } finally {
+    await target.close();
+  }
+}
+
 async function stopBareServer(server: BareServer): Promise<void> {
   await server.child.stop();
   const left = await leftovers([server.child.pid], [], 2_000);
@@ -244,6 +275,8 @@ export async function benchFastPath(): Promise<Measurement[]> {
     const rest = await measure(toolbusRestTarget(memory.api, member), "rest");
     const restCalls = await checkEvents(memory, member, rest.runId, rest.throughputPhase.callIds);
     const toolbusMcp = await measure(toolbusMcpTarget(memory.api, member), "mcp");
+    const toolbusMcpSdk = await measureMcpSdk(memory, member);
+    const floorInMemory = await measureFloor(cleanups, memory, "in memory");
     const cache = await cacheHitVsMiss(memory);
     // Stopped before the storage floor and the on-disk run: one JVM at a time on 2 cores.
     await cleanups.run("Toolbus in memory");
@@ -260,6 +293,7 @@ export async function benchFastPath(): Promise<Measurement[]> {
     );
     const diskMember = await createMemberKey(disk, "fastpath");
     const onDisk = await measure(toolbusRestTarget(disk.api, diskMember), "disk");
+    const floorOnDisk = await measureFloor(cleanups, disk, "on disk");
     const diskCalls = await checkEvents(
       disk,
       diskMember,
@@ -273,6 +307,13 @@ export async function benchFastPath(): Promise<Measurement[]> {
       ...compared("bare Hono route POST /call", hono, mcp),
       ...compared("Toolbus REST sync call (member key, in-memory store)", rest, mcp),
       ...compared("Toolbus MCP tools/call (member key, in-memory store)", toolbusMcp, mcp),
+      ...compared("floor route (a persisted call, in memory)", floorInMemory, mcp),
+      ...compared("Toolbus REST sync call against the floor (in memory)", rest, floorInMemory),
+      ...compared(
+        "Toolbus MCP tools/call, official SDK client, against REST (in memory)",
+        toolbusMcpSdk,
+        { ...rest, name: "Toolbus REST sync call" },
+      ),
       ...accountingMeasurements(
         `Toolbus REST, ${CONCURRENT} clients, one run, in memory`,
         calls,
@@ -297,6 +338,7 @@ export async function benchFastPath(): Promise<Measurement[]> {
         "higher",
       ),
       ...compared("Toolbus REST sync call (member key, on-disk store)", onDisk, inMemory),
+      ...compared("Toolbus REST sync call against the floor (on disk)", onDisk, floorOnDisk),
       ...accountingMeasurements(
         `Toolbus REST, ${CONCURRENT} clients, one run, on disk`,
         onDisk.throughputPhase.callIds.length,

@@ -12,16 +12,28 @@ export interface HttpCall {
   body: unknown;
 }
 
+/** An answer as the targets' checks read it: the HTTP status and the parsed body. */
+export interface Answer {
+  status: number;
+  body: unknown;
+}
+
 /**
- * One way of calling readability_analyzer. Every target goes through the same client code
- * (`post` below), so only the server differs between them.
+ * One way of calling readability_analyzer. HTTP targets all go through the same client code
+ * (`post` below), so only the server differs between them; the MCP SDK target goes through
+ * the official client, as agents call MCP servers.
  */
 export interface Target {
   name: string;
   /** `runId` is fresh per phase (Toolbus records calls under it); bare servers ignore it. */
-  request(runId: string, callId: string, index: number): HttpCall;
+  send(runId: string, callId: string, index: number): Promise<Answer>;
   /** Why an answer is not a successful result, or undefined when it is one. */
   problem(status: number, body: unknown): string | undefined;
+}
+
+/** A target that is one HTTP request per call, sent with `fetch`. */
+function overHttp(request: (runId: string, callId: string, index: number) => HttpCall) {
+  return (runId: string, callId: string, index: number) => post(request(runId, callId, index));
 }
 
 export interface Phase {
@@ -49,7 +61,7 @@ const THROUGHPUT_CALLS = 1_600;
 export const CONCURRENT = 16;
 
 /** Node's fetch keeps connections alive by default; the answer is read and parsed in full. */
-async function post(call: HttpCall): Promise<{ status: number; body: unknown }> {
+async function post(call: HttpCall): Promise<Answer> {
   const response = await fetch(call.url, {
     method: "POST",
     headers: call.headers,
@@ -74,9 +86,8 @@ export async function runPhase(
   const callIds = Array.from({ length: options.total }, (_, i) => `${options.runId}-c${i}`);
   const started = performance.now();
   await runConcurrently(options.total, options.concurrency, async (i) => {
-    const call = target.request(options.runId, callIds[i] as string, i);
     const t0 = performance.now();
-    const { status, body } = await post(call);
+    const { status, body } = await target.send(options.runId, callIds[i] as string, i);
     latencies.push(performance.now() - t0);
     const problem = target.problem(status, body);
     if (problem !== undefined) {
@@ -138,7 +149,7 @@ interface McpAnswer {
 }
 
 /** A tools/call answer that is a result, not a JSON-RPC error nor an isError result. */
-function mcpProblem(status: number, body: unknown): string | undefined {
+export function mcpProblem(status: number, body: unknown): string | undefined {
   if (status !== 200) return "expected HTTP 200";
   const answer = body as McpAnswer;
   if (answer?.error !== undefined) return "JSON-RPC error";
@@ -151,11 +162,11 @@ function mcpProblem(status: number, body: unknown): string | undefined {
 export function bareMcpTarget(origin: string): Target {
   return {
     name: "bare MCP SDK server",
-    request: (_runId, _callId, index) => ({
+    send: overHttp((_runId, _callId, index) => ({
       url: `${origin}/mcp`,
       headers: MCP_HEADERS,
       body: mcpToolsCall(index, "readability_analyzer", { text: TEXT }),
-    }),
+    })),
     problem: mcpProblem,
   };
 }
@@ -163,11 +174,11 @@ export function bareMcpTarget(origin: string): Target {
 export function bareHonoTarget(origin: string): Target {
   return {
     name: "bare Hono route",
-    request: () => ({
+    send: overHttp(() => ({
       url: `${origin}/call`,
       headers: { "content-type": "application/json" },
       body: { text: TEXT },
-    }),
+    })),
     problem: (status, body) =>
       status === 200 && (body as { status?: string })?.status === "succeeded"
         ? undefined
@@ -184,11 +195,11 @@ export function toolbusRestTarget(
 ): Target {
   return {
     name: `Toolbus REST ${tool}`,
-    request: (runId, callId, index) => ({
+    send: overHttp((runId, callId, index) => ({
       url: `${api}/v1/runs/${runId}/calls`,
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
       body: { tool, input: input(index), callId, wait: 20 },
-    }),
+    })),
     problem: (status, body) =>
       status === 200 && (body as { status?: string })?.status === "succeeded"
         ? undefined
@@ -200,11 +211,30 @@ export function toolbusRestTarget(
 export function toolbusMcpTarget(api: string, key: string): Target {
   return {
     name: "Toolbus MCP",
-    request: (runId, _callId, index) => ({
+    send: overHttp((runId, _callId, index) => ({
       url: `${api}/mcp`,
       headers: { ...MCP_HEADERS, authorization: `Bearer ${key}`, "x-toolbus-run-id": runId },
       body: mcpToolsCall(index, "readability_analyzer", { text: TEXT }),
-    }),
+    })),
     problem: mcpProblem,
+  };
+}
+
+/**
+ * The floor route (servers/floor.ts): the same call id and input as Toolbus's REST call, kept
+ * with one conditional PutItem and one UpdateItem.
+ */
+export function floorTarget(origin: string): Target {
+  return {
+    name: "floor route",
+    send: overHttp((runId, callId) => ({
+      url: `${origin}/runs/${runId}/calls`,
+      headers: { "content-type": "application/json" },
+      body: { callId, input: { text: TEXT } },
+    })),
+    problem: (status, body) =>
+      status === 200 && (body as { status?: string })?.status === "succeeded"
+        ? undefined
+        : "expected 200 and status succeeded",
   };
 }

@@ -12,6 +12,8 @@ export interface RunningToolbus {
   /** `http://127.0.0.1:<port>` */
   api: string;
   adminKey: string;
+  /** Its DynamoDB Local's endpoint, for the floor route to share. */
+  dynamodb: string;
   /** Its state folder (local.json, the data). */
   stateDir: string;
   /** Stops the process group and reports anything still running afterwards. */
@@ -60,7 +62,7 @@ export async function startToolbus(options: { memory: boolean }): Promise<Runnin
     const state = await waitForStateFile(child, join(stateDir, "local.json"));
     dynamodbPort = new URL(state.dynamodb).port;
     await expectOk(`${state.api}/health`);
-    return { api: state.api, adminKey, stateDir, stop };
+    return { api: state.api, dynamodb: state.dynamodb, adminKey, stateDir, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -35,7 +35,7 @@ import {
 import { hashKey } from "../store/dynamodb/keys";
 import { dynamoProbe } from "../store/dynamodb/probe";
 import { type AnyToolDefinition, toolSpecOf } from "../tool-definition";
-import { busRules } from "../wiring";
+import { busRules, toolHandlerId } from "../wiring";
 import type { ApiDeps } from "./api-deps";
 import { busOf } from "./bus";
 import { callsOf } from "./calls";
@@ -45,6 +45,7 @@ import { mcpFederation } from "./federation";
 import { loadedOnUse } from "./loaded-on-use";
 import { type CallHandler, handlersLoadedOnUse, inProcessDispatcher } from "./local-dispatch";
 import { runningOf, secretOf, storeOf } from "./pieces";
+import { inApiFirst, runsInApi } from "./runs-in-api";
 import { semanticOnUse } from "./semantic-on-use";
 
 /** The stores as the application uses them: catalog and keys read through short caches. */
@@ -159,7 +160,19 @@ export function createToolbus(
         subscriptions,
       }),
   );
-  const dispatcher = options.dispatcher ?? inProcessDispatcher(handlers);
+  // Where calls run in other functions (the API on AWS), the tools that need nothing a
+  // function of their own isolates still run here (runs-in-api.ts); their code loads with the
+  // first such call.
+  const inApi = catalog.tools.filter(runsInApi);
+  const dispatcher = options.dispatcher
+    ? inApiFirst(
+        options.dispatcher,
+        handlersLoadedOnUse(
+          inApi.map((tool) => toolHandlerId(tool.spec.id)),
+          async () => (await import("./in-api")).inApiHandlers(deployment, inApi),
+        ),
+      )
+    : inProcessDispatcher(handlers);
   // Run budgets load with the first call: the API's cold start does not carry them.
   let governor: Promise<RunGovernor> | undefined;
   const runGovernor = () => {

@@ -4,6 +4,7 @@ import { resolveMode } from "@toolbus/core/app/selection/select";
 import type { SelectionService } from "@toolbus/core/app/selection/service";
 import { ValidationError } from "@toolbus/core/errors";
 import type { CallChannel, McpSubscriptions } from "@toolbus/core/ports";
+import { onFirstUse } from "@toolbus/core/util/on-first-use";
 import { MCP_HEADERS, MCP_SURFACES, type McpSurface } from "@toolbus/wire/mcp-surface";
 import { callId as callIdSchema, runId as runIdSchema } from "@toolbus/wire/model/ids";
 import type { Context, MiddlewareHandler } from "hono";
@@ -14,6 +15,9 @@ import { logFailure } from "../common/errors";
 import type { McpRelay } from "./relayed-call";
 import type { McpDeps, McpRequestContext } from "./server";
 import type { ResourceStreams } from "./subscriptions";
+
+// The MCP server loads with the first MCP request and is kept.
+const answering = onFirstUse(() => import("./answer"));
 
 export const MCP_PATH = "/mcp";
 
@@ -94,7 +98,7 @@ export function registerMcpRoutes(app: OpenAPIHono<HttpEnv>, deps: McpRouteDeps)
 
   app.post(MCP_PATH, async (c) => {
     const context = requestContext(c, deps);
-    const { answerMcp } = await import("./answer");
+    const { answerMcp } = await answering();
     return answerMcp(c, mcpDeps, context);
   });
 

@@ -4,6 +4,7 @@ import { connectionSecret } from "@toolbus/core/connections/credentials";
 import { loadFunctionSecrets } from "@toolbus/core/deployment";
 import { createHttpClient } from "@toolbus/core/outbound";
 import { defineTool, ToolFailure } from "@toolbus/core/tool-definition";
+import { onFirstUse } from "@toolbus/core/util/on-first-use";
 import { type Citation, Failures, type ToolsetSpec } from "@toolbus/wire/model";
 import * as z from "zod";
 import { type AgendaSource, renderAgenda } from "./agenda";
@@ -16,6 +17,9 @@ import {
   readServiceAccountKey,
 } from "./google";
 import { DAY_MS, isoUtc } from "./time";
+
+// The feed reader loads with the first feed read and is kept.
+const icsFeeds = onFirstUse(() => import("./ics-feed"));
 
 const DEFAULT_WINDOW_DAYS = 30;
 const MAX_WINDOW_DAYS = 366;
@@ -233,7 +237,7 @@ export const calendar = defineTool({
     if (settings.icsUrls.length > 0) {
       // ICS parsing (ical.js, Windows zone names) loads with the first call that reads a
       // feed: a process that only checks calendar calls (the API) never loads it.
-      const { feedLabel, fetchIcsFeed } = await import("./ics-feed");
+      const { feedLabel, fetchIcsFeed } = await icsFeeds();
       settings.icsUrls.forEach((url, index) => {
         tasks.push({
           report: { source: "ics", name: feedLabel(url, index, settings.icsUrls.length) },

@@ -3,10 +3,14 @@ import { callerConnections } from "@toolbus/core/compose/connections-on-use";
 import { loadFunctionSecrets } from "@toolbus/core/deployment";
 import { createHttpClient } from "@toolbus/core/outbound";
 import { defineTool } from "@toolbus/core/tool-definition";
+import { onFirstUse } from "@toolbus/core/util/on-first-use";
 import { githubTokenCapability } from "./capability";
 import { GITHUB_TOKEN } from "./request";
 import { githubInput, githubOutput } from "./schemas";
 import { GITHUB_API_URL, githubSettings } from "./settings";
+
+// The operations load with the first call and are kept.
+const operations = onFirstUse(() => import("./operations"));
 
 export const githubApi = defineTool({
   spec: {
@@ -128,6 +132,6 @@ export const githubApi = defineTool({
   // The requests load on first use: the API, which validates calls and never runs this tool,
   // keeps them out of its cold start (its bundle is split; the tool's own is not).
   async execute(input, context) {
-    return (await import("./operations")).runGitHubAction(input, context);
+    return (await operations()).runGitHubAction(input, context);
   },
 });

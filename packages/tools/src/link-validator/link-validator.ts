@@ -1,8 +1,12 @@
 import { networkCapability } from "@toolbus/core/capabilities";
 import { createHttpClient } from "@toolbus/core/outbound";
 import { defineTool } from "@toolbus/core/tool-definition";
+import { onFirstUse } from "@toolbus/core/util/on-first-use";
 import type { ToolsetSpec } from "@toolbus/wire/model";
 import { linkValidatorInput, linkValidatorOutput, TOOL_TIMEOUT_MS } from "./schemas";
+
+// The checks load with the first call and are kept.
+const checking = onFirstUse(() => import("./check"));
 
 export const linkValidatorToolset: ToolsetSpec = {
   name: "link_validator",
@@ -84,6 +88,6 @@ export const linkValidator = defineTool({
   output: linkValidatorOutput,
   // The checks load on first use: the API validates calls and never runs them.
   async execute(input, context) {
-    return (await import("./check")).runLinkValidator(input, context);
+    return (await checking()).runLinkValidator(input, context);
   },
 });

@@ -1,7 +1,12 @@
 import { defineTool } from "@toolbus/core/tool-definition";
+import { onFirstUse } from "@toolbus/core/util/on-first-use";
 import * as z from "zod";
 import { INTERPRETATIONS, type ReadabilityMetrics, WORDS_PER_MINUTE } from "./metrics";
 import { hasWord } from "./text";
+
+// The analysis loads with the first call it runs: a process that only validates calls never
+// loads it.
+const analysis = onFirstUse(() => import("./analyze"));
 
 export const readabilityInput = z.strictObject({
   text: z
@@ -103,9 +108,8 @@ export const readabilityAnalyzer = defineTool({
   needs: { detectors: [] },
   input: readabilityInput,
   output: readabilityOutput,
-  // The analysis loads on first use: the API validates calls and never runs it.
   async execute(input) {
-    const { analyzeReadability } = await import("./analyze");
+    const { analyzeReadability } = await analysis();
     const metrics = analyzeReadability(input.text);
     return { output: describe(metrics), data: metrics };
   },

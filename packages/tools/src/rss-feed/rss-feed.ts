@@ -7,10 +7,14 @@ import {
   type OutboundResponse,
 } from "@toolbus/core/outbound";
 import { defineTool, ToolFailure } from "@toolbus/core/tool-definition";
+import { onFirstUse } from "@toolbus/core/util/on-first-use";
 import { type Citation, Failures, type ToolsetSpec } from "@toolbus/wire/model";
 import * as z from "zod";
 import { decodeDocument } from "../text/charset";
 import { FEED_FORMATS } from "./formats";
+
+// The feed parser loads with the first fetch and is kept.
+const parsing = onFirstUse(() => import("./parse"));
 
 /** Feeds past this are either not feeds or not worth an agent's context. */
 export const FEED_MAX_BYTES = 5 * 1024 * 1024;
@@ -166,7 +170,7 @@ export const rssFeed = defineTool({
     const response = await download(http, url, signal, upstream, configured);
     // The XML and HTML parsers load on the first feed read: a process that only checks
     // rss_feed calls (the API) never loads them.
-    const { newestFirst, parseFeed } = await import("./parse");
+    const { newestFirst, parseFeed } = await parsing();
     const parsed = parseFeed(decodeFeed(response), response.url);
     if (parsed === undefined) {
       throw new ToolFailure(

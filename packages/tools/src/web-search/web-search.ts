@@ -2,6 +2,7 @@ import { networkCapability } from "@toolbus/core/capabilities";
 import { loadFunctionSecrets } from "@toolbus/core/deployment";
 import { createHttpClient } from "@toolbus/core/outbound";
 import { defineTool } from "@toolbus/core/tool-definition";
+import { onFirstUse } from "@toolbus/core/util/on-first-use";
 import type { Citation } from "@toolbus/wire/model";
 import * as z from "zod";
 import { staticLinks } from "../static-links/static-links";
@@ -13,6 +14,9 @@ import {
   SEARCH_API_KEY,
 } from "./provider";
 import { BRAVE_URL, DUCKDUCKGO_URL, webSearchSettings } from "./settings";
+
+// The providers load with the first search and are kept.
+const providers = onFirstUse(() => import("./providers"));
 
 export const webSearchInput = z.strictObject({
   query: z
@@ -196,7 +200,7 @@ export const webSearch = defineTool({
   async execute(input, context) {
     // The providers, with the HTML parser they read answers with, load on the first search:
     // a process that only checks web_search calls (the API) never loads them.
-    const { searchProviderFor } = await import("./providers");
+    const { searchProviderFor } = await providers();
     const provider = searchProviderFor(context.settings);
     const raw = await provider.search(
       input.query,
