@@ -89,4 +89,37 @@ describe("the recorder's order within a call", () => {
       "ToolResultReceived",
     ]);
   });
+
+  it("leaves a finished call's scheduling to its result's event, which logs both in one write", async () => {
+    const call = await finishedCall("run-fast");
+    const record = createRecorder(() => ({ events: log, calls }));
+    await record(scheduledEvent(call));
+    expect((await log.read("run-fast")).events).toEqual([]);
+    await record(resultEvent(call));
+    const { events } = await log.read("run-fast");
+    expect(events.map((event) => event.detailType)).toEqual([
+      "ToolCallScheduled",
+      "ToolResultReceived",
+    ]);
+  });
+
+  it("still logs the scheduling of a call that has no result yet on its own", async () => {
+    const call: CallRecord = {
+      parentRunId: "run-slow",
+      callId: "call-1",
+      toolId: "readability_analyzer",
+      toolset: "text_analysis",
+      toolVersion: "1",
+      input: { text: "Some text." },
+      inputHash: "h",
+      status: "pending",
+      requestedBy: { id: "tester", role: "member" },
+      scheduledAt: "2026-01-01T00:00:01.000Z",
+    };
+    await calls.create(call);
+    const record = createRecorder(() => ({ events: log, calls }));
+    await record(scheduledEvent(call));
+    const { events } = await log.read("run-slow");
+    expect(events.map((event) => event.detailType)).toEqual(["ToolCallScheduled"]);
+  });
 });

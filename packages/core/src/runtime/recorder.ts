@@ -67,6 +67,12 @@ export function createRecorder(deps: () => RecorderDeps | Promise<RecorderDeps>)
     const verified = await verifiedEvent(event, resolved);
     if (!verified) return;
     const { call, entry } = verified;
+    // A call that has its result already (a fast one: both events were announced together,
+    // after the result was stored) is logged whole by its result's event, scheduling first, in
+    // one write; its scheduling's event adds nothing but a second write racing the first. The
+    // result's event is sure to come: until it is logged, the call stays on the outbox and the
+    // sweeper announces it again.
+    if (entry.detailType === "ToolCallScheduled" && call.result !== undefined) return;
     // A result (or a progress step) never comes first in the log: one that arrives before its
     // call's scheduling (which is retried or announced again, and so late) brings it, rebuilt
     // from the record. The log keeps each once, so the scheduling arriving after is left out.
