@@ -67,7 +67,7 @@ describe("GET /v1/metrics", () => {
     ]);
   });
 
-  it("logs each call's steps: accepted, dispatched, finished, under one trace", async () => {
+  it("logs a waited-for call in one line, finished, under its trace", async () => {
     const runId = local.runId();
     await local.request(`/v1/runs/${runId}/calls`, {
       method: "POST",
@@ -81,8 +81,6 @@ describe("GET /v1/metrics", () => {
     });
     const steps = lines.filter((line) => line.parentRunId === runId);
     expect(steps.map((line) => [line.message, line.step, line.dispatch])).toEqual([
-      ["call accepted", "accepted", "direct"],
-      ["call dispatched", "dispatched", "direct"],
       ["call finished", "finished", "direct"],
     ]);
     for (const line of steps) {
@@ -95,7 +93,7 @@ describe("GET /v1/metrics", () => {
     }
   });
 
-  it("logs a call nobody waits for as dispatched by the bus, and its handler's line says so", async () => {
+  it("logs a call nobody waits for as accepted for the bus, and its handler's line closes it", async () => {
     const runId = local.runId();
     const response = await local.request(`/v1/runs/${runId}/calls`, {
       method: "POST",
@@ -106,10 +104,10 @@ describe("GET /v1/metrics", () => {
       .poll(() => lines.filter((line) => line.parentRunId === runId).map((line) => line.step), {
         timeout: 10_000,
       })
-      .toEqual(["accepted", "dispatched", "finished"]);
+      .toEqual(["accepted", "finished"]);
     const steps = lines.filter((line) => line.parentRunId === runId);
-    expect(steps.map((line) => line.dispatch)).toEqual(["bus", "bus", "bus"]);
-    expect(steps[2]).toMatchObject({ outcome: "succeeded", callId: "bus" });
+    expect(steps.map((line) => line.dispatch)).toEqual(["bus", "bus"]);
+    expect(steps[1]).toMatchObject({ outcome: "succeeded", callId: "bus" });
   });
 
   it("never logs a call's input unless the stage opts in, and then only on the accepted line", async () => {

@@ -183,7 +183,7 @@ export class CallService {
       await admission?.release();
       return this.existing(outcome.call, record, deadline);
     }
-    this.logStep(record, "accepted", start === "direct" ? "direct" : "bus");
+    this.logAccepted(record, start === "direct" ? "direct" : "bus");
     if (start === "approval") {
       // Nothing runs until a person decides: the caller gets the call's status URL at once.
       await announceApprovalRequested(this.deps.bus, record);
@@ -191,10 +191,8 @@ export class CallService {
     }
     if (start === "bus" || !dispatcher) {
       await this.announce(record);
-      this.logStep(record, "dispatched", "bus");
       return this.waitFor(record, deadline);
     }
-    this.logStep(record, "dispatched", "direct");
     return this.dispatchDirectly(dispatcher, record, deadline);
   }
 
@@ -211,7 +209,7 @@ export class CallService {
     const refused = refusedCall(record, failure, budget, this.now());
     const outcome = await this.deps.calls.create(refused);
     if (!outcome.created) return this.existing(outcome.call, record, deadline);
-    this.logStep(refused, "accepted", "bus");
+    this.logAccepted(refused, "bus");
     try {
       await announceFinished(this.deps.bus, refused);
     } catch (error) {
@@ -325,13 +323,22 @@ export class CallService {
       : this.waitFor(record, deadline);
   }
 
-  /** A call's first steps, on the lines its handler's "call finished" line completes. */
-  private logStep(call: CallRecord, step: "accepted" | "dispatched", dispatch: "direct" | "bus") {
-    const input =
-      step === "accepted" && this.deps.config.observability.logInputs
-        ? { input: loggedInput(call.input) }
-        : {};
-    this.deps.log?.info(`call ${step}`, { ...callFields(call), step, dispatch, ...input });
+  /**
+   * A call's "call accepted" line: for a call the bus runs, which its handler's "call finished"
+   * line closes later, elsewhere; for one run directly only where the stage logs inputs (the
+   * line that carries it). A direct call is otherwise told whole by its "call finished" line:
+   * log bytes are paid for per line.
+   */
+  private logAccepted(call: CallRecord, dispatch: "direct" | "bus") {
+    const { logInputs } = this.deps.config.observability;
+    if (dispatch === "direct" && !logInputs) return;
+    const input = logInputs ? { input: loggedInput(call.input) } : {};
+    this.deps.log?.info("call accepted", {
+      ...callFields(call),
+      step: "accepted",
+      dispatch,
+      ...input,
+    });
   }
 
   private announce(call: CallRecord): Promise<void> {
