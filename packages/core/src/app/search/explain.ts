@@ -7,6 +7,7 @@ import { documentOf, typoEdits } from "./document";
 import type { SearchField } from "./fields";
 import { term, words } from "./terms";
 import type { ToolIndex } from "./tool-index";
+import { wordnetRelated } from "./wordnet";
 
 /**
  * Why a search found what it found (`explain`): the query's words and the fields each was met
@@ -83,7 +84,7 @@ export function queryTerms(query: string): QueryTerms {
  * Which of the query's words were met in which of the fields the index matched, and as which
  * of the tool's words when not as themselves. A word is met in a field holding it (after
  * stemming), or else holding a word of the same concept (concepts.ts, "folder" for
- * "directory"); a word met nowhere so may be a typo (one edit in 5-9 letters, two from 10)
+ * "directory") or one WordNet relates to it (wordnet.ts, "erase" for "delete"); a word met nowhere so may be a typo (one edit in 5-9 letters, two from 10)
  * or, the last one, half typed. A field the index did not match is never claimed.
  */
 export function matchedWords(
@@ -103,14 +104,21 @@ export function matchedWords(
     }
     fieldTerms.set(field, found);
   }
-  const related = relatedTerms(new Set(query.terms.map((entry) => entry.term)));
+  const own = new Set(query.terms.map((entry) => entry.term));
+  // What the index searches besides the query's own terms: the concepts' words, then WordNet's.
+  const concepts = relatedTerms(own);
+  const related = new Map([...concepts, ...wordnetRelated(own, concepts)]);
   const out: MatchedWord[] = [];
   for (const { word, term: wanted } of query.terms) {
     const fields = new Set<SearchField>();
     const as = new Set<string>();
     const others = [...related].filter(([, by]) => by.includes(wanted)).map(([other]) => other);
     for (const [field, present] of fieldTerms) {
-      if (present.has(wanted)) fields.add(field);
+      // A field that holds the word itself says so; its related words add nothing to tell.
+      if (present.has(wanted)) {
+        fields.add(field);
+        continue;
+      }
       for (const other of others) {
         const theirs = present.get(other);
         if (theirs === undefined) continue;

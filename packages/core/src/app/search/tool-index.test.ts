@@ -197,3 +197,70 @@ describe("ToolIndex reading what a tool takes", () => {
     expect(explained).toEqual([{ word: "fahrenheit", fields: ["input"] }]);
   });
 });
+
+describe("ToolIndex reading products and WordNet's words", () => {
+  const inSet = (toolset: string, id: string, title: string, description: string) =>
+    toolSpec.parse({
+      id,
+      toolset,
+      title,
+      description,
+      category: "utility",
+      usageHint: "In tests.",
+      inputSchema: { type: "object" },
+      outputSchema: { type: "object" },
+    });
+  const index = ToolIndex.build(
+    [
+      inSet("tracker", "report_bug", "Report a bug", "Files a bug report with its steps."),
+      inSet(
+        "linear",
+        "linear_create_issue",
+        "Create issue",
+        "Creates an issue (a bug, a task) in a team.",
+      ),
+      inSet("atlassian_jira", "jira_post", "POST", "Sends a POST: reports a bug, an issue ..."),
+      inSet("files", "file_info", "File info", "Tells a file's size and dates."),
+      inSet("files", "revise_file", "Revise a file", "Revises a file."),
+    ],
+    [
+      { name: "linear", description: "Linear's issues." },
+      { name: "atlassian_jira", description: "Jira." },
+    ],
+  );
+  const ids = (query: string) =>
+    index.search(query, { limit: 5, allowed: () => true }).map((hit) => hit.id);
+  const score = (query: string, id: string) =>
+    index.search(query, { limit: 10, allowed: () => true }).find((hit) => hit.id === id)?.score;
+
+  it("favours the tools of a toolset the need names as a product", () => {
+    expect(ids("report a bug in Linear")[0]).toBe("linear_create_issue");
+    // A word of its name that no dictionary holds names atlassian_jira, however it is written.
+    expect(ids("report a bug in our jira")[0]).toBe("jira_post");
+  });
+
+  it("does not take a dictionary word for a product unless it is written as a name", () => {
+    const named = score("report a linear bug, in Linear", "linear_create_issue") as number;
+    const plain = score("report a linear bug, in linear", "linear_create_issue") as number;
+    expect(named / plain).toBeCloseTo(1.5, 3);
+    // Nor the query's first word, capitalized as every sentence is.
+    expect(score("Linear bug report", "linear_create_issue")).toBe(
+      score("linear bug report", "linear_create_issue"),
+    );
+    expect(ids("linear bug report")[0]).toBe("report_bug");
+  });
+
+  it("finds a tool by a word WordNet relates when the catalog lacks the word", () => {
+    // No tool says "amend", and no concept holds it: WordNet relates amend to revise.
+    expect(ids("amend the file").slice(0, 2)).toEqual(["revise_file", "file_info"]);
+  });
+
+  it("counts a word WordNet relates for less than the word itself", () => {
+    const withAmend = ToolIndex.build([
+      inSet("files", "revise_file", "Revise a file", "Revises a file."),
+      inSet("files", "patch_file", "Patch a file", "Amends a file in place."),
+    ]);
+    const found = withAmend.search("amend the file", { limit: 5, allowed: () => true });
+    expect(found.map((hit) => hit.id)).toEqual(["patch_file", "revise_file"]);
+  });
+});

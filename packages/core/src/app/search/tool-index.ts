@@ -5,6 +5,7 @@ import { relatedTerms } from "./concepts";
 import { documentOf, typoEdits } from "./document";
 import { FIELD_WEIGHTS, type SearchField } from "./fields";
 import { term, words } from "./terms";
+import { wordnetRelated, wordnetTerms } from "./wordnet";
 
 /** Distinct terms of a query that are searched, at most: more than any need is put in. */
 const MAX_QUERY_TERMS = 32;
@@ -26,12 +27,41 @@ const RELATED = { weight: 0.4, match: 0.75 };
 const STAND_IN = { weight: 0.8, match: 1 };
 
 /**
+ * What a term WordNet relates to a query's (wordnet.ts) is worth: less than a concept's, as it
+ * was written for English at large, not for tools; more when it stands in for a word the
+ * catalog never uses.
+ */
+const WORDNET = {
+  weight: 0.1,
+  match: 0.3,
+};
+const WORDNET_STAND_IN = {
+  weight: 0.5,
+  match: 0.8,
+};
+
+/** Terms WordNet relates to a query's that are searched, at most. */
+const MAX_WORDNET_TERMS = 48;
+
+/**
  * How much covering more of the query's words counts: a tool's summed score is multiplied by
  * the number of the query's words it covers raised to this power (not by the number of terms
  * it matched, as MiniSearch did), so a long description that mentions many of a query's words (or many
  * synonyms of one) does not outrank a tool named for two of them.
  */
 const COVERAGE_EXPONENT = 0.75;
+
+/**
+ * How much more a tool of a toolset the query names counts ("file it in Linear", "on Slack"):
+ * a need that names a product means that product's tools.
+ */
+const NAMED_TOOLSET = 1.5;
+
+/** Words of a toolset's name that say how it is served, not what it is (`github_mcp`). */
+const GENERIC_NAME_WORDS = new Set(["mcp", "server", "api", "tools"]);
+
+/** Words no dictionary relates that are no product's name either ("everything", a toolset's). */
+const PRONOUNS = new Set(["everyth", "anyth", "someth", "noth", "everyon", "anyon", "someon"]);
 
 export interface SearchHit {
   id: string;
@@ -72,8 +102,9 @@ interface Searched {
 
 /**
  * A ranked index of a catalog's tools: BM25 over the weighted fields (fields.ts), with
- * stemming, typo tolerance, the last word's prefix and related terms (concepts.ts), each
- * term's postings scored once when the index is built. Built once per catalog version (a few
+ * stemming, typo tolerance, the last word's prefix, related terms (concepts.ts, then
+ * wordnet.ts) and the toolsets a query names, each term's postings scored once when the index
+ * is built. Built once per catalog version (a few
  * ms for a thousand tools) and then only read, so one index serves every request of a process.
  */
 export class ToolIndex {
@@ -81,6 +112,10 @@ export class ToolIndex {
     private readonly ids: readonly string[],
     /** Every term the catalog's text holds, with its postings: a query word among them is no typo. */
     private readonly postings: SearchableMap<Posting>,
+    /** Each tool's toolset, as an index into `toolsetNames`. */
+    private readonly toolsetOf: Int32Array,
+    /** Each toolset's name, as its terms (`google_maps`: google, map). */
+    private readonly toolsetNames: readonly (readonly string[])[],
   ) {}
 
   static build(
@@ -98,9 +133,17 @@ export class ToolIndex {
     // Each word's term, stemmed once for the whole catalog.
     const termOf = new Map<string, string | null>();
     const ids: string[] = [];
+    const toolsetIndex = new Map<string, number>();
+    const toolsetOf = new Int32Array(count);
     tools.forEach((tool, doc) => {
       const document = documentOf(tool, toolsetText.get(tool.toolset));
       ids.push(tool.id);
+      let set = toolsetIndex.get(tool.toolset);
+      if (set === undefined) {
+        set = toolsetIndex.size;
+        toolsetIndex.set(tool.toolset, set);
+      }
+      toolsetOf[doc] = set;
       SEARCH_FIELDS.forEach((field, f) => {
         const tokens = words(document[field]);
         const length = new Set(tokens).size;
@@ -158,7 +201,40 @@ export class ToolIndex {
       }
       postings.set(indexed, posting);
     }
-    return new ToolIndex(ids, postings);
+    const toolsetNames = [...toolsetIndex.keys()].map((name) => [
+      ...new Set(
+        words(name).flatMap((word) =>
+          word.includes("_") || GENERIC_NAME_WORDS.has(word) ? [] : (term(word) ?? []),
+        ),
+      ),
+    ]);
+    return new ToolIndex(ids, postings, toolsetOf, toolsetNames);
+  }
+
+  /**
+   * The toolsets a query names ("file it in Linear", "our Jira"): those with a word in their
+   * name that no dictionary holds ("jira" of atlassian_jira, "github"), however the query
+   * writes it, and those whose whole name the query writes as a name, with capitals past its
+   * first word ("in Linear"), so that "a linear scale" or "memory" in a need names nothing.
+   */
+  private namedToolsets(terms: ReadonlySet<string>, query: string): Set<number> {
+    const capitalized = new Set<string>();
+    for (const match of query.matchAll(/\p{Lu}[\p{L}\p{N}]*/gu)) {
+      if (query.slice(0, match.index).trim() === "") continue;
+      for (const part of words(match[0])) {
+        const indexed = term(part);
+        if (indexed !== null) capitalized.add(indexed);
+      }
+    }
+    // A word WordNet does not relate is taken for a product's (pronouns aside).
+    const product = (part: string) =>
+      terms.has(part) && wordnetTerms(part).length === 0 && !PRONOUNS.has(part);
+    const named = new Set<number>();
+    this.toolsetNames.forEach((name, set) => {
+      const written = name.every((part) => terms.has(part) && capitalized.has(part));
+      if (name.length > 0 && (written || name.some(product))) named.add(set);
+    });
+    return named;
   }
 
   /** The best `limit` tools for the query among those `allowed`, best first. */
@@ -214,7 +290,8 @@ export class ToolIndex {
     // What the need may be called in the catalog's words (concepts.ts), worth less than its
     // own words; only terms the catalog holds, so an expansion never costs a fuzzy search.
     let relatedCount = 0;
-    for (const [word, standsFor] of relatedTerms(terms)) {
+    const concepts = relatedTerms(terms);
+    for (const [word, standsFor] of concepts) {
       const posting = this.postings.get(word);
       if (!posting) continue;
       const weight = standsFor.some((other) => !this.postings.has(other)) ? STAND_IN : RELATED;
@@ -224,6 +301,21 @@ export class ToolIndex {
         cover: { words: standsFor.map((other) => own.indexOf(other)), match: weight.match },
       });
       if (++relatedCount === MAX_RELATED_TERMS) break;
+    }
+    // Then what WordNet relates them to (wordnet.ts), for less again.
+    let wordnetCount = 0;
+    for (const [word, standsFor] of wordnetRelated(terms, concepts)) {
+      const posting = this.postings.get(word);
+      if (!posting) continue;
+      const weight = standsFor.some((other) => !this.postings.has(other))
+        ? WORDNET_STAND_IN
+        : WORDNET;
+      searched.push({
+        posting,
+        weight: weight.weight,
+        cover: { words: standsFor.map((other) => own.indexOf(other)), match: weight.match },
+      });
+      if (++wordnetCount === MAX_WORDNET_TERMS) break;
     }
     // Each tool's summed score, the fields it matched in, and how much of each query word it
     // covers: by the word itself, or (for less) by a related term standing for it; three
@@ -247,12 +339,15 @@ export class ToolIndex {
         }
       }
     }
-    // Covering more of the query's words counts for more (COVERAGE_EXPONENT).
+    // Covering more of the query's words counts for more (COVERAGE_EXPONENT), and so does
+    // being of a toolset the query names (NAMED_TOOLSET).
+    const namedSets = this.namedToolsets(terms, query);
     const ranked = new Float64Array(size);
     for (const doc of met) {
       let matched = 0;
       for (let i = 0; i < wordCount; i++) matched += covered[doc * wordCount + i] as number;
-      ranked[doc] = (scores[doc] as number) * matched ** COVERAGE_EXPONENT;
+      const named = namedSets.has(this.toolsetOf[doc] as number) ? NAMED_TOOLSET : 1;
+      ranked[doc] = (scores[doc] as number) * matched ** COVERAGE_EXPONENT * named;
     }
     // Stable: equal scores keep the order tools were met in.
     met.sort((a, b) => (ranked[b] as number) - (ranked[a] as number));
