@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { benchBundles } from "./bundles";
 import { benchBus } from "./bus";
 import { benchCalls } from "./calls";
+import { benchCost } from "./cost";
 import { benchFastPath } from "./fast-path";
 import { benchLoad } from "./load";
 import { benchMatcher } from "./matcher";
@@ -57,6 +58,7 @@ const GROUPS: Record<string, () => Measurement[] | Promise<Measurement[]>> = {
   parsers: benchParsers,
   streams: benchStreams,
   bundles: benchBundles,
+  cost: benchCost,
 };
 
 async function main(): Promise<void> {

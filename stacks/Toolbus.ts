@@ -41,6 +41,7 @@ import {
 import { notifyAlarms } from "./alarm-topic";
 import { CONNECTION_HANDLERS, nodejsFor, USER_CREDENTIAL_TOOLS } from "./bundling";
 import { providerSecretNames, type StackConfig, searchSecretNames, stackConfigFor } from "./config";
+import { LAMBDA_LOGGING } from "./lambda-logging";
 import { auditStack } from "./nag";
 import { addObservability } from "./observability";
 
@@ -391,6 +392,7 @@ export function Toolbus({ stack, app }: StackContext) {
       tracing: config.tracing,
       role,
       logGroup,
+      ...LAMBDA_LOGGING,
       environment: { ...environment, ...props.environment, ...connections.environment },
       bind: secretsNamed([...props.secrets, ...connections.secrets]),
       permissions: [...props.statements, ...connections.statements],

@@ -110,8 +110,9 @@ export const OVER_BUDGET: Readonly<Record<string, { ceilingKB: number; blockedBy
     // calendar); 563 until a running call reached its live MCP caller (+8 KB; see calendar);
     // 571 until cancellation and sign-in (+3 KB; see calendar); 574 until connected accounts
     // (+4 KB of shared schemas: the stage configuration's `connections`, the
-    // `connection_required` failure).
-    ceilingKB: 578,
+    // `connection_required` failure); 578 until its parser stayed loaded after first use
+    // (+0.1 KB: the loader that keeps it).
+    ceilingKB: 579,
     blockedBy: "fast-xml-parser, htmlparser2 and entities (~83 KB), which the tool runs",
   },
   "tools/web_search": {

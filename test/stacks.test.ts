@@ -866,6 +866,8 @@ describe.each(STAGES)("the %s stack", (stage) => {
       if (s.config.tracing === "disabled") expect(p.TracingConfig).toBeUndefined();
       else expect(p.TracingConfig).toEqual({ Mode: "Active" });
       const logGroupId = p.LoggingConfig?.LogGroup?.Ref;
+      // JSON lines, and none of Lambda's own START/END/REPORT lines (INFO-level system logs).
+      expect(p.LoggingConfig, handler).toMatchObject({ LogFormat: "JSON", SystemLogLevel: "WARN" });
       const logGroup = s.json.Resources[logGroupId];
       expect(logGroup?.Type, handler).toBe("AWS::Logs::LogGroup");
       expect(logGroup.Properties.RetentionInDays).toBe(s.config.logs.retentionDays);
