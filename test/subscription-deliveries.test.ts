@@ -3,8 +3,12 @@ import { createHttpClient } from "@toolbus/core/outbound";
 import { startUpstream, type Upstream } from "@toolbus/core/testing";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SubscriptionFanOut as SubscriptionDispatcher } from "../packages/core/src/app/subscriptions/fan-out";
+import {
+  SubscriptionFanOut as SubscriptionDispatcher,
+  type SubscriptionFanOutDeps,
+} from "../packages/core/src/app/subscriptions/fan-out";
 import { SubscriptionService } from "../packages/core/src/app/subscriptions/service";
+import { subscriptionHandlers } from "../packages/core/src/runtime/subscriptions";
 import { createDocumentClient } from "../packages/core/src/store/dynamodb";
 import {
   DynamoDeliveryStore,
@@ -24,18 +28,35 @@ let table: TestTable;
 let receiver: Upstream;
 /** What the receiver answers next: a status, or [status, headers]. */
 let answers: Array<number | [number, Record<string, string>]> = [];
+/** Paths the receiver answers 503 whatever `answers` holds. */
+const down = new Set<string>();
 let clock = Date.parse("2026-11-24T12:00:00.000Z");
 const now = () => new Date(clock);
 const owner: Principal = { id: "key-owner", role: "member" };
 
+/**
+ * The API's service and a fan-out over the test's table. The fan-out has a DynamoDB client of
+ * its own, whose requests are listed in `requests` (by command name); its delivery store's
+ * table is `deliveryOptions.tableName`, which a test may point at a table that does not exist.
+ */
 function system(config: StageConfig) {
   const options = { client: createDocumentClient(client), tableName: table.tableName };
   const subscriptions = new DynamoSubscriptionStore(options);
   const deliveries = new DynamoDeliveryStore(options);
   const service = new SubscriptionService({ subscriptions, deliveries, config, now });
-  const dispatcher = new SubscriptionDispatcher({
-    subscriptions,
-    deliveries,
+  const own = testDynamoDbClient();
+  const requests: string[] = [];
+  own.middlewareStack.add(
+    (next, context) => async (args) => {
+      requests.push(String(context.commandName));
+      return next(args);
+    },
+    { step: "initialize" },
+  );
+  const deliveryOptions = { client: createDocumentClient(own), tableName: table.tableName };
+  const deps: SubscriptionFanOutDeps = {
+    subscriptions: new DynamoSubscriptionStore({ ...deliveryOptions }),
+    deliveries: new DynamoDeliveryStore(deliveryOptions),
     config,
     now,
     send: targetSender({
@@ -48,9 +69,14 @@ function system(config: StageConfig) {
       },
       now,
     }),
-  });
-  return { service, dispatcher, deliveries };
+  };
+  const dispatcher = new SubscriptionDispatcher(deps);
+  return { service, dispatcher, deliveries, deps, deliveryOptions, requests };
 }
+
+/** The write requests among those made. */
+const writes = (requests: readonly string[]) =>
+  requests.filter((name) => /Put|Update|Delete|Write/.test(name));
 
 const stage = (subscriptions: Record<string, unknown> = {}) =>
   parseStageConfig({ outbound: { allowHosts: ["127.0.0.1"] }, subscriptions });
@@ -70,8 +96,8 @@ function event(runId: string) {
 
 beforeAll(async () => {
   table = await createToolbusTestTable(client, "deliveries");
-  receiver = await startUpstream((_request, response) => {
-    const next = answers.shift() ?? 204;
+  receiver = await startUpstream((request, response) => {
+    const next = down.has(request.url.pathname) ? 503 : (answers.shift() ?? 204);
     const [status, headers] = Array.isArray(next) ? next : [next, {}];
     response.writeHead(status, headers).end(status >= 400 ? "nope" : "");
   });
@@ -184,7 +210,7 @@ describe("webhook deliveries", () => {
     expect(deliveries.map((delivery) => delivery.lastError?.status)).toEqual([410]);
   });
 
-  it("sends an event the bus delivers twice only once", async () => {
+  it("sends an event handed twice to one fan-out once, and under one webhook-id by any other", async () => {
     const { service, dispatcher } = system(stage());
     await subscribed(service, "run-twice");
     answers = [];
@@ -192,6 +218,10 @@ describe("webhook deliveries", () => {
     await dispatcher.dispatch(twice);
     await dispatcher.dispatch(twice);
     expect(received("run-twice")).toHaveLength(1);
+    // Another instance keeps no record of it: at least once, and the receiver dedupes.
+    await system(stage()).dispatcher.dispatch(twice);
+    const ids = received("run-twice").map((request) => request.headers["webhook-id"]);
+    expect(ids).toEqual([webhookIdOf(twice.detail.eventKey), webhookIdOf(twice.detail.eventKey)]);
   });
 
   it("signs with both secrets while a rotated one is kept, then with the new one alone", async () => {
@@ -281,5 +311,130 @@ describe("webhook deliveries", () => {
     await dispatcher.retryDue();
     expect(down() - before).toBe(1);
     expect(healthy()).toBe(2);
+  });
+});
+
+describe("attempt-first deliveries", () => {
+  it("writes nothing for an event whose first attempt is delivered", async () => {
+    const { service, dispatcher, deliveries, requests } = system(stage());
+    const { subscription, secret } = await subscribed(service, "run-light");
+    answers = [];
+    const light = event("run-light");
+    await dispatcher.dispatch(light);
+    // It read the subscriptions (index, then the matched one as it is now), and wrote nothing.
+    expect(requests).toContain("GetItemCommand");
+    expect(writes(requests)).toEqual([]);
+    expect(await deliveries.get(subscription.id, light.detail.eventKey)).toBeUndefined();
+    // Sent as before: signed with the subscription's secret, under the event's webhook-id.
+    const [request] = received("run-light");
+    const id = String(request?.headers["webhook-id"]);
+    expect(id).toBe(webhookIdOf(light.detail.eventKey));
+    const timestamp = new Date(Number(request?.headers["webhook-timestamp"]) * 1000);
+    expect(request?.headers["webhook-signature"]).toBe(
+      new Webhook(secret).sign(id, timestamp, request?.body ?? ""),
+    );
+    expect(JSON.parse(request?.body ?? "{}")).toMatchObject({
+      type: "ToolResultReceived",
+      data: { eventKey: light.detail.eventKey },
+    });
+  });
+
+  it("makes a failed first attempt a pending retry, which the retry driver delivers", async () => {
+    const { service, dispatcher, deliveries, requests } = system(stage());
+    const { subscription } = await subscribed(service, "run-retried");
+    answers = [503];
+    const retried = event("run-retried");
+    await dispatcher.dispatch(retried);
+    // The retry item and the failure streak: the bookkeeping a failure needs.
+    expect(writes(requests)).toEqual(["PutItemCommand", "UpdateItemCommand"]);
+    const key = retried.detail.eventKey;
+    expect(await deliveries.get(subscription.id, key)).toMatchObject({
+      status: "pending",
+      attempts: 1,
+      lastError: { status: 503 },
+    });
+    const due = await deliveries.listDue(new Date(clock + 3600_000).toISOString());
+    expect(due.map((delivery) => delivery.eventKey)).toContain(key);
+    expect((await service.get(owner, subscription.id)).failureStreak).toBe(1);
+
+    answers = [];
+    await later(dispatcher, 10_000);
+    const ids = received("run-retried").map((request) => request.headers["webhook-id"]);
+    expect(ids).toEqual([webhookIdOf(key), webhookIdOf(key)]);
+    expect(await deliveries.get(subscription.id, key)).toMatchObject({
+      status: "delivered",
+      attempts: 2,
+    });
+    expect((await service.get(owner, subscription.id)).failureStreak).toBe(0);
+    // With the streak back at zero, the next delivered event writes nothing.
+    requests.length = 0;
+    await dispatcher.dispatch(event("run-retried"));
+    expect(received("run-retried")).toHaveLength(3);
+    expect(writes(requests)).toEqual([]);
+  });
+
+  it("throws when a failed first attempt cannot be queued, and delivers the event handed over again", async () => {
+    const { service, deps, deliveries, deliveryOptions } = system(stage());
+    const target = (path: string) => ({
+      kind: "webhook" as const,
+      url: `${receiver.origin}${path}`,
+    });
+    const pattern = { detail: { parentRunId: ["run-unqueued"] } };
+    const failing = await service.create(owner, {
+      name: "down",
+      pattern,
+      target: target("/unqueued-down"),
+    });
+    await service.create(owner, { name: "up", pattern, target: target("/unqueued-up") });
+    const sent = (path: string) =>
+      receiver.requests.filter((request) => request.url.pathname === path);
+    // The deployed handler, whose throw has the bus (Lambda's retries) hand the event over again.
+    const handlers = subscriptionHandlers(() => deps);
+    down.add("/unqueued-down");
+    // The store refuses every write: the table is not there.
+    deliveryOptions.tableName = `${table.tableName}-missing`;
+    const lost = event("run-unqueued");
+    const key = lost.detail.eventKey;
+    await expect(handlers.dispatch(lost)).rejects.toThrow(
+      /1 of 2 deliveries .* could be neither sent nor queued/,
+    );
+    expect(sent("/unqueued-down")).toHaveLength(1);
+    expect(sent("/unqueued-up")).toHaveLength(1);
+    expect(await deliveries.get(failing.subscription.id, key)).toBeUndefined();
+
+    // Handed over again with the store back: the failed one is attempted again and queued; the
+    // delivered one is not sent again by this instance.
+    deliveryOptions.tableName = table.tableName;
+    await handlers.dispatch(lost);
+    expect(sent("/unqueued-down")).toHaveLength(2);
+    expect(sent("/unqueued-up")).toHaveLength(1);
+    expect(await deliveries.get(failing.subscription.id, key)).toMatchObject({
+      status: "pending",
+      attempts: 1,
+    });
+    down.delete("/unqueued-down");
+    clock += 10_000;
+    await handlers.retryDue();
+    expect(sent("/unqueued-down")).toHaveLength(3);
+    expect(sent("/unqueued-down").at(-1)?.headers["webhook-id"]).toBe(webhookIdOf(key));
+    expect(await deliveries.get(failing.subscription.id, key)).toMatchObject({
+      status: "delivered",
+    });
+  });
+
+  it("queues, due at once, the matches it has no time left to attempt", async () => {
+    const { service, dispatcher, deliveries } = system(stage());
+    const { subscription } = await subscribed(service, "run-late");
+    answers = [];
+    const late = event("run-late");
+    await dispatcher.dispatch(late, 0);
+    expect(received("run-late")).toEqual([]);
+    expect(await deliveries.get(subscription.id, late.detail.eventKey)).toMatchObject({
+      status: "pending",
+      attempts: 0,
+      nextAttemptAt: now().toISOString(),
+    });
+    await later(dispatcher, 1);
+    expect(received("run-late")).toHaveLength(1);
   });
 });

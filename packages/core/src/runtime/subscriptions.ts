@@ -21,6 +21,10 @@ export function subscriptionHandlers(
     return fanOut;
   };
   return {
+    /**
+     * Delivers one event to the subscriptions it matches. It rejects when a match could be
+     * neither sent nor queued for a retry: the bus (Lambda's retries) must hand it over again.
+     */
     dispatch: async (event: unknown): Promise<void> => {
       await (await get()).dispatch(event);
     },

@@ -33,7 +33,7 @@ const PARTITION = "SUBSCRIPTIONS";
 const VERSION_KEY = { pk: PARTITION, sk: "VERSION" };
 /** gsi2 partition of deliveries waiting for their next attempt (the retry driver's queue). */
 const DELIVERY_DUE_PARTITION = "DELIVERY_DUE";
-/** A delivered one is kept this long, so a redelivered event is not sent twice. */
+/** A delivery item a retry delivered is kept this long, then DynamoDB's TTL removes it. */
 const DELIVERED_KEPT_SECONDS = 7 * 24 * 3600;
 
 const subscriptionKey = (id: string) => ({ pk: PARTITION, sk: `SUB#${id}` });
@@ -241,10 +241,12 @@ function deliveryIndexKeys(stored: Delivery): Record<string, unknown> {
 }
 
 /**
- * Deliveries: SUBSCRIPTION#<id> / DELIVERY#<event key>, one per event and subscription, so an
- * event the bus delivers twice is sent once. The retry schedule is the item itself: a pending
- * delivery sits on gsi2 under DELIVERY_DUE by its next attempt time, so the retry driver finds
- * what is due with one query, however long the wait (SQS delays stop at 15 minutes).
+ * Deliveries that need bookkeeping: SUBSCRIPTION#<id> / DELIVERY#<event key>, at most one per
+ * event and subscription, written only once an event's first attempt has failed (or could not
+ * be made); a first attempt that succeeds leaves no item. The retry schedule is the item itself:
+ * a pending delivery sits on gsi2 under DELIVERY_DUE by its next attempt time, so the retry
+ * driver finds what is due with one query, however long the wait (SQS delays stop at 15
+ * minutes).
  */
 export class DynamoDeliveryStore implements DeliveryStore {
   readonly #options: DynamoStoreOptions;
@@ -253,7 +255,7 @@ export class DynamoDeliveryStore implements DeliveryStore {
     this.#options = options;
   }
 
-  /** False when this event already has a delivery for this subscription. */
+  /** False when this event already has a delivery item for this subscription. */
   async create(created: Delivery): Promise<boolean> {
     const { client, tableName } = this.#options;
     try {
