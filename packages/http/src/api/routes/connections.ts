@@ -1,6 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { mayActForOthers } from "@toolbus/core/app/access";
 import type { ApiDeps } from "@toolbus/core/compose/api-deps";
+import { providerOf } from "@toolbus/core/connections/config";
 import { ForbiddenError, NotFoundError, ValidationError } from "@toolbus/core/errors";
 import { PROVIDER_NAME } from "@toolbus/wire/model/ids";
 import {
@@ -51,10 +52,11 @@ export function registerConnectionRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDep
   if (!connections || !config.connections) return;
   const publicUrl = config.connections.publicUrl;
   const read = requirePermission(config, "read");
-  const configured = async (name: string) =>
-    (await connections.providers()).some((provider) => provider.name === name);
-  const knownProvider = async (name: string) => {
-    if (!(await configured(name))) {
+  // Read from the stage's configuration: a name it does not know is refused without loading
+  // the connections service.
+  const configured = (name: string) => providerOf(config.connections, name) !== undefined;
+  const knownProvider = (name: string) => {
+    if (!configured(name)) {
       throw new NotFoundError(`This stage has no provider named ${name} for connected accounts.`);
     }
   };
@@ -148,7 +150,7 @@ export function registerConnectionRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDep
     }),
     async (c) => {
       const { provider } = c.req.valid("param");
-      await knownProvider(provider);
+      knownProvider(provider);
       const body = (c.req.header("content-length") ?? "0") === "0" ? {} : c.req.valid("json");
       const scopes = body?.scopes;
       const link = await connections.link(c.get("principal"), provider, scopes);
@@ -178,7 +180,7 @@ export function registerConnectionRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDep
       const principalId = whose(c, c.req.valid("query").principal);
       const outcome = await connections.disconnect(principalId, provider);
       if (!outcome.removed) {
-        await knownProvider(provider);
+        knownProvider(provider);
         throw new NotFoundError(`No ${provider} account is connected for ${principalId}.`);
       }
       if (principalId !== c.get("principal").id) {
@@ -213,8 +215,7 @@ export function registerConnectionRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDep
 
   app.get("/connect/:provider", signedInUnlessTicket, async (c) => {
     const provider = c.req.param("provider");
-    if (!PROVIDER_NAME.test(provider) || !(await configured(provider)))
-      return unknownProvider(c, provider);
+    if (!PROVIDER_NAME.test(provider) || !configured(provider)) return unknownProvider(c, provider);
     const query = connectQuery.safeParse({ ticket: c.req.query("ticket") });
     if (!query.success) {
       return page(
@@ -250,8 +251,7 @@ export function registerConnectionRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDep
 
   app.get("/connect/:provider/callback", async (c) => {
     const provider = c.req.param("provider");
-    if (!PROVIDER_NAME.test(provider) || !(await configured(provider)))
-      return unknownProvider(c, provider);
+    if (!PROVIDER_NAME.test(provider) || !configured(provider)) return unknownProvider(c, provider);
     const binding = getCookie(c, COOKIE);
     deleteCookie(c, COOKIE, {
       path: `/connect/${provider}`,
