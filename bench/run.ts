@@ -6,6 +6,7 @@ import { benchBus } from "./bus";
 import { benchCalls } from "./calls";
 import { benchCost } from "./cost";
 import { benchFastPath } from "./fast-path";
+import { benchJvm } from "./jvm";
 import { benchLoad } from "./load";
 import { benchMatcher } from "./matcher";
 import { benchParsers } from "./parsers";
@@ -59,6 +60,7 @@ const GROUPS: Record<string, () => Measurement[] | Promise<Measurement[]>> = {
   streams: benchStreams,
   bundles: benchBundles,
   cost: benchCost,
+  jvm: benchJvm,
 };
 
 async function main(): Promise<void> {

@@ -6,69 +6,36 @@
  * Takes the endpoint in FLOOR_DYNAMODB_ENDPOINT; prints its port on stdout once it listens.
  */
 import type { AddressInfo } from "node:net";
-import {
-  CreateTableCommand,
-  PutItemCommand,
-  ResourceInUseException,
-  UpdateItemCommand,
-} from "@aws-sdk/client-dynamodb";
 import { serve } from "@hono/node-server";
 import { testToolContext } from "@toolbus/core/testing";
 import { localDynamoDbClient } from "@toolbus/local/dynamodb";
 import { readabilityAnalyzer, readabilityInput } from "@toolbus/tools/readability";
 import { Hono } from "hono";
+import { ensureKeysOnlyTable, persistCall } from "../../persisted-call";
 
 const endpoint = process.env.FLOOR_DYNAMODB_ENDPOINT;
 if (!endpoint) throw new Error("FLOOR_DYNAMODB_ENDPOINT is not set");
 /** A table of its own, keys only, so nothing of Toolbus's layout (indexes) is counted. */
 const TableName = "bench-floor-calls";
 const client = localDynamoDbClient(endpoint);
-try {
-  await client.send(
-    new CreateTableCommand({
-      TableName,
-      BillingMode: "PAY_PER_REQUEST",
-      KeySchema: [
-        { AttributeName: "pk", KeyType: "HASH" },
-        { AttributeName: "sk", KeyType: "RANGE" },
-      ],
-      AttributeDefinitions: [
-        { AttributeName: "pk", AttributeType: "S" },
-        { AttributeName: "sk", AttributeType: "S" },
-      ],
-    }),
-  );
-} catch (error) {
-  if (!(error instanceof ResourceInUseException)) throw error;
-}
+await ensureKeysOnlyTable(client, TableName);
 
 const context = testToolContext(undefined);
 const app = new Hono();
 app.post("/runs/:runId/calls", async (c) => {
   const body = (await c.req.json()) as { callId: string; input: unknown };
   const input = readabilityInput.parse(body.input);
-  const Key = { pk: { S: `RUN#${c.req.param("runId")}` }, sk: { S: `CALL#${body.callId}` } };
-  await client.send(
-    new PutItemCommand({
-      TableName,
-      Item: { ...Key, status: { S: "running" }, input: { S: JSON.stringify(input) } },
-      ConditionExpression: "attribute_not_exists(pk)",
-    }),
-  );
-  const outcome = await readabilityAnalyzer.execute(input, context);
-  const result = { status: "succeeded", output: outcome.output, data: outcome.data };
-  await client.send(
-    new UpdateItemCommand({
-      TableName,
-      Key,
-      UpdateExpression: "SET #status = :done, #result = :result",
-      ExpressionAttributeNames: { "#status": "status", "#result": "result" },
-      ExpressionAttributeValues: {
-        ":done": { S: "succeeded" },
-        ":result": { S: JSON.stringify(result) },
-      },
-    }),
-  );
+  let result: Record<string, unknown> = {};
+  await persistCall(client, TableName, {
+    runId: c.req.param("runId"),
+    callId: body.callId,
+    input: JSON.stringify(input),
+    result: async () => {
+      const outcome = await readabilityAnalyzer.execute(input, context);
+      result = { status: "succeeded", output: outcome.output, data: outcome.data };
+      return JSON.stringify(result);
+    },
+  });
   return c.json(result);
 });
 

@@ -1,4 +1,4 @@
 export { localDynamoDbClient } from "./client";
 export { DynamoDbLocalStartError, JavaNotFoundError } from "./errors";
 export type { DynamoDbLocal, KeepAliveOptions, StartDynamoDbLocalOptions } from "./launcher";
-export { startDynamoDbLocal } from "./launcher";
+export { DEFAULT_JVM_OPTIONS, startDynamoDbLocal } from "./launcher";

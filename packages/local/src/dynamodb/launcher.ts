@@ -18,6 +18,8 @@ export interface StartDynamoDbLocalOptions {
   startTimeoutMs?: number;
   /** Java binary. Default: TOOLBUS_JAVA, then `java` on PATH. */
   javaPath?: string;
+  /** Options for the JVM, in place of (not added to) `DEFAULT_JVM_OPTIONS`. */
+  jvmOptions?: readonly string[];
   /**
    * Stop the JVM on SIGINT/SIGTERM, then exit the process with 130/143. Off by default: a
    * library must not take over the application's signals. Without it the JVM still dies
@@ -56,12 +58,20 @@ const POLL_INTERVAL_MS = 100;
 const BIND_FAILURE = /BindException|Failed to bind|Address already in use/;
 
 /**
- * The JVM shares a small machine with Node. C2's compiler threads spent about a third of the
- * JVM's CPU in the first minutes of a benchmark, and G1 keeps threads of its own; the quick
- * C1 compiler and the serial collector left more for requests (about a fifth more calls/s
- * with 16 clients on 2 cores, `npm run bench -- fastpath`).
+ * The JVM shares a small machine with Node, and most JVMs started here live minutes (tests,
+ * benchmarks, short working sessions). Measured on 2 cores with `npm run bench -- jvm` (a
+ * conditional PutItem then an UpdateItem, in memory): C2's compiler threads take about 40% of
+ * the JVM's CPU for its first 30,000 to 40,000 requests, and over that time 16 clients got
+ * about a sixth fewer pairs per second (on the quieter runs) than with the quick C1 compiler
+ * alone, for about 1.4x the CPU per pair. C2 wins once it is done (about 1.5x the pairs per second, 0.8x the p50,
+ * half the CPU): a caller whose JVM serves for hours may pass
+ * `jvmOptions: ["-XX:+UseSerialGC"]`. The serial collector keeps one GC thread; G1 was no
+ * faster, ParallelGC within run-to-run noise on p50 and pairs per second.
  */
-const JVM_OPTIONS = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"];
+export const DEFAULT_JVM_OPTIONS: readonly string[] = [
+  "-XX:TieredStopAtLevel=1",
+  "-XX:+UseSerialGC",
+];
 
 type Outcome = { kind: "ready" } | { kind: "exited"; code: number | null } | { kind: "timeout" };
 
@@ -83,6 +93,7 @@ export async function startDynamoDbLocal(
     jar,
     dbPath,
     startTimeoutMs: options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
+    jvmOptions: options.jvmOptions ?? DEFAULT_JVM_OPTIONS,
   };
   const first = await launchJvm(launch, options.port);
   const handle = options.keepAlive
@@ -109,6 +120,7 @@ interface Launch {
   jar: ReturnType<typeof locateDynamoDbLocalJar>;
   dbPath: string | undefined;
   startTimeoutMs: number;
+  jvmOptions: readonly string[];
 }
 
 interface Running {
@@ -119,13 +131,13 @@ interface Running {
 
 /** One JVM answering on `fixedPort` (or on a free port), or an error that says why not. */
 async function launchJvm(launch: Launch, fixedPort: number | undefined): Promise<Running> {
-  const { javaPath, jar, dbPath, startTimeoutMs } = launch;
+  const { javaPath, jar, dbPath, startTimeoutMs, jvmOptions } = launch;
   const deadline = Date.now() + startTimeoutMs;
   for (let attempt = 1; ; attempt++) {
     const port = fixedPort ?? (await findFreePort());
     const endpoint = `http://127.0.0.1:${port}`;
     const jvm = await startSupervised(javaPath, [
-      ...JVM_OPTIONS,
+      ...jvmOptions,
       `-Djava.library.path=${jar.libraryPath}`,
       "-jar",
       jar.jarPath,
