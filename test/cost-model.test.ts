@@ -33,6 +33,8 @@ describe("the AWS-path cost model", () => {
       expect(perCall(s, (f) => f.sdk.eventbridge.billedEvents)).toBe(2);
       expect(s.queue.sendMessage / s.calls).toBe(2);
       expect(s.queue.deadLettered).toBe(0);
+      // Every call's two events reached its run's log (how soon is the bench's to say).
+      expect(s.loggedAfterAnswerMs).toHaveLength(s.calls);
       // The call's own writes, wherever the tool runs (in the API or its own function):
       // created, claimed, finished.
       expect(perCall(s, writes, ["recorder", "subscriptions", "stream"])).toBe(9);

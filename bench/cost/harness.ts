@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
   busRules,
@@ -11,6 +12,7 @@ import {
   toolHandlerId,
   toolSpecOf,
 } from "@toolbus/core";
+import { createDocumentClient, DynamoEventLog } from "@toolbus/core/store/dynamodb";
 import { builtinTools } from "@toolbus/tools";
 import {
   LocalEventBus,
@@ -46,6 +48,12 @@ export interface ScenarioCounts {
   /** Sizes seen: the call's request and response bodies (bytes). */
   requestBytes: number;
   responseBytes: number;
+  /**
+   * Per call, milliseconds from the API's answer until both of its events were in its run's
+   * log, read as a reader reads it: the recorder's own time on the AWS path. The bus's
+   * delivery to the recorder is immediate here; EventBridge's own delivery time comes on top.
+   */
+  loggedAfterAnswerMs: number[];
 }
 
 export interface CostCounts {
@@ -266,16 +274,37 @@ export async function measureCostCounts(options: CostHarnessOptions = {}): Promi
     const memberKey = (JSON.parse(created.body) as { key: string }).key;
     const runId = `cost-${randomUUID()}`;
     const sizes = { request: 0, response: 0 };
+    // The run's log as readers read it, from this process (unmetered): positions only advance.
+    const log = new DynamoEventLog({ client: createDocumentClient(dynamodb), tableName });
+    let cursor: string | undefined;
+    let loggedAfterAnswerMs: number[] = [];
+    const loggedAfterAnswer = async (callId: string, answeredAt: number) => {
+      const seen = new Set<string>();
+      const deadline = answeredAt + 10_000;
+      while (seen.size < 2) {
+        if (performance.now() > deadline)
+          throw new Error(`call ${callId}: not in its log after 10 s`);
+        const page = await log.read(runId, { ...(cursor ? { cursor } : {}), limit: 100 });
+        cursor = page.cursor;
+        for (const event of page.events) {
+          if (event.detail.callId === callId) seen.add(event.detailType);
+        }
+        if (seen.size < 2) await sleep(1);
+      }
+      return performance.now() - answeredAt;
+    };
     const call = async () => {
       const answer = await request("POST", `/v1/runs/${runId}/calls`, memberKey, {
         tool: measured.tool,
         input: measured.input,
         wait: 20,
       });
-      const status = (JSON.parse(answer.body) as { status?: string }).status;
+      const answeredAt = performance.now();
+      const { status, callId } = JSON.parse(answer.body) as { status?: string; callId: string };
       if (answer.status !== 200 || status !== "succeeded") {
         throw new Error(`call failed: ${answer.status} ${answer.body.slice(0, 500)}`);
       }
+      loggedAfterAnswerMs.push(await loggedAfterAnswer(callId, answeredAt));
       sizes.request = answer.requestBytes;
       sizes.response = Buffer.byteLength(answer.body);
       await settle();
@@ -288,6 +317,7 @@ export async function measureCostCounts(options: CostHarnessOptions = {}): Promi
       queue.counts = emptyQueueCounts();
       receiver.counts.requests = 0;
       receiver.counts.bytes = 0;
+      loggedAfterAnswerMs = [];
       for (let i = 0; i < calls; i++) await call();
       await settle();
       // Let the threads' last output reach their streams.
@@ -305,6 +335,7 @@ export async function measureCostCounts(options: CostHarnessOptions = {}): Promi
         webhook: { ...receiver.counts },
         requestBytes: sizes.request,
         responseBytes: sizes.response,
+        loggedAfterAnswerMs,
       };
     };
 

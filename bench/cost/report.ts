@@ -1,3 +1,4 @@
+import { percentile } from "../stats";
 import type { CostCounts } from "./harness";
 import { INPUT_TEXT, MEASURED_TOOL } from "./harness";
 import { PRICES } from "./prices";
@@ -69,6 +70,8 @@ export function costMarkdown(
     "",
     `Webhook deliveries: ${num(counts.withSubscription.webhook.requests / counts.withSubscription.calls)} a call. The stage stream's FIFO queue: ${q(w)} a call.`,
     "",
+    `A call's two events were in its run's log, as a reader reads it, ${loggedAfter(counts.withoutSubscription.loggedAfterAnswerMs)} after the API's answer: the recorder's own time on this path, where the bus hands events over at once; on AWS, EventBridge's delivery to the recorder comes on top.`,
+    "",
     "## DynamoDB by operation, per call (no subscription)",
     "",
     ...operationTable(without),
@@ -88,4 +91,10 @@ export function costMarkdown(
     "- Not included: the timed jobs (sweeper, deliveries' retry driver: each one invocation a minute per stage), X-Ray traces, KMS, SSM reads at a cold start, storage, data transfer, and the dashboard and alarms.",
     "",
   ].join("\n");
+}
+
+/** "p50 X ms, at most Y ms" of the times each call's events took to be logged. */
+function loggedAfter(times: readonly number[]): string {
+  const sorted = [...times].sort((a, b) => a - b);
+  return `p50 ${percentile(sorted, 50).toFixed(1)} ms, at most ${(sorted.at(-1) ?? 0).toFixed(1)} ms`;
 }
