@@ -335,7 +335,7 @@ export async function measureCostCounts(options: CostHarnessOptions = {}): Promi
         webhook: { ...receiver.counts },
         requestBytes: sizes.request,
         responseBytes: sizes.response,
-        loggedAfterAnswerMs,
+        loggedAfterAnswerMs: [...loggedAfterAnswerMs],
       };
     };
 
