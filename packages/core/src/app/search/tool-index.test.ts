@@ -200,16 +200,7 @@ describe("ToolIndex reading what a tool takes", () => {
 
 describe("ToolIndex reading products and WordNet's words", () => {
   const inSet = (toolset: string, id: string, title: string, description: string) =>
-    toolSpec.parse({
-      id,
-      toolset,
-      title,
-      description,
-      category: "utility",
-      usageHint: "In tests.",
-      inputSchema: { type: "object" },
-      outputSchema: { type: "object" },
-    });
+    tool(id, title, description, { toolset });
   const index = ToolIndex.build(
     [
       inSet("tracker", "report_bug", "Report a bug", "Files a bug report with its steps."),
