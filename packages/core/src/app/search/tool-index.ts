@@ -219,8 +219,10 @@ export class ToolIndex {
    */
   private namedToolsets(terms: ReadonlySet<string>, query: string): Set<number> {
     const capitalized = new Set<string>();
+    // The query's first word is capitalized as a sentence's, not as a name.
+    const first = query.search(/\S/);
     for (const match of query.matchAll(/\p{Lu}[\p{L}\p{N}]*/gu)) {
-      if (query.slice(0, match.index).trim() === "") continue;
+      if (match.index === first) continue;
       for (const part of words(match[0])) {
         const indexed = term(part);
         if (indexed !== null) capitalized.add(indexed);
