@@ -433,32 +433,7 @@ describe("over 2025-11-25", () => {
       expect(sessionId).toMatch(/^tb1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}$/);
       expect(sessionId).toMatch(/^[\x21-\x7e]+$/);
       expect(readSessionId(sessionId)).toEqual({ elicitation: { url: {} } });
-      const error = await client.callTool({ name: TOOL, arguments: { account: acct } }).then(
-        () => undefined,
-        (thrown: unknown) => thrown,
-      );
-      expect(error).toBeInstanceOf(UrlElicitationRequiredError);
-      const asked = error as UrlElicitationRequiredError;
-      expect(asked.code).toBe(ErrorCode.UrlElicitationRequired);
-      const [first] = await callsOf(runId);
-      expect(asked.elicitations).toEqual([
-        {
-          mode: "url",
-          elicitationId: connectElicitationId({ parentRunId: runId, callId: first?.callId ?? "" }),
-          url: linkFor(acct),
-          message: MESSAGE,
-        },
-      ]);
-      openLink(asked.elicitations[0]?.url ?? "");
-      const retried = (await client.callTool({
-        name: TOOL,
-        arguments: { account: acct },
-      })) as CallToolResult;
-      expect(retried.isError).toBe(false);
-      expect(retried.structuredContent).toEqual({ account: acct });
-      const calls = await callsOf(runId);
-      expect(calls.map((call) => call.status)).toEqual(["failed", "succeeded"]);
-      expect(calls[0]?.callId).not.toBe(calls[1]?.callId);
+      await connectsThenRuns(client, runId, acct);
       // Ending the session is refused with 405 (nothing to end), which the client takes.
       await expect(transport.terminateSession()).resolves.toBeUndefined();
       expect(transport.sessionId).toBeUndefined();
@@ -555,33 +530,7 @@ describe("over 2025-11-25", () => {
     const client = legacyClient(URL_ELICITATION);
     const server = await connectedServer(client, runId);
     try {
-      const error = await client.callTool({ name: TOOL, arguments: { account: acct } }).then(
-        () => undefined,
-        (thrown: unknown) => thrown,
-      );
-      expect(error).toBeInstanceOf(UrlElicitationRequiredError);
-      const asked = error as UrlElicitationRequiredError;
-      expect(asked.code).toBe(ErrorCode.UrlElicitationRequired);
-      const [first] = await callsOf(runId);
-      expect(asked.elicitations).toEqual([
-        {
-          mode: "url",
-          // Derived from the call: the same for the same call, another for another.
-          elicitationId: connectElicitationId({ parentRunId: runId, callId: first?.callId ?? "" }),
-          url: linkFor(acct),
-          message: MESSAGE,
-        },
-      ]);
-      openLink(asked.elicitations[0]?.url ?? "");
-      const retried = (await client.callTool({
-        name: TOOL,
-        arguments: { account: acct },
-      })) as CallToolResult;
-      expect(retried.isError).toBe(false);
-      expect(retried.structuredContent).toEqual({ account: acct });
-      const calls = await callsOf(runId);
-      expect(calls.map((call) => call.status)).toEqual(["failed", "succeeded"]);
-      expect(calls[0]?.callId).not.toBe(calls[1]?.callId);
+      await connectsThenRuns(client, runId, acct);
     } finally {
       await client.close();
       await server.close();
@@ -723,3 +672,43 @@ describe("the decision, for a call record", () => {
     expect(textOf(callToolResult(failed(other), spec))).toBe("The upstream said no.");
   });
 });
+
+/**
+ * A caller that declared URL elicitation: the first call is refused with -32042 carrying the
+ * connect link (its elicitation id derived from the call: the same for the same call, another
+ * for another); once the link is followed, the same request runs as a new call.
+ */
+async function connectsThenRuns(
+  client: {
+    callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
+  },
+  runId: string,
+  acct: string,
+): Promise<void> {
+  const error = await client.callTool({ name: TOOL, arguments: { account: acct } }).then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  expect(error).toBeInstanceOf(UrlElicitationRequiredError);
+  const asked = error as UrlElicitationRequiredError;
+  expect(asked.code).toBe(ErrorCode.UrlElicitationRequired);
+  const [first] = await callsOf(runId);
+  expect(asked.elicitations).toEqual([
+    {
+      mode: "url",
+      elicitationId: connectElicitationId({ parentRunId: runId, callId: first?.callId ?? "" }),
+      url: linkFor(acct),
+      message: MESSAGE,
+    },
+  ]);
+  openLink(asked.elicitations[0]?.url ?? "");
+  const retried = (await client.callTool({
+    name: TOOL,
+    arguments: { account: acct },
+  })) as CallToolResult;
+  expect(retried.isError).toBe(false);
+  expect(retried.structuredContent).toEqual({ account: acct });
+  const calls = await callsOf(runId);
+  expect(calls.map((call) => call.status)).toEqual(["failed", "succeeded"]);
+  expect(calls[0]?.callId).not.toBe(calls[1]?.callId);
+}
