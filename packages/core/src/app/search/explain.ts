@@ -2,12 +2,10 @@ import type { ToolSpec } from "@toolbus/wire/model/tool";
 import { SEARCH_FIELDS } from "@toolbus/wire/schemas/search";
 import type { CatalogList } from "../../ports";
 import type { ExclusionReason, Selection } from "../selection/select";
-import { relatedTerms } from "./concepts";
-import { documentOf, typoEdits } from "./document";
+import { documentOf } from "./document";
 import type { SearchField } from "./fields";
 import { term, words } from "./terms";
-import type { ToolIndex } from "./tool-index";
-import { wordnetRelated } from "./wordnet";
+import type { TermMatch, ToolIndex } from "./tool-index";
 
 /**
  * Why a search found what it found (`explain`): the query's words and the fields each was met
@@ -43,58 +41,22 @@ export interface ExcludedMatch {
   why: string;
 }
 
-/** The same bound as the index's: more terms than any need is put in. */
-const MAX_QUERY_TERMS = 32;
-
-/** A query's searched terms, each with the first word it came from, and its half-typed last one. */
-export interface QueryTerms {
-  terms: { word: string; term: string }[];
-  /** The last word's term, when it may be half typed (long enough) and is searched. */
-  partial: string | undefined;
-}
-
-/** Shorter last words are not taken as half typed (as the index reads them). */
-const MIN_PREFIX_LENGTH = 4;
-
-/** A query's distinct searched terms, as the index takes them (tool-index.ts). */
-export function queryTerms(query: string): QueryTerms {
-  const seen = new Map<string, string>();
-  const all = words(query);
-  for (const word of all) {
-    const indexed = term(word);
-    if (indexed === null || seen.has(indexed)) continue;
-    seen.set(indexed, word);
-    if (seen.size === MAX_QUERY_TERMS) break;
-  }
-  const last = all.at(-1);
-  const partial = last !== undefined ? term(last) : null;
-  const halfTyped =
-    last !== undefined &&
-    partial !== null &&
-    seen.has(partial) &&
-    last.length >= MIN_PREFIX_LENGTH &&
-    partial.length >= MIN_PREFIX_LENGTH;
-  return {
-    terms: [...seen].map(([indexed, word]) => ({ word, term: indexed })),
-    partial: halfTyped ? partial : undefined,
-  };
-}
-
 /**
  * Which of the query's words were met in which of the fields the index matched, and as which
- * of the tool's words when not as themselves. A word is met in a field holding it (after
- * stemming), or else holding a word of the same concept (concepts.ts, "folder" for
- * "directory") or one WordNet relates to it (wordnet.ts, "erase" for "delete"); a word met nowhere so may be a typo (one edit in 5-9 letters, two from 10)
- * or, the last one, half typed. A field the index did not match is never claimed.
+ * of the tool's words when not as themselves, from the index's own record of the match
+ * (`ToolIndex.matches`). A word met as itself or as a related word (concepts.ts, wordnet.ts)
+ * is told so, a field that holds the word itself adding nothing of its related words; a word
+ * met neither way was a typo or, the last one, half typed. A field the index did not match is
+ * never claimed.
  */
 export function matchedWords(
-  query: QueryTerms,
+  matches: readonly TermMatch[],
   tool: ToolSpec,
   toolsetDescription: string | undefined,
   matched: readonly SearchField[],
 ): MatchedWord[] {
   const texts = documentOf(tool, toolsetDescription);
-  // Each field's terms, with the first word of the tool's each came from.
+  // Each matched field's terms, with the first word of the tool's each came from.
   const fieldTerms = new Map<SearchField, Map<string, string>>();
   for (const field of matched) {
     const found = new Map<string, string>();
@@ -104,37 +66,29 @@ export function matchedWords(
     }
     fieldTerms.set(field, found);
   }
-  const own = new Set(query.terms.map((entry) => entry.term));
-  // What the index searches besides the query's own terms: the concepts' words, then WordNet's.
-  const concepts = relatedTerms(own);
-  const related = new Map([...concepts, ...wordnetRelated(own, concepts)]);
+  // In the query's order.
+  const byWord = new Map<string, TermMatch[]>();
+  for (const match of [...matches].sort((a, b) => a.at - b.at)) {
+    byWord.set(match.word, [...(byWord.get(match.word) ?? []), match]);
+  }
   const out: MatchedWord[] = [];
-  for (const { word, term: wanted } of query.terms) {
+  for (const [word, all] of byWord) {
+    const plain = all.filter((match) => match.kind === "itself" || match.kind === "related");
+    // Completions and typos are told only for a word met no other way.
+    const used = plain.length > 0 ? plain : all;
+    const itself = new Set(
+      used.filter((match) => match.kind === "itself").flatMap((match) => match.fields),
+    );
     const fields = new Set<SearchField>();
     const as = new Set<string>();
-    const others = [...related].filter(([, by]) => by.includes(wanted)).map(([other]) => other);
-    for (const [field, present] of fieldTerms) {
-      // A field that holds the word itself says so; its related words add nothing to tell.
-      if (present.has(wanted)) {
+    for (const match of used) {
+      for (const field of match.fields) {
+        const present = fieldTerms.get(field);
+        if (!present) continue;
         fields.add(field);
-        continue;
-      }
-      for (const other of others) {
-        const theirs = present.get(other);
-        if (theirs === undefined) continue;
-        fields.add(field);
-        as.add(theirs);
-      }
-    }
-    if (fields.size === 0) {
-      const typos = typoEdits(wanted) || 0;
-      for (const [field, present] of fieldTerms) {
-        for (const [candidate, theirs] of present) {
-          const prefix = wanted === query.partial && candidate.startsWith(wanted);
-          if (!prefix && !(typos > 0 && withinEdits(wanted, candidate, typos))) continue;
-          fields.add(field);
-          as.add(theirs);
-        }
+        if (match.kind === "itself" || itself.has(field)) continue;
+        const theirs = present.get(match.term);
+        if (theirs !== undefined) as.add(theirs);
       }
     }
     if (fields.size === 0) continue;
@@ -145,29 +99,6 @@ export function matchedWords(
     });
   }
   return out;
-}
-
-/** Levenshtein distance at most `max`, with an early exit once a row exceeds it. */
-function withinEdits(a: string, b: string, max: number): boolean {
-  if (Math.abs(a.length - b.length) > max) return false;
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    let best = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      const value = Math.min(
-        (previous[j] ?? 0) + 1,
-        (row[j - 1] ?? 0) + 1,
-        (previous[j - 1] ?? 0) + cost,
-      );
-      row.push(value);
-      if (value < best) best = value;
-    }
-    if (best > max) return false;
-    previous = row;
-  }
-  return (previous[b.length] ?? Number.POSITIVE_INFINITY) <= max;
 }
 
 /** What else to know about an offered tool before calling it: its caller's connection, its fallback. */
@@ -228,7 +159,6 @@ export async function excludedMatches(input: {
   const left = new Map(selection.excluded.map((entry) => [entry.tool, entry]));
   const specs = new Map(catalog.tools.map((tool) => [tool.id, tool]));
   const descriptions = new Map(catalog.toolsets.map((set) => [set.name, set.description]));
-  const terms = queryTerms(input.query);
   const out: ExcludedMatch[] = [];
   for (const hit of index.search(input.query, {
     limit: input.limit,
@@ -251,7 +181,12 @@ export async function excludedMatches(input: {
       toolset: tool.toolset,
       score: hit.score,
       matched: hit.matched,
-      words: matchedWords(terms, tool, descriptions.get(tool.toolset), hit.matched),
+      words: matchedWords(
+        index.matches(input.query, tool.id),
+        tool,
+        descriptions.get(tool.toolset),
+        hit.matched,
+      ),
       reasons: entry.reasons,
       why: `${tool.id}: ${because.join("; ")}`,
     });
@@ -267,6 +202,8 @@ export async function excludedMatches(input: {
 export async function explainSearch<T extends { id: string; matched: SearchField[] }>(input: {
   query: string;
   limit: number;
+  /** The index the tools were found in: it says how it matched each. */
+  index: ToolIndex;
   tools: readonly T[];
   catalog: CatalogList;
   selection: Selection;
@@ -275,11 +212,11 @@ export async function explainSearch<T extends { id: string; matched: SearchField
   const { catalog, selection } = input;
   const specs = new Map(catalog.tools.map((tool) => [tool.id, tool]));
   const descriptions = new Map(catalog.toolsets.map((set) => [set.name, set.description]));
-  const terms = queryTerms(input.query);
   const tools = input.tools.map((found) => {
     const spec = specs.get(found.id);
+    const matches = spec ? input.index.matches(input.query, spec.id) : [];
     const explanation: ToolExplanation = {
-      words: spec ? matchedWords(terms, spec, descriptions.get(spec.toolset), found.matched) : [],
+      words: spec ? matchedWords(matches, spec, descriptions.get(spec.toolset), found.matched) : [],
       notes: notesOf(found.id, selection),
     };
     return { ...found, explanation };

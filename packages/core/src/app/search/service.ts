@@ -121,6 +121,7 @@ export class SearchService {
     const explained = await explainSearch({
       query: request.query,
       limit,
+      index,
       tools,
       catalog,
       selection,

@@ -1,6 +1,6 @@
 import { toolSpec } from "@toolbus/wire/model/tool";
 import { describe, expect, it } from "vitest";
-import { matchedWords, queryTerms } from "./explain";
+import { matchedWords } from "./explain";
 import { term, words } from "./terms";
 import { ToolIndex } from "./tool-index";
 
@@ -193,7 +193,9 @@ describe("ToolIndex reading what a tool takes", () => {
   it("explains an input match as the index found it", () => {
     const [first] = index.search("fahrenheit", { limit: 1, allowed: () => true });
     expect(first?.matched).toEqual(["input"]);
-    const explained = matchedWords(queryTerms("fahrenheit"), located, undefined, ["input"]);
+    const explained = matchedWords(index.matches("fahrenheit", located.id), located, undefined, [
+      "input",
+    ]);
     expect(explained).toEqual([{ word: "fahrenheit", fields: ["input"] }]);
   });
 });

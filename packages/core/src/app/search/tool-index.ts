@@ -93,11 +93,36 @@ interface Posting {
   fields: Uint16Array;
 }
 
+/** How a searched term stands for the query's words: itself, or another word for it. */
+export type MatchKind = "itself" | "prefix" | "typo" | "related";
+
 /** One term searched: its postings, what a match is worth, and the query words it covers. */
 interface Searched {
+  /** The catalog's term. */
+  term: string;
+  kind: MatchKind;
   posting: Posting;
   weight: number;
   cover: { words: number[]; match: number };
+}
+
+/** A query's searched terms, and its distinct words (terms) with the first way each was written. */
+interface Expansion {
+  terms: Set<string>;
+  own: string[];
+  written: string[];
+  searched: Searched[];
+}
+
+/** One of the query's words met in a tool, as the index met it (for `explain`). */
+export interface TermMatch {
+  /** The query's word, as first written, and where it stands among the query's words. */
+  word: string;
+  at: number;
+  kind: MatchKind;
+  /** The catalog's term it was met as. */
+  term: string;
+  fields: SearchField[];
 }
 
 /**
@@ -239,16 +264,25 @@ export class ToolIndex {
     return named;
   }
 
-  /** The best `limit` tools for the query among those `allowed`, best first. */
-  search(query: string, options: { limit: number; allowed: (id: string) => boolean }) {
+  /**
+   * What a query searches: its own terms, the half-typed last one's completions, typos of words
+   * the catalog lacks, and related terms (concepts.ts, then wordnet.ts), each with its postings,
+   * worth and the query words it stands for. The one reading of a query, for ranking and for
+   * explaining alike.
+   */
+  private expand(query: string): Expansion {
     // Each distinct term once (after stop words and stemming, so "refund refunds refunded"
     // is one term), at most so many: a query's cost and weight are bounded by its meaning,
     // however often a caller repeats it.
     const terms = new Set<string>();
+    const written: string[] = [];
     const all = words(query);
     for (const word of all) {
       const indexed = term(word);
-      if (indexed !== null) terms.add(indexed);
+      if (indexed !== null && !terms.has(indexed)) {
+        terms.add(indexed);
+        written.push(word);
+      }
       if (terms.size === MAX_QUERY_TERMS) break;
     }
     // The last word may be half typed ("refu"): it also matches as the start of longer words,
@@ -268,7 +302,7 @@ export class ToolIndex {
     own.forEach((word, i) => {
       const cover = { words: [i], match: 1 };
       const posting = this.postings.get(word);
-      if (posting) searched.push({ posting, weight: 1, cover });
+      if (posting) searched.push({ term: word, kind: "itself", posting, weight: 1, cover });
       // A half-typed last word: the longer words it starts.
       const prefixes = word === prefixed ? this.postings.atPrefix(word) : undefined;
       if (prefixes) {
@@ -276,7 +310,7 @@ export class ToolIndex {
           const distance = longer.length - word.length;
           if (distance === 0) continue;
           const weight = (WEIGHTS.prefix * longer.length) / (longer.length + 0.3 * distance);
-          searched.push({ posting, weight, cover });
+          searched.push({ term: longer, kind: "prefix", posting, weight, cover });
         }
       }
       // A word the catalog holds is taken as written ("tables" is no typo of "labels").
@@ -285,7 +319,7 @@ export class ToolIndex {
         for (const [typo, [posting, distance]] of this.postings.fuzzyGet(word, edits)) {
           if (distance === 0 || prefixes?.has(typo)) continue;
           const weight = (WEIGHTS.fuzzy * typo.length) / (typo.length + distance);
-          searched.push({ posting, weight, cover });
+          searched.push({ term: typo, kind: "typo", posting, weight, cover });
         }
       }
     });
@@ -298,6 +332,8 @@ export class ToolIndex {
       if (!posting) continue;
       const weight = standsFor.some((other) => !this.postings.has(other)) ? STAND_IN : RELATED;
       searched.push({
+        term: word,
+        kind: "related",
         posting,
         weight: weight.weight,
         cover: { words: standsFor.map((other) => own.indexOf(other)), match: weight.match },
@@ -313,12 +349,42 @@ export class ToolIndex {
         ? WORDNET_STAND_IN
         : WORDNET;
       searched.push({
+        term: word,
+        kind: "related",
         posting,
         weight: weight.weight,
         cover: { words: standsFor.map((other) => own.indexOf(other)), match: weight.match },
       });
       if (++wordnetCount === MAX_WORDNET_TERMS) break;
     }
+    return { terms, own, written, searched };
+  }
+
+  /**
+   * How each of the query's words was met in the tool `id`, exactly as `search` met it: the
+   * terms that matched, how (itself, a completion, a typo, a related word) and in which fields.
+   */
+  matches(query: string, id: string): TermMatch[] {
+    const doc = this.ids.indexOf(id);
+    if (doc < 0) return [];
+    const { written, searched } = this.expand(query);
+    const out: TermMatch[] = [];
+    for (const { term: met, kind, posting, cover } of searched) {
+      const k = posting.docs.indexOf(doc);
+      if (k < 0) continue;
+      const bits = posting.fields[k] as number;
+      const fields = SEARCH_FIELDS.filter((_, f) => (bits & (1 << f)) !== 0);
+      for (const i of cover.words) {
+        const word = written[i];
+        if (word !== undefined) out.push({ word, at: i, kind, term: met, fields });
+      }
+    }
+    return out;
+  }
+
+  /** The best `limit` tools for the query among those `allowed`, best first. */
+  search(query: string, options: { limit: number; allowed: (id: string) => boolean }) {
+    const { terms, own, searched } = this.expand(query);
     // Each tool's summed score, the fields it matched in, and how much of each query word it
     // covers: by the word itself, or (for less) by a related term standing for it; three
     // synonyms of one word cover one word.
