@@ -358,6 +358,20 @@ export function laterHeldOutQuality(
   };
 }
 
+/** recall@1, recall@5 and MRR of `ours` beside plain word overlap's, named by `name`. */
+function qualityRows(
+  name: (metric: string) => string,
+  ours: SearchQuality,
+  plain: SearchQuality,
+): Measurement[] {
+  const baseline = (value: number) => ({ name: "plain word overlap, name and description", value });
+  return [
+    measurement(name("recall@1"), "", ours.recallAt1, baseline(plain.recallAt1), "higher"),
+    measurement(name("recall@5"), "", ours.recallAt5, baseline(plain.recallAt5), "higher"),
+    measurement(name("MRR"), "", ours.mrr, baseline(plain.mrr), "higher"),
+  ];
+}
+
 /**
  * `npm run bench -- search-real`: recall@1, recall@5 and MRR on the real catalog's tune and
  * held-out queries beside plain word overlap over name and description, and how many
@@ -381,15 +395,7 @@ export function benchSearchReal(): Measurement[] {
   for (const { part, ours, plain, sharingNoWord: none } of parts) {
     const name = (metric: string) =>
       `search, real catalog: ${metric}, ${part} queries (${ours.queries}), ${catalog.tools.length} tools (${servers} MCP servers and the built-ins)`;
-    const baseline = (value: number) => ({
-      name: "plain word overlap, name and description",
-      value,
-    });
-    results.push(
-      measurement(name("recall@1"), "", ours.recallAt1, baseline(plain.recallAt1), "higher"),
-      measurement(name("recall@5"), "", ours.recallAt5, baseline(plain.recallAt5), "higher"),
-      measurement(name("MRR"), "", ours.mrr, baseline(plain.mrr), "higher"),
-    );
+    results.push(...qualityRows(name, ours, plain));
     if (part === "heldout") {
       results.push(
         measurement(
@@ -409,14 +415,8 @@ export function benchSearchReal(): Measurement[] {
     const all = later.catalog.toolsets.length - builtinToolsets.length;
     const name = (metric: string) =>
       `search, real catalog, ${set} held-out set: ${metric}, queries (${ours.queries}) on ${later.servers} servers never tuned on, ${later.catalog.tools.length} tools (${all} MCP servers and the built-ins)`;
-    const baseline = (value: number) => ({
-      name: "plain word overlap, name and description",
-      value,
-    });
     results.push(
-      measurement(name("recall@1"), "", ours.recallAt1, baseline(plain.recallAt1), "higher"),
-      measurement(name("recall@5"), "", ours.recallAt5, baseline(plain.recallAt5), "higher"),
-      measurement(name("MRR"), "", ours.mrr, baseline(plain.mrr), "higher"),
+      ...qualityRows(name, ours, plain),
       measurement(
         `search, real catalog, ${set} held-out set: queries sharing no word with any of their tools' name and description`,
         "queries",

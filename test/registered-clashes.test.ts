@@ -274,14 +274,7 @@ describe("titles of remote tools the server gives none", () => {
       slack_list_channels: "Slack list channels",
       take_screenshot: "Screenshot (own title)",
     });
-    const refreshed = await system.request("/v1/registered-toolsets/plain/refresh", {
-      method: "POST",
-    });
-    expect(refreshed.status).toBe(200);
-    const outcome = (await refreshed.json()) as {
-      held: Record<string, string[]>;
-      diff: Record<string, string[]>;
-    };
+    const outcome = await refreshPlain();
     expect(outcome.held).toEqual({ added: [], changed: [], removed: [] });
     expect(outcome.diff.changed).toEqual([]);
     const review = await system.request("/v1/registered-toolsets/plain/review");
@@ -307,14 +300,7 @@ describe("titles of remote tools the server gives none", () => {
     const stored = await (await system.request("/v1/tools/create_issue")).json();
     expect((stored as { title: string }).title).toBe("create_issue");
 
-    const refreshed = await system.request("/v1/registered-toolsets/plain/refresh", {
-      method: "POST",
-    });
-    expect(refreshed.status).toBe(200);
-    const outcome = (await refreshed.json()) as {
-      held: Record<string, string[]>;
-      diff: Record<string, string[]>;
-    };
+    const outcome = await refreshPlain();
     expect(outcome.held).toEqual({ added: [], changed: [], removed: [] });
     // The title changed, once, and is served at once.
     expect(outcome.diff.changed).toEqual(["create_issue", "slack_list_channels"]);
@@ -322,3 +308,15 @@ describe("titles of remote tools the server gives none", () => {
     expect((now as { title: string }).title).toBe("Create issue");
   });
 });
+
+/** Refreshes the registered toolset `plain` (a 200), and what the refresh held and changed. */
+async function refreshPlain() {
+  const refreshed = await system.request("/v1/registered-toolsets/plain/refresh", {
+    method: "POST",
+  });
+  expect(refreshed.status).toBe(200);
+  return (await refreshed.json()) as {
+    held: Record<string, string[]>;
+    diff: Record<string, string[]>;
+  };
+}

@@ -4,13 +4,13 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { defineTool, secretCapability } from "@toolbus/core";
+import { secretCapability } from "@toolbus/core";
 import { connectionSecret } from "@toolbus/core/connections/credentials";
 import { type ApiServer, serveApi } from "@toolbus/local";
 import { builtinTools, builtinToolsets } from "@toolbus/tools";
 import type { ToolsetSpec } from "@toolbus/wire/model";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
+import { kangarooTool } from "./support/kangaroo-tools";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
 /*
@@ -26,22 +26,8 @@ const toolset: ToolsetSpec = {
   kind: "builtin",
 };
 
-function kitTool(id: string, title: string, spec: Record<string, unknown> = {}) {
-  return defineTool({
-    spec: {
-      id,
-      toolset: toolset.name,
-      title,
-      description: `Counts kangaroos: ${title.toLowerCase()}.`,
-      usageHint: "When kangaroos need counting.",
-      category: "utility",
-      ...spec,
-    },
-    input: z.object({ text: z.string() }).strict(),
-    output: z.object({ echoed: z.string() }),
-    execute: async (input) => ({ output: input.text, data: { echoed: input.text } }),
-  });
-}
+const kitTool = (id: string, title: string, spec: Record<string, unknown> = {}) =>
+  kangarooTool(toolset.name, id, title, spec);
 
 const tools = [
   kitTool("roo_open", "Open kangaroo counter"),

@@ -1,12 +1,12 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { defineTool, secretCapability } from "@toolbus/core";
+import { secretCapability } from "@toolbus/core";
 import { type ApiServer, serveApi } from "@toolbus/local";
 import { builtinTools, builtinToolsets } from "@toolbus/tools";
 import type { ToolsetSpec } from "@toolbus/wire/model";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
+import { kangarooTool } from "./support/kangaroo-tools";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
 const toolset: ToolsetSpec = {
@@ -16,30 +16,8 @@ const toolset: ToolsetSpec = {
   kind: "builtin",
 };
 
-/** Every kit tool is about kangaroos, so one query reaches them all. */
-function kitTool(
-  id: string,
-  title: string,
-  spec: {
-    availability?: { enabled?: boolean; modes?: string[]; minRole?: string };
-    requires?: string[];
-  } = {},
-) {
-  return defineTool({
-    spec: {
-      id,
-      toolset: toolset.name,
-      title,
-      description: `Counts kangaroos: ${title.toLowerCase()}.`,
-      usageHint: "When kangaroos need counting.",
-      category: "utility",
-      ...spec,
-    },
-    input: z.object({ text: z.string() }).strict(),
-    output: z.object({ echoed: z.string() }),
-    execute: async (input) => ({ output: input.text, data: { echoed: input.text } }),
-  });
-}
+const kitTool = (id: string, title: string, spec: Record<string, unknown> = {}) =>
+  kangarooTool(toolset.name, id, title, spec);
 
 const tools = [
   kitTool("roo_open", "Open kangaroo counter"),

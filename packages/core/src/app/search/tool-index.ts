@@ -324,39 +324,32 @@ export class ToolIndex {
       }
     });
     // What the need may be called in the catalog's words (concepts.ts), worth less than its
-    // own words; only terms the catalog holds, so an expansion never costs a fuzzy search.
-    let relatedCount = 0;
+    // own words, then what WordNet relates them to (wordnet.ts), for less again; only terms
+    // the catalog holds, so an expansion never costs a fuzzy search. A related term is worth
+    // more when it stands in for a word the catalog never uses.
+    const related = (
+      expansion: ReadonlyMap<string, readonly string[]>,
+      worth: { plain: typeof RELATED; standIn: typeof RELATED },
+      max: number,
+    ) => {
+      let count = 0;
+      for (const [word, standsFor] of expansion) {
+        const posting = this.postings.get(word);
+        if (!posting) continue;
+        const standsIn = standsFor.some((other) => !this.postings.has(other));
+        const { weight, match } = standsIn ? worth.standIn : worth.plain;
+        const words = standsFor.map((other) => own.indexOf(other));
+        searched.push({ term: word, kind: "related", posting, weight, cover: { words, match } });
+        if (++count === max) break;
+      }
+    };
     const concepts = relatedTerms(terms);
-    for (const [word, standsFor] of concepts) {
-      const posting = this.postings.get(word);
-      if (!posting) continue;
-      const weight = standsFor.some((other) => !this.postings.has(other)) ? STAND_IN : RELATED;
-      searched.push({
-        term: word,
-        kind: "related",
-        posting,
-        weight: weight.weight,
-        cover: { words: standsFor.map((other) => own.indexOf(other)), match: weight.match },
-      });
-      if (++relatedCount === MAX_RELATED_TERMS) break;
-    }
-    // Then what WordNet relates them to (wordnet.ts), for less again.
-    let wordnetCount = 0;
-    for (const [word, standsFor] of wordnetRelated(terms, concepts)) {
-      const posting = this.postings.get(word);
-      if (!posting) continue;
-      const weight = standsFor.some((other) => !this.postings.has(other))
-        ? WORDNET_STAND_IN
-        : WORDNET;
-      searched.push({
-        term: word,
-        kind: "related",
-        posting,
-        weight: weight.weight,
-        cover: { words: standsFor.map((other) => own.indexOf(other)), match: weight.match },
-      });
-      if (++wordnetCount === MAX_WORDNET_TERMS) break;
-    }
+    related(concepts, { plain: RELATED, standIn: STAND_IN }, MAX_RELATED_TERMS);
+    related(
+      wordnetRelated(terms, concepts),
+      { plain: WORDNET, standIn: WORDNET_STAND_IN },
+      MAX_WORDNET_TERMS,
+    );
     return { terms, own, written, searched };
   }
 
