@@ -257,3 +257,19 @@ describe("ToolIndex reading products and WordNet's words", () => {
     expect(found.map((hit) => hit.id)).toEqual(["patch_file", "revise_file"]);
   });
 });
+
+describe("actions in ranking", () => {
+  const fields = [
+    tool("create_field", "Create field", "A field of a table: its name and type."),
+    tool("update_field", "Update field", "A field of a table: its name and type."),
+    tool("delete_field", "Delete field", "A field of a table: its name and type."),
+  ];
+  const index = ToolIndex.build(fields);
+  const first = (query: string) => index.search(query, { limit: 3, allowed: () => true })[0]?.id;
+
+  it("puts the tool that does what the request asks above tools sharing its noun", () => {
+    expect(first("rename the field of the orders table")).toBe("update_field");
+    expect(first("get rid of that field in the table")).toBe("delete_field");
+    expect(first("add a field to the table")).toBe("create_field");
+  });
+});

@@ -1,6 +1,7 @@
 import type { ToolSpec, ToolsetSpec } from "@toolbus/wire/model/tool";
 import { SEARCH_FIELDS } from "@toolbus/wire/schemas/search";
 import SearchableMap from "minisearch/SearchableMap";
+import { type Action, actionAgreement, queryAction, toolAction } from "./actions";
 import { relatedTerms } from "./concepts";
 import { documentOf, typoEdits } from "./document";
 import { FIELD_WEIGHTS, type SearchField } from "./fields";
@@ -141,6 +142,8 @@ export class ToolIndex {
     private readonly toolsetOf: Int32Array,
     /** Each toolset's name, as its terms (`google_maps`: google, map). */
     private readonly toolsetNames: readonly (readonly string[])[],
+    /** What each tool's name says it does (actions.ts). */
+    private readonly actions: readonly (Action | undefined)[],
   ) {}
 
   static build(
@@ -233,7 +236,8 @@ export class ToolIndex {
         ),
       ),
     ]);
-    return new ToolIndex(ids, postings, toolsetOf, toolsetNames);
+    const actions = tools.map((tool) => toolAction(tool.id));
+    return new ToolIndex(ids, postings, toolsetOf, toolsetNames, actions);
   }
 
   /**
@@ -401,14 +405,16 @@ export class ToolIndex {
       }
     }
     // Covering more of the query's words counts for more (COVERAGE_EXPONENT), and so does
-    // being of a toolset the query names (NAMED_TOOLSET).
+    // being of a toolset the query names (NAMED_TOOLSET) and doing what it asks (actions.ts).
     const namedSets = this.namedToolsets(terms, query);
+    const asked = queryAction(query);
     const ranked = new Float64Array(size);
     for (const doc of met) {
       let matched = 0;
       for (let i = 0; i < wordCount; i++) matched += covered[doc * wordCount + i] as number;
       const named = namedSets.has(this.toolsetOf[doc] as number) ? NAMED_TOOLSET : 1;
-      ranked[doc] = (scores[doc] as number) * matched ** COVERAGE_EXPONENT * named;
+      const agreement = actionAgreement(asked, this.actions[doc]);
+      ranked[doc] = (scores[doc] as number) * matched ** COVERAGE_EXPONENT * named * agreement;
     }
     // Stable: equal scores keep the order tools were met in.
     met.sort((a, b) => (ranked[b] as number) - (ranked[a] as number));
