@@ -1,5 +1,3 @@
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
 import {
   Client as ClientV2,
   ProtocolError,
@@ -7,66 +5,24 @@ import {
 } from "@modelcontextprotocol/client";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { type ApiServer, serveApi } from "@toolbus/local";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as z from "zod";
+import { serveMcpServer } from "./support/mcp-upstream";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
 // The prompts, resources and completions of registered MCP servers, federated through /mcp:
 // merged across the servers a caller may use, a clash resolved to one server, nothing of a
 // toolset the caller may not use, and a server asked only for what it declares.
 
-interface Upstream {
-  url: string;
-  /** JSON-RPC methods received, in order. */
-  methods: string[];
-  close(): Promise<void>;
-}
+type Upstream = Awaited<ReturnType<typeof serveMcpServer>>;
 
-/** A real v1-SDK MCP server on loopback, stateless, built fresh per request by `build`. */
-async function startServer(build: (server: McpServer) => void): Promise<Upstream> {
-  const methods: string[] = [];
-  const sockets = new Set<Socket>();
-  const serve = async (req: IncomingMessage, res: ServerResponse) => {
-    const server = new McpServer({ name: "fixture", version: "1" });
-    build(server);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on("close", () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { method?: string };
-    if (typeof body.method === "string") methods.push(body.method);
-    await transport.handleRequest(req, res, body);
-  };
-  const http = createServer((req, res) => {
-    serve(req, res).catch(() => {
-      if (!res.headersSent) res.writeHead(500);
-      res.end();
-    });
-  });
-  http.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  const { port } = http.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    methods,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        http.close(() => resolve());
-      }),
-  };
-}
+/** A fixture server built by `build`; `methods` of what it received, in order. */
+const startServer = (build: (server: McpServer) => void) =>
+  serveMcpServer("fixture", (server) => build(server));
+const methods = (upstream: Upstream) => upstream.received.map((request) => request.method);
 
 const text = (value: string) => ({
   messages: [{ role: "user" as const, content: { type: "text" as const, text: value } }],
@@ -284,9 +240,9 @@ describe("registered servers' prompts and resources through /mcp (2025-11-25)", 
     try {
       await client.listPrompts();
       await client.listResources();
-      expect(delta.methods).not.toContain("prompts/list");
-      expect(delta.methods).toContain("resources/list");
-      expect(alpha.methods).toContain("prompts/list");
+      expect(methods(delta)).not.toContain("prompts/list");
+      expect(methods(delta)).toContain("resources/list");
+      expect(methods(alpha)).toContain("prompts/list");
     } finally {
       await client.close();
     }
@@ -304,7 +260,7 @@ describe("a viewer, who may list but not call", () => {
       expect(uri).toBeDefined();
       const asked = () =>
         [alpha, beta, delta]
-          .flatMap((server) => server.methods)
+          .flatMap((server) => methods(server))
           .filter((method) => ["resources/read", "prompts/get"].includes(method)).length;
       const before = asked();
       await expect(client.readResource({ uri: String(uri) })).rejects.toMatchObject({

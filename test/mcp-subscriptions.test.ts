@@ -1,15 +1,14 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { McpError, ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { McpSubscriptions } from "@toolbus/core/ports";
 import { createApi } from "@toolbus/http";
 import { type ApiServer, serveApi } from "@toolbus/local";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Loopback, listenOnLoopback } from "./support/loopback";
+import type { Loopback } from "./support/loopback";
+import { serveMcpServer } from "./support/mcp-upstream";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
 // Resource subscriptions through /mcp on 2025-11-25: `resources/subscribe` stores the caller's
@@ -29,9 +28,8 @@ const goneItems = new Set<string>();
 const reads: string[] = [];
 
 /** A v1-SDK MCP server on loopback, stateless, with changing resources and a template. */
-async function startServer(): Promise<Loopback> {
-  const serve = async (req: IncomingMessage, res: ServerResponse) => {
-    const server = new McpServer({ name: "watched", version: "1" });
+const startServer = () =>
+  serveMcpServer("watched", (server) => {
     server.registerTool("watch_ping", { description: "Answers pong." }, async () => ({
       content: [{ type: "text", text: "pong" }],
     }));
@@ -51,18 +49,7 @@ async function startServer(): Promise<Loopback> {
         return { contents: [{ uri: uri.href, text: `item ${String(id)}` }] };
       },
     );
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on("close", () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    await transport.handleRequest(req, res, JSON.parse(Buffer.concat(chunks).toString("utf8")));
-  };
-  return listenOnLoopback(serve);
-}
+  });
 
 const POLL_MS = 40;
 

@@ -1,10 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { startUpstream, type Upstream } from "@toolbus/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RegisteredToolsetsDeps } from "../packages/core/src/app/catalog/registered-toolsets";
@@ -16,6 +12,7 @@ import {
   DynamoConnectionStore,
 } from "../packages/core/src/store/dynamodb/connections";
 import { testDynamoDbClient } from "./support/dynamodb";
+import { serveMcpServer } from "./support/mcp-upstream";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
 /*
@@ -29,65 +26,20 @@ const keyFile = join(tmpdir(), `toolbus-conn-${randomUUID()}`, "connection-key")
 const previousKeyFile = process.env.TOOLBUS_CONNECTION_KEY_FILE;
 
 let upstream: Upstream;
-let mcp: McpUpstream;
+let mcp: Awaited<ReturnType<typeof startMcpUpstream>>;
 let system: TestToolbus;
 const keys: Record<"alice" | "bob" | "carol", { key: string; id: string }> = {} as never;
 
-interface McpUpstream {
-  url: string;
-  /** JSON-RPC method and the Authorization header it came with. */
-  received: { method: string; authorization: string | undefined }[];
-  close(): Promise<void>;
-}
-
 /** A real MCP server on loopback whose tool answers with the Authorization header it got. */
-async function startMcpUpstream(): Promise<McpUpstream> {
-  const received: McpUpstream["received"] = [];
-  const sockets = new Set<Socket>();
-  const serve = async (req: IncomingMessage, res: ServerResponse) => {
+const startMcpUpstream = () =>
+  serveMcpServer("acme-mcp", (server, req) => {
     const authorization = req.headers.authorization;
-    const server = new McpServer({ name: "acme-mcp", version: "1" });
     server.registerTool(
       "whoami",
       { description: "Says which token it was called with." },
-      async () => ({
-        content: [{ type: "text", text: `token=${authorization ?? "none"}` }],
-      }),
+      async () => ({ content: [{ type: "text", text: `token=${authorization ?? "none"}` }] }),
     );
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on("close", () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { method?: string };
-    if (typeof body.method === "string") received.push({ method: body.method, authorization });
-    await transport.handleRequest(req, res, body);
-  };
-  const http = createServer((req, res) => {
-    serve(req, res).catch(() => {
-      if (!res.headersSent) res.writeHead(500);
-      res.end();
-    });
   });
-  http.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  const { port } = http.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    received,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        http.close(() => resolve());
-      }),
-  };
-}
 
 const whoamiTool = () => ({
   id: "acme_whoami",
@@ -336,7 +288,7 @@ describe("a remote MCP server taking each caller's own token", () => {
     expect(response.status, await response.clone().text()).toBe(201);
     // Discovery ran with no caller: no token went to the server.
     expect(mcp.received.length).toBeGreaterThan(0);
-    expect(mcp.received.every((request) => request.authorization === undefined)).toBe(true);
+    expect(mcp.received.every((request) => request.headers.authorization === undefined)).toBe(true);
     const spec = (await (await system.request("/v1/tools/acme_mcp_whoami")).json()) as Record<
       string,
       unknown
@@ -350,7 +302,7 @@ describe("a remote MCP server taking each caller's own token", () => {
     const bob = await call("acme_mcp_whoami", keys.bob.key);
     expect(bob.result.output).toContain("token=Bearer bob-token");
     const calls = mcp.received.filter((request) => request.method === "tools/call");
-    expect(calls.map((request) => request.authorization)).toEqual([
+    expect(calls.map((request) => request.headers.authorization)).toEqual([
       "Bearer alice-token",
       "Bearer bob-token",
     ]);
@@ -390,6 +342,8 @@ describe("discovery of such a server by an administrator who connected the provi
     expect(outcome.tools.map((tool) => tool.id)).toEqual(["acme_admin_whoami"]);
     const listing = mcp.received.slice(before);
     expect(listing.length).toBeGreaterThan(0);
-    expect(listing.every((request) => request.authorization === "Bearer admin-token")).toBe(true);
+    expect(listing.every((request) => request.headers.authorization === "Bearer admin-token")).toBe(
+      true,
+    );
   });
 });

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import {
   CallToolRequestSchema,
@@ -7,7 +8,7 @@ import {
   ListToolsRequestSchema,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import { listenOnLoopback } from "./loopback";
+import { type Loopback, listenOnLoopback } from "./loopback";
 
 export interface RemoteToolFixture {
   tool: Tool;
@@ -125,4 +126,39 @@ export function textTool(
       content: [{ type: "text", text: typeof text === "string" ? text : text(args) }],
     }),
   };
+}
+
+/** One JSON-RPC request a `serveMcpServer` server received. */
+export interface ReceivedRequest {
+  method: string;
+  headers: IncomingMessage["headers"];
+}
+
+/**
+ * A real v1-SDK `McpServer` on loopback, stateless Streamable HTTP, built afresh for each
+ * request by `build` (which sees the request, so a tool may answer with its headers), with the
+ * JSON-RPC method and headers of every request kept in `received`.
+ */
+export async function serveMcpServer(
+  name: string,
+  build: (server: McpServer, req: IncomingMessage) => void,
+): Promise<Loopback & { received: ReceivedRequest[] }> {
+  const received: ReceivedRequest[] = [];
+  const serve = async (req: IncomingMessage, res: ServerResponse) => {
+    const server = new McpServer({ name, version: "1" });
+    build(server, req);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    res.on("close", () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { method?: unknown };
+    if (typeof body.method === "string")
+      received.push({ method: body.method, headers: req.headers });
+    await transport.handleRequest(req, res, body);
+  };
+  return { ...(await listenOnLoopback(serve)), received };
 }
