@@ -61,7 +61,11 @@ interface Found {
     id: string;
     score: number;
     matched: string[];
-    explanation?: { words: Word[]; notes: string[] };
+    explanation?: {
+      words: Word[];
+      notes: string[];
+      action?: { asked: string; does: string; weight: number };
+    };
   }>;
   excluded?: Array<{
     id: string;
@@ -215,6 +219,20 @@ describe("a search with explain", () => {
       { word: "folder", fields: ["description"], as: ["directory"] },
       { word: "survey", fields: expect.arrayContaining(["title", "description"]) },
     ]);
+  });
+
+  it("says what the query asks to do beside what a tool's name says it does", async () => {
+    const found = await search({ q: "open a kangaroo counter", explain: "true", limit: "50" });
+    const byId = new Map(found.tools.map((tool) => [tool.id, tool]));
+    // "open" is read as creating, in the query's first words and in roo_open's name.
+    expect(byId.get("roo_open")?.explanation?.action).toEqual({
+      asked: "create",
+      does: "create",
+      weight: 1.2,
+    });
+    // roo_admin's name states no action: nothing is said, and nothing was weighed.
+    expect(byId.has("roo_admin")).toBe(true);
+    expect(byId.get("roo_admin")?.explanation?.action).toBeUndefined();
   });
 
   it("notes a tool that needs the caller's own connection", async () => {

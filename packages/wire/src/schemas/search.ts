@@ -8,6 +8,9 @@ export const MAX_QUERY_CHARS = 500;
 export const DEFAULT_SEARCH_LIMIT = 5;
 export const MAX_SEARCH_LIMIT = 50;
 
+/** What a request asks a tool to do, and what a tool's name says it does (explained as `action`). */
+export const ACTIONS = ["create", "read", "list", "search", "update", "delete"] as const;
+
 /** The parts of a tool a search reads, as the API names them in `matched`. */
 export const SEARCH_FIELDS = [
   "id",
@@ -76,6 +79,18 @@ const explanation = z
       description:
         "What else to know before calling it, in words: `needs your github connection`, `answered by static_links (lacks network)`.",
     }),
+    action: z
+      .object({
+        asked: z.enum(ACTIONS),
+        does: z.enum(ACTIONS),
+        weight: z.number().meta({ description: "What the tool's score was multiplied by." }),
+      })
+      .optional()
+      .meta({
+        description:
+          "What the query asks to do (read from its first words) and what the tool does (read from its name), when both say: the same action counts for more, another kind for less.",
+        example: { asked: "delete", does: "delete", weight: 1.2 },
+      }),
   })
   .meta({ id: "ToolSearchExplanation" });
 

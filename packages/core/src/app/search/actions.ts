@@ -1,3 +1,4 @@
+import type { ACTIONS } from "@toolbus/wire/schemas/search";
 import { stemmer } from "stemmer";
 import { words } from "./terms";
 
@@ -8,7 +9,7 @@ import { words } from "./terms";
  * "what did people say ..."). Agreeing on the verb tells apart the tools that share a noun,
  * which words alone cannot: `create_field` and `update_field` both hold "field".
  */
-export type Action = "create" | "read" | "list" | "search" | "update" | "delete";
+export type Action = (typeof ACTIONS)[number];
 
 /**
  * The words that state each action, in tool names and in requests (a word of two actions is
@@ -93,6 +94,22 @@ export function queryAction(query: string): Action | undefined {
     if (action) return action;
   }
   return undefined;
+}
+
+/** How a tool's action met the request's: told by `explain`. */
+export interface ActionMatch {
+  asked: Action;
+  does: Action;
+  /** What the tool's score was multiplied by. */
+  weight: number;
+}
+
+/** The request's and the tool's actions and the factor they make; undefined unless both state one. */
+export function actionMatch(
+  asked: Action | undefined,
+  does: Action | undefined,
+): ActionMatch | undefined {
+  return asked && does ? { asked, does, weight: actionAgreement(asked, does) } : undefined;
 }
 
 /**

@@ -2,6 +2,7 @@ import type { ToolSpec } from "@toolbus/wire/model/tool";
 import { SEARCH_FIELDS } from "@toolbus/wire/schemas/search";
 import type { CatalogList } from "../../ports";
 import type { ExclusionReason, Selection } from "../selection/select";
+import type { ActionMatch } from "./actions";
 import { documentOf } from "./document";
 import type { SearchField } from "./fields";
 import { term, words } from "./terms";
@@ -26,6 +27,8 @@ export interface ToolExplanation {
   words: MatchedWord[];
   /** What else to know before calling the tool, in words. */
   notes: string[];
+  /** What the query asks to do and what the tool does, when both say (actions.ts). */
+  action?: ActionMatch;
 }
 
 /** A matching tool selection leaves out for the caller; listed to administrators only. */
@@ -215,9 +218,11 @@ export async function explainSearch<T extends { id: string; matched: SearchField
   const tools = input.tools.map((found) => {
     const spec = specs.get(found.id);
     const matches = spec ? input.index.matches(input.query, spec.id) : [];
+    const action = input.index.action(input.query, found.id);
     const explanation: ToolExplanation = {
       words: spec ? matchedWords(matches, spec, descriptions.get(spec.toolset), found.matched) : [],
       notes: notesOf(found.id, selection),
+      ...(action ? { action } : {}),
     };
     return { ...found, explanation };
   });

@@ -1,7 +1,14 @@
 import type { ToolSpec, ToolsetSpec } from "@toolbus/wire/model/tool";
 import { SEARCH_FIELDS } from "@toolbus/wire/schemas/search";
 import SearchableMap from "minisearch/SearchableMap";
-import { type Action, actionAgreement, queryAction, toolAction } from "./actions";
+import {
+  type Action,
+  type ActionMatch,
+  actionAgreement,
+  actionMatch,
+  queryAction,
+  toolAction,
+} from "./actions";
 import { relatedTerms } from "./concepts";
 import { documentOf, typoEdits } from "./document";
 import { FIELD_WEIGHTS, type SearchField } from "./fields";
@@ -377,6 +384,12 @@ export class ToolIndex {
       }
     }
     return out;
+  }
+
+  /** What the query asks to do beside what the tool `id` does, as `search` weighed it. */
+  action(query: string, id: string): ActionMatch | undefined {
+    const doc = this.ids.indexOf(id);
+    return doc < 0 ? undefined : actionMatch(queryAction(query), this.actions[doc]);
   }
 
   /** The best `limit` tools for the query among those `allowed`, best first. */
