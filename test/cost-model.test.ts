@@ -38,20 +38,23 @@ describe("the AWS-path cost model", () => {
       // The call's own writes, wherever the tool runs (in the API or its own function):
       // created, claimed, finished.
       expect(perCall(s, writes, ["recorder", "subscriptions", "stream"])).toBe(9);
-      // The stream: one entry per event and one head move per batch; a call's two events
-      // share a batch unless they were published apart.
+      // The stream: one chunk (its events deflated: one unit) and one head move per batch; a
+      // call's two events share a batch unless they were published apart.
       const stream = perCall(s, writes, [
         "api",
         "tools/readability_analyzer",
         "recorder",
         "subscriptions",
       ]);
-      expect(stream).toBeGreaterThanOrEqual(4);
-      expect(stream).toBeLessThanOrEqual(6);
+      expect(stream).toBeGreaterThanOrEqual(2);
+      expect(stream).toBeLessThanOrEqual(4);
       // The recorder logs a fast call in one write: its result's event brings the scheduling,
-      // and the scheduling's own event finds the call finished and writes nothing.
+      // and the scheduling's own event finds the call finished and writes nothing. 10 units:
+      // two entries (their details deflated) of one unit each, the call's marks on its 2 KB
+      // item and its leaving the outbox index (gsi2 copies the whole item), all doubled.
       const recorded = s.functions.recorder?.sdk.dynamodb.TransactWriteItems;
       expect((recorded?.requests ?? 0) / s.calls).toBe(1);
+      expect((recorded?.writeUnits ?? 0) / s.calls).toBe(10);
       expect(recorded?.failed ?? 0).toBe(0);
     }
     const one = counts.withSubscription;

@@ -236,6 +236,38 @@ describe("DynamoEventLog", () => {
     ]);
   });
 
+  it("keeps a long detail deflated, and reads entries kept as text the same", async () => {
+    const run = "run-deflated";
+    const [a, b] = await Promise.all([finishedCall(run, "call-a"), finishedCall(run, "call-b")]);
+    if (!a || !b) throw new Error("not recorded");
+    const long = (call: CallRecord): RunEvent => ({
+      ...resulted(call),
+      detail: { ...resulted(call).detail, output: "Flesch reading ease 91.4. ".repeat(40) },
+    });
+    await log.append(a, [scheduled(a), long(a)]);
+    // An entry as writers before this kept every detail: JSON text.
+    const { detail, ...rest } = long(b);
+    await documents.send(
+      new PutCommand({
+        TableName: table.tableName,
+        Item: { pk: `RUN#${run}`, sk: places(3)[2], ...rest, detailJson: JSON.stringify(detail) },
+      }),
+    );
+    const { Items = [] } = await documents.send(
+      new QueryCommand({
+        TableName: table.tableName,
+        KeyConditionExpression: "pk = :pk AND begins_with(sk, :log)",
+        ExpressionAttributeValues: { ":pk": `RUN#${run}`, ":log": "LOG#" },
+        ConsistentRead: true,
+      }),
+    );
+    // The scheduling's short detail stays text; the result's long one is stored deflated.
+    expect(
+      Items.map((item) => Object.keys(item).filter((name) => /^detail(Json|Z)$/.test(name))),
+    ).toEqual([["detailJson"], ["detailZ"], ["detailJson"]]);
+    expect((await log.read(run)).events).toEqual([scheduled(a), long(a), long(b)]);
+  });
+
   it("pages through a run with the cursor, without gaps or repeats", async () => {
     const run = "run-paged";
     const all: RunEvent[] = [];

@@ -1,4 +1,4 @@
-import { PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDocumentClient } from "../packages/core/src/store/dynamodb";
 import { DynamoEventStream } from "../packages/core/src/store/dynamodb/event-stream";
@@ -98,6 +98,28 @@ describe("the stage's event stream", () => {
     expect(page.entries.map((entry) => entry.seq)).toEqual([head - 1, head]);
     expect(page.through).toBe(head);
     expect((await stream.read(head, 100)).entries).toEqual([]);
+  });
+
+  it("keeps a chunk's events deflated, and reads them back exactly", async () => {
+    const table = await freshTable();
+    const stream = new DynamoEventStream(
+      { client: documents, tableName: table },
+      { retentionDays: 7 },
+    );
+    const events = [event("run-deflated"), event("run-deflated")];
+    await stream.append(events);
+    const { Items = [] } = await documents.send(
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: "pk = :pk",
+        ExpressionAttributeValues: { ":pk": streamChunkKey(1).pk },
+        ConsistentRead: true,
+      }),
+    );
+    expect(Items).toHaveLength(1);
+    expect(Items[0]?.eventsJson).toBeUndefined();
+    expect(Items[0]?.eventsZ).toBeInstanceOf(Uint8Array);
+    expect((await stream.read(0, 10)).entries.map((entry) => entry.event)).toEqual(events);
   });
 });
 

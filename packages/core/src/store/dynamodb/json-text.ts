@@ -1,3 +1,5 @@
+import { deflateRawSync, inflateRawSync } from "node:zlib";
+
 /**
  * Free-form JSON that callers, tools and upstreams choose (a call's input and result, an
  * event's detail, a cached value, a tool's schemas and examples) is stored as JSON text, not
@@ -17,16 +19,42 @@
  */
 const SUFFIX = "Json";
 
-/** The item with each of `fields` present replaced by its JSON text under `<field>Json`. */
+/**
+ * Items written once and read rarely (a run's log entries, the stage stream's chunks) may keep
+ * the text deflated instead, a binary `<field>Z` (raw DEFLATE of the UTF-8 JSON text): DynamoDB
+ * bills a write per started KB, and a result's event compresses to about half (JSON repeats
+ * its keys, and an event its run and call ids). Only text of MIN_COMPRESSED_TEXT characters
+ * or more is tried, and only a smaller form is kept, so short values stay readable text.
+ * Readers take either form; a reader from before this form (an older release still running
+ * during a deploy, or rolled back to) cannot read it.
+ */
+const COMPRESSED_SUFFIX = "Z";
+const MIN_COMPRESSED_TEXT = 256;
+/** Bytes a stored field inflates to, at most: an item is 400 KB, and JSON deflates ~10× at best. */
+const MAX_INFLATED = 8 * 1024 * 1024;
+
+export interface EncodeOptions {
+  /** Keep a long field's text deflated when that is smaller (see COMPRESSED_SUFFIX). */
+  compress?: boolean;
+}
+
+/**
+ * The item with each of `fields` present replaced by its JSON text under `<field>Json`, or
+ * with `compress`, by the deflated text under `<field>Z` where that is smaller.
+ */
 export function encodeJsonFields(
   item: Record<string, unknown>,
   fields: readonly string[],
+  options: EncodeOptions = {},
 ): Record<string, unknown> {
   const encoded = { ...item };
   for (const field of fields) {
     if (encoded[field] === undefined) continue;
-    encoded[`${field}${SUFFIX}`] = JSON.stringify(encoded[field]);
+    const text = JSON.stringify(encoded[field]);
     delete encoded[field];
+    const deflated = options.compress ? deflatedText(text) : undefined;
+    if (deflated) encoded[`${field}${COMPRESSED_SUFFIX}`] = deflated;
+    else encoded[`${field}${SUFFIX}`] = text;
   }
   return encoded;
 }
@@ -38,17 +66,34 @@ export function decodeJsonFields(
 ): Record<string, unknown> {
   const decoded = { ...item };
   for (const field of fields) {
-    const text = decoded[`${field}${SUFFIX}`];
-    if (typeof text !== "string") continue;
+    const stored = decoded[`${field}${SUFFIX}`];
+    const deflated = decoded[`${field}${COMPRESSED_SUFFIX}`];
+    if (typeof stored !== "string" && !(deflated instanceof Uint8Array)) continue;
     delete decoded[`${field}${SUFFIX}`];
-    // Text that does not parse leaves the field out, so the model's schema names the item.
+    delete decoded[`${field}${COMPRESSED_SUFFIX}`];
+    // Text that does not parse (or inflate) leaves the field out, so the model's schema names
+    // the item.
     try {
+      const text =
+        typeof stored === "string"
+          ? stored
+          : inflateRawSync(deflated as Uint8Array, { maxOutputLength: MAX_INFLATED }).toString();
       decoded[field] = JSON.parse(text);
     } catch {
       delete decoded[field];
     }
   }
   return decoded;
+}
+
+/** The text deflated, if it is long enough to try and comes out smaller (in bytes). */
+function deflatedText(text: string): Buffer | undefined {
+  if (text.length < MIN_COMPRESSED_TEXT) return undefined;
+  const deflated = deflateRawSync(text);
+  // The binary attribute's name is 3 bytes shorter than the text's.
+  return deflated.length < Buffer.byteLength(text) + SUFFIX.length - COMPRESSED_SUFFIX.length
+    ? deflated
+    : undefined;
 }
 
 /** The attribute a field's JSON text is stored under, for update expressions. */

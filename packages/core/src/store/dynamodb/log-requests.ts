@@ -1,5 +1,6 @@
 import type { CallRecord } from "@toolbus/wire/model/call";
 import { progressStepOf, type RunEvent } from "@toolbus/wire/model/events";
+import { encodeJsonFields } from "./json-text";
 
 /** A call's events to log, in order, none of them logged yet as far as the caller knows. */
 export interface LogRequest {
@@ -51,8 +52,16 @@ export function unloggedEvents(call: CallRecord, events: RunEvent[]): RunEvent[]
   ];
 }
 
-/** An event's detail carries a call's input or result: JSON text (see json-text.ts). */
+/**
+ * An event's detail carries a call's input or result: JSON text (see json-text.ts), deflated
+ * when that is smaller. A result's entry is then about half its size: one write unit where
+ * its text took two (twice that in the log writer's transaction).
+ */
 export const LOG_JSON_FIELDS = ["detail"];
+
+/** An event's attributes as its run-log entry keeps them (read with decodeJsonFields). */
+export const logEntryFields = (event: RunEvent): Record<string, unknown> =>
+  encodeJsonFields(event, LOG_JSON_FIELDS, { compress: true });
 
 export const callKeyOf = (call: CallRecord) => `${call.parentRunId}\n${call.callId}`;
 

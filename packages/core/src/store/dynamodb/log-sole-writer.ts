@@ -6,8 +6,7 @@ import { callItem } from "./call-runs";
 import type { DynamoStoreOptions } from "./client";
 import { isConditionFailure } from "./client";
 import { callKey, logSeqOf, logSortKey, runLogKeyCondition, runPartition } from "./items";
-import { encodeJsonFields } from "./json-text";
-import { LOG_JSON_FIELDS, type LogRequest, mergeByCall, progressOf } from "./log-requests";
+import { type LogRequest, logEntryFields, mergeByCall, progressOf } from "./log-requests";
 import { perTable } from "./per-table";
 import { recentCalls } from "./recent-calls";
 
@@ -59,7 +58,7 @@ export async function appendAsSoleWriter(
         items.push({
           pk: runPartition(runId),
           sk: logSortKey(log.end),
-          ...encodeJsonFields(event, LOG_JSON_FIELDS),
+          ...logEntryFields(event),
         });
       }
       const mark = publicationMark(request, at);

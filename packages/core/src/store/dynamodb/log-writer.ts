@@ -5,12 +5,12 @@ import { GroupCommit, type ItemOutcome } from "../../util/group-commit";
 import { DynamoCallStore } from "./calls";
 import type { DynamoStoreOptions } from "./client";
 import { callKey, LOG_PREFIX, logSeqOf, logSortKey, runPartition } from "./items";
-import { encodeJsonFields, jsonAttribute } from "./json-text";
+import { jsonAttribute } from "./json-text";
 import {
   callKeyOf,
-  LOG_JSON_FIELDS,
   LOG_SEQ_ATTRIBUTE,
   type LogRequest,
+  logEntryFields,
   mergeByCall,
   progressOf,
   progressStep,
@@ -215,7 +215,7 @@ async function transact(options: DynamoStoreOptions, requests: LogRequest[]): Pr
           Item: {
             pk: runPartition(runId),
             sk: logSortKey(end),
-            ...encodeJsonFields(event, LOG_JSON_FIELDS),
+            ...logEntryFields(event),
           },
           ConditionExpression: "attribute_not_exists(pk)",
         },
