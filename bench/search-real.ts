@@ -284,6 +284,7 @@ export function realSearchQuality(): { catalog: RealCatalog; parts: RealQuality[
 const LATER_HELD_OUT_SETS = {
   second: { dir: "heldout2", catalog: ["servers", "heldout2"] },
   third: { dir: "heldout3", catalog: ["servers", "heldout2", "heldout3"] },
+  fourth: { dir: "heldout4", catalog: ["servers", "heldout2", "heldout3", "heldout4"] },
 } as const;
 
 export type LaterHeldOutSet = keyof typeof LATER_HELD_OUT_SETS;

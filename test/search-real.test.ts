@@ -48,7 +48,7 @@ describe("search on the real catalog", () => {
   });
 });
 
-// The later held-out sets (heldout2, heldout3): only their labels are checked here, never how
+// The later held-out sets (heldout2, heldout3, heldout4): only their labels are checked here, never how
 // search ranks their queries, which is reported once by `npm run bench -- search-real`.
 describe.each(laterHeldOutSets)("the %s held-out set's labels", (set) => {
   const labelled = loadLaterHeldOutSet(set);
