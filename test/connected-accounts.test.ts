@@ -104,7 +104,7 @@ beforeAll(async () => {
     secrets: { GITHUB_OAUTH_SECRET: upstream.clientSecret },
   });
   server = await serveApi(system.app, { port });
-  for (const name of ["alice", "bob", "carol", "dave", "erin", "frank", "grace"]) {
+  for (const name of ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi"]) {
     const created = await system.request("/v1/keys", {
       method: "POST",
       json: { name, role: "member" },
@@ -172,6 +172,20 @@ describe("a tool acting as its caller", () => {
       new RegExp(`^${publicUrl}/connect/github\\?ticket=[A-Za-z0-9_-]{40,}$`),
     );
     expect(seenBy.length).toBe(before);
+  });
+
+  it("hands a caller retrying without a connection the link it was given, which still works", async () => {
+    const first = (await readIssue("heidi")).result?.failure?.connection?.connectUrl;
+    const again = (await readIssue("heidi")).result?.failure?.connection?.connectUrl;
+    expect(first).toMatch(/\?ticket=/);
+    // One ticket for the retries: the same link, not a new one per attempt.
+    expect(again).toBe(first);
+    // Another person's failure gets a link of their own.
+    const other = (await readIssue("dave")).result?.failure?.connection?.connectUrl;
+    expect(other).not.toBe(first);
+    const page = await connect(new Browser(), again ?? "", "heidi");
+    expect(page.status).toBe(200);
+    expect((await readIssue("heidi")).result?.data.title).toBe("Read by heidi");
   });
 
   it("offers the tool, marked as needing the caller's connection", async () => {

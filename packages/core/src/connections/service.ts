@@ -68,6 +68,14 @@ const LEASE_MS = 15_000;
 const PENDING_MS = 10 * 60_000;
 /** A connect link handed out works this long. */
 const TICKET_MS = 15 * 60_000;
+/**
+ * A failed call's connect link is handed out again while it has this long left to live: an
+ * agent retrying a tool its person has not connected yet gets one link (one ticket written),
+ * not one per attempt, and a person always has at least this long to follow it.
+ */
+const REUSED_LINK_LEFT_MS = 10 * 60_000;
+/** Failure links a process keeps for reuse, at most (the oldest goes first). */
+const KEPT_LINKS = 1_000;
 
 interface Sealed {
   accessToken: string;
@@ -84,6 +92,8 @@ const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
 export class ConnectionService implements ConnectionTokens {
   readonly #deps: ConnectionDeps;
   readonly #now: () => number;
+  /** Links handed out with `connection_required`, by principal, provider and scopes. */
+  readonly #failureLinks = new Map<string, { url: string; expiresAt: number }>();
 
   constructor(deps: ConnectionDeps) {
     this.#deps = deps;
@@ -406,7 +416,7 @@ export class ConnectionService implements ConnectionTokens {
     reason: "not_connected" | "expired",
     why?: string,
   ): Promise<TokenAnswer> {
-    const link = await this.link(principal, provider.name, scopes);
+    const link = await this.#failureLink(principal, provider, scopes);
     const message =
       reason === "expired"
         ? `Your ${provider.name} connection has expired${why ? ` (${why.replace(/\.$/, "")})` : ""}. Reconnect at ${link.url}, then call again.`
@@ -420,6 +430,21 @@ export class ConnectionService implements ConnectionTokens {
         connectUrl: link.url,
       }),
     };
+  }
+
+  /** A connect link for a failed call: one handed out recently for the same need, or a new one. */
+  async #failureLink(principal: Principal, provider: Provider, scopes: string[]) {
+    const key = JSON.stringify([principal, provider.name, scopes]);
+    const kept = this.#failureLinks.get(key);
+    if (kept && kept.expiresAt - this.#now() >= REUSED_LINK_LEFT_MS) return kept;
+    const link = await this.link(principal, provider.name, scopes);
+    this.#failureLinks.delete(key);
+    this.#failureLinks.set(key, { url: link.url, expiresAt: Date.parse(link.expiresAt) });
+    if (this.#failureLinks.size > KEPT_LINKS) {
+      const oldest = this.#failureLinks.keys().next();
+      if (!oldest.done) this.#failureLinks.delete(oldest.value);
+    }
+    return link;
   }
 
   #provider(name: string): Provider | undefined {
