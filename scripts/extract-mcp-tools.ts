@@ -21,7 +21,7 @@
  * that needs the network, a browser or a real account just to list its tools fails and is skipped.
  */
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -805,7 +805,7 @@ async function extract(entry: ServerEntry, root: string, outDir: string): Promis
     // directory) would name this machine's scratch directory: written as <scratch> instead.
     writeFileSync(
       join(outDir, fixtureName(entry.package)),
-      `${JSON.stringify(fixture, null, 2).replaceAll(dir, "<scratch>")}\n`,
+      `${JSON.stringify(fixture, null, 2).replaceAll(realpathSync(dir), "<scratch>").replaceAll(dir, "<scratch>")}\n`,
     );
     return {
       package: entry.package,

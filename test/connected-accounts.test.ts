@@ -175,13 +175,17 @@ describe("a tool acting as its caller", () => {
   });
 
   it("hands a caller retrying without a connection the link it was given, which still works", async () => {
-    const first = (await readIssue("heidi")).result?.failure?.connection?.connectUrl;
+    // Two at once, then one more: one ticket for the retries, the same link every time.
+    const [first, meanwhile] = (await Promise.all([readIssue("heidi"), readIssue("heidi")])).map(
+      (answer) => answer.result?.failure?.connection?.connectUrl,
+    );
     const again = (await readIssue("heidi")).result?.failure?.connection?.connectUrl;
     expect(first).toMatch(/\?ticket=/);
-    // One ticket for the retries: the same link, not a new one per attempt.
+    expect(meanwhile).toBe(first);
     expect(again).toBe(first);
     // Another person's failure gets a link of their own.
     const other = (await readIssue("dave")).result?.failure?.connection?.connectUrl;
+    expect(other).toMatch(/\?ticket=/);
     expect(other).not.toBe(first);
     const page = await connect(new Browser(), again ?? "", "heidi");
     expect(page.status).toBe(200);

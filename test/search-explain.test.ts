@@ -31,7 +31,9 @@ const kitTool = (id: string, title: string, spec: Record<string, unknown> = {}) 
 
 const tools = [
   kitTool("roo_open", "Open kangaroo counter"),
-  kitTool("roo_lister", "Survey lister", { description: "Lists each directory of a survey." }),
+  kitTool("roo_list_surveys", "Survey lister", {
+    description: "Lists each directory of a survey.",
+  }),
   kitTool("roo_review", "Review kangaroo counter", { availability: { modes: ["review"] } }),
   kitTool("roo_admin", "Admin kangaroo counter", { availability: { minRole: "admin" } }),
   kitTool("roo_secret", "Secret kangaroo counter", { requires: ["roo_secret_key"] }),
@@ -214,7 +216,7 @@ describe("a search with explain", () => {
 
   it("says which of the tool's words a word was met as when the tool calls it otherwise", async () => {
     const found = await search({ q: "folder survey", explain: "true" });
-    const lister = found.tools.find((tool) => tool.id === "roo_lister");
+    const lister = found.tools.find((tool) => tool.id === "roo_list_surveys");
     expect(lister?.explanation?.words).toEqual([
       { word: "folder", fields: ["description"], as: ["directory"] },
       { word: "survey", fields: expect.arrayContaining(["title", "description"]) },
@@ -222,12 +224,12 @@ describe("a search with explain", () => {
   });
 
   it("says what the query asks to do beside what a tool's name says it does", async () => {
-    const found = await search({ q: "open a kangaroo counter", explain: "true", limit: "50" });
+    const found = await search({ q: "list every kangaroo survey", explain: "true", limit: "50" });
     const byId = new Map(found.tools.map((tool) => [tool.id, tool]));
-    // "open" is read as creating, in the query's first words and in roo_open's name.
-    expect(byId.get("roo_open")?.explanation?.action).toEqual({
-      asked: "create",
-      does: "create",
+    // "list" in the query's first words and in roo_list_surveys's name.
+    expect(byId.get("roo_list_surveys")?.explanation?.action).toEqual({
+      asked: "list",
+      does: "list",
       weight: 1.2,
     });
     // roo_admin's name states no action: nothing is said, and nothing was weighed.

@@ -93,7 +93,10 @@ export class ConnectionService implements ConnectionTokens {
   readonly #deps: ConnectionDeps;
   readonly #now: () => number;
   /** Links handed out with `connection_required`, by principal, provider and scopes. */
-  readonly #failureLinks = new Map<string, { url: string; expiresAt: number }>();
+  readonly #failureLinks = new Map<
+    string,
+    { link: Promise<{ url: string; expiresAt: string }>; expiresAt: number }
+  >();
 
   constructor(deps: ConnectionDeps) {
     this.#deps = deps;
@@ -432,14 +435,28 @@ export class ConnectionService implements ConnectionTokens {
     };
   }
 
-  /** A connect link for a failed call: one handed out recently for the same need, or a new one. */
-  async #failureLink(principal: Principal, provider: Provider, scopes: string[]) {
+  /**
+   * A connect link for a failed call: the one handed out for the same need while it has
+   * REUSED_LINK_LEFT_MS left (failures at the same moment share the one being made), or a new
+   * one. A link that could not be made is not kept.
+   */
+  #failureLink(principal: Principal, provider: Provider, scopes: string[]) {
     const key = JSON.stringify([principal, provider.name, scopes]);
     const kept = this.#failureLinks.get(key);
-    if (kept && kept.expiresAt - this.#now() >= REUSED_LINK_LEFT_MS) return kept;
-    const link = await this.link(principal, provider.name, scopes);
+    if (kept && kept.expiresAt - this.#now() >= REUSED_LINK_LEFT_MS) return kept.link;
+    const link = this.link(principal, provider.name, scopes);
     this.#failureLinks.delete(key);
-    this.#failureLinks.set(key, { url: link.url, expiresAt: Date.parse(link.expiresAt) });
+    // Until it is made, it counts as good for the whole life of a ticket.
+    this.#failureLinks.set(key, { link, expiresAt: this.#now() + TICKET_MS });
+    link.then(
+      (made) => {
+        const entry = this.#failureLinks.get(key);
+        if (entry?.link === link) entry.expiresAt = Date.parse(made.expiresAt);
+      },
+      () => {
+        if (this.#failureLinks.get(key)?.link === link) this.#failureLinks.delete(key);
+      },
+    );
     if (this.#failureLinks.size > KEPT_LINKS) {
       const oldest = this.#failureLinks.keys().next();
       if (!oldest.done) this.#failureLinks.delete(oldest.value);

@@ -83,7 +83,10 @@ const explanation = z
       .object({
         asked: z.enum(ACTIONS),
         does: z.enum(ACTIONS),
-        weight: z.number().meta({ description: "What the tool's score was multiplied by." }),
+        weight: z.number().meta({
+          description:
+            "What the tool's word-match score was multiplied by (before any fusion with a semantic ranking).",
+        }),
       })
       .optional()
       .meta({

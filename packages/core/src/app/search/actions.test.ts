@@ -9,19 +9,39 @@ describe("actions read from names and requests", () => {
     expect(toolAction("list_records")).toBe("list");
     expect(toolAction("search_nodes")).toBe("search");
     expect(toolAction("update_field")).toBe("update");
-    // Inflected forms meet the same stem.
-    expect(toolAction("removes_labels")).toBe("delete");
     expect(toolAction("browser_tabs")).toBeUndefined();
   });
 
-  it("reads a request's action from its first words only", () => {
+  it("matches words whole: a noun that looks like an action word states nothing", () => {
+    expect(toolAction("brave_news_search")).toBe("search");
+    expect(toolAction("posts_search")).toBe("search");
+    expect(toolAction("settings_get")).toBe("read");
+    expect(queryAction("latest news about the launch")).toBeUndefined();
+  });
+
+  it("reads a phrase before its first word", () => {
+    expect(queryAction("get rid of the change alert for the old blog")).toBe("delete");
+    expect(queryAction("set up a new tracker for interviews")).toBe("create");
+    expect(queryAction("pull up record recA1b2C3")).toBe("read");
+    expect(queryAction("get the latest refs")).toBe("read");
+  });
+
+  it("reads a request's action from its first words that are not stop words", () => {
     expect(queryAction("remove the test rows I added")).toBe("delete");
     expect(queryAction("rename the Notes column to Internal notes")).toBe("update");
+    expect(queryAction("I would like to delete the file")).toBe("delete");
+    expect(queryAction("could you please help me remove it")).toBe("delete");
+    // A question reads.
     expect(queryAction("what did people say on the row?")).toBe("read");
-    expect(queryAction("give me everything in the Tasks table")).toBe("list");
-    // "delete" comes too late to be the request's action: it is context.
-    expect(queryAction("I am tidying up and afterwards delete it")).toBeUndefined();
+    // "delete" comes after four words that say something: it is context, not the request.
+    expect(queryAction("tidy the shared drive folder, then delete it")).toBeUndefined();
     expect(queryAction("")).toBeUndefined();
+  });
+
+  it("leaves out words that ask different things of different objects", () => {
+    expect(queryAction("open notes/todo.md")).toBeUndefined();
+    expect(queryAction("close the issue")).toBeUndefined();
+    expect(toolAction("open_nodes")).toBeUndefined();
   });
 
   it("favours the same action, then its kind, and holds back another kind", () => {

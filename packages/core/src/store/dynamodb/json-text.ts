@@ -20,7 +20,7 @@ import { deflateRawSync, inflateRawSync } from "node:zlib";
 const SUFFIX = "Json";
 
 /**
- * Items written once and read rarely (a run's log entries, the stage stream's chunks) may keep
+ * Items written once and never changed (a run's log entries, the stage stream's chunks) may keep
  * the text deflated instead, a binary `<field>Z` (raw DEFLATE of the UTF-8 JSON text): DynamoDB
  * bills a write per started KB, and a result's event compresses to about half (JSON repeats
  * its keys, and an event its run and call ids). Only text of MIN_COMPRESSED_TEXT characters
@@ -30,7 +30,10 @@ const SUFFIX = "Json";
  */
 const COMPRESSED_SUFFIX = "Z";
 const MIN_COMPRESSED_TEXT = 256;
-/** Bytes a stored field inflates to, at most: an item is 400 KB, and JSON deflates ~10× at best. */
+/**
+ * Bytes a stored field inflates to, at most: far above any event Toolbus writes (under 400 KB
+ * of text), and a bound on what a damaged or foreign value can make a reader allocate.
+ */
 const MAX_INFLATED = 8 * 1024 * 1024;
 
 export interface EncodeOptions {
