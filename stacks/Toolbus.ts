@@ -59,6 +59,22 @@ export const followMaxSeconds = (timeoutSeconds: number) =>
   Math.min(timeoutSeconds - 5, STREAM_HOLD_SECONDS);
 
 /**
+ * Indexes the table keeps for one release after core stopped reading them (core's TABLE no
+ * longer lists them): CloudFormation creates or deletes at most one global secondary index per
+ * table update, so the release that replaces an index adds the new one and keeps the old, and
+ * the next release deletes the old one. A fresh stage gets them too: the stack cannot tell a
+ * fresh stage from an old one.
+ *
+ * gsi2 copied whole items (projection ALL); gsi4, keys only on the same key attributes,
+ * replaced it in the release that added gsi4 (2026-11), and nothing queries gsi2 since. Delete
+ * this entry in the next release (docs/deploying.md, "Upgrades"): that update deletes gsi2, its
+ * one index change, and the write units gsi2 costs every call go with it.
+ */
+export const LEGACY_INDEXES = [
+  { name: "gsi2", partitionKey: "gsi2pk", sortKey: "gsi2sk", projection: "ALL" },
+] as const;
+
+/**
  * DynamoDB's item actions, each of which IAM authorizes with `dynamodb:LeadingKeys` (a
  * transaction's items count as these too). Scan has no leading key; none of ours may scan.
  */
@@ -176,7 +192,12 @@ export function Toolbus({ stack, app }: StackContext) {
     deletionProtection: config.data.deletionProtection,
     removalPolicy: config.data.retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
   });
-  for (const index of TABLE.indexes) {
+  // Core's indexes and the ones kept for one release, by name: an existing stage's indexes keep
+  // their order and a new one comes last.
+  const indexes = [...TABLE.indexes, ...LEGACY_INDEXES].sort((a, b) =>
+    a.name.localeCompare(b.name),
+  );
+  for (const index of indexes) {
     table.addGlobalSecondaryIndex({
       indexName: index.name,
       partitionKey: key(index.partitionKey),
@@ -184,7 +205,8 @@ export function Toolbus({ stack, app }: StackContext) {
       projectionType: dynamodb.ProjectionType[index.projection],
     });
   }
-  const indexArns = TABLE.indexes.map((index) => `${table.tableArn}/index/${index.name}`);
+  // Every index the table has, the legacy ones too while they exist (nothing queries those).
+  const indexArns = indexes.map((index) => `${table.tableArn}/index/${index.name}`);
 
   // ---- Connected accounts: people's OAuth tokens live in the table (`CONN*` partition keys),
   // envelope-encrypted under this key with the item's {pk, sk} as encryption context. Only the
@@ -539,8 +561,9 @@ export function Toolbus({ stack, app }: StackContext) {
 
   /**
    * The subscriptions fan-out (and its retry driver): reads subscriptions (Get, Query on
-   * gsi1) and what is due (Query on gsi2), writes deliveries (Put) and failure streaks
-   * (Update); posts to the buses and queues the stage allows as targets, and nowhere else.
+   * gsi1) and what is due (Query on gsi4, then BatchGetItem), writes deliveries (Put) and
+   * failure streaks (Update); posts to the buses and queues the stage allows as targets, and
+   * nowhere else.
    * Webhooks go out over HTTPS through the SSRF guard, with no IAM.
    */
   function subscriptionsAccess() {
@@ -551,7 +574,8 @@ export function Toolbus({ stack, app }: StackContext) {
       // A webhook may take its whole timeout to answer: sized like a tool, not the recorder.
       size: config.functions.tool,
       statements: [
-        onTable("GetItem", "PutItem", "UpdateItem"),
+        // BatchGetItem: the due deliveries' items, after their keys from gsi4.
+        onTable("GetItem", "BatchGetItem", "PutItem", "UpdateItem"),
         queryTableAndIndexes,
         ...(buses.length > 0
           ? [new iam.PolicyStatement({ actions: ["events:PutEvents"], resources: buses })]
@@ -580,8 +604,9 @@ export function Toolbus({ stack, app }: StackContext) {
         ? subscriptionsAccess()
         : {
             size: config.functions.recorder,
-            // Finds stuck calls (Query on gsi2), fails them (Update) and announces each result.
-            statements: [onTable("UpdateItem"), queryTableAndIndexes, publish],
+            // Finds stuck calls (Query on gsi4 for their keys, BatchGetItem for the calls),
+            // fails them (Update) and announces each result.
+            statements: [onTable("BatchGetItem", "UpdateItem"), queryTableAndIndexes, publish],
             secrets: [],
           }),
     });
@@ -615,7 +640,8 @@ export function Toolbus({ stack, app }: StackContext) {
   // events are queries on the table and its indexes. Direct dispatch invokes the handlers'
   // functions; `/health` reads a key that is never stored and describes the bus.
   const serveCalls = [
-    onTable("GetItem", "PutItem", "UpdateItem"),
+    // BatchGetItem: the calls awaiting approval, after their keys from gsi4.
+    onTable("GetItem", "BatchGetItem", "PutItem", "UpdateItem"),
     queryTableAndIndexes,
     publish,
     describeBus,

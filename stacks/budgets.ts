@@ -23,9 +23,10 @@ export const BUNDLE_BUDGETS_KB = {
    * 380 until the stage configuration gained the proxy setting (its schema, in every function);
    * 384 until cancellation and OAuth sign-in (+2 KB of shared schemas; see `tool`); 386 until
    * connected accounts (+5 KB of shared schemas: the stage configuration's `connections`, the
-   * `connection_required` failure).
+   * `connection_required` failure); 391 until the index of calls in flight held keys only (+2
+   * KB: reading the calls by key after it, DynamoDB's BatchGetItem).
    */
-  sweeper: 391,
+  sweeper: 394,
   /** The stage stream's writer: the recorder's check and the stream's store. */
   stream: 380,
   /** The subscriptions fan-out and its retry driver: matcher, signer, bus and queue clients. */
@@ -60,18 +61,19 @@ export const BUNDLE_BUDGETS_KB = {
    * embeddings with their first use); 957 until the built-ins that need nothing of a function
    * of their own ran in the API (+2 KB: which tools those are, the dispatcher that keeps their
    * calls here, the loader that keeps a part loaded on first use; their handlers load with the
-   * first such call).
+   * first such call); 959 until the index of calls in flight held keys only (+2 KB: reading
+   * the calls awaiting approval by key after it, DynamoDB's BatchGetItem).
    */
-  api: 959,
+  api: 961,
   /**
    * The streaming endpoint: the API's code for event streams and MCP. 900 until a running
    * call reached its live MCP caller (+13 KB, as the API's); 913 until registered servers'
    * definitions were pinned (+6 KB, as the API's); 919 until long calls and sign-in (+10 KB,
    * as the API's); 929 until connected accounts (+18 KB, as the API's); 948 until search was
    * measured on a real catalog (+6 KB, as the API's); 954 until built-ins ran in the API (+2 KB,
-   * as the API's).
+   * as the API's); 956 until the index of calls in flight held keys only (+2 KB, as the API's).
    */
-  "api-stream": 956,
+  "api-stream": 958,
   /** Runs once per deploy, never on a request's path: bounded only so it cannot balloon. */
   seed: 1_600,
 } as const;

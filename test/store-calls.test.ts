@@ -270,6 +270,96 @@ describe("DynamoCallStore", () => {
   });
 });
 
+describe("the index of calls in flight (gsi4, keys only)", () => {
+  it("lists more calls than one batch read takes, oldest first, at most the limit", async () => {
+    const own = await createToolbusTestTable(client, "store-batches");
+    try {
+      const store = new DynamoCallStore({ client: documents, tableName: own.tableName });
+      // 130 deadlines a second apart, claimed out of order.
+      const start = Date.parse("2026-01-01T00:00:00.000Z");
+      const deadlines = Array.from({ length: 130 }, (_, i) =>
+        new Date(start + ((i * 7919) % 130) * 1000).toISOString(),
+      );
+      for (const deadline of deadlines) {
+        const call = pendingCall({ parentRunId: "run-batches" });
+        await store.create(call);
+        await store.claim(call.parentRunId, call.callId, deadline);
+      }
+      const stuck = await store.listStuck("2026-01-02T00:00:00.000Z", 120);
+      expect(stuck.map((call) => call.deadlineAt)).toEqual([...deadlines].sort().slice(0, 120));
+      expect(stuck.every((call) => call.status === "running")).toBe(true);
+      expect(await store.listStuck("2026-01-02T00:00:00.000Z", 500)).toHaveLength(130);
+    } finally {
+      await own.drop();
+    }
+  });
+
+  it("gives a table of the release before (gsi2 with whole items) gsi4 with the calls already in flight, and keeps gsi2", async () => {
+    const { TableName: _unused, ...definition } = createTableInput("unused");
+    const previous = await createTestTable(client, {
+      ...definition,
+      GlobalSecondaryIndexes: [
+        ...(definition.GlobalSecondaryIndexes ?? []).filter((index) => index.IndexName !== "gsi4"),
+        {
+          IndexName: "gsi2",
+          KeySchema: [
+            { AttributeName: "gsi2pk", KeyType: "HASH" },
+            { AttributeName: "gsi2sk", KeyType: "RANGE" },
+          ],
+          Projection: { ProjectionType: "ALL" },
+        },
+      ],
+      namePrefix: "store-calls-gsi2",
+    });
+    try {
+      const store = new DynamoCallStore({ client: documents, tableName: previous.tableName });
+      const running = pendingCall({ parentRunId: "run-previous" });
+      await store.create(running);
+      await store.claim(running.parentRunId, running.callId, "2026-01-01T00:01:00.000Z");
+      const waiting = pendingCall({ parentRunId: "run-previous" });
+      await store.create(waiting);
+      const finished = pendingCall({ parentRunId: "run-previous" });
+      await store.create(finished);
+      await store.claim(finished.parentRunId, finished.callId, "2026-01-01T00:01:00.000Z");
+      await store.complete(finished.parentRunId, finished.callId, succeeded());
+      const approval = {
+        requestedAt: "2026-01-01T00:00:00.000Z",
+        expiresAt: "2026-01-01T01:00:00.000Z",
+      };
+      const awaiting = pendingCall({
+        parentRunId: "run-previous",
+        status: "awaiting_approval",
+        approval,
+      });
+      await store.create(awaiting);
+
+      await ensureTable(client, previous.tableName);
+      const { Table } = await client.send(
+        new DescribeTableCommand({ TableName: previous.tableName }),
+      );
+      expect(Table?.GlobalSecondaryIndexes?.map((index) => index.IndexName).sort()).toEqual([
+        "gsi1",
+        "gsi2",
+        "gsi3",
+        "gsi4",
+      ]);
+      const ids = (found: CallRecord[]) => found.map((call) => call.callId);
+      const later = "2026-01-02T00:00:00.000Z";
+      expect(ids(await store.listStuck(later))).toEqual([running.callId]);
+      expect(ids(await store.listWaiting(later))).toEqual([waiting.callId]);
+      expect(ids(await store.listUnannounced(later))).toEqual([finished.callId]);
+      expect(ids(await store.listAwaitingApproval(later))).toEqual([awaiting.callId]);
+      // The whole record comes back, not the index's keys.
+      expect((await store.listAwaitingApproval(later))[0]).toMatchObject({
+        approval,
+        input: awaiting.input,
+      });
+    } finally {
+      await previous.drop();
+    }
+  });
+});
+
 describe("calls by trace", () => {
   it("finds a trace's calls across runs, oldest first, and keeps them there through claim and completion", async () => {
     const trace = { traceId: "1".repeat(32), parentId: "2".repeat(16), sampled: true };
@@ -311,8 +401,8 @@ describe("calls by trace", () => {
       const { Table } = await client.send(new DescribeTableCommand({ TableName: old.tableName }));
       expect(Table?.GlobalSecondaryIndexes?.map((index) => index.IndexName).sort()).toEqual([
         "gsi1",
-        "gsi2",
         "gsi3",
+        "gsi4",
       ]);
       const store = new DynamoCallStore({ client: documents, tableName: old.tableName });
       const trace = { traceId: "5".repeat(32), parentId: "6".repeat(16), sampled: false };

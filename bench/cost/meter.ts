@@ -8,7 +8,7 @@ import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
  * every DynamoDB request with the capacity DynamoDB says it consumed, every PutEvents entry.
  */
 export interface SdkCounts {
-  /** By operation, `PutItem` or `Query gsi2`: requests and the units the answers reported. */
+  /** By operation, `PutItem` or `Query gsi4`: requests and the units the answers reported. */
   dynamodb: Record<string, DynamoOperationCount>;
   eventbridge: { putEventsRequests: number; entries: number; billedEvents: number; bytes: number };
   lambdaInvokes: number;

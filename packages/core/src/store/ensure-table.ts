@@ -31,7 +31,12 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
   );
 }
 
-/** One index per UpdateTable, as DynamoDB allows; items written before are not in it. */
+/**
+ * One index per UpdateTable, as DynamoDB allows. DynamoDB (Local too) fills a new index from
+ * the items already there: a table whose gsi2 listed calls in flight and due deliveries gets
+ * gsi4 with the same entries. An index the table has and TABLE no longer lists (gsi2, which
+ * gsi4 replaced) is left as it is: nothing reads it, and locally its writes cost nothing.
+ */
 async function addMissingIndexes(client: DynamoDBClient, tableName: string): Promise<void> {
   const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
   const present = new Set((Table?.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName));

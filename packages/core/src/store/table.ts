@@ -7,7 +7,9 @@ import type { CreateTableCommandInput } from "@aws-sdk/client-dynamodb";
  * - held review    TOOLSET#<name> / REVIEW      (a registered MCP server's changes, gzipped)
  * - tool           TOOL#<id> / SPEC             gsi1: CATALOG / TOOLSET#<toolset>#TOOL#<id>
  * - capability     CAPABILITY#<name> / STATUS
- * - call           RUN#<runId> / CALL#<callId>  gsi2 (only while running): RUNNING / <deadlineAt>
+ * - call           RUN#<runId> / CALL#<callId>  gsi4 (while in flight): PENDING / <since>,
+ *                                                 RUNNING / <deadlineAt>, APPROVAL / <expiresAt>,
+ *                                                 UNANNOUNCED / <completedAt>
  *                                               gsi3: TRACE#<traceId> / <scheduledAt>
  * - run log entry  RUN#<runId> / LOG#<seq>    (EVENT#<occurredAt>#<eventKey> before 2026-11-24)
  * - cached result  CACHE#<toolId>#<version>#<hash> / RESULT    (expiresAt)
@@ -18,9 +20,18 @@ import type { CreateTableCommandInput } from "@aws-sdk/client-dynamodb";
  * - connection     CONN#<principalId> / PROVIDER#<provider>   (tokens sealed; connections/)
  * - connect state  CONNSTATE#<sha256 of state> / STATE, ticket CONNTICKET#<sha256> / TICKET (expiresAt)
  * - tool vector    EMBED#<model>#<sha256 of tool text> / VECTOR   (packed Float32; search.embeddings)
- * gsi1 lists the catalog in toolset order with one query; gsi2 is sparse and finds calls
- * stuck past their deadline without scanning. gsi3 finds a trace's calls; it holds keys only,
- * so the writes that move a call along (claim, complete) never touch it.
+ * - delivery       SUBSCRIPTION#<id> / DELIVERY#<eventKey>   gsi4 (while a retry is due):
+ *                                               DELIVERY_DUE / <nextAttemptAt>#…; dead: gsi1
+ * gsi1 lists the catalog in toolset order with one query. gsi4 is sparse and finds the work a
+ * crash or a failure left behind (calls stuck, waiting or unannounced, expired approvals,
+ * deliveries due) without scanning. Its key attributes are still named gsi2pk / gsi2sk: it
+ * replaced gsi2, an index on the same keys that copied whole items, so every write that put a
+ * call on it, moved it along or took it off paid for a copy of the whole item. gsi4 holds keys
+ * only; its readers query it and then read the items (queryIndexed in dynamodb/calls.ts).
+ * Deployed stages keep gsi2 for one release beside gsi4 (LEGACY_INDEXES in stacks/Toolbus.ts:
+ * CloudFormation adds or drops one index per table update); nothing reads it.
+ * gsi3 finds a trace's calls; it holds keys only too, so the writes that move a call along
+ * (claim, complete) never touch it.
  */
 export const TABLE = {
   partitionKey: "pk",
@@ -28,16 +39,20 @@ export const TABLE = {
   ttlAttribute: "expiresAt",
   indexes: [
     { name: "gsi1", partitionKey: "gsi1pk", sortKey: "gsi1sk", projection: "ALL" },
-    { name: "gsi2", partitionKey: "gsi2pk", sortKey: "gsi2sk", projection: "ALL" },
     { name: "gsi3", partitionKey: "gsi3pk", sortKey: "gsi3sk", projection: "KEYS_ONLY" },
+    // Keys only, on gsi2's key attributes: the sparse index of work in flight.
+    { name: "gsi4", partitionKey: "gsi2pk", sortKey: "gsi2sk", projection: "KEYS_ONLY" },
   ],
 } as const;
 
 export function createTableInput(tableName: string): CreateTableCommandInput {
+  // Indexes may share key attributes (gsi4 keeps gsi2's names): each is defined once.
   const keyNames = [
-    TABLE.partitionKey,
-    TABLE.sortKey,
-    ...TABLE.indexes.flatMap((index) => [index.partitionKey, index.sortKey]),
+    ...new Set([
+      TABLE.partitionKey,
+      TABLE.sortKey,
+      ...TABLE.indexes.flatMap((index) => [index.partitionKey, index.sortKey]),
+    ]),
   ];
   return {
     TableName: tableName,

@@ -27,7 +27,7 @@ export const JSON_FIELDS = ["input", "result"];
 export const storedCall = (item: Record<string, unknown>): CallRecord =>
   parseStored(callRecord, decodeJsonFields(item, JSON_FIELDS), "call");
 
-/** A call record as its item, without gsi2's keys: put whole, it leaves the sweeper's index. */
+/** A call record as its item, without the index keys (gsi2pk/gsi2sk): put whole, it leaves the sweeper's index (gsi4). */
 export const callItem = (call: CallRecord): Record<string, unknown> => ({
   ...callKey(call.parentRunId, call.callId),
   ...encodeJsonFields(call, JSON_FIELDS),

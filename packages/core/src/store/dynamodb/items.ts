@@ -33,9 +33,15 @@ export const callOfKey = (item: Record<string, unknown>) => ({
 });
 
 /**
- * gsi2 holds a call only while it waits or runs (PENDING / <scheduledAt or release time>,
- * RUNNING / <deadlineAt>), so the index stays as small as the work in flight and the sweeper
- * finds what a crash left behind without a scan.
+ * The partitions of the sparse in-flight index. A call carries gsi2pk / gsi2sk only while it
+ * waits or runs (PENDING / <scheduledAt or release time>, RUNNING / <deadlineAt>), awaits
+ * approval (APPROVAL / <expiresAt>) or is finished but not yet logged (UNANNOUNCED /
+ * <completedAt>), so the index stays as small as the work in flight and the sweeper finds what
+ * a crash left behind without a scan. The index is gsi4, keys only (store/table.ts): putting a
+ * call on it, moving it along or taking it off writes its keys there, not a copy of the whole
+ * item; its readers read the items by key (queryIndexed in ./calls). The attributes keep the
+ * name of gsi2, the index gsi4 replaced (whole items), which deployed stages drop a release
+ * later.
  */
 export const RUNNING_PARTITION = "RUNNING";
 export const PENDING_PARTITION = "PENDING";

@@ -15,6 +15,7 @@ import {
 } from "@toolbus/wire/model/subscription";
 import { ConflictError, NotFoundError, ValidationError } from "../../errors";
 import type { DeliveryStore, StoredSubscription, SubscriptionStore } from "../../ports";
+import { queryIndexed } from "./calls";
 import {
   type DynamoStoreOptions,
   guard,
@@ -31,7 +32,7 @@ import {
  */
 const PARTITION = "SUBSCRIPTIONS";
 const VERSION_KEY = { pk: PARTITION, sk: "VERSION" };
-/** gsi2 partition of deliveries waiting for their next attempt (the retry driver's queue). */
+/** gsi4 partition of deliveries waiting for their next attempt (the retry driver's queue). */
 const DELIVERY_DUE_PARTITION = "DELIVERY_DUE";
 /** A delivery item a retry delivered is kept this long, then DynamoDB's TTL removes it. */
 const DELIVERED_KEPT_SECONDS = 7 * 24 * 3600;
@@ -223,7 +224,10 @@ const dueSortKey = (stored: Delivery, nextAttemptAt: string) =>
 /** Dead letters are kept this long (redrive them before), then DynamoDB's TTL removes them. */
 const DEAD_KEPT_SECONDS = 30 * 24 * 3600;
 
-/** Where a delivery is indexed: due (gsi2, by time), dead (gsi1, by subscription), or nowhere. */
+/**
+ * Where a delivery is indexed: due (gsi4, keys only, on the gsi2pk / gsi2sk attributes, by
+ * time), dead (gsi1, by subscription), or nowhere.
+ */
 function deliveryIndexKeys(stored: Delivery): Record<string, unknown> {
   if (stored.status === "pending" && stored.nextAttemptAt) {
     return {
@@ -244,7 +248,7 @@ function deliveryIndexKeys(stored: Delivery): Record<string, unknown> {
  * Deliveries that need bookkeeping: SUBSCRIPTION#<id> / DELIVERY#<event key>, at most one per
  * event and subscription, written only once an event's first attempt has failed (or could not
  * be made); a first attempt that succeeds leaves no item. The retry schedule is the item itself:
- * a pending delivery sits on gsi2 under DELIVERY_DUE by its next attempt time, so the retry
+ * a pending delivery sits on gsi4 under DELIVERY_DUE by its next attempt time, so the retry
  * driver finds what is due with one query, however long the wait (SQS delays stop at 15
  * minutes).
  */
@@ -348,20 +352,18 @@ export class DynamoDeliveryStore implements DeliveryStore {
     }
   }
 
-  /** Pending deliveries whose next attempt is before `before`, soonest first. */
+  /**
+   * Pending deliveries whose next attempt is before `before`, soonest first (gsi4's keys, then
+   * the items as they are now: one claimed, delivered or dead since the index saw it is left
+   * out).
+   */
   async listDue(before: string, limit = 100): Promise<Delivery[]> {
-    const { client, tableName } = this.#options;
-    const items = await guard("deliveries.listDue", tableName, () =>
-      queryAll(
-        client,
-        {
-          TableName: tableName,
-          IndexName: "gsi2",
-          KeyConditionExpression: "gsi2pk = :due AND gsi2sk < :before",
-          ExpressionAttributeValues: { ":due": DELIVERY_DUE_PARTITION, ":before": before },
-        },
-        limit,
-      ),
+    const items = await queryIndexed(
+      this.#options,
+      "deliveries.listDue",
+      DELIVERY_DUE_PARTITION,
+      before,
+      limit,
     );
     return items.map(storedDelivery);
   }
