@@ -5,6 +5,7 @@ import {
   busRules,
   DELIVERIES_HANDLER,
   EVENT_SOURCE,
+  LEGACY_INDEXES,
   RECORDER_HANDLER,
   REGISTERED_KINDS,
   REGISTERED_SECRET_PREFIX,
@@ -57,22 +58,6 @@ export const LAMBDA_RUNTIME = "nodejs24.x";
 export const STREAM_HOLD_SECONDS = 120;
 export const followMaxSeconds = (timeoutSeconds: number) =>
   Math.min(timeoutSeconds - 5, STREAM_HOLD_SECONDS);
-
-/**
- * Indexes the table keeps for one release after core stopped reading them (core's TABLE no
- * longer lists them): CloudFormation creates or deletes at most one global secondary index per
- * table update, so the release that replaces an index adds the new one and keeps the old, and
- * the next release deletes the old one. A fresh stage gets them too: the stack cannot tell a
- * fresh stage from an old one.
- *
- * gsi2 copied whole items (projection ALL); gsi4, keys only on the same key attributes,
- * replaced it in the release that added gsi4 (2026-11), and nothing queries gsi2 since. Delete
- * this entry in the next release (docs/deploying.md, "Upgrades"): that update deletes gsi2, its
- * one index change, and the write units gsi2 costs every call go with it.
- */
-export const LEGACY_INDEXES = [
-  { name: "gsi2", partitionKey: "gsi2pk", sortKey: "gsi2sk", projection: "ALL" },
-] as const;
 
 /**
  * DynamoDB's item actions, each of which IAM authorizes with `dynamodb:LeadingKeys` (a

@@ -13,6 +13,7 @@ import {
   busRules,
   createTableInput,
   DELIVERIES_HANDLER,
+  LEGACY_INDEXES,
   parseStageConfig,
   REGISTERED_SECRET_PREFIX,
   SCHEDULED_JOBS,
@@ -55,7 +56,6 @@ import {
   followMaxSeconds,
   isRegisteredHandler,
   LAMBDA_RUNTIME,
-  LEGACY_INDEXES,
   STREAM_HOLD_SECONDS,
   toolSecrets,
 } from "../stacks/Toolbus";

@@ -39,9 +39,16 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
  */
 async function addMissingIndexes(client: DynamoDBClient, tableName: string): Promise<void> {
   const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
-  const present = new Set((Table?.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName));
+  const present = new Map(
+    (Table?.GlobalSecondaryIndexes ?? []).map((index) => [index.IndexName, index.IndexStatus]),
+  );
   for (const index of TABLE.indexes) {
-    if (present.has(index.name)) continue;
+    const status = present.get(index.name);
+    // One an earlier start added but stopped waiting for is waited for now.
+    if (status !== undefined) {
+      if (status !== "ACTIVE") await untilIndexActive(client, tableName, index.name);
+      continue;
+    }
     await client.send(
       new UpdateTableCommand({
         TableName: tableName,

@@ -1,4 +1,4 @@
-import { BatchGetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { PutCommand } from "@aws-sdk/lib-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import {
   type Approval,
@@ -7,10 +7,11 @@ import {
   callRecord,
   callResult,
 } from "@toolbus/wire/model/call";
-import { UnavailableError, ValidationError } from "../../errors";
+import { ValidationError } from "../../errors";
 import type { CallStore, CreateCallOutcome } from "../../ports";
 import { DynamoCallRuns, JSON_FIELDS, storedCall } from "./call-runs";
-import { type DynamoStoreOptions, guard, isConditionFailure, parseInput, queryAll } from "./client";
+import { guard, isConditionFailure, parseInput, queryAll } from "./client";
+import { queryIndexed } from "./indexed";
 import {
   APPROVAL_PARTITION,
   callKey,
@@ -25,10 +26,6 @@ import { encodeJsonFields, jsonAttribute } from "./json-text";
 
 /** The most calls GET /v1/runs/{runId} counts by status (a read of about 1 MB per 10,000). */
 const MAX_COUNTED_CALLS = 10_000;
-/** BatchGetItem reads at most 100 keys a request. */
-const GET_BATCH = 100;
-/** Attempts at the keys a batch read left unprocessed, before the store counts as unavailable. */
-const MAX_BATCH_ATTEMPTS = 4;
 
 /**
  * Call records as the API, the sweeper and the recorder use them: creating, releasing,
@@ -252,79 +249,4 @@ export class DynamoCallStore extends DynamoCallRuns implements CallStore {
     const items = await queryIndexed(this.options, operation, partition, before, limit);
     return items.map(storedCall);
   }
-}
-
-type Item = Record<string, unknown>;
-
-/**
- * The items on one partition of gsi4 (the sparse index of work in flight, store/table.ts) whose
- * sort key is before `before`, oldest first, at most `limit`. gsi4 holds keys only, so this is
- * a Query for the keys, then a consistent BatchGetItem for the items (up to 100 keys a request,
- * what it leaves unprocessed retried with backoff).
- *
- * An index lags its table, and an item moves on between the two reads: one no longer on
- * `partition` before `before` when read (claimed, completed, logged, delivered, deleted) is
- * left out, as its conditional write would refuse it anyway; the rest are ordered by their sort
- * key as read. So fewer than `limit` may come back while more wait: the next sweep takes them.
- */
-export async function queryIndexed(
-  options: DynamoStoreOptions,
-  operation: string,
-  partition: string,
-  before: string,
-  limit: number,
-): Promise<Item[]> {
-  const { client, tableName } = options;
-  return guard(operation, tableName, async () => {
-    const entries = await queryAll(
-      client,
-      {
-        TableName: tableName,
-        IndexName: "gsi4",
-        KeyConditionExpression: "gsi2pk = :index AND gsi2sk < :before",
-        ExpressionAttributeValues: { ":index": partition, ":before": before },
-      },
-      limit,
-    );
-    // An item that moved within the partition between two pages is listed twice: read it once.
-    const keys = new Map<string, Item>();
-    for (const { pk, sk } of entries) keys.set(JSON.stringify([pk, sk]), { pk, sk });
-    const order = [...keys.keys()];
-    const found = new Map<string, Item>();
-    const unique = [...keys.values()];
-    for (let at = 0; at < unique.length; at += GET_BATCH) {
-      let pending = unique.slice(at, at + GET_BATCH);
-      for (let attempt = 1; pending.length > 0; attempt++) {
-        const answer = await client.send(
-          new BatchGetCommand({
-            // The item as it is now: the sweeper acts on what it reads (with conditions that
-            // check the status, not every field), so never an item older than its index entry.
-            RequestItems: { [tableName]: { Keys: pending, ConsistentRead: true } },
-          }),
-        );
-        for (const item of answer.Responses?.[tableName] ?? []) {
-          found.set(JSON.stringify([item.pk, item.sk]), item);
-        }
-        pending = answer.UnprocessedKeys?.[tableName]?.Keys ?? [];
-        if (pending.length > 0) await backOff(attempt, { operation, tableName });
-      }
-    }
-    const items: Item[] = [];
-    for (const key of order) {
-      const item = found.get(key);
-      if (item?.gsi2pk === partition && String(item.gsi2sk) < before) items.push(item);
-    }
-    // Stable: the index's order where the sort keys tie.
-    return items.sort((a, b) => compare(String(a.gsi2sk), String(b.gsi2sk)));
-  });
-}
-
-const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
-/** Waits before another attempt at what a batch read left; gives up after MAX_BATCH_ATTEMPTS. */
-async function backOff(attempt: number, context: Record<string, unknown>): Promise<void> {
-  if (attempt >= MAX_BATCH_ATTEMPTS) {
-    throw new UnavailableError("The data store is unavailable; retry later.", { context });
-  }
-  await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** attempt * Math.random()));
 }

@@ -39,7 +39,7 @@ export const callOfKey = (item: Record<string, unknown>) => ({
  * <completedAt>), so the index stays as small as the work in flight and the sweeper finds what
  * a crash left behind without a scan. The index is gsi4, keys only (store/table.ts): putting a
  * call on it, moving it along or taking it off writes its keys there, not a copy of the whole
- * item; its readers read the items by key (queryIndexed in ./calls). The attributes keep the
+ * item; its readers read the items by key (queryIndexed in ./indexed). The attributes keep the
  * name of gsi2, the index gsi4 replaced (whole items), which deployed stages drop a release
  * later.
  */

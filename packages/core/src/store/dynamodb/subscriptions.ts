@@ -15,7 +15,6 @@ import {
 } from "@toolbus/wire/model/subscription";
 import { ConflictError, NotFoundError, ValidationError } from "../../errors";
 import type { DeliveryStore, StoredSubscription, SubscriptionStore } from "../../ports";
-import { queryIndexed } from "./calls";
 import {
   type DynamoStoreOptions,
   guard,
@@ -24,6 +23,7 @@ import {
   queryAll,
   withoutKeys,
 } from "./client";
+import { queryIndexed } from "./indexed";
 
 /**
  * Every subscription in one partition, read with a consistent query: a fan-out that sees the
