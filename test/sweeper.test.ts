@@ -108,6 +108,35 @@ describe("the sweeper", () => {
     expect(await kinds(runId)).toEqual(["ToolCallScheduled", "ToolResultReceived"]);
   });
 
+  it("counts an approved call's wait from its approval, not from when it was made", async () => {
+    const runId = system.runId();
+    const { calls } = system.toolbus.stores;
+    const madeAt = Date.now() - 3 * 60 * 60_000;
+    await calls.create({
+      ...pendingCall(runId, "approved-late"),
+      status: "awaiting_approval",
+      scheduledAt: new Date(madeAt).toISOString(),
+      approval: {
+        requestedAt: new Date(madeAt).toISOString(),
+        expiresAt: new Date(Date.now() + 60 * 60_000).toISOString(),
+      },
+    });
+    // Approved three hours after it was made; then its announcement is lost.
+    await calls.decide(runId, "approved-late", { approved: true, at: new Date().toISOString() });
+    // Two minutes on: past the announce-again grace, well inside the give-up age.
+    const later = new Date(Date.now() + 2 * 60_000);
+    await createSweeper(() => ({
+      calls,
+      bus: system.toolbus.publisher,
+      now: () => later,
+      giveUpAfterMs: 15 * 60_000,
+    }))();
+    // Announced again, so its handler runs it; never failed as never taken.
+    const after = await calls.get(runId, "approved-late");
+    expect(after?.result?.failure?.kind).not.toBe("unavailable");
+    expect(await kinds(runId)).toContain("ToolCallScheduled");
+  });
+
   it("leaves a call pending for less than the grace alone", async () => {
     const runId = system.runId();
     const { calls } = system.toolbus.stores;

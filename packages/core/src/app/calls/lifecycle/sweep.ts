@@ -57,7 +57,9 @@ export async function sweep(deps: SweepDeps): Promise<{ swept: number; announced
   const waitingSince = new Date(now().getTime() - announceAgainAfterMs).toISOString();
   const giveUpBefore = now().getTime() - giveUpAfterMs;
   for (const call of await calls.listWaiting(waitingSince, BATCH)) {
-    if (Date.parse(call.scheduledAt) < giveUpBefore) {
+    // Waiting since it was made, or since a person approved it (which may be hours later).
+    const waitingFrom = call.approval?.decision?.at ?? call.scheduledAt;
+    if (Date.parse(waitingFrom) < giveUpBefore) {
       // Claimed first, so a handler that takes it meanwhile is not overruled.
       const claimed = await calls.claim(call.parentRunId, call.callId, now().toISOString());
       const failure = Failures.unavailable(
