@@ -57,6 +57,38 @@ describe("the sweeper", () => {
     ]);
   });
 
+  it("fails only the run it read: a call claimed again since then is left to its new handler", async () => {
+    const runId = system.runId();
+    const { calls } = system.toolbus.stores;
+    // Handed straight to its handler, which has not started it by its deadline.
+    await calls.create({ ...pendingCall(runId, "claimed-again"), dispatch: "direct" });
+    await calls.claim(runId, "claimed-again", new Date(Date.now() - 1_000).toISOString());
+    const fresh = new Date(Date.now() + 60_000).toISOString();
+    // Between the sweeper's read and its write, the dispatcher lets it go and a handler
+    // claims it again, with a deadline a minute away.
+    const listStuck: typeof calls.listStuck = async (before, limit) => {
+      const stuck = await calls.listStuck(before, limit);
+      if (stuck.some((call) => call.callId === "claimed-again")) {
+        expect(await calls.release(runId, "claimed-again")).toBe(true);
+        expect(await calls.claim(runId, "claimed-again", fresh)).toBeDefined();
+      }
+      return stuck;
+    };
+    // The real store, its stuck list read as above.
+    const racing = new Proxy(calls, {
+      get(target, name) {
+        if (name === "listStuck") return listStuck;
+        const value = Reflect.get(target, name, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    await createSweeper(() => ({ calls: racing, bus: system.toolbus.publisher }))();
+    expect(await calls.get(runId, "claimed-again")).toMatchObject({
+      status: "running",
+      deadlineAt: fresh,
+    });
+  });
+
   it("leaves running calls within their deadline, and finished calls, alone", async () => {
     const runId = system.runId();
     const { calls } = system.toolbus.stores;

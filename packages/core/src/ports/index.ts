@@ -122,11 +122,15 @@ export interface CallStore {
   ): Promise<{ outcome: "cancelled" | "requested" | "finished"; call: CallRecord } | undefined>;
   /** Whether someone asked this call to stop: what a running call's handler watches. */
   cancelRequested(parentRunId: string, callId: string): Promise<boolean>;
-  /** RUNNING -> SUCCEEDED/FAILED with the result; undefined if it was not running. */
+  /**
+   * RUNNING -> SUCCEEDED/FAILED with the result; undefined if it was not running (or, with
+   * `deadlineAt`, not running to that deadline: claimed again since it was read).
+   */
   complete(
     parentRunId: string,
     callId: string,
     result: CallResult,
+    expected?: { deadlineAt: string },
   ): Promise<CallRecord | undefined>;
   /**
    * RUNNING calls whose deadline is before `before` (ISO), oldest deadline first: their

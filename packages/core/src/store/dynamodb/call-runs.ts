@@ -114,6 +114,7 @@ export class DynamoCallRuns
     parentRunId: string,
     callId: string,
     result: CallResult,
+    expected?: { deadlineAt: string },
   ): Promise<CallRecord | undefined> {
     const parsed = parseInput(callResult, result, "call result");
     const update = (stored: CallResult) =>
@@ -122,7 +123,9 @@ export class DynamoCallRuns
         // Finished but not yet announced: on the index until the publication mark.
         UpdateExpression:
           "SET #status = :status, #result = :result, gsi2pk = :index, gsi2sk = :completedAt",
-        ConditionExpression: "#status = :running",
+        ConditionExpression: expected
+          ? "#status = :running AND deadlineAt = :deadline"
+          : "#status = :running",
         ExpressionAttributeNames: { "#status": "status", "#result": jsonAttribute("result") },
         ExpressionAttributeValues: {
           ":status": stored.status,
@@ -130,6 +133,7 @@ export class DynamoCallRuns
           ":running": "running",
           ":index": UNANNOUNCED_PARTITION,
           ":completedAt": stored.completedAt,
+          ...(expected ? { ":deadline": expected.deadlineAt } : {}),
         },
       });
     try {

@@ -87,7 +87,13 @@ export async function sweep(deps: SweepDeps): Promise<{ swept: number; announced
     const at = now();
     const durationMs = call.startedAt ? at.getTime() - Date.parse(call.startedAt) : 0;
     const result = failedResult(call, failure, at, { durationMs });
-    const completed = await calls.complete(call.parentRunId, call.callId, result);
+    // Only the run it read: a call released and claimed again since has a new deadline.
+    const completed = await calls.complete(
+      call.parentRunId,
+      call.callId,
+      result,
+      call.deadlineAt ? { deadlineAt: call.deadlineAt } : undefined,
+    );
     if (!completed) return false;
     // Its announcement may have died with its handler: the log gets both events either way
     // (the same event key, so a log or subscriber that has it already keeps one).
