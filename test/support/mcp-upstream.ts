@@ -92,13 +92,7 @@ export async function startMcpUpstream(
         },
       });
     });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on("close", () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(req, res);
+    await answerStatelessly(server, req, res);
   };
 
   const { url, close } = await listenOnLoopback(serve);
@@ -147,18 +141,31 @@ export async function serveMcpServer(
   const serve = async (req: IncomingMessage, res: ServerResponse) => {
     const server = new McpServer({ name, version: "1" });
     build(server, req);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on("close", () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { method?: unknown };
     if (typeof body.method === "string")
       received.push({ method: body.method, headers: req.headers });
-    await transport.handleRequest(req, res, body);
+    await answerStatelessly(server, req, res, body);
   };
   return { ...(await listenOnLoopback(serve)), received };
+}
+
+/**
+ * Answers one request with a server built for it alone (stateless Streamable HTTP), both
+ * closed when the response is; `body` when the caller has read it already.
+ */
+async function answerStatelessly(
+  server: Server | McpServer,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body?: unknown,
+): Promise<void> {
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  res.on("close", () => {
+    void transport.close();
+    void server.close();
+  });
+  await server.connect(transport);
+  await transport.handleRequest(req, res, body);
 }

@@ -19,7 +19,7 @@ export type Action = (typeof ACTIONS)[number];
  * words may also be called in tools is the concept groups' (concepts.ts), which search by
  * them and are wider ("forget" finds deleting tools, "open" reading ones).
  */
-export const ACTION_WORDS: Record<Action, readonly string[]> = {
+const ACTION_WORDS: Record<Action, readonly string[]> = {
   create: [
     ..."create add new make insert register generate draft compose post write upload".split(" "),
     ..."append submit leave".split(" "),

@@ -103,7 +103,7 @@ async function indexKeys(
 }
 
 /** DynamoDB's refusal to read an index it is still filling from the table's items. */
-export function isIndexBeingFilled(error: unknown): boolean {
+function isIndexBeingFilled(error: unknown): boolean {
   return (
     error instanceof Error &&
     error.name === "ValidationException" &&

@@ -36,7 +36,7 @@ const MIN_COMPRESSED_TEXT = 256;
  */
 const MAX_INFLATED = 8 * 1024 * 1024;
 
-export interface EncodeOptions {
+interface EncodeOptions {
   /** Keep a long field's text deflated when that is smaller (see COMPRESSED_SUFFIX). */
   compress?: boolean;
 }
