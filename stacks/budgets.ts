@@ -127,8 +127,11 @@ export const OVER_BUDGET: Readonly<Record<string, { ceilingKB: number; blockedBy
     // calendar); 502 until a running call's progress reached the bus (+2 KB; see calendar);
     // 504 until a running call reached its live MCP caller (+10 KB; see calendar); 514 until
     // cancellation and sign-in (+3 KB; see calendar); 517 until connected accounts (+4 KB of
-    // shared schemas; see rss_feed).
-    ceilingKB: 521,
+    // shared schemas; see rss_feed); 521 until a margin for esbuild's own variation: the same
+    // source builds to 0–30 bytes more or less from one synth to the next (where it keeps a
+    // "use strict" directive in the lazily initialized modules varies), and 521 was this
+    // bundle's size to the byte, so the check failed on some builds and not others.
+    ceilingKB: 522,
     blockedBy: "htmlparser2 with entities (~52 KB), which the tool runs to read result pages",
   },
 };

@@ -4,13 +4,13 @@
 // answers with) or generated into src/generated (types, from @toolbus/wire, @toolbus/harness
 // and @toolbus/tools), so the tarball depends only on published packages; the build fails if
 // any other import is left in its output.
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { builtinModules } from "node:module";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import ts from "typescript";
-import { GENERATED, generateCatalogTypes } from "./generate-types";
+import { GENERATED, generateCatalogTypes, readGenerated } from "./generate-types";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const dist = join(root, "dist");
@@ -50,8 +50,15 @@ function isAllowed(specifier: string): boolean {
   return allowed.includes(packageOf(specifier));
 }
 
+// The generated types are source, committed and checked by a test: the build refuses stale
+// ones rather than writing them (a build during the tests would otherwise mend the file the
+// staleness test reads, and that test could never fail).
+if ((await readGenerated()) !== generateCatalogTypes()) {
+  throw new Error(
+    `${relative(root, GENERATED)} is stale: run \`npm run generate -w @toolbus/client\` first.`,
+  );
+}
 await rm(dist, { recursive: true, force: true });
-await writeFile(GENERATED, generateCatalogTypes());
 
 const result = await build({
   absWorkingDir: root,

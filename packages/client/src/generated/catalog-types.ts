@@ -2279,6 +2279,11 @@ export type ToolSearch = {
         as?: Array<string>;
       }>;
       notes: Array<string>;
+      action?: {
+        asked: "search" | "create" | "read" | "list" | "update" | "delete";
+        does: "search" | "create" | "read" | "list" | "update" | "delete";
+        weight: number;
+      };
     };
   }>;
   excluded?: Array<{
