@@ -13,6 +13,8 @@ import {
   SCHEDULED_JOBS,
   STREAM_HANDLER,
   SUBSCRIPTIONS_HANDLER,
+  SUBSCRIPTIONS_RULE,
+  SWEEPER_HANDLER,
   TABLE,
   toolHandlerId,
   toolSpecOf,
@@ -427,6 +429,7 @@ export function Toolbus({ stack, app }: StackContext) {
   const workQueues = new Map<string, sqs.Queue>();
   /** Dead-letter queues of targets and functions: no redrive policy names them. */
   const targetDeadLetters: sqs.Queue[] = [];
+  const eventRules = new Map<string, events.Rule>();
   for (const rule of rules) {
     const id = handlerConstructId(rule.handler);
     const deadLetters = new sqs.Queue(stack, `${id}DeadLetters`, {
@@ -439,7 +442,15 @@ export function Toolbus({ stack, app }: StackContext) {
       ruleName: rule.name,
       description: rule.description,
       eventPattern: cdkEventPattern(rule.pattern),
+      // Every rule's template says ENABLED, the subscriptions rule's too, though the API and
+      // the sweeper switch it off while no subscription exists (SUBSCRIPTIONS_RULE): an update
+      // that leaves the rule's properties as they were leaves its run-time state alone, and
+      // one that changes them (its pattern, its description) puts it back on, which costs
+      // invocations until the next sweep (a minute), never a delivery. Created DISABLED, such
+      // an update would switch off the deliveries of existing subscriptions instead.
+      enabled: true,
     });
+    eventRules.set(rule.name, eventRule);
     const delivery = {
       deadLetterQueue: deadLetters,
       retryAttempts: config.events.delivery.retryAttempts,
@@ -491,6 +502,20 @@ export function Toolbus({ stack, app }: StackContext) {
     // The same target id the local runtime registers (packages/local applyWiring).
     (eventRule.node.defaultChild as events.CfnRule).addPropertyOverride("Targets.0.Id", "handler");
   }
+
+  // ---- The subscriptions rule is on only while a subscription exists, so a stage without one
+  // pays no fan-out invocation per event: the API switches it as subscriptions are made and
+  // removed, the sweeper reconciles it every minute (core's DeliveryRule). They are told its
+  // name, and may describe and switch that rule alone. Its name, not its Ref: a rule on a
+  // custom bus answers Ref with "bus|rule".
+  const subscriptionsRule = eventRules.get(SUBSCRIPTIONS_RULE);
+  if (!subscriptionsRule) throw new Error(`The wiring table has no rule ${SUBSCRIPTIONS_RULE}.`);
+  const switchSubscriptionsRule = (...actions: string[]) =>
+    new iam.PolicyStatement({
+      actions: actions.map((action) => `events:${action}`),
+      resources: [subscriptionsRule.ruleArn],
+    });
+  const namesSubscriptionsRule = { TOOLBUS_SUBSCRIPTIONS_RULE: SUBSCRIPTIONS_RULE };
 
   /**
    * What a bus handler may do: tools run calls; the recorder reads a call's record (an event
@@ -578,6 +603,26 @@ export function Toolbus({ stack, app }: StackContext) {
     };
   }
 
+  /**
+   * The sweeper finds stuck calls (Query on gsi4 for their keys, BatchGetItem for the calls),
+   * fails them (Update) and announces each result; it reconciles the subscriptions rule with
+   * whether a subscription exists (a Query on the table).
+   */
+  function sweeperAccess(handler: string) {
+    if (handler !== SWEEPER_HANDLER) throw new Error(`No access is defined for job ${handler}.`);
+    return {
+      size: config.functions.recorder,
+      statements: [
+        onTable("BatchGetItem", "UpdateItem"),
+        queryTableAndIndexes,
+        publish,
+        switchSubscriptionsRule("DescribeRule", "EnableRule", "DisableRule"),
+      ],
+      environment: namesSubscriptionsRule,
+      secrets: [],
+    };
+  }
+
   // ---- Timed jobs (the sweeper, the deliveries' retry driver): schedules live on the
   // default bus, as AWS requires.
   for (const job of SCHEDULED_JOBS) {
@@ -585,15 +630,7 @@ export function Toolbus({ stack, app }: StackContext) {
     const fn = handlerFunction(id, {
       handler: job.handler,
       description: job.description,
-      ...(job.handler === DELIVERIES_HANDLER
-        ? subscriptionsAccess()
-        : {
-            size: config.functions.recorder,
-            // Finds stuck calls (Query on gsi4 for their keys, BatchGetItem for the calls),
-            // fails them (Update) and announces each result.
-            statements: [onTable("BatchGetItem", "UpdateItem"), queryTableAndIndexes, publish],
-            secrets: [],
-          }),
+      ...(job.handler === DELIVERIES_HANDLER ? subscriptionsAccess() : sweeperAccess(job.handler)),
     });
     handlers.set(job.handler, fn);
     new events.Rule(stack, `${id}Schedule`, {
@@ -672,8 +709,19 @@ export function Toolbus({ stack, app }: StackContext) {
     handler: "api",
     description: "The Toolbus HTTPS API (REST and MCP)",
     size: config.functions.api,
-    statements: [...serveCalls, onTable("DeleteItem"), readStageSecrets],
-    environment: { TOOLBUS_FUNCTIONS: dispatchTargets, TOOLBUS_STREAM_URL: streamUrl },
+    // Making a subscription switches the subscriptions rule on, removing the last one off
+    // (only the HTTP API serves /v1/subscriptions; the sweeper describes it).
+    statements: [
+      ...serveCalls,
+      onTable("DeleteItem"),
+      readStageSecrets,
+      switchSubscriptionsRule("EnableRule", "DisableRule"),
+    ],
+    environment: {
+      TOOLBUS_FUNCTIONS: dispatchTargets,
+      TOOLBUS_STREAM_URL: streamUrl,
+      ...namesSubscriptionsRule,
+    },
     // The admin key, and every tool secret because POST /v1/capabilities/refresh detects and
     // verifies each capability (e.g. GitHub accepts GITHUB_TOKEN) — it never runs a tool.
     secrets: [ADMIN_KEY_SECRET, ...toolSecretNames, ...searchSecrets],

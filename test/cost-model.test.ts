@@ -1,5 +1,6 @@
 import { describe, expect, inject, it } from "vitest";
 import { type FunctionCounts, measureCostCounts, type ScenarioCounts } from "../bench/cost";
+import { itemBytes } from "../bench/cost/meter";
 
 /**
  * The AWS-path cost model's counts (bench/cost): what a synchronous call writes, publishes and
@@ -38,7 +39,9 @@ describe("the AWS-path cost model", () => {
       // The call's own writes, wherever the tool runs (in the API or its own function):
       // created, claimed, finished. The in-flight index (gsi4) holds keys only, so moving a
       // call along it writes its keys there, not a copy of the item (9 with gsi2, which did).
-      expect(perCall(s, writes, ["recorder", "subscriptions", "stream"])).toBe(8);
+      const own = (f: FunctionCounts) =>
+        writes(f) - (f.sdk.dynamodb.TransactWriteItems?.writeUnits ?? 0);
+      expect(perCall(s, own, ["recorder", "subscriptions", "stream"])).toBe(8);
       // The stream: one chunk (its events deflated: one unit) and one head move per batch; a
       // call's two events share a batch unless they were published apart.
       const stream = perCall(s, writes, [
@@ -49,18 +52,24 @@ describe("the AWS-path cost model", () => {
       ]);
       expect(stream).toBeGreaterThanOrEqual(2);
       expect(stream).toBeLessThanOrEqual(4);
-      // The recorder logs a fast call in one write: its result's event brings the scheduling,
-      // and the scheduling's own event finds the call finished and writes nothing. 8 units:
-      // two entries (their details deflated) of one unit each, the call's marks on its 2 KB
-      // item (two) and its leaving the outbox index (one: gsi4 holds its keys only), all
-      // doubled (10 with gsi2, which copied the whole item).
-      const recorded = s.functions.recorder?.sdk.dynamodb.TransactWriteItems;
-      expect((recorded?.requests ?? 0) / s.calls).toBe(1);
-      expect((recorded?.writeUnits ?? 0) / s.calls).toBe(8);
-      expect(recorded?.failed ?? 0).toBe(0);
+      // Whoever finishes a call logs it, in one write, before the caller has the answer; the
+      // events it announces say so (`log: "direct"`), and the recorder's rule skips them: the
+      // recorder is not invoked at all. 10 units, as AWS bills a transaction (per item, not on
+      // the items' total as DynamoDB Local reports it): two entries (their details deflated) of
+      // one unit each, the call's marks on its 1.3 KB item (two) and its leaving the outbox
+      // index (one: gsi4 holds its keys only), all doubled.
+      expect(s.functions.recorder?.invocations ?? 0).toBe(0);
+      const logged = s.functions.api?.sdk.dynamodb.TransactWriteItems;
+      expect((logged?.requests ?? 0) / s.calls).toBe(1);
+      expect((logged?.writeUnits ?? 0) / s.calls).toBe(10);
+      expect(logged?.failed ?? 0).toBe(0);
     }
     const one = counts.withSubscription;
     expect(one.webhook.requests / one.calls).toBe(2);
+    // No subscription, no fan-out: its rule is off until the first one is made, then each of
+    // a call's two events is handed to it.
+    expect(counts.withoutSubscription.functions.subscriptions?.invocations).toBe(0);
+    expect((one.functions.subscriptions?.invocations ?? 0) / one.calls).toBe(2);
     expect(
       perCall(counts.withoutSubscription, writes, [
         "api",
@@ -72,4 +81,13 @@ describe("the AWS-path cost model", () => {
     // A delivery whose first attempt succeeds writes nothing: only a failed one is queued.
     expect(writes(one.functions.subscriptions as FunctionCounts) / one.calls).toBe(0);
   }, 180_000);
+
+  it("sizes an item as DynamoDB bills it: names and values, numbers by their digits", () => {
+    expect(itemBytes({ pk: { S: "RUN#a" } })).toBe(7);
+    expect(itemBytes({ n: { N: "12345" } })).toBe(1 + 4);
+    expect(itemBytes({ z: { B: new Uint8Array(10) } })).toBe(11);
+    expect(itemBytes({ m: { M: { k: { S: "vv" } } } })).toBe(1 + 3 + 1 + 1 + 2);
+    expect(itemBytes({ l: { L: [{ BOOL: true }, { NULL: true }] } })).toBe(1 + 3 + 2 + 2);
+    expect(itemBytes({ é: { S: "€" } })).toBe(2 + 3);
+  });
 });

@@ -135,7 +135,7 @@ describe("a call a caller waits for is dispatched directly to its handler", () =
     expect(executions.get("twice")).toBe(1);
   });
 
-  it("announces the same fields whichever path runs the call, but for the direct mark", async () => {
+  it("announces the same fields whichever path runs the call, but for the direct marks", async () => {
     const direct = system.runId();
     const byBus = system.runId();
     await call(system, direct, { input: { label: "shape" }, wait: 5 });
@@ -147,12 +147,16 @@ describe("a call a caller waits for is dispatched directly to its handler", () =
     const directLog = await system.events<RunEventView>(direct);
     const shape = (event: RunEventView | undefined) =>
       Object.keys(event?.detail ?? {})
-        .filter((key) => key !== "dispatch")
+        .filter((key) => key !== "dispatch" && key !== "log")
         .sort();
     expect(busLog.map((e) => e.detailType)).toEqual(directLog.map((e) => e.detailType));
     expect(shape(directLog[0])).toEqual(shape(busLog[0]));
     expect(shape(directLog[1])).toEqual(shape(busLog[1]));
     expect(busLog[0]?.detail.dispatch).toBeUndefined();
+    // Whoever finishes a call logs its events: the API, both of a direct call's; the bus
+    // handler, a bus-run call's result (its scheduling was the recorder's to log).
+    expect(directLog.map((e) => e.detail.log)).toEqual(["direct", "direct"]);
+    expect(busLog.map((e) => e.detail.log)).toEqual([undefined, "direct"]);
     const comparable = ({ detail }: RunEventView) => ({
       toolId: detail.toolId,
       toolset: detail.toolset,

@@ -18,6 +18,7 @@ import {
   REGISTERED_SECRET_PREFIX,
   SCHEDULED_JOBS,
   SUBSCRIPTIONS_HANDLER,
+  SUBSCRIPTIONS_RULE,
   SWEEPER_HANDLER,
   TABLE,
 } from "@toolbus/core";
@@ -303,7 +304,7 @@ const CONNECTION_PKS = [
 ];
 
 /** What a direct dispatch skips on the bus: absent, or anything but "direct". */
-const BUS_DISPATCHED = [{ exists: false }, { "anything-but": "direct" }];
+const NOT_DIRECT = [{ exists: false }, { "anything-but": "direct" }];
 
 /**
  * A template value with each `{"Ref": <function>}` replaced by `render(<logical id>)`, the
@@ -431,6 +432,11 @@ function expectedAccess(handler: string, stage: Stage, tracing: boolean): string
       "events:DescribeEventBus bus",
       // Direct dispatch: a synchronous Invoke of the handler a call belongs to.
       ...DISPATCHABLE.map((target) => `lambda:InvokeFunction function:${target}`),
+      // Making the first subscription switches the subscriptions rule on, removing the last
+      // one off: only the API behind API Gateway serves /v1/subscriptions.
+      ...(handler === "api"
+        ? ["events:DisableRule subscriptions-rule", "events:EnableRule subscriptions-rule"]
+        : []),
     );
   } else if (handler === "seed") {
     lines.push(...table("GetItem", "PutItem", "UpdateItem"), "dynamodb:Query index/gsi1");
@@ -448,6 +454,10 @@ function expectedAccess(handler: string, stage: Stage, tracing: boolean): string
       ...table("BatchGetItem", "UpdateItem", "Query"),
       ...INDEX_NAMES.map((name) => `dynamodb:Query index/${name}`),
       "events:PutEvents bus",
+      // The subscriptions rule's reconcile: its state, switched to agree with the table.
+      "events:DescribeRule subscriptions-rule",
+      "events:DisableRule subscriptions-rule",
+      "events:EnableRule subscriptions-rule",
     );
   } else {
     lines.push(
@@ -611,9 +621,10 @@ describe.each(STAGES)("the %s stack", (stage) => {
     expect(runners.map((r) => r.handler).sort()).toEqual(DISPATCHABLE);
     for (const wired of runners) {
       const [, rule] = s.rule(wired.name) ?? [];
-      expect(rule?.Properties.EventPattern.detail.dispatch, wired.name).toEqual(BUS_DISPATCHED);
+      expect(rule?.Properties.EventPattern.detail.dispatch, wired.name).toEqual(NOT_DIRECT);
     }
-    // The recorder and the stream keep every call event, direct or not; the subscriptions
+    // The stream keeps every call event, direct or not; the recorder every one whose
+    // announcer did not log it itself (the same absent-or-not-direct match); the subscriptions
     // dispatcher sees every event, the catalog's too.
     const callEvents = [
       "ToolCallScheduled",
@@ -621,13 +632,17 @@ describe.each(STAGES)("the %s stack", (stage) => {
       "ToolCallApprovalRequested",
       "ToolCallProgress",
     ];
-    for (const name of ["recorder", "stream"]) {
-      const [, rule] = s.rule(name) ?? [];
-      expect(rule?.Properties.EventPattern, name).toEqual({
-        source: ["toolbus"],
-        "detail-type": callEvents,
-      });
-    }
+    const [, stream] = s.rule("stream") ?? [];
+    expect(stream?.Properties.EventPattern).toEqual({
+      source: ["toolbus"],
+      "detail-type": callEvents,
+    });
+    const [, recorder] = s.rule("recorder") ?? [];
+    expect(recorder?.Properties.EventPattern).toEqual({
+      source: ["toolbus"],
+      "detail-type": callEvents,
+      detail: { log: NOT_DIRECT },
+    });
     const [, subscriptions] = s.rule("subscriptions") ?? [];
     expect(subscriptions?.Properties.EventPattern).toEqual({ source: ["toolbus"] });
   });
@@ -879,6 +894,39 @@ describe.each(STAGES)("the %s stack", (stage) => {
         "Fn::GetAtt": [s.fn(SWEEPER_HANDLER).id, "Arn"],
       });
     }
+  });
+
+  it("keeps the subscriptions rule ENABLED in its template, and names it to the API and the sweeper alone, who alone may switch it", () => {
+    const s = stageOf(stage);
+    const found = s.rule(SUBSCRIPTIONS_RULE);
+    if (!found) throw new Error(`no rule ${SUBSCRIPTIONS_RULE}`);
+    const [ruleId, rule] = found;
+    // Switched at run time; a template that said DISABLED would switch off existing
+    // subscriptions' deliveries whenever an update touched the rule.
+    expect(rule.Properties.State).toBe("ENABLED");
+    for (const [, other] of s.rules) expect(other.Properties.State).toBe("ENABLED");
+    const switchers = new Set<string>();
+    for (const [handler, id] of s.functions) {
+      const variables = s.json.Resources[id].Properties.Environment.Variables;
+      const switches = s
+        .grantsOf(id)
+        .filter((grant) => /^events:(Describe|Enable|Disable)Rule$/.test(grant.action));
+      if (variables.TOOLBUS_SUBSCRIPTIONS_RULE === undefined) {
+        expect(switches, handler).toEqual([]);
+        continue;
+      }
+      switchers.add(handler);
+      // The rule's own name: its Ref would be "bus|rule" on a custom bus.
+      expect(variables.TOOLBUS_SUBSCRIPTIONS_RULE, handler).toBe(rule.Properties.Name);
+      expect(switches.length, handler).toBeGreaterThan(0);
+      for (const grant of switches) {
+        expect(grant, handler).toMatchObject({
+          effect: "Allow",
+          resource: { "Fn::GetAtt": [ruleId, "Arn"] },
+        });
+      }
+    }
+    expect([...switchers].sort()).toEqual(["api", SWEEPER_HANDLER]);
   });
 
   it("runs every function of ours on nodejs24.x and arm64, sized and logged as the stage says", () => {
@@ -1215,6 +1263,7 @@ describe.each(STAGES)("the %s stack", (stage) => {
         const arnId = s.arnOf(resource);
         if (arnId === s.tableId) return "table";
         if (arnId === s.busId) return "bus";
+        if (arnId && arnId === s.rule(SUBSCRIPTIONS_RULE)?.[0]) return "subscriptions-rule";
         if (arnId === s.keyId) return "connections-key";
         if (arnId && arnId === logGroupId) return "own-logs";
         if (arnId && arnId === deadLetterId) return "own-dead-letters";

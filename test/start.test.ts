@@ -4,7 +4,8 @@ import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ListTablesCommand } from "@aws-sdk/client-dynamodb";
-import { ListEventBusesCommand } from "@aws-sdk/client-eventbridge";
+import { DescribeRuleCommand, ListEventBusesCommand } from "@aws-sdk/client-eventbridge";
+import { SUBSCRIPTIONS_RULE } from "@toolbus/core";
 import { afterEach, describe, expect, it } from "vitest";
 import { localEventBridgeClient } from "../packages/local/src/bus";
 import { localDynamoDbClient } from "../packages/local/src/dynamodb";
@@ -90,6 +91,46 @@ describe("npm start", { timeout: 120_000 }, () => {
       credentials: endpoints.credentials,
     }).send(new ListEventBusesCommand({}));
     expect(buses.EventBuses?.map((b) => b.Name)).toContain(endpoints.busName);
+  });
+
+  it("keeps the subscriptions rule on only while its API holds a subscription", async () => {
+    const { endpoints, stateDir } = await startToolbus();
+    const adminKey = (await readFile(join(stateDir, "admin-key"), "utf8")).trim();
+    const headers = { authorization: `Bearer ${adminKey}`, "content-type": "application/json" };
+    const bus = localEventBridgeClient({
+      endpoint: endpoints.eventbridge,
+      credentials: endpoints.credentials,
+    });
+    const state = async () =>
+      (
+        await bus.send(
+          new DescribeRuleCommand({ Name: SUBSCRIPTIONS_RULE, EventBusName: endpoints.busName }),
+        )
+      ).State;
+    try {
+      // Wired enabled, then set as the sweeper would: nothing subscribes yet.
+      expect(await state()).toBe("DISABLED");
+      const created = await fetch(`${endpoints.api}/v1/subscriptions`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({
+          name: "every event",
+          pattern: { source: ["toolbus"] },
+          target: { kind: "webhook", url: "https://hooks.example.com/toolbus" },
+        }),
+      });
+      expect(created.status).toBe(201);
+      expect(await state()).toBe("ENABLED");
+      const { subscription } = (await created.json()) as { subscription: { id: string } };
+      const deleted = await fetch(`${endpoints.api}/v1/subscriptions/${subscription.id}`, {
+        method: "DELETE",
+        headers,
+      });
+      expect(deleted.status).toBe(204);
+      expect(await state()).toBe("DISABLED");
+    } finally {
+      bus.destroy();
+    }
   });
 
   it.each([

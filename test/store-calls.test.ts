@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { DescribeTableCommand } from "@aws-sdk/client-dynamodb";
 import { PutCommand } from "@aws-sdk/lib-dynamodb";
 import { localDynamoDbClient } from "@toolbus/local/dynamodb";
@@ -33,6 +34,10 @@ afterAll(async () => {
   await table?.drop();
   client.destroy();
 });
+
+/** Printable ASCII drawn at random: text that deflate cannot make much smaller. */
+const randomText = (length: number) =>
+  Array.from(randomBytes(length), (byte) => String.fromCharCode(33 + (byte % 94))).join("");
 
 let sequence = 0;
 const pendingCall = (overrides: Partial<CallRecord> = {}): CallRecord => {
@@ -167,13 +172,14 @@ describe("DynamoCallStore", () => {
   });
 
   it("still completes when a large input leaves less room than the result budget", async () => {
-    const call = pendingCall({ input: { document: "i".repeat(250_000) } });
+    // Random text: deflated (json-text.ts) it stays nearly as large, as repeated text would not.
+    const call = pendingCall({ input: { document: randomText(250_000) } });
     await calls.create(call);
     await calls.claim(call.parentRunId, call.callId, "2026-01-01T00:00:30.000Z");
     const completed = await calls.complete(
       call.parentRunId,
       call.callId,
-      succeeded({ output: "o".repeat(280_000) }),
+      succeeded({ output: randomText(280_000) }),
     );
     expect(completed?.status).toBe("succeeded");
     expect(completed?.result?.truncated).toBe(true);

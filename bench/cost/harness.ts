@@ -9,6 +9,8 @@ import {
   registeredHandlerId,
   STREAM_HANDLER,
   SUBSCRIPTIONS_HANDLER,
+  SUBSCRIPTIONS_RULE,
+  SWEEPER_HANDLER,
   toolHandlerId,
   toolSpecOf,
 } from "@toolbus/core";
@@ -190,6 +192,8 @@ export async function measureCostCounts(options: CostHarnessOptions = {}): Promi
         // The streaming endpoint's Function URL: the API only names it in its answers.
         TOOLBUS_STREAM_URL: "https://costharness0stream0url0.lambda-url.us-east-1.on.aws/",
         AWS_ENDPOINT_URL_LAMBDA: lambda.endpoint,
+        // As the stack names it: the API switches the rule as subscriptions come and go.
+        TOOLBUS_SUBSCRIPTIONS_RULE: SUBSCRIPTIONS_RULE,
       }),
       spec(tool, config.functions.tool),
       spec(RECORDER_HANDLER, config.functions.recorder),
@@ -198,6 +202,11 @@ export async function measureCostCounts(options: CostHarnessOptions = {}): Promi
       spec(SUBSCRIPTIONS_HANDLER, config.functions.tool),
       spec(STREAM_HANDLER, config.functions.recorder),
       spec("seed", config.functions.seed),
+      // Run once after the wiring, as its first minute after a deploy: its reconcile sets the
+      // subscriptions rule. A timed job, not part of any call.
+      spec(SWEEPER_HANDLER, config.functions.recorder, {
+        TOOLBUS_SUBSCRIPTIONS_RULE: SUBSCRIPTIONS_RULE,
+      }),
     ];
     for (const s of specs) {
       const pool = new FunctionInstances(s, {
@@ -238,6 +247,10 @@ export async function measureCostCounts(options: CostHarnessOptions = {}): Promi
       }),
     );
     await applyWiring({ bus, client: eventBridge, busName, rules, handlers });
+    // The stack deploys every rule enabled; the first sweep switches the subscriptions rule
+    // off, since there is no subscription yet. The bus then skips it as EventBridge does.
+    const swept = await byHandler(SWEEPER_HANDLER).invoke({ source: "aws.events" });
+    if (swept.error) throw new Error(`sweeper failed: ${swept.error.errorMessage}`);
 
     const api = byHandler("api");
     const request = async (method: string, path: string, key: string, body?: unknown) => {
@@ -324,7 +337,7 @@ export async function measureCostCounts(options: CostHarnessOptions = {}): Promi
       await sleep(50);
       const functions: ScenarioCounts["functions"] = {};
       for (const pool of instances.values()) {
-        if (pool.spec.handler === "seed") continue;
+        if (pool.spec.handler === "seed" || pool.spec.handler === SWEEPER_HANDLER) continue;
         functions[pool.spec.handler] = { ...(await pool.collect()), memoryMB: pool.spec.memoryMB };
       }
       return {

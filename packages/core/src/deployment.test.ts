@@ -27,6 +27,15 @@ describe("deploymentFromEnv", () => {
       expect.objectContaining({ path: "TOOLBUS_TABLE" }),
     );
   });
+
+  it("names the subscriptions rule only where the environment does, and refuses a name EventBridge would", () => {
+    expect(deploymentFromEnv(env("toolbus-one")).subscriptionsRule).toBeUndefined();
+    const named = { ...env("toolbus-one"), TOOLBUS_SUBSCRIPTIONS_RULE: "subscriptions" };
+    expect(deploymentFromEnv(named).subscriptionsRule).toBe("subscriptions");
+    expect(() =>
+      deploymentFromEnv({ ...env("toolbus-one"), TOOLBUS_SUBSCRIPTIONS_RULE: "no/slashes" }),
+    ).toThrow(ValidationError);
+  });
 });
 
 describe("the admin key", () => {

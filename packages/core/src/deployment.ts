@@ -16,6 +16,11 @@ export interface Deployment {
   config: StageConfig;
   tableName: string;
   busName: string;
+  /**
+   * The name of the bus's subscriptions rule (wiring.ts), which the API and the sweeper switch
+   * on and off as subscriptions come and go. Absent, nothing touches the rule.
+   */
+  subscriptionsRule?: string;
   /** The bootstrap admin key; read at use, since a bound secret is loaded on the first event. */
   adminKey?: string;
   dynamodb: DynamoDBClient;
@@ -56,6 +61,11 @@ export type LocalDeploymentOptions = Partial<
 const environment = z.object({
   TOOLBUS_TABLE: z.string().min(3).max(255),
   TOOLBUS_BUS: z.string().min(1).max(256),
+  /** An EventBridge rule name. */
+  TOOLBUS_SUBSCRIPTIONS_RULE: z
+    .string()
+    .regex(/^[.\-_A-Za-z0-9]{1,64}$/)
+    .optional(),
   TOOLBUS_LOG_LEVEL: z.enum(LOG_LEVELS).optional(),
 });
 
@@ -160,6 +170,9 @@ function readDeployment(env: NodeJS.ProcessEnv, local: LocalDeploymentOptions): 
     config,
     tableName: parsed.data.TOOLBUS_TABLE,
     busName: parsed.data.TOOLBUS_BUS,
+    ...(parsed.data.TOOLBUS_SUBSCRIPTIONS_RULE
+      ? { subscriptionsRule: parsed.data.TOOLBUS_SUBSCRIPTIONS_RULE }
+      : {}),
     get adminKey() {
       return adminKeyOf(secret);
     },

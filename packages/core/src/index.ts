@@ -39,7 +39,7 @@ export {
 export { type Deployment, deploymentFromEnv } from "./deployment";
 export { EventPublisher, type OutgoingEvent } from "./events/publisher";
 export { createRecorder } from "./runtime/recorder";
-export { createSweeper } from "./runtime/sweeper";
+export { createSweeper, type SweeperDeps } from "./runtime/sweeper";
 export { createToolHandler, type ToolRuntimeDeps } from "./runtime/tool-handler";
 export { SDK_CLIENT_OPTIONS } from "./sdk-options";
 export { STORE_CACHE_TTL_MS } from "./store/cached";
@@ -69,6 +69,7 @@ export {
   type ScheduledJob,
   STREAM_HANDLER,
   SUBSCRIPTIONS_HANDLER,
+  SUBSCRIPTIONS_RULE,
   SWEEPER_HANDLER,
   toolHandlerId,
 } from "./wiring";

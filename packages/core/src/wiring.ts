@@ -25,6 +25,12 @@ export const RECORDER_HANDLER = "recorder";
 /** The subscriptions fan-out's handler id: it delivers every Toolbus event that a subscription matches. */
 export const SUBSCRIPTIONS_HANDLER = "subscriptions";
 
+/**
+ * The name of the rule that hands events to the fan-out: the one rule switched at run time,
+ * on only while a subscription exists (app/subscriptions/delivery-rule.ts).
+ */
+export const SUBSCRIPTIONS_RULE = "subscriptions";
+
 /** The stage stream's handler id: it appends every call event to the stage-wide stream. */
 export const STREAM_HANDLER = "stream";
 
@@ -61,11 +67,13 @@ export const registeredHandlerId = (kind: (typeof REGISTERED_KINDS)[number]) =>
   `registered/${kind}`;
 
 /**
- * Scheduled calls the bus runs: a call dispatched directly to its handler (a caller waits for
- * it) is announced too, but its handler already has it. Absent or anything but "direct";
- * `anything-but` alone would not match an event without the field.
+ * A field absent or anything but "direct": `anything-but` alone would not match an event
+ * without the field. Scheduled calls the bus runs are those not `dispatch: "direct"` (a call
+ * dispatched straight to its handler, a caller waiting, is announced too, but its handler
+ * already has it); events the recorder logs are those not `log: "direct"` (whoever announced
+ * them, the API or a tool's handler finishing a call, wrote them to the run's log itself).
  */
-const BUS_DISPATCHED = [{ exists: false }, { "anything-but": "direct" }];
+const NOT_DIRECT = [{ exists: false }, { "anything-but": "direct" }];
 
 /** The handler that runs a tool: its own for a built-in, the generic one for its kind. */
 export function handlerIdFor(call: {
@@ -92,7 +100,7 @@ export function busRules(toolIds: readonly string[]): BusRule[] {
       pattern: {
         source: [EVENT_SOURCE],
         "detail-type": ["ToolCallScheduled"],
-        detail: { toolId: [id], dispatch: BUS_DISPATCHED },
+        detail: { toolId: [id], dispatch: NOT_DIRECT },
       },
       handler: toolHandlerId(id),
     })),
@@ -102,18 +110,22 @@ export function busRules(toolIds: readonly string[]): BusRule[] {
       pattern: {
         source: [EVENT_SOURCE],
         "detail-type": ["ToolCallScheduled"],
-        detail: { implementation: [kind], dispatch: BUS_DISPATCHED },
+        detail: { implementation: [kind], dispatch: NOT_DIRECT },
       },
       handler: registeredHandlerId(kind),
     })),
     {
       name: "recorder",
-      description: "Appends every call event to its run's event log",
-      pattern: { source: [EVENT_SOURCE], "detail-type": [...DETAIL_TYPES] },
+      description: "Appends call events to their run's event log, unless their announcer did",
+      pattern: {
+        source: [EVENT_SOURCE],
+        "detail-type": [...DETAIL_TYPES],
+        detail: { log: NOT_DIRECT },
+      },
       handler: RECORDER_HANDLER,
     },
     {
-      name: "subscriptions",
+      name: SUBSCRIPTIONS_RULE,
       description: "Delivers every Toolbus event to the subscriptions that match it",
       pattern: { source: [EVENT_SOURCE] },
       handler: SUBSCRIPTIONS_HANDLER,

@@ -1205,6 +1205,7 @@ export type RunEvent = {
     parentCallId?: string;
     /** "direct": the API handed the call straight to its handler (a caller is waiting), so the tool's bus rule skips it. Absent when the bus runs the call. */
     dispatch?: "direct";
+    log?: "direct";
     trace?: {
       traceId: string;
       parentId: string;
@@ -1319,6 +1320,7 @@ export type RunEvent = {
       cost?: number;
       seconds?: number;
     };
+    log?: "direct";
   };
 } | {
   eventKey: string;
@@ -1351,6 +1353,7 @@ export type RunEvent = {
     parentCallId?: string;
     /** "direct": the API handed the call straight to its handler (a caller is waiting), so the tool's bus rule skips it. Absent when the bus runs the call. */
     dispatch?: "direct";
+    log?: "direct";
     trace?: {
       traceId: string;
       parentId: string;
@@ -1488,6 +1491,7 @@ export type StageEventsPage = ({
       parentCallId?: string;
       /** "direct": the API handed the call straight to its handler (a caller is waiting), so the tool's bus rule skips it. Absent when the bus runs the call. */
       dispatch?: "direct";
+      log?: "direct";
       trace?: {
         traceId: string;
         parentId: string;
@@ -1602,6 +1606,7 @@ export type StageEventsPage = ({
         cost?: number;
         seconds?: number;
       };
+      log?: "direct";
     };
   } | {
     eventKey: string;
@@ -1634,6 +1639,7 @@ export type StageEventsPage = ({
       parentCallId?: string;
       /** "direct": the API handed the call straight to its handler (a caller is waiting), so the tool's bus rule skips it. Absent when the bus runs the call. */
       dispatch?: "direct";
+      log?: "direct";
       trace?: {
         traceId: string;
         parentId: string;
@@ -1955,6 +1961,7 @@ export type ToolCallApprovalRequested = {
   parentCallId?: string;
   /** "direct": the API handed the call straight to its handler (a caller is waiting), so the tool's bus rule skips it. Absent when the bus runs the call. */
   dispatch?: "direct";
+  log?: "direct";
   trace?: {
     traceId: string;
     parentId: string;
@@ -2013,6 +2020,7 @@ export type ToolCallScheduled = {
   parentCallId?: string;
   /** "direct": the API handed the call straight to its handler (a caller is waiting), so the tool's bus rule skips it. Absent when the bus runs the call. */
   dispatch?: "direct";
+  log?: "direct";
   trace?: {
     traceId: string;
     parentId: string;
@@ -2253,6 +2261,7 @@ export type ToolResultReceived = {
     cost?: number;
     seconds?: number;
   };
+  log?: "direct";
 };
 
 export type ToolSearch = {

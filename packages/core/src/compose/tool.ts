@@ -4,6 +4,7 @@ import { OutboundError } from "../outbound/errors";
 import type { HttpClient } from "../outbound/types";
 import type { ToolRuntimeDeps } from "../runtime/tool-handler";
 import { memoResultCache } from "../store/cached";
+import { DynamoEventLog } from "../store/dynamodb/event-log";
 import { DynamoRateLimiter } from "../store/dynamodb/rate-limiter";
 import { DynamoResultCache } from "../store/dynamodb/result-cache";
 import type { AnyToolDefinition, ConnectionsMaker } from "../tool-definition";
@@ -39,6 +40,8 @@ export function toolDeps(
     calls,
     running: runningOf(deployment),
     bus: busOf(deployment),
+    // A finished call's events are logged by its handler, not by the recorder a delivery later.
+    runLog: new DynamoEventLog(store),
     channel: noticesOf(deployment),
     config: deployment.config,
     http,

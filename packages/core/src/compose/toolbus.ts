@@ -1,7 +1,6 @@
 import type { CapabilityStatus } from "@toolbus/wire/model/capability";
 import type { ToolsetSpec } from "@toolbus/wire/model/tool";
 import type { Dispatcher } from "../app/calls/dispatch";
-import { loggedWait } from "../app/calls/logged";
 import { CallService } from "../app/calls/service";
 import type { CapabilityDetector } from "../app/capabilities/detectors";
 import { CapabilityService } from "../app/capabilities/service";
@@ -196,24 +195,13 @@ export function createToolbus(
     catalog: stores.catalog,
     calls: stores.calls,
     bus: publisher,
+    runLog: stores.events,
     config: deployment.config,
     definitions,
     dispatcher,
     governor: runGovernor,
     running: runningOf(deployment),
     ...(deployment.log ? { log: deployment.log } : {}),
-    // Where this process alone writes the table (the local composition: `npm start`, tests),
-    // the recorder runs here too, and a finished call is answered once its events are in its
-    // run's log. On AWS the recorder is another function: nothing waits for it.
-    ...(deployment.appendLog
-      ? {
-          logged: loggedWait({
-            events: stores.events,
-            recent: (runId, callId) => stores.calls.recent(runId, callId),
-            ...(deployment.log ? { log: deployment.log } : {}),
-          }),
-        }
-      : {}),
   });
   return {
     stores,
@@ -268,10 +256,13 @@ export function createToolbus(
       },
       subscriptions: () => {
         subscriptionService ??= (async () => {
-          const [{ SubscriptionService }, dynamoSubscriptions] = await Promise.all([
-            import("../app/subscriptions/service"),
-            import("../store/dynamodb/subscriptions"),
-          ]);
+          const [{ SubscriptionService }, dynamoSubscriptions, { deliveryRuleOf }] =
+            await Promise.all([
+              import("../app/subscriptions/service"),
+              import("../store/dynamodb/subscriptions"),
+              import("./delivery-rule"),
+            ]);
+          const rule = deliveryRuleOf(deployment);
           return new SubscriptionService({
             subscriptions: new dynamoSubscriptions.DynamoSubscriptionStore(store),
             deliveries: new dynamoSubscriptions.DynamoDeliveryStore(store),
@@ -279,6 +270,7 @@ export function createToolbus(
             stream: await stream(),
             config: deployment.config,
             onChange: subscriptions.invalidate,
+            ...(rule ? { rule } : {}),
           });
         })();
         return subscriptionService;

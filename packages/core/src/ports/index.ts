@@ -355,6 +355,15 @@ export interface SubscriptionStore {
   remove(id: string): Promise<boolean>;
   /** Changes with every write: the fan-out's index is rebuilt only when it moved. */
   version(): Promise<number>;
+  /** Whether any subscription is stored, whatever its status (a consistent read). */
+  any(): Promise<boolean>;
+}
+
+/** One rule of the stage's bus, switched on and off at run time (events/rule-switch.ts). */
+export interface RuleSwitch {
+  enabled(): Promise<boolean>;
+  enable(): Promise<void>;
+  disable(): Promise<void>;
 }
 
 export interface DeliveryStore {

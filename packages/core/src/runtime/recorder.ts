@@ -8,7 +8,7 @@ import {
   scheduledEventKey,
 } from "@toolbus/wire/model/events";
 import * as z from "zod";
-import { scheduledDetail } from "../app/calls/lifecycle";
+import { scheduledEntry } from "../app/calls/lifecycle";
 import { ValidationError, zodIssues } from "../errors";
 import { fallbackLogger, type Logger } from "../observability/log";
 import type { CallStore, EventLog } from "../ports";
@@ -126,16 +126,6 @@ export async function verifiedEvent(
       occurredAt: occurredAtOf(detail, time),
       detail,
     },
-  };
-}
-
-function scheduledEntry(call: CallRecord): RunEvent {
-  const detail = scheduledDetail(call);
-  return {
-    eventKey: detail.eventKey,
-    detailType: "ToolCallScheduled",
-    occurredAt: call.scheduledAt,
-    detail,
   };
 }
 

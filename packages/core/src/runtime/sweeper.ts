@@ -1,6 +1,32 @@
 import { type SweepDeps, sweep } from "../app/calls/lifecycle";
+import type { DeliveryRule, DeliveryRuleOutcome } from "../app/subscriptions/delivery-rule";
 
-/** The sweeper's entry: the call lifecycle's `sweep`, with its dependencies built on first use. */
-export function createSweeper(deps: () => SweepDeps | Promise<SweepDeps>) {
-  return async (): Promise<{ swept: number; announced: number }> => sweep(await deps());
+export interface SweeperDeps extends SweepDeps {
+  /** The subscriptions rule, reconciled on every run; absent where the deployment names none. */
+  deliveryRule?: Pick<DeliveryRule, "reconcile">;
+}
+
+/**
+ * The sweeper's entry, run every minute: the call lifecycle's `sweep`, and the reconcile that
+ * mends what a race or a failed call left wrong with the subscriptions rule. Each runs even
+ * when the other fails; a failure of either fails the run (the error-rate alarm sees it).
+ */
+export function createSweeper(deps: () => SweeperDeps | Promise<SweeperDeps>) {
+  return async (): Promise<{
+    swept: number;
+    announced: number;
+    deliveryRule?: DeliveryRuleOutcome;
+  }> => {
+    const built = await deps();
+    const [swept, reconciled] = await Promise.allSettled([
+      sweep(built),
+      built.deliveryRule?.reconcile(),
+    ]);
+    if (swept.status === "rejected") throw swept.reason;
+    if (reconciled.status === "rejected") throw reconciled.reason;
+    return {
+      ...swept.value,
+      ...(reconciled.value === undefined ? {} : { deliveryRule: reconciled.value }),
+    };
+  };
 }

@@ -11,7 +11,9 @@ import {
   parseStageConfigFrom,
   readStageConfigSource,
   SCHEDULED_JOBS,
+  SUBSCRIPTIONS_RULE,
 } from "@toolbus/core";
+import { deliveryRuleOf } from "@toolbus/core/compose/delivery-rule";
 import {
   createLogger,
   InProcessMetrics,
@@ -191,6 +193,8 @@ async function main(): Promise<void> {
     AWS_ENDPOINT_URL_EVENTBRIDGE: system.busServer.endpoint,
     TOOLBUS_TABLE: `toolbus-${system.stage}`,
     TOOLBUS_BUS: system.busName,
+    // As the stack names it to the API and the sweeper: on only while a subscription exists.
+    TOOLBUS_SUBSCRIPTIONS_RULE: SUBSCRIPTIONS_RULE,
     TOOLBUS_ADMIN_KEY: admin.key,
     // The key connection tokens are sealed with: made (mode 0600) with the first connection.
     TOOLBUS_CONNECTION_KEY_FILE:
@@ -216,6 +220,9 @@ async function main(): Promise<void> {
 
   const rules = busRules(builtinTools.map((tool) => tool.spec.id));
   await system.wire(rules, await loadHandlers(rules));
+  // Wiring puts every rule enabled: the subscriptions rule is set now as the sweeper would set
+  // it within a minute, before the last run's undelivered events are replayed below.
+  await deliveryRuleOf(deployment)?.reconcile();
   await system.schedule(SCHEDULED_JOBS, await loadHandlers(SCHEDULED_JOBS));
   // Rules the last run kept whose handler is gone (a tool removed since) deliver nowhere.
   const dropped = system.bus.dropRulesWithoutHandlers();

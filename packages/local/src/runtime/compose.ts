@@ -4,11 +4,14 @@ import {
   type AnyToolDefinition,
   type CapabilityDetector,
   createToolbus,
+  type Deployment,
   type Dispatcher,
   ensureTable,
   parseStageConfig,
+  SUBSCRIPTIONS_RULE,
   type Toolbus,
 } from "@toolbus/core";
+import { deliveryRuleOf } from "@toolbus/core/compose/delivery-rule";
 import type { Logger, MetricsSink } from "@toolbus/core/observability";
 import type { SecretSource } from "@toolbus/core/outbound";
 import { appendAsSoleWriter } from "@toolbus/core/store/dynamodb";
@@ -49,20 +52,23 @@ export async function composeLocalToolbus(
   options: ComposeOptions,
 ): Promise<{ toolbus: Toolbus; app: ReturnType<typeof createApi> }> {
   await ensureTable(options.dynamodb, options.tableName);
+  const deployment: Deployment = {
+    config: parseStageConfig(options.config ?? {}),
+    tableName: options.tableName,
+    busName: options.busName,
+    // Switched as on AWS: on only while a subscription exists.
+    subscriptionsRule: SUBSCRIPTIONS_RULE,
+    adminKey: options.adminKey,
+    dynamodb: options.dynamodb,
+    eventBridge: options.eventBridge,
+    ...(options.secret ? { secret: options.secret } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+    ...(options.log ? { log: options.log } : {}),
+    // One process runs everything, as under npm start.
+    appendLog: appendAsSoleWriter,
+  };
   const toolbus = createToolbus(
-    {
-      config: parseStageConfig(options.config ?? {}),
-      tableName: options.tableName,
-      busName: options.busName,
-      adminKey: options.adminKey,
-      dynamodb: options.dynamodb,
-      eventBridge: options.eventBridge,
-      ...(options.secret ? { secret: options.secret } : {}),
-      ...(options.metrics ? { metrics: options.metrics } : {}),
-      ...(options.log ? { log: options.log } : {}),
-      // One process runs everything, as under npm start.
-      appendLog: appendAsSoleWriter,
-    },
+    deployment,
     {
       tools: options.tools ?? builtinTools,
       toolsets: options.toolsets ?? builtinToolsets,
@@ -77,6 +83,9 @@ export async function composeLocalToolbus(
     rules: toolbus.rules,
     handlers: toolbus.handlers,
   });
+  // Wiring puts every rule enabled; the subscriptions rule is then set as the first sweep
+  // would set it, so a table without subscriptions starts with it off.
+  await deliveryRuleOf(deployment)?.reconcile();
   await toolbus.seed();
   await toolbus.refreshCapabilities();
   const app = createApi({

@@ -7,6 +7,13 @@ import { runBudget } from "./run";
 export { MAX_PROGRESS_MESSAGE } from "./call";
 export { type ToolCallProgress, toolCallProgress } from "./progress-event";
 
+/**
+ * "direct": whoever announced the event also wrote it to its run's log (the API or the tool's
+ * handler that finished the call), so the recorder's bus rule skips it. Absent when the
+ * recorder logs it. Either way it is in the run's log once.
+ */
+const loggedBy = z.literal("direct").optional();
+
 export const toolCallScheduled = z.object({
   eventKey: z.string().min(1),
   parentRunId: runId,
@@ -25,6 +32,7 @@ export const toolCallScheduled = z.object({
    * tool's bus rule skips it. Absent when the bus runs the call.
    */
   dispatch: z.literal("direct").optional(),
+  log: loggedBy,
   trace: traceContext.optional(),
   /** Whether the tool's fallback may answer for the caller (see the call's `fallbackAccess`). */
   fallbackAccess: fallbackAccess.optional(),
@@ -42,6 +50,7 @@ export const toolResultReceived = callResult.extend({
   trace: traceContext.optional(),
   /** What the run had left once the call was counted (only the limits its policy sets). */
   budget: runBudget.optional(),
+  log: loggedBy,
 });
 export type ToolResultReceived = z.infer<typeof toolResultReceived>;
 

@@ -9,7 +9,7 @@ import { ConflictError, type Issue, NotFoundError, ValidationError, zodIssues } 
 import { callFields, loggedInput } from "../../observability/calls";
 import type { Logger } from "../../observability/log";
 import { newTrace, parseTraceparent } from "../../observability/trace-context";
-import type { CallStore, CatalogStore, EventSink } from "../../ports";
+import type { CallStore, CatalogStore, EventLog, EventSink } from "../../ports";
 import type { AnyToolDefinition } from "../../tool-definition";
 import { canonicalJson, sha256Hex } from "../../util/canonical-json";
 import { handlerIdFor } from "../../wiring";
@@ -18,7 +18,7 @@ import type { SelectionService } from "../selection/service";
 import { type Dispatcher, DispatchNotStartedError, dispatchFailureReporter } from "./dispatch";
 import {
   announceApprovalRequested,
-  announceFinished,
+  announceFinishedCall,
   announceScheduled,
   type CancelOutcome,
   callStart,
@@ -38,6 +38,8 @@ export interface CallServiceDeps {
   calls: CallStore;
   /** Where calls are announced. */
   bus: EventSink;
+  /** The run logs: a refused call's events are logged here at once (announce.ts). */
+  runLog?: Pick<EventLog, "append">;
   config: StageConfig;
   /**
    * Built-in tools by id: their zod schemas validate input before anything is written.
@@ -55,12 +57,6 @@ export interface CallServiceDeps {
   dispatcher?: Dispatcher;
   /** Where a call's first steps (accepted, dispatched) are logged; its handler logs the last. */
   log?: Logger;
-  /**
-   * Where the recorder runs in this process (the local composition): resolves once a finished
-   * call's events are in its run's log, within a bound (`loggedWait`, app/calls/logged.ts).
-   * Every finished answer waits for it; absent (AWS), none does.
-   */
-  logged?: (call: CallRecord) => Promise<void>;
   /** The calls running in this process: a cancel made here stops them at once. */
   running?: RunningCalls;
   now?: () => Date;
@@ -101,11 +97,7 @@ export class CallService {
     /** The caller's W3C `traceparent`; a malformed or absent one starts a new trace. */
     traceparent?: string,
   ): Promise<CallOutcome> {
-    const outcome = await this.place(principal, parentRunId, request, traceparent);
-    // Read your own calls where the recorder runs here: the run's log holds the call's events
-    // when its answer leaves (see `logged`).
-    if (outcome.finished && this.deps.logged) await this.deps.logged(outcome.call);
-    return outcome;
+    return this.place(principal, parentRunId, request, traceparent);
   }
 
   private async place(
@@ -211,7 +203,7 @@ export class CallService {
     if (!outcome.created) return this.existing(outcome.call, record, deadline);
     this.logAccepted(refused, "bus");
     try {
-      await announceFinished(this.deps.bus, refused);
+      await announceFinishedCall(this.deps, refused);
     } catch (error) {
       // Stored, and on the sweeper's index until the recorder logs it: announced later.
       this.reportFailure(error);

@@ -22,6 +22,7 @@ import type {
 import { mayActFor, mayActForOthers } from "../access";
 import { envelopeOf } from "../events/envelope";
 import { parseEventPattern } from "../events/pattern";
+import type { DeliveryRule } from "./delivery-rule";
 
 /** Most events one replay reads from a run's log. */
 const MAX_REPLAYED_EVENTS = 10_000;
@@ -39,6 +40,11 @@ export interface SubscriptionServiceDeps {
   config: StageConfig;
   /** Told after every write, so a fan-out in this process sees it on the next event. */
   onChange?: () => void;
+  /**
+   * The bus rule that hands events to the fan-out, on only while a subscription exists
+   * (delivery-rule.ts); absent, the rule is left as the deployment made it.
+   */
+  rule?: Pick<DeliveryRule, "subscribed" | "unsubscribed">;
   now?: () => Date;
 }
 
@@ -83,6 +89,8 @@ export class SubscriptionService {
     const secret = newWebhookSecret();
     await subscriptions.create(subscription, { current: secret });
     this.deps.onChange?.();
+    // On before the answer: an event published once the caller has its id is delivered.
+    await this.deps.rule?.subscribed();
     return { subscription, secret };
   }
 
@@ -118,6 +126,7 @@ export class SubscriptionService {
     await this.owned(principal, id);
     await this.deps.subscriptions.remove(id);
     this.deps.onChange?.();
+    await this.deps.rule?.unsubscribed();
   }
 
   /** A new secret, shown once; the old one keeps signing beside it for PREVIOUS_SECRET_KEPT_MS. */

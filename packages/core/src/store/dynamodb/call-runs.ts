@@ -11,7 +11,7 @@ import {
   parseStored,
 } from "./client";
 import { callKey, RUNNING_PARTITION, traceIndexKey, UNANNOUNCED_PARTITION } from "./items";
-import { decodeJsonFields, encodeJsonFields, jsonAttribute } from "./json-text";
+import { decodeJsonFields, encodeJsonField, encodeJsonFields } from "./json-text";
 import { type RecentCalls, recentCalls } from "./recent-calls";
 import { fitResult } from "./result-size";
 
@@ -21,8 +21,14 @@ import { fitResult } from "./result-size";
  */
 const FALLBACK_RESULT_BYTES = 16_384;
 
-/** What callers and tools choose, kept as JSON text (see json-text.ts). */
+/**
+ * What callers and tools choose, kept as JSON text, deflated where that is smaller (see
+ * json-text.ts): the input and result are most of a call item, and every write of the item
+ * (create, complete, the recorder's marks in its transaction) is billed per started KB of it.
+ * Each is written once: the input when the call is created, the result when it finishes.
+ */
 export const JSON_FIELDS = ["input", "result"];
+const STORED_FORM = { compress: true };
 
 export const storedCall = (item: Record<string, unknown>): CallRecord =>
   parseStored(callRecord, decodeJsonFields(item, JSON_FIELDS), "call");
@@ -30,9 +36,19 @@ export const storedCall = (item: Record<string, unknown>): CallRecord =>
 /** A call record as its item, without the index keys (gsi2pk/gsi2sk): put whole, it leaves the sweeper's index (gsi4). */
 export const callItem = (call: CallRecord): Record<string, unknown> => ({
   ...callKey(call.parentRunId, call.callId),
-  ...encodeJsonFields(call, JSON_FIELDS),
+  ...encodeJsonFields(call, JSON_FIELDS, STORED_FORM),
   ...traceIndexKey(call),
 });
+
+/**
+ * A call's result for an update that finishes the call (`SET #result = :result`): its name and
+ * value in the form callItem stores it. Only a call without a result is finished, so the
+ * result never has an earlier value in the other form.
+ */
+export function resultUpdate(result: CallResult) {
+  const { attribute, value } = encodeJsonField("result", result, STORED_FORM);
+  return { names: { "#result": attribute }, values: { ":result": value } };
+}
 
 /**
  * What running a call needs of its record: read it, claim it, complete it. A tool's function
@@ -117,8 +133,9 @@ export class DynamoCallRuns
     expected?: { deadlineAt: string },
   ): Promise<CallRecord | undefined> {
     const parsed = parseInput(callResult, result, "call result");
-    const update = (stored: CallResult) =>
-      this.transition("calls.complete", {
+    const update = (stored: CallResult) => {
+      const encoded = resultUpdate(stored);
+      return this.transition("calls.complete", {
         Key: callKey(parentRunId, callId),
         // Finished but not yet announced: on the index until the publication mark.
         UpdateExpression:
@@ -126,16 +143,17 @@ export class DynamoCallRuns
         ConditionExpression: expected
           ? "#status = :running AND deadlineAt = :deadline"
           : "#status = :running",
-        ExpressionAttributeNames: { "#status": "status", "#result": jsonAttribute("result") },
+        ExpressionAttributeNames: { "#status": "status", ...encoded.names },
         ExpressionAttributeValues: {
           ":status": stored.status,
-          ":result": JSON.stringify(stored),
+          ...encoded.values,
           ":running": "running",
           ":index": UNANNOUNCED_PARTITION,
           ":completedAt": stored.completedAt,
           ...(expected ? { ":deadline": expected.deadlineAt } : {}),
         },
       });
+    };
     try {
       return await update(fitResult(parsed));
     } catch (error) {

@@ -9,7 +9,7 @@ import {
 } from "@toolbus/wire/model/call";
 import { ValidationError } from "../../errors";
 import type { CallStore, CreateCallOutcome } from "../../ports";
-import { DynamoCallRuns, JSON_FIELDS, storedCall } from "./call-runs";
+import { callItem, DynamoCallRuns, resultUpdate, storedCall } from "./call-runs";
 import { guard, isConditionFailure, parseInput, queryAll } from "./client";
 import { queryIndexed } from "./indexed";
 import {
@@ -19,10 +19,8 @@ import {
   PENDING_PARTITION,
   RUNNING_PARTITION,
   runPartition,
-  traceIndexKey,
   UNANNOUNCED_PARTITION,
 } from "./items";
-import { encodeJsonFields, jsonAttribute } from "./json-text";
 
 /** The most calls GET /v1/runs/{runId} counts by status (a read of about 1 MB per 10,000). */
 const MAX_COUNTED_CALLS = 10_000;
@@ -52,12 +50,7 @@ export class DynamoCallStore extends DynamoCallRuns implements CallStore {
         await client.send(
           new PutCommand({
             TableName: tableName,
-            Item: {
-              ...callKey(record.parentRunId, record.callId),
-              ...encodeJsonFields(record, JSON_FIELDS),
-              ...index,
-              ...traceIndexKey(record),
-            },
+            Item: { ...callItem(record), ...index },
             ConditionExpression: "attribute_not_exists(pk)",
             // The existing call comes back with the failure: no second read, no race window.
             ReturnValuesOnConditionCheckFailure: "ALL_OLD",
@@ -121,6 +114,7 @@ export class DynamoCallStore extends DynamoCallRuns implements CallStore {
     refusal: CallResult,
   ): Promise<{ outcome: "cancelled" | "requested" | "finished"; call: CallRecord } | undefined> {
     const result = parseInput(callResult, refusal, "call result");
+    const encoded = resultUpdate(result);
     const key = callKey(parentRunId, callId);
     // Not started: it fails now, off the waiting and approval indexes, onto the outbox.
     const cancelled = await this.transition("calls.cancel", {
@@ -128,10 +122,10 @@ export class DynamoCallStore extends DynamoCallRuns implements CallStore {
       UpdateExpression:
         "SET #status = :failed, #result = :result, cancelRequestedAt = :at, gsi2pk = :index, gsi2sk = :at",
       ConditionExpression: "#status IN (:pending, :awaiting)",
-      ExpressionAttributeNames: { "#status": "status", "#result": jsonAttribute("result") },
+      ExpressionAttributeNames: { "#status": "status", ...encoded.names },
       ExpressionAttributeValues: {
         ":failed": "failed",
-        ":result": JSON.stringify(result),
+        ...encoded.values,
         ":at": result.completedAt,
         ":index": UNANNOUNCED_PARTITION,
         ":pending": "pending",
@@ -180,16 +174,17 @@ export class DynamoCallStore extends DynamoCallRuns implements CallStore {
       });
     }
     const result = parseInput(callResult, refusal, "call result");
+    const encoded = resultUpdate(result);
     return this.transition("calls.decide", {
       ...common,
       UpdateExpression:
         "SET #status = :failed, #approval.decision = :decision, #result = :result, gsi2pk = :index, gsi2sk = :completedAt",
-      ExpressionAttributeNames: { ...names, "#result": jsonAttribute("result") },
+      ExpressionAttributeNames: { ...names, ...encoded.names },
       ExpressionAttributeValues: {
         ":awaiting": "awaiting_approval",
         ":failed": "failed",
         ":decision": decision,
-        ":result": JSON.stringify(result),
+        ...encoded.values,
         ":index": UNANNOUNCED_PARTITION,
         ":completedAt": result.completedAt,
       },

@@ -1,6 +1,6 @@
 import { marshall, unmarshall } from "@aws-sdk/util-dynamodb";
 import { describe, expect, it } from "vitest";
-import { decodeJsonFields, encodeJsonFields } from "./json-text";
+import { decodeJsonFields, encodeJsonField, encodeJsonFields, jsonFieldStored } from "./json-text";
 
 /** The item as DynamoDB gives it back (binary attributes come back as Uint8Array). */
 const stored = (item: Record<string, unknown>) => unmarshall(marshall(item));
@@ -53,6 +53,24 @@ describe("JSON fields as stored", () => {
     const damaged = { ...item, detailZ: new Uint8Array([1, 2, 3, 4]) };
     expect(decodeJsonFields(damaged, ["detail"])).toEqual({ id: "x" });
     expect(decodeJsonFields({ id: "x", detailJson: "{" }, ["detail"])).toEqual({ id: "x" });
+  });
+
+  it("gives an update the attribute and value encodeJsonFields would store, in either form", () => {
+    for (const value of [result, { ok: true }]) {
+      const { attribute, value: encoded } = encodeJsonField("result", value, { compress: true });
+      const item = { [attribute]: encoded };
+      expect(item).toEqual(encodeJsonFields({ result: value }, ["result"], { compress: true }));
+      expect(decodeJsonFields(stored(item), ["result"])).toEqual({ result: value });
+    }
+    expect(encodeJsonField("result", result).attribute).toBe("resultJson");
+    expect(encodeJsonField("result", result, { compress: true }).attribute).toBe("resultZ");
+  });
+
+  it("asks whether a field is stored by both of its attributes", () => {
+    const { condition, names } = jsonFieldStored("result");
+    const attributes = condition.match(/#\w+/g)?.map((name) => names[name]);
+    expect(attributes?.sort()).toEqual(["resultJson", "resultZ"]);
+    expect(condition).toMatch(/^\(attribute_exists\(#\w+\) OR attribute_exists\(#\w+\)\)$/);
   });
 
   it("reads a field stored the old way, as a map", () => {

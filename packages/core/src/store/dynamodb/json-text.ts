@@ -20,19 +20,28 @@ import { deflateRawSync, inflateRawSync } from "node:zlib";
 const SUFFIX = "Json";
 
 /**
- * Items written once and never changed (a run's log entries, the stage stream's chunks) may keep
- * the text deflated instead, a binary `<field>Z` (raw DEFLATE of the UTF-8 JSON text): DynamoDB
- * bills a write per started KB, and a result's event compresses to about half (JSON repeats
- * its keys, and an event its run and call ids). Only text of MIN_COMPRESSED_TEXT characters
- * or more is tried, and only a smaller form is kept, so short values stay readable text.
- * Readers take either form; a reader from before this form (an older release still running
- * during a deploy, or rolled back to) cannot read it.
+ * A field may keep its text deflated instead, a binary `<field>Z` (raw DEFLATE of the UTF-8 JSON
+ * text): DynamoDB bills a write per started KB of the whole item, and a result compresses to
+ * about half (JSON repeats its keys, and an event its run and call ids). Only text of
+ * MIN_COMPRESSED_TEXT characters or more is tried, and only a smaller form is kept, so short
+ * values stay readable text. Readers take either form; a reader from before this form (an older
+ * release still running during a deploy, or rolled back to) cannot read it.
+ *
+ * Which form a value takes depends on the value, so a field is stored this way only where each
+ * value is written once: rewritten, a value could leave its other form behind, and a reader
+ * takes the text first. Items written once and never changed (a run's log entries, the stage
+ * stream's chunks) qualify whole. So do a call's input and result, though the call item itself
+ * is updated: its input is written only by the put that creates it, and its result once, by
+ * the conditional update that finishes the call (it applies only to a call that has none).
+ * Updates set such a field with encodeJsonField and ask whether it is there with
+ * jsonFieldStored, which name both forms.
  */
 const COMPRESSED_SUFFIX = "Z";
 const MIN_COMPRESSED_TEXT = 256;
 /**
- * Bytes a stored field inflates to, at most: far above any event Toolbus writes (under 400 KB
- * of text), and a bound on what a damaged or foreign value can make a reader allocate.
+ * Bytes a stored field inflates to, at most: far above any value Toolbus writes (an event, a
+ * call's input or result: each well under 1 MB of text, as requests and results are capped),
+ * and a bound on what a damaged or foreign value can make a reader allocate.
  */
 const MAX_INFLATED = 8 * 1024 * 1024;
 
@@ -97,6 +106,39 @@ function deflatedText(text: string): Buffer | undefined {
   return deflated.length < Buffer.byteLength(text) + SUFFIX.length - COMPRESSED_SUFFIX.length
     ? deflated
     : undefined;
+}
+
+/**
+ * One field as encodeJsonFields stores it, for an update expression: the attribute it goes
+ * under (text or deflated, whichever encodeJsonFields picks) and the value stored there.
+ */
+export function encodeJsonField(
+  field: string,
+  value: unknown,
+  options: EncodeOptions = {},
+): { attribute: string; value: unknown } {
+  const [stored] = Object.entries(encodeJsonFields({ [field]: value }, [field], options));
+  if (!stored) {
+    throw new TypeError(`${field} has no JSON value to store.`);
+  }
+  const [attribute, encoded] = stored;
+  return { attribute, value: encoded };
+}
+
+/**
+ * A condition that the field is stored, as text or deflated (whichever form its writer took),
+ * with the attribute names it uses, to merge into ExpressionAttributeNames.
+ */
+export function jsonFieldStored(field: string): {
+  condition: string;
+  names: Record<string, string>;
+} {
+  const text = `#${field}${SUFFIX}`;
+  const deflated = `#${field}${COMPRESSED_SUFFIX}`;
+  return {
+    condition: `(attribute_exists(${text}) OR attribute_exists(${deflated}))`,
+    names: { [text]: jsonAttribute(field), [deflated]: `${field}${COMPRESSED_SUFFIX}` },
+  };
 }
 
 /** The attribute a field's JSON text is stored under, for update expressions. */

@@ -2,10 +2,10 @@ import { QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { CallRecord } from "@toolbus/wire/model/call";
 import { ToolbusError, UnavailableError, ValidationError } from "../../errors";
 import { GroupCommit, type ItemOutcome } from "../../util/group-commit";
-import { DynamoCallStore } from "./calls";
+import { DynamoCallRuns } from "./call-runs";
 import type { DynamoStoreOptions } from "./client";
 import { callKey, LOG_PREFIX, logSeqOf, logSortKey, runPartition } from "./items";
-import { jsonAttribute } from "./json-text";
+import { jsonFieldStored } from "./json-text";
 import {
   callKeyOf,
   LOG_SEQ_ATTRIBUTE,
@@ -184,7 +184,7 @@ function unavailableAfter(error: unknown, attempt: number): unknown {
 }
 
 async function readCall(options: DynamoStoreOptions, call: CallRecord): Promise<CallRecord> {
-  const stored = await new DynamoCallStore(options).get(call.parentRunId, call.callId);
+  const stored = await new DynamoCallRuns(options).get(call.parentRunId, call.callId);
   if (!stored) {
     throw new ValidationError("An event names a call that was never recorded.", {
       details: { parentRunId: call.parentRunId, callId: call.callId },
@@ -291,11 +291,13 @@ function markCall(request: LogRequest, seqs: number[], at: string) {
     sets.push(`#${attribute} = :${attribute}`);
     conditions.push(`attribute_not_exists(#${attribute})`);
     if (event.detailType === "ToolResultReceived") {
-      names["#result"] = jsonAttribute("result");
+      // The result is stored as text or deflated (json-text.ts): either form is a result.
+      const result = jsonFieldStored("result");
+      Object.assign(names, result.names);
       names["#published"] = "resultPublishedAt";
       values[":published"] = at;
       sets.push("#published = :published");
-      conditions.push("attribute_exists(#result)");
+      conditions.push(result.condition);
       leavesIndex = true;
     }
   });

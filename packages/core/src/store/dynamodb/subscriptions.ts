@@ -24,20 +24,25 @@ import {
   withoutKeys,
 } from "./client";
 import { queryIndexed } from "./indexed";
+import {
+  anySubscription,
+  SUBSCRIPTION_SORT_PREFIX,
+  SUBSCRIPTIONS_PARTITION,
+} from "./subscription-presence";
 
 /**
  * Every subscription in one partition, read with a consistent query: a fan-out that sees the
  * version move must also see the write that moved it (an index would lag behind it). The
  * partition is read whole only when the version moves.
  */
-const PARTITION = "SUBSCRIPTIONS";
+const PARTITION = SUBSCRIPTIONS_PARTITION;
 const VERSION_KEY = { pk: PARTITION, sk: "VERSION" };
 /** gsi4 partition of deliveries waiting for their next attempt (the retry driver's queue). */
 const DELIVERY_DUE_PARTITION = "DELIVERY_DUE";
 /** A delivery item a retry delivered is kept this long, then DynamoDB's TTL removes it. */
 const DELIVERED_KEPT_SECONDS = 7 * 24 * 3600;
 
-const subscriptionKey = (id: string) => ({ pk: PARTITION, sk: `SUB#${id}` });
+const subscriptionKey = (id: string) => ({ pk: PARTITION, sk: `${SUBSCRIPTION_SORT_PREFIX}${id}` });
 const deliveryKey = (subscriptionId: string, eventKey: string, replayId?: string) => ({
   pk: `SUBSCRIPTION#${subscriptionId}`,
   sk: replayId ? `DELIVERY#${eventKey}#REPLAY#${replayId}` : `DELIVERY#${eventKey}`,
@@ -102,7 +107,7 @@ export class DynamoSubscriptionStore implements SubscriptionStore {
             }),
         ExpressionAttributeValues: {
           ":partition": PARTITION,
-          ":sub": "SUB#",
+          ":sub": SUBSCRIPTION_SORT_PREFIX,
           ...(ownerId === undefined ? {} : { ":owner": ownerId }),
         },
         ConsistentRead: true,
@@ -189,6 +194,10 @@ export class DynamoSubscriptionStore implements SubscriptionStore {
       client.send(new GetCommand({ TableName: tableName, Key: VERSION_KEY, ConsistentRead: true })),
     );
     return Number(Item?.version ?? 0);
+  }
+
+  async any(): Promise<boolean> {
+    return anySubscription(this.#options);
   }
 
   #item(stored: Subscription, secrets: SubscriptionSecrets): Record<string, unknown> {

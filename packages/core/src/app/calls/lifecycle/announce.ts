@@ -1,7 +1,9 @@
 import { type CallRecord, type CallResult, MAX_PROGRESS_MESSAGE } from "@toolbus/wire/model/call";
 import {
   approvalEventKey,
+  occurredAtOf,
   progressEventKey,
+  type RunEvent,
   resultEventKey,
   scheduledEventKey,
   type ToolCallProgress,
@@ -9,7 +11,8 @@ import {
   type ToolResultReceived,
 } from "@toolbus/wire/model/events";
 import { fitResultEvent } from "../../../events/size";
-import type { EventSink, OutgoingEvent } from "../../../ports";
+import { fallbackLogger, type Logger } from "../../../observability/log";
+import type { EventLog, EventSink, OutgoingEvent } from "../../../ports";
 import { EVENT_SOURCE } from "../../../wiring";
 import { decideUrl } from "../status";
 import type { ProgressReport } from "./progress";
@@ -57,12 +60,18 @@ export function scheduledDetail(call: CallRecord): ToolCallScheduled & { [key: s
   };
 }
 
-function scheduledEvent(call: CallRecord): OutgoingEvent {
-  return { detailType: "ToolCallScheduled", detail: scheduledDetail(call) };
+/** Who writes an event to its run's log: `direct`, its announcer; absent, the recorder. */
+type LoggedBy = "direct" | undefined;
+
+function scheduledEvent(call: CallRecord, log?: LoggedBy): OutgoingEvent {
+  return {
+    detailType: "ToolCallScheduled",
+    detail: { ...scheduledDetail(call), ...(log ? { log } : {}) },
+  };
 }
 
 /** ToolResultReceived of a stored result; too large for an event, it carries a preview. */
-function resultEvent(call: CallRecord, result: CallResult): OutgoingEvent {
+function resultEvent(call: CallRecord, result: CallResult, log?: LoggedBy): OutgoingEvent {
   const detail: ToolResultReceived = fitResultEvent({
     ...result,
     eventKey: resultEventKey(call.parentRunId, call.callId),
@@ -73,8 +82,73 @@ function resultEvent(call: CallRecord, result: CallResult): OutgoingEvent {
     resultOmitted: false,
     ...(call.trace ? { trace: call.trace } : {}),
     ...(call.budget ? { budget: call.budget } : {}),
+    ...(log ? { log } : {}),
   });
   return { detailType: "ToolResultReceived", detail };
+}
+
+/** A call's scheduling as its run's log keeps it, rebuilt from the record. */
+export function scheduledEntry(call: CallRecord): RunEvent {
+  return runEntry(scheduledEvent(call), call.scheduledAt);
+}
+
+/** An announced event as its run's log keeps it. */
+function runEntry(event: OutgoingEvent, time: string): RunEvent {
+  return {
+    eventKey: event.detail.eventKey,
+    detailType: event.detailType as RunEvent["detailType"],
+    occurredAt: occurredAtOf(event.detail, time),
+    detail: event.detail,
+  };
+}
+
+/** What announcing a finished call and logging it needs. */
+export interface FinishAnnouncer {
+  bus: EventSink;
+  /**
+   * The run logs, where this process may append to them: the events are then logged here, at
+   * once, instead of by the recorder a bus delivery later.
+   */
+  runLog?: Pick<EventLog, "append"> | undefined;
+  log?: Logger | undefined;
+}
+
+/**
+ * Announces a finished call: its result, and its start too when that did not go out yet
+ * (`withStart`). With a run log at hand the announcer logs both itself, so a reader finds them
+ * the moment the caller has its answer, and the recorder is not invoked at all: the events go
+ * on the bus marked `log: "direct"`, which its rule skips. The bus first, the log second:
+ * logging the result is what takes the call off the outbox, so a call that is logged has been
+ * announced. If the log cannot be written (or the process stops in between), the call stays
+ * on the outbox, and the sweeper announces it again, unmarked, for the recorder to log; the
+ * event keys are the same, so every consumer keeps one of each.
+ */
+export async function announceFinishedCall(
+  deps: FinishAnnouncer,
+  call: CallRecord,
+  withStart = true,
+): Promise<void> {
+  const result = call.result;
+  if (!result) return announceScheduled(deps.bus, call);
+  const log: LoggedBy = deps.runLog ? "direct" : undefined;
+  const events = [
+    ...(withStart ? [scheduledEvent(call, log)] : []),
+    resultEvent(call, result, log),
+  ];
+  await deps.bus.publish(events);
+  if (!deps.runLog) return;
+  // A start announced earlier went to the recorder; the log keeps one of each, and never a
+  // result before its call's start, so the start goes along.
+  const entries = events.map((event) => runEntry(event, result.completedAt));
+  if (!withStart) entries.unshift(scheduledEntry(call));
+  try {
+    await deps.runLog.append(call, entries);
+  } catch (error) {
+    (deps.log ?? fallbackLogger()).warn(
+      "A finished call's events were announced but not logged: the sweeper announces them again",
+      { callId: call.callId, error },
+    );
+  }
 }
 
 /** Announces a recorded call: first when it is made, again by a retry or the sweeper. */
@@ -83,24 +157,11 @@ export async function announceScheduled(bus: EventSink, call: CallRecord): Promi
 }
 
 /**
- * Announces a stored result. The recorder marks the call once the result is in the run's log;
- * until then a redelivery, or the sweeper, announces it again.
- */
-export async function announceResult(
-  bus: EventSink,
-  call: CallRecord,
-  result: CallResult,
-): Promise<void> {
-  await bus.publish([resultEvent(call, result)]);
-}
-
-/**
- * Both events of a finished call in one request: a call that finished without running (a
- * refusal, a decision, the sweeper) or one whose start was not announced yet.
+ * Both events of a finished call in one request, for the recorder to log: a call that finished
+ * without running (a decision, the sweeper) or one whose start was not announced yet.
  */
 export async function announceFinished(bus: EventSink, call: CallRecord): Promise<void> {
-  if (!call.result) return announceScheduled(bus, call);
-  await bus.publish([scheduledEvent(call), resultEvent(call, call.result)]);
+  await announceFinishedCall({ bus }, call);
 }
 
 /** Tells subscribers (and chat bots) that a call waits for a person: ToolCallApprovalRequested. */

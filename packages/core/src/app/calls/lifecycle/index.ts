@@ -7,11 +7,13 @@
 export {
   announceApprovalRequested,
   announceFinished,
-  announceResult,
+  announceFinishedCall,
   announceScheduled,
+  type FinishAnnouncer,
   progressEvent,
   type ScheduledEnvelope,
   scheduledDetail,
+  scheduledEntry,
   scheduledEnvelope,
 } from "./announce";
 export {

@@ -3,9 +3,9 @@ import type { ToolCallScheduled } from "@toolbus/wire/model/events";
 import type { ToolPolicy } from "@toolbus/wire/model/policy";
 import { type CallObservers, reportFinished } from "../../../observability/calls";
 import { fallbackLogger } from "../../../observability/log";
-import type { CallNotices, CallStore, EventSink } from "../../../ports";
+import type { CallNotices, CallStore, EventLog, EventSink } from "../../../ports";
 import { type CallerLink, callerLink } from "../../../relay/link";
-import { announceFinished, announceResult, progressEvent } from "./announce";
+import { announceFinishedCall, progressEvent } from "./announce";
 import { type RunningCalls, watchCancel } from "./cancel";
 import { type ProgressReport, type ReportProgress, throttleProgress } from "./progress";
 import { claimDeadline, type Produced, type RunFacts, ranResult, storeResult } from "./records";
@@ -16,6 +16,8 @@ export interface RunDeps extends CallObservers {
   /** The calls running in this process: a cancel made here reaches them without a read. */
   running?: RunningCalls;
   bus: EventSink;
+  /** The run logs: a finished call's events are logged here, not by the recorder (announce.ts). */
+  runLog?: Pick<EventLog, "append">;
   /** Where a live MCP caller waits for the call: its progress and requests go there too. */
   channel?: CallNotices;
   now?: () => Date;
@@ -70,7 +72,7 @@ export async function runCall(
   policy: Pick<ToolPolicy, "timeoutMs" | "cache">,
   run: (call: RunnableCall, now: () => Date, reach: CallReach) => Promise<RunOutcome>,
 ): Promise<CallRecord | undefined> {
-  const { calls, bus, now = () => new Date() } = deps;
+  const { calls, now = () => new Date() } = deps;
   const direct = detail.dispatch === "direct";
   const claimed = direct
     ? detail
@@ -78,7 +80,7 @@ export async function runCall(
   if (!claimed) {
     const existing = await calls.get(detail.parentRunId, detail.callId);
     if (existing?.result && !existing.resultPublishedAt) {
-      await announceResult(bus, existing, existing.result);
+      await announceFinishedCall(deps, existing, false);
     }
     return undefined;
   }
@@ -108,8 +110,8 @@ export async function runCall(
     if (!completed) return undefined;
     // Counted once stored, before the caller is answered, whatever the announcing does.
     reportFinished(deps, completed, { cacheable: policy.cache !== undefined });
-    if (start?.cancel() || progress.startOwed()) await announceFinished(bus, completed);
-    else await announceResult(bus, completed, completed.result ?? result);
+    const withStart = start?.cancel() === true || progress.startOwed();
+    await announceFinishedCall(deps, completed, withStart);
     return completed;
   } finally {
     start?.cancel();

@@ -1,0 +1,269 @@
+import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ValidationError } from "../packages/core/src/errors";
+import {
+  createDocumentClient,
+  DynamoCallStore,
+  DynamoEventLog,
+} from "../packages/core/src/store/dynamodb";
+import type { CallRecord, CallResult } from "../packages/wire/src/model/call";
+import type { RunEvent } from "../packages/wire/src/model/events";
+import { succeededResult } from "./support/calls";
+import { createToolbusTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
+
+/**
+ * A call's input and result as its item keeps them: deflated where that is smaller (every write
+ * of the item is billed per started KB of it), text where the value is short, and either way
+ * read back exactly, by every reader and every condition that asks for them.
+ */
+
+const client = testDynamoDbClient();
+const documents = createDocumentClient(client);
+let table: TestTable;
+let calls: DynamoCallStore;
+let log: DynamoEventLog;
+
+beforeAll(async () => {
+  table = await createToolbusTestTable(client, "store-call-items");
+  calls = new DynamoCallStore({ client: documents, tableName: table.tableName });
+  log = new DynamoEventLog({ client: documents, tableName: table.tableName });
+});
+
+afterAll(async () => {
+  await table?.drop();
+  client.destroy();
+});
+
+const LATER = "2100-01-01T00:00:00.000Z";
+const DEADLINE = "2099-01-01T00:00:00.000Z";
+
+/** Prose an agent might send, with a number JSON allows and DynamoDB does not. */
+const longInput = {
+  text: "Toolbus serves tools to agents. Each call is stored before it runs, announced on the bus, and kept in its run's log. ".repeat(
+    4,
+  ),
+  options: { language: "en", big: JSON.parse("123456789012345678901234567890") as number },
+};
+
+/** Eight search hits: over 1 KB as text, well under it deflated (JSON repeats its keys). */
+const searchResult = (): CallResult => {
+  const results = Array.from({ length: 8 }, (_, index) => ({
+    title: `DynamoDB conditional writes, part ${index + 1}`,
+    url: `https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/part-${index + 1}.html`,
+    snippet: "A conditional write succeeds only if the item's attributes meet the condition.",
+  }));
+  return succeededResult({
+    output: results.map((hit, index) => `${index + 1}. ${hit.title} (${hit.url})`).join("\n"),
+    data: { results },
+    resultBytes: 2_048,
+  });
+};
+
+let sequence = 0;
+const newCall = (overrides: Partial<CallRecord> = {}): CallRecord => {
+  sequence += 1;
+  return {
+    parentRunId: "run-items",
+    callId: `call-${sequence}`,
+    toolId: "web_search",
+    toolset: "research",
+    toolVersion: "1",
+    input: { query: "dynamodb" },
+    inputHash: `hash-${sequence}`,
+    status: "pending",
+    requestedBy: { id: "tester", role: "member" },
+    scheduledAt: "2026-01-01T00:00:01.000Z",
+    ...overrides,
+  };
+};
+
+/** The call's item as DynamoDB holds it. */
+async function rawItem(call: Pick<CallRecord, "parentRunId" | "callId">) {
+  const { Item } = await documents.send(
+    new GetCommand({
+      TableName: table.tableName,
+      Key: { pk: `RUN#${call.parentRunId}`, sk: `CALL#${call.callId}` },
+      ConsistentRead: true,
+    }),
+  );
+  if (!Item) throw new Error(`${call.callId} is not stored`);
+  return Item;
+}
+
+/** Which forms the item holds input and result in. */
+const forms = (item: Record<string, unknown>) =>
+  Object.keys(item)
+    .filter((name) => /^(input|result)(Json|Z)?$/.test(name))
+    .sort();
+
+async function finished(call: CallRecord, result: CallResult): Promise<CallRecord> {
+  await calls.create(call);
+  await calls.claim(call.parentRunId, call.callId, DEADLINE);
+  const done = await calls.complete(call.parentRunId, call.callId, result);
+  if (!done) throw new Error(`${call.callId} was not completed`);
+  return done;
+}
+
+const scheduled = (call: CallRecord): RunEvent => ({
+  eventKey: `${call.parentRunId}/${call.callId}/scheduled`,
+  detailType: "ToolCallScheduled",
+  occurredAt: call.scheduledAt,
+  detail: { parentRunId: call.parentRunId, callId: call.callId, input: call.input },
+});
+const resulted = (call: CallRecord): RunEvent => ({
+  eventKey: `${call.parentRunId}/${call.callId}/result`,
+  detailType: "ToolResultReceived",
+  occurredAt: "2026-01-01T00:00:02.000Z",
+  detail: { parentRunId: call.parentRunId, callId: call.callId, output: "done" },
+});
+
+describe("a call's input and result as its item keeps them", () => {
+  it("keeps a long input and result deflated, and gives them back exactly wherever the call is read", async () => {
+    const call = newCall({ input: longInput });
+    expect((await calls.create(call)).call).toEqual(call);
+    expect(forms(await rawItem(call))).toEqual(["inputZ"]);
+    // Created again: the first record comes back from the failed condition, decoded.
+    expect(await calls.create({ ...call, input: { other: true } })).toEqual({
+      created: false,
+      call,
+    });
+
+    await calls.claim(call.parentRunId, call.callId, DEADLINE);
+    const result = searchResult();
+    const completed = await calls.complete(call.parentRunId, call.callId, result);
+    const item = await rawItem(call);
+    expect(forms(item)).toEqual(["inputZ", "resultZ"]);
+    expect((item.resultZ as Uint8Array).length).toBeLessThan(JSON.stringify(result).length / 2);
+
+    expect(completed).toMatchObject({ status: "succeeded", input: longInput, result });
+    expect(await calls.get(call.parentRunId, call.callId)).toEqual(completed);
+    // The outbox's readers read the items behind the index.
+    const unannounced = await calls.listUnannounced(LATER, 1000);
+    expect(unannounced.find((c) => c.callId === call.callId)).toEqual(completed);
+  });
+
+  it("keeps a short input and result as readable text", async () => {
+    const call = newCall();
+    const done = await finished(call, succeededResult());
+    expect(forms(await rawItem(call))).toEqual(["inputJson", "resultJson"]);
+    expect(await calls.get(call.parentRunId, call.callId)).toEqual(done);
+  });
+
+  it("finishes a call whose result deflates under 1 KB with one write unit for its item", async () => {
+    const own = testDynamoDbClient();
+    const tableUnits: number[] = [];
+    own.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== "UpdateItemCommand") return next(args);
+        (args.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity = "INDEXES";
+        const answer = await next(args);
+        const consumed = (
+          answer.output as { ConsumedCapacity?: { Table?: { CapacityUnits?: number } } }
+        ).ConsumedCapacity;
+        tableUnits.push(consumed?.Table?.CapacityUnits ?? Number.NaN);
+        return answer;
+      },
+      { step: "initialize", name: "meterUpdates" },
+    );
+    try {
+      const metered = new DynamoCallStore({
+        client: createDocumentClient(own),
+        tableName: table.tableName,
+      });
+      const call = newCall();
+      const result = searchResult();
+      // As text, the result alone would take the item past 1 KB: two units a write.
+      expect(Buffer.byteLength(JSON.stringify(result))).toBeGreaterThan(1_024);
+      await metered.create(call);
+      await metered.claim(call.parentRunId, call.callId, DEADLINE);
+      await metered.complete(call.parentRunId, call.callId, result);
+      // The claim, then the completion: each one unit on the table (the index's keys aside).
+      expect(tableUnits).toEqual([1, 1]);
+      expect((await calls.get(call.parentRunId, call.callId))?.result).toEqual(result);
+    } finally {
+      own.destroy();
+    }
+  });
+
+  it("stores a long refusal deflated when a waiting call is cancelled or refused", async () => {
+    const refusal = succeededResult({
+      status: "failed",
+      output: "Denied: the reviewer did not allow this tool to act on the repository. ".repeat(6),
+      data: null,
+      failure: { kind: "denied", message: "not allowed", retryable: false, recovery: "replan" },
+    });
+
+    const waiting = newCall();
+    await calls.create(waiting);
+    const cancelled = await calls.cancel(waiting.parentRunId, waiting.callId, refusal);
+    expect(cancelled).toMatchObject({ outcome: "cancelled", call: { result: refusal } });
+    expect(forms(await rawItem(waiting))).toEqual(["inputJson", "resultZ"]);
+    expect((await calls.get(waiting.parentRunId, waiting.callId))?.result).toEqual(refusal);
+
+    const asking = newCall({
+      status: "awaiting_approval",
+      approval: { requestedAt: "2026-01-01T00:00:01.000Z", expiresAt: LATER },
+    });
+    await calls.create(asking);
+    const refused = await calls.decide(
+      asking.parentRunId,
+      asking.callId,
+      { approved: false, at: "2026-01-01T00:00:02.000Z" },
+      refusal,
+    );
+    expect(refused).toMatchObject({ status: "failed", result: refusal });
+    expect(forms(await rawItem(asking))).toEqual(["inputJson", "resultZ"]);
+  });
+});
+
+describe("the recorder's mark on a call", () => {
+  it("logs and marks a result stored deflated", async () => {
+    const call = await finished(newCall({ parentRunId: "run-marked" }), searchResult());
+    expect(forms(await rawItem(call))).toContain("resultZ");
+    await log.append(call, [scheduled(call), resulted(call)]);
+    const marked = await calls.get(call.parentRunId, call.callId);
+    expect(marked).toMatchObject({ scheduledLogSeq: 1, resultLogSeq: 2, result: call.result });
+    expect(marked?.resultPublishedAt).toBeDefined();
+  });
+
+  it("logs and marks a result a release before this one stored as text", async () => {
+    const call = {
+      ...newCall({ parentRunId: "run-text" }),
+      status: "succeeded" as const,
+      result: searchResult(),
+    };
+    const { input, result, ...rest } = call;
+    await documents.send(
+      new PutCommand({
+        TableName: table.tableName,
+        Item: {
+          pk: `RUN#${call.parentRunId}`,
+          sk: `CALL#${call.callId}`,
+          ...rest,
+          inputJson: JSON.stringify(input),
+          resultJson: JSON.stringify(result),
+          gsi2pk: "UNANNOUNCED",
+          gsi2sk: result.completedAt,
+        },
+      }),
+    );
+    expect(await calls.get(call.parentRunId, call.callId)).toEqual(call);
+    await log.append(call, [scheduled(call), resulted(call)]);
+    expect(await calls.get(call.parentRunId, call.callId)).toMatchObject({
+      resultLogSeq: 2,
+      result,
+    });
+    const unannounced = await calls.listUnannounced(LATER, 1000);
+    expect(unannounced.some((c) => c.callId === call.callId)).toBe(false);
+  });
+
+  it("refuses to log a result the stored call does not hold, and writes nothing", async () => {
+    const call = newCall({ parentRunId: "run-stale", status: "running", deadlineAt: DEADLINE });
+    await calls.create(call);
+    // A record claiming a result the item does not have: only the transaction's condition knows.
+    const claimed = { ...call, status: "succeeded" as const, result: searchResult() };
+    await expect(log.append(claimed, [resulted(claimed)])).rejects.toBeInstanceOf(ValidationError);
+    expect((await log.read("run-stale")).events).toEqual([]);
+    expect(await calls.get(call.parentRunId, call.callId)).toEqual(call);
+  });
+});
