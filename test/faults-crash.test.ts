@@ -94,11 +94,15 @@ async function crashUnderLoad(kill: (running: Running) => Promise<Running>): Pro
       client: createDocumentClient(dynamodb),
       tableName: "toolbus-local",
     });
+    // The sweeper as it runs once the cut-off calls' deadlines have passed: a call that
+    // finished but was not logged when the process died is found where it ran (RUNNING / its
+    // deadline), a few minutes later at most.
     const sweep = createSweeper(() => ({
       calls,
       bus: new EventPublisher({ client: eventBridge, busName: current.endpoints.busName }),
       announceAgainAfterMs: 0,
       announceResultAfterMs: 0,
+      now: () => new Date(Date.now() + 5 * 60_000),
     }));
     const statuses = new Map<string, string>();
     const deadline = Date.now() + 120_000;
@@ -149,6 +153,8 @@ async function crashUnderLoad(kill: (running: Running) => Promise<Running>): Pro
         .filter((callId) => log.filter((event) => event.detail.callId === callId).length !== 2);
     let log = await readLog();
     for (const until = Date.now() + 30_000; missingFrom(log).length > 0 && Date.now() < until; ) {
+      // The sweeper keeps running, as it does every minute on a stage.
+      await sweep().catch(() => undefined);
       await new Promise((resolve) => setTimeout(resolve, 500));
       log = await readLog();
     }

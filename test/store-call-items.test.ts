@@ -137,9 +137,9 @@ describe("a call's input and result as its item keeps them", () => {
 
     expect(completed).toMatchObject({ status: "succeeded", input: longInput, result });
     expect(await calls.get(call.parentRunId, call.callId)).toEqual(completed);
-    // The outbox's readers read the items behind the index.
-    const unannounced = await calls.listUnannounced(LATER, 1000);
-    expect(unannounced.find((c) => c.callId === call.callId)).toEqual(completed);
+    // The outbox's readers read the items behind the index (where it ran, until it is logged).
+    const unlogged = await calls.listStuck(LATER, 1000);
+    expect(unlogged.find((c) => c.callId === call.callId)).toEqual(completed);
   });
 
   it("keeps a short input and result as readable text", async () => {

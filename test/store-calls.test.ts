@@ -238,16 +238,14 @@ describe("DynamoCallStore", () => {
     return completed;
   };
 
-  it("keeps a finished call on the unannounced list", async () => {
+  it("keeps a finished call on the index where it ran until its result is logged", async () => {
     const call = await finishedCall();
     const later = "2100-01-01T00:00:00.000Z";
-    expect((await calls.listUnannounced(later, 1000)).some((c) => c.callId === call.callId)).toBe(
-      true,
-    );
+    expect((await calls.listStuck(later, 1000)).some((c) => c.callId === call.callId)).toBe(true);
     expect((await calls.get(call.parentRunId, call.callId))?.resultPublishedAt).toBeUndefined();
   });
 
-  it("lists only running calls whose deadline has passed, oldest deadline first", async () => {
+  it("lists the calls whose deadline has passed where they ran, oldest deadline first, finished ones with their result", async () => {
     // A table of its own: other tests leave running calls behind.
     const own = await createToolbusTestTable(client, "store-stuck");
     try {
@@ -266,8 +264,10 @@ describe("DynamoCallStore", () => {
       await store.create(pendingCall());
 
       const stuck = await store.listStuck("2026-01-01T00:10:00.000Z");
-      expect(stuck.map((call) => call.callId)).toEqual([early, late]);
-      expect(stuck.every((call) => call.status === "running")).toBe(true);
+      // Finished but not logged: still where it ran, for the sweeper to announce.
+      expect(stuck.map((call) => call.callId)).toEqual([early, finished, late]);
+      expect(stuck.map((call) => call.status)).toEqual(["running", "succeeded", "running"]);
+      expect(stuck[1]?.result?.status).toBe("succeeded");
       expect(await store.listStuck("2026-01-01T00:10:00.000Z", 1)).toHaveLength(1);
       expect(await store.listStuck("2026-01-01T00:00:00.000Z")).toEqual([]);
     } finally {
@@ -328,6 +328,13 @@ describe("the index of calls in flight (gsi4, keys only)", () => {
       await store.create(finished);
       await store.claim(finished.parentRunId, finished.callId, "2026-01-01T00:01:00.000Z");
       await store.complete(finished.parentRunId, finished.callId, succeeded());
+      // Refused by its run's policy: finished without running.
+      const refused = pendingCall({
+        parentRunId: "run-previous",
+        status: "succeeded",
+        result: succeeded(),
+      });
+      await store.create(refused);
       const approval = {
         requestedAt: "2026-01-01T00:00:00.000Z",
         expiresAt: "2026-01-01T01:00:00.000Z",
@@ -351,9 +358,11 @@ describe("the index of calls in flight (gsi4, keys only)", () => {
       ]);
       const ids = (found: CallRecord[]) => found.map((call) => call.callId);
       const later = "2026-01-02T00:00:00.000Z";
-      expect(ids(await store.listStuck(later))).toEqual([running.callId]);
+      expect(ids(await store.listStuck(later)).sort()).toEqual(
+        [running.callId, finished.callId].sort(),
+      );
       expect(ids(await store.listWaiting(later))).toEqual([waiting.callId]);
-      expect(ids(await store.listUnannounced(later))).toEqual([finished.callId]);
+      expect(ids(await store.listUnannounced(later))).toEqual([refused.callId]);
       expect(ids(await store.listAwaitingApproval(later))).toEqual([awaiting.callId]);
       // The whole record comes back, not the index's keys.
       expect((await store.listAwaitingApproval(later))[0]).toMatchObject({

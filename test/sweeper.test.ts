@@ -30,6 +30,12 @@ describe("the sweeper", () => {
       calls: system.toolbus.stores.calls,
       bus: system.toolbus.publisher,
     }))();
+  const sweepAt = (at: number) =>
+    createSweeper(() => ({
+      calls: system.toolbus.stores.calls,
+      bus: system.toolbus.publisher,
+      now: () => new Date(at),
+    }))();
 
   it("fails a call stuck in RUNNING past its deadline as a timeout, and announces it", async () => {
     const runId = system.runId();
@@ -178,12 +184,13 @@ describe("the sweeper", () => {
     expect(await kinds(runId)).toEqual([]);
   });
 
-  it("announces a result that was stored but never announced, once", async () => {
+  it("announces a result that was stored but never announced, once, and keeps it", async () => {
     const runId = system.runId();
     const { calls } = system.toolbus.stores;
     await calls.create(pendingCall(runId, "stored-not-announced"));
+    // The handler stored its result, then the process died before PutEvents; the call is
+    // found where it ran on the index, once its deadline has passed.
     await calls.claim(runId, "stored-not-announced", new Date(Date.now() + 60_000).toISOString());
-    // The handler stored its result, then the process died before PutEvents.
     await calls.complete(runId, "stored-not-announced", {
       status: "succeeded",
       output: "Grade 3.",
@@ -196,12 +203,18 @@ describe("the sweeper", () => {
       truncated: false,
       completedAt: new Date(Date.now() - 90_000).toISOString(),
     });
-    const first = await sweep();
+    // Within its deadline it is left to its handler.
+    await sweepAt(Date.now());
+    expect(await kinds(runId)).toEqual([]);
+    const first = await sweepAt(Date.now() + 61_000);
     expect(first.announced).toBeGreaterThanOrEqual(1);
     expect(await kinds(runId)).toEqual(["ToolCallScheduled", "ToolResultReceived"]);
-    expect((await calls.get(runId, "stored-not-announced"))?.resultPublishedAt).toBeDefined();
-    // Marked: a second sweep leaves it alone.
-    const unannounced = await calls.listUnannounced(new Date().toISOString(), 1000);
-    expect(unannounced.map((call) => call.callId)).not.toContain("stored-not-announced");
+    const stored = await calls.get(runId, "stored-not-announced");
+    expect(stored?.resultPublishedAt).toBeDefined();
+    // Announced as it finished, not failed as stuck.
+    expect(stored?.status).toBe("succeeded");
+    // Marked: off the index, so a second sweep leaves it alone.
+    const stuck = await calls.listStuck(new Date(Date.now() + 61_000).toISOString(), 1000);
+    expect(stuck.map((call) => call.callId)).not.toContain("stored-not-announced");
   });
 });

@@ -10,7 +10,7 @@ import {
   parseInput,
   parseStored,
 } from "./client";
-import { callKey, RUNNING_PARTITION, traceIndexKey, UNANNOUNCED_PARTITION } from "./items";
+import { callKey, RUNNING_PARTITION, traceIndexKey } from "./items";
 import { decodeJsonFields, encodeJsonField, encodeJsonFields } from "./json-text";
 import { type RecentCalls, recentCalls } from "./recent-calls";
 import { fitResult } from "./result-size";
@@ -55,8 +55,10 @@ export function resultUpdate(result: CallResult) {
  * carries only this; the full store (./calls) adds what the API and the sweeper do.
  * Call records: RUN#<runId> / CALL#<callId>, the record's fields as top-level attributes
  * (input and result as JSON text). While a call waits it carries gsi2pk PENDING / gsi2sk
- * <since>, while it runs RUNNING / <deadlineAt>, once finished and until announced
- * UNANNOUNCED / <completedAt>: calls a crash left behind are found through a small sparse index.
+ * <since>, while it runs RUNNING / <deadlineAt>, and it keeps that once it has finished until
+ * its result is logged; a call finished without running (refused, decided, cancelled while
+ * waiting) carries UNANNOUNCED / <completedAt> until then. Calls a crash left behind are found
+ * through a small sparse index.
  */
 export class DynamoCallRuns
   implements Pick<CallStore, "get" | "claim" | "complete" | "cancelRequested">
@@ -137,9 +139,11 @@ export class DynamoCallRuns
       const encoded = resultUpdate(stored);
       return this.transition("calls.complete", {
         Key: callKey(parentRunId, callId),
-        // Finished but not yet announced: on the index until the publication mark.
-        UpdateExpression:
-          "SET #status = :status, #result = :result, gsi2pk = :index, gsi2sk = :completedAt",
+        // Finished but not yet in its run's log: it stays on the index where it ran (RUNNING /
+        // its deadline) until the append that logs it takes it off, a moment later. Moving it
+        // would write its index entry twice (a delete and a put) for nothing; one whose append
+        // never comes is found past its deadline, with its result, and announced again.
+        UpdateExpression: "SET #status = :status, #result = :result",
         ConditionExpression: expected
           ? "#status = :running AND deadlineAt = :deadline"
           : "#status = :running",
@@ -148,8 +152,6 @@ export class DynamoCallRuns
           ":status": stored.status,
           ...encoded.values,
           ":running": "running",
-          ":index": UNANNOUNCED_PARTITION,
-          ":completedAt": stored.completedAt,
           ...(expected ? { ":deadline": expected.deadlineAt } : {}),
         },
       });

@@ -119,9 +119,9 @@ export interface FinishAnnouncer {
  * the moment the caller has its answer, and the recorder is not invoked at all: the events go
  * on the bus marked `log: "direct"`, which its rule skips. The bus first, the log second:
  * logging the result is what takes the call off the outbox, so a call that is logged has been
- * announced. If the log cannot be written (or the process stops in between), the call stays
- * on the outbox, and the sweeper announces it again, unmarked, for the recorder to log; the
- * event keys are the same, so every consumer keeps one of each.
+ * announced. If the log cannot be written, the events go on the bus again unmarked, for the
+ * recorder; if the process stops in between, the call stays on the outbox and the sweeper
+ * announces it again. The event keys are the same, so every consumer keeps one of each.
  */
 export async function announceFinishedCall(
   deps: FinishAnnouncer,
@@ -144,9 +144,18 @@ export async function announceFinishedCall(
   try {
     await deps.runLog.append(call, entries);
   } catch (error) {
-    (deps.log ?? fallbackLogger()).warn(
-      "A finished call's events were announced but not logged: the sweeper announces them again",
-      { callId: call.callId, error },
+    // Left to the recorder, whose deliveries the bus retries: the same events, unmarked (the
+    // same keys, so every consumer keeps one). Failing that, the sweeper announces them.
+    const log = deps.log ?? fallbackLogger();
+    log.warn("A finished call's events could not be logged here: left to the recorder", {
+      callId: call.callId,
+      error,
+    });
+    await announceFinishedCall({ bus: deps.bus }, call, withStart).catch((again: unknown) =>
+      log.warn("A finished call's events are left to the sweeper", {
+        callId: call.callId,
+        error: again,
+      }),
     );
   }
 }

@@ -25,13 +25,16 @@ const BATCH = 100;
 
 /**
  * Drives on what a crash or a lost event left behind, with the call record as the truth:
- * - RUNNING past its deadline: the handler died after claiming it. It fails as a `timeout`.
+ * - RUNNING past its deadline: the handler died after claiming it. It fails as a `timeout`;
+ *   one that has its result (the handler died after storing it, before it was logged: a call
+ *   stays on the index where it ran until then) is announced again instead, both events.
  * - PENDING for a while: recorded, but its announcement was lost or no handler took it. It is
  *   announced again (the same event key: a handler that already has it finds it claimed);
  *   pending far too long, it fails as `unavailable`.
- * - Finished, but its result not in the run's log (the process stopped between storing the
- *   result and announcing it, the bus refused it, or the recorder never had it): both its
- *   events are published again, under the same event keys; the recorder logs what is missing.
+ * - Finished without running (refused, decided, cancelled while waiting), but its result not
+ *   in the run's log 60 s later (the process stopped before announcing it, the bus refused it,
+ *   or the recorder never had it): both its events are published again, under the same event
+ *   keys; the recorder logs what is missing.
  * - AWAITING APPROVAL past its expiry: nobody decided. It fails as `approval_expired`.
  * Each failure is announced like any result, so no caller waits forever. Every completion is
  * conditional: a handler that finishes late wins.
@@ -46,14 +49,20 @@ export async function sweep(deps: SweepDeps): Promise<{ swept: number; announced
     announceResultAfterMs = ANNOUNCE_RESULT_AFTER_MS,
   } = deps;
   let swept = 0;
+  let announced = 0;
   for (const call of await calls.listStuck(now().toISOString(), BATCH)) {
+    // Finished where it ran, but its result never reached the log: announced, not failed.
+    if (call.result) {
+      await announceFinished(bus, call);
+      announced++;
+      continue;
+    }
     const failure = Failures.timeout(
       `${call.toolId} did not finish before its deadline: whatever ran it stopped (it ran past the longest a call may run here, or its process ended). Retry later, or ask for less work in one call.`,
     );
     if (await fail(call, failure)) swept++;
   }
 
-  let announced = 0;
   const waitingSince = new Date(now().getTime() - announceAgainAfterMs).toISOString();
   const giveUpBefore = now().getTime() - giveUpAfterMs;
   for (const call of await calls.listWaiting(waitingSince, BATCH)) {
