@@ -34,8 +34,10 @@ describe("the AWS-path cost model", () => {
       expect(perCall(s, (f) => f.sdk.eventbridge.billedEvents)).toBe(2);
       expect(s.queue.sendMessage / s.calls).toBe(2);
       expect(s.queue.deadLettered).toBe(0);
-      // Every call's two events reached its run's log (how soon is the bench's to say).
+      // Every call's two events were in its run's log when its answer left: whoever finished
+      // the call logged them first, so a reader's first read after the answer finds them.
       expect(s.loggedAfterAnswerMs).toHaveLength(s.calls);
+      expect(s.loggedAtAnswer).toBe(s.calls);
       // The call's own writes, wherever the tool runs (in the API or its own function): the
       // run's count (one), the call created (one, its keys on the trace index and on the
       // in-flight index, gsi4, one each), finished (two: it stays where it ran on gsi4 until it

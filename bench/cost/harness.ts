@@ -51,11 +51,14 @@ export interface ScenarioCounts {
   requestBytes: number;
   responseBytes: number;
   /**
-   * Per call, milliseconds from the API's answer until both of its events were in its run's
-   * log, read as a reader reads it: the recorder's own time on the AWS path. The bus's
-   * delivery to the recorder is immediate here; EventBridge's own delivery time comes on top.
+   * Per call, milliseconds from the API's answer until a reader had read both of its events in
+   * its run's log, the read's own time included. A call logged by whoever finished it is
+   * there before the answer leaves; one left to the recorder, a bus delivery later (immediate
+   * here; EventBridge's own delivery time would come on top).
    */
   loggedAfterAnswerMs: number[];
+  /** Calls whose two events the reader's first read after the answer already found. */
+  loggedAtAnswer: number;
 }
 
 export interface CostCounts {
@@ -291,10 +294,11 @@ export async function measureCostCounts(options: CostHarnessOptions = {}): Promi
     const log = new DynamoEventLog({ client: createDocumentClient(dynamodb), tableName });
     let cursor: string | undefined;
     let loggedAfterAnswerMs: number[] = [];
+    let loggedAtAnswer = 0;
     const loggedAfterAnswer = async (callId: string, answeredAt: number) => {
       const seen = new Set<string>();
       const deadline = answeredAt + 10_000;
-      while (seen.size < 2) {
+      for (let reads = 1; seen.size < 2; reads++) {
         if (performance.now() > deadline)
           throw new Error(`call ${callId}: not in its log after 10 s`);
         const page = await log.read(runId, { ...(cursor ? { cursor } : {}), limit: 100 });
@@ -302,6 +306,7 @@ export async function measureCostCounts(options: CostHarnessOptions = {}): Promi
         for (const event of page.events) {
           if (event.detail.callId === callId) seen.add(event.detailType);
         }
+        if (seen.size === 2 && reads === 1) loggedAtAnswer++;
         if (seen.size < 2) await sleep(1);
       }
       return performance.now() - answeredAt;
@@ -331,6 +336,7 @@ export async function measureCostCounts(options: CostHarnessOptions = {}): Promi
       receiver.counts.requests = 0;
       receiver.counts.bytes = 0;
       loggedAfterAnswerMs = [];
+      loggedAtAnswer = 0;
       for (let i = 0; i < calls; i++) await call();
       await settle();
       // Let the threads' last output reach their streams.
@@ -349,6 +355,7 @@ export async function measureCostCounts(options: CostHarnessOptions = {}): Promi
         requestBytes: sizes.request,
         responseBytes: sizes.response,
         loggedAfterAnswerMs: [...loggedAfterAnswerMs],
+        loggedAtAnswer,
       };
     };
 

@@ -36,14 +36,14 @@ export async function benchCost(): Promise<Measurement[]> {
   const withinASecond = { name: "the target: within 1 s of the answer", value: 1_000 };
   return [
     measurement(
-      "AWS path: a sync call's events in its run's log after its answer (recorder's time; EventBridge's delivery not included), p50",
+      "AWS path: a sync call's events read from its run's log after its answer (logged before the answer; the read's own time), p50",
       "ms",
       percentile(logged, 50),
       withinASecond,
       "lower",
     ),
     measurement(
-      "AWS path: a sync call's events in its run's log after its answer (recorder's time; EventBridge's delivery not included), max",
+      "AWS path: a sync call's events read from its run's log after its answer (logged before the answer; the read's own time), max",
       "ms",
       logged.at(-1) ?? Number.NaN,
       withinASecond,

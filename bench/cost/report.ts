@@ -70,7 +70,7 @@ export function costMarkdown(
     "",
     `Webhook deliveries: ${num(counts.withSubscription.webhook.requests / counts.withSubscription.calls)} a call. The stage stream's FIFO queue: ${q(w)} a call.`,
     "",
-    `A call's two events were in its run's log, as a reader reads it, ${loggedAfter(counts.withoutSubscription.loggedAfterAnswerMs)} after the API's answer: the recorder's own time on this path, where the bus hands events over at once; on AWS, EventBridge's delivery to the recorder comes on top.`,
+    `A call's two events were in its run's log when the API answered: a reader's first read after the answer found both for ${counts.withoutSubscription.loggedAtAnswer} of ${counts.withoutSubscription.calls} calls, and had read them ${loggedAfter(counts.withoutSubscription.loggedAfterAnswerMs)} after the answer (the read's own time). Whoever finishes a call logs it before answering; only what the recorder logs waits for a bus delivery (on AWS, EventBridge's).`,
     "",
     "## DynamoDB by operation, per call (no subscription)",
     "",

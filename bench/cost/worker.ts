@@ -1,7 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { format } from "node:util";
 import { parentPort, workerData } from "node:worker_threads";
-import { emptySdkCounts, installSdkMeter, type SdkCounts } from "./meter";
+import { emptySdkCounts, installSdkMeter, meterOverhead, type SdkCounts } from "./meter";
 
 /**
  * One warm Lambda function instance: a thread with its own environment and module graph that
@@ -89,12 +89,15 @@ async function main(): Promise<void> {
     }
     requestId = message.requestId;
     const started = performance.now();
+    const overheadBefore = meterOverhead.ms;
+    // The function's own time: the cost model's reads made meanwhile are not billed to it.
+    const elapsed = () => performance.now() - started - (meterOverhead.ms - overheadBefore);
     try {
       const value = await handler(message.event, lambdaContext(message.requestId));
-      const durationMs = performance.now() - started;
+      const durationMs = elapsed();
       port.postMessage({ type: "result", id: message.id, durationMs, value } satisfies FromWorker);
     } catch (error) {
-      const durationMs = performance.now() - started;
+      const durationMs = elapsed();
       const failure = error as Error;
       port.postMessage({
         type: "result",
