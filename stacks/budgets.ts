@@ -28,9 +28,11 @@ export const BUNDLE_BUDGETS_KB = {
    * `connection_required` failure); 391 until the index of calls in flight held keys only (+2
    * KB: reading the calls by key after it, DynamoDB's BatchGetItem); 394 until it reconciled
    * the subscriptions rule every minute (+3.1 KB: the reconcile, EventBridge's DescribeRule,
-   * EnableRule and DisableRule, the query for whether any subscription exists).
+   * EnableRule and DisableRule, the query for whether any subscription exists); 398 until the
+   * events it announces were built beside their log entries (+0.4 KB: announce.ts's entries
+   * and the fallback that hands a failed append to the recorder).
    */
-  sweeper: 398,
+  sweeper: 399,
   /** The stage stream's writer: the recorder's check and the stream's store. */
   stream: 380,
   /** The subscriptions fan-out and its retry driver: matcher, signer, bus and queue clients. */

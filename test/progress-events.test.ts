@@ -17,6 +17,7 @@ import {
   DynamoCallStore,
   DynamoEventLog,
 } from "../packages/core/src/store/dynamodb";
+import { localFunctionName } from "../packages/local/src/runtime/wiring";
 import type { CallRecord } from "../packages/wire/src/model/call";
 import { succeededResult } from "./support/calls";
 import { createToolbusTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
@@ -258,6 +259,35 @@ describe("progress through the running system", () => {
       toolset: "test_progress",
     });
     expect(new Set(events.map((event) => event.eventKey)).size).toBe(events.length);
+  });
+
+  it("logs a finished call's last steps with its result when the recorder gets them only after", async () => {
+    // The recorder's deliveries come late, as EventBridge's may: the call's own append logs its
+    // result first, and a step the recorder then gets would be one after the result.
+    const recorder = localFunctionName("recorder");
+    const { handlers } = system.toolbus;
+    system.bus.registerFunction(recorder, async (event) => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return handlers.recorder?.(event);
+    });
+    try {
+      const runId = system.runId();
+      const response = await system.request(`/v1/runs/${runId}/calls`, {
+        method: "POST",
+        json: { tool: "test_stepper", input: { steps: 3 }, wait: 10 },
+      });
+      expect(response.status).toBe(200);
+      await system.settle();
+      const { types, progress } = shape(await system.events(runId));
+      expect(types.at(0)).toBe("ToolCallScheduled");
+      expect(types.at(-1)).toBe("ToolResultReceived");
+      // The last step is there, before the result, and no step twice.
+      expect(progress.at(-1)?.progress).toBe(3);
+      const steps = progress.map((detail) => detail.progress);
+      expect(new Set(steps).size).toBe(steps.length);
+    } finally {
+      system.bus.registerFunction(recorder, (event) => handlers.recorder?.(event));
+    }
   });
 
   it("forwards a registered MCP server's progress notifications: the last step logged, all before the result", async () => {

@@ -1,7 +1,12 @@
 import {
+  DeleteRuleCommand,
   DescribeRuleCommand,
   DisableRuleCommand,
   EnableRuleCommand,
+  ListTargetsByRuleCommand,
+  PutRuleCommand,
+  PutTargetsCommand,
+  RemoveTargetsCommand,
 } from "@aws-sdk/client-eventbridge";
 import { createSweeper, SUBSCRIPTIONS_HANDLER, SUBSCRIPTIONS_RULE } from "@toolbus/core";
 import { createLogger, type LogRecord } from "@toolbus/core/observability";
@@ -17,8 +22,8 @@ import { testDynamoDbClient } from "./support/dynamodb";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
 /**
- * The subscriptions rule, on only while a subscription exists: switched by the API as
- * subscriptions are made and removed, and reconciled by the sweeper. Real DynamoDB Local, the
+ * The subscriptions rule, on only while a subscription exists: switched on by the API as a
+ * subscription is made (or the create fails), and off only by the sweeper's reconcile. Real DynamoDB Local, the
  * real local bus (which skips a disabled rule as EventBridge does) and a real receiver.
  */
 let system: TestToolbus;
@@ -50,6 +55,8 @@ afterAll(async () => {
 afterEach(async () => {
   for (const { id } of await listed()) await remove(id);
   await system.settle();
+  // Deleting leaves the rule on: the next test starts from it off, as the sweeper leaves it.
+  await sweep();
 });
 
 const eventBridge = () => localEventBridgeClient({ bus: system.bus });
@@ -153,27 +160,39 @@ describe("the subscriptions rule", () => {
     await expect.poll(() => delivered(runId), { timeout: 10_000 }).toBe(2);
   });
 
-  it("stays on while one subscription remains, and is off once the last is deleted", async () => {
+  it("stays on once the last subscription is deleted, until the sweeper's reconcile switches it off", async () => {
     const first = await subscribe(system.runId(), "first");
     const second = await subscribe(system.runId(), "second");
     await remove(first);
     expect(await ruleState()).toBe("ENABLED");
     await remove(second);
+    // The API never switches it off: a fan-out per event until the next sweep, none delivered.
+    expect(await ruleState()).toBe("ENABLED");
+    const runId = system.runId();
+    let before = fanOuts;
+    await call(runId);
+    expect(fanOuts - before).toBe(2);
+    expect(delivered(runId)).toBe(0);
+
+    expect(await sweep()).toMatchObject({ deliveryRule: "disabled" });
     expect(await ruleState()).toBe("DISABLED");
-    const before = fanOuts;
+    before = fanOuts;
     await call(system.runId());
     expect(fanOuts).toBe(before);
   });
 
-  it("ends on when a subscription is made while the last other one is deleted", async () => {
+  it("ends on when a subscription is made while the sweeper switches it off", async () => {
     for (let round = 0; round < 5; round++) {
-      const leaving = await subscribe(system.runId(), "leaving");
+      // The last subscription deleted: the rule is on, and the sweep will find none.
+      await remove(await subscribe(system.runId(), "leaving"));
+      expect(await ruleState(), `round ${round}`).toBe("ENABLED");
       const runId = system.runId();
-      const [staying] = await Promise.all([subscribe(runId, "staying"), remove(leaving)]);
+      const [staying] = await Promise.all([subscribe(runId, "staying"), sweep()]);
       expect(await ruleState(), `round ${round}`).toBe("ENABLED");
       await call(runId);
       await expect.poll(() => delivered(runId), { timeout: 10_000 }).toBe(2);
       if (staying) await remove(staying);
+      expect(await sweep()).toMatchObject({ deliveryRule: "disabled" });
       expect(await ruleState()).toBe("DISABLED");
     }
   });
@@ -181,9 +200,12 @@ describe("the subscriptions rule", () => {
   it("is switched on again when a subscription appears after the check that let it go off", async () => {
     const store = subscriptionStore();
     const runId = system.runId();
+    // On with none left, as a delete leaves it.
+    await setRule("ENABLED");
     let made: Promise<string> | undefined;
-    // The first check finds none; a subscription is then made (the API switches the rule on)
-    // before the rule is switched off: the check after the switch finds it.
+    // The reconcile's check finds none; a subscription is then made (the API's enable is a
+    // no-op, the rule being on) before the rule is switched off: the check after the switch
+    // finds it, and the rule goes on again.
     const racing = {
       any: async () => {
         const found = await store.any();
@@ -192,7 +214,7 @@ describe("the subscriptions rule", () => {
         return found;
       },
     };
-    await deliveryRule(racing).unsubscribed();
+    expect(await deliveryRule(racing).reconcile()).toBe("kept");
     expect(await ruleState()).toBe("ENABLED");
     await call(runId);
     await expect.poll(() => delivered(runId), { timeout: 10_000 }).toBe(2);
@@ -216,7 +238,56 @@ describe("the subscriptions rule", () => {
     expect(await sweep()).toMatchObject({ deliveryRule: "kept" });
   });
 
-  it("answers a subscription made while the rule cannot be switched, logging it for the sweeper", async () => {
+  it("refuses a subscription with a 503 while the rule cannot be switched on, and keeps none", async () => {
+    const client = eventBridge();
+    // EnableRule fails as on AWS when the rule is gone: taken off the bus, and put back after.
+    const { EventPattern } = await client.send(new DescribeRuleCommand(ruleRef()));
+    const { Targets = [] } = await client.send(
+      new ListTargetsByRuleCommand({ Rule: SUBSCRIPTIONS_RULE, EventBusName: system.busName }),
+    );
+    await client.send(
+      new RemoveTargetsCommand({
+        Rule: SUBSCRIPTIONS_RULE,
+        EventBusName: system.busName,
+        Ids: Targets.flatMap((target) => (target.Id ? [target.Id] : [])),
+      }),
+    );
+    await client.send(new DeleteRuleCommand(ruleRef()));
+    try {
+      const response = await system.request("/v1/subscriptions", {
+        method: "POST",
+        json: {
+          name: "while the rule is gone",
+          pattern: { source: ["toolbus"] },
+          target: { kind: "webhook", url: `${receiver.origin}/refused` },
+        },
+      });
+      expect(response.status).toBe(503);
+      expect(await response.json()).toMatchObject({
+        error: {
+          code: "unavailable",
+          message:
+            "Events cannot be routed to subscriptions now, so the subscription was not made. Retry later.",
+        },
+      });
+      expect(await listed()).toEqual([]);
+      expect(await subscriptionStore().any()).toBe(false);
+    } finally {
+      await client.send(new PutRuleCommand({ ...ruleRef(), EventPattern, State: "DISABLED" }));
+      await client.send(
+        new PutTargetsCommand({ Rule: SUBSCRIPTIONS_RULE, EventBusName: system.busName, Targets }),
+      );
+      client.destroy();
+    }
+    // The rule back, a retry is answered and delivered.
+    const runId = system.runId();
+    await subscribe(runId);
+    expect(await ruleState()).toBe("ENABLED");
+    await call(runId);
+    await expect.poll(() => delivered(runId), { timeout: 10_000 }).toBe(2);
+  });
+
+  it("logs a subscription it could neither switch the rule on for nor withdraw, and still fails", async () => {
     const lines: LogRecord[] = [];
     const unswitchable = new DeliveryRule({
       subscriptions: subscriptionStore(),
@@ -227,11 +298,20 @@ describe("the subscriptions rule", () => {
       }),
       log: createLogger({ service: "test", sink: (record) => lines.push(record) }),
     });
-    await expect(unswitchable.subscribed()).resolves.toBeUndefined();
+    // The withdrawal fails for real: its table does not exist.
+    const elsewhere = new DynamoSubscriptionStore({
+      client: createDocumentClient(dynamodb),
+      tableName: "no-such-table",
+    });
+    const failed = unswitchable.subscribed(async () => {
+      await elsewhere.remove("sub_gone");
+    });
+    await expect(failed).rejects.toMatchObject({ status: 503, code: "unavailable" });
     expect(lines).toEqual([
       expect.objectContaining({
         level: "ERROR",
-        message: "the subscriptions rule could not be enabled: the sweeper will",
+        message:
+          "the subscriptions rule could not be enabled, nor the subscription withdrawn: the sweeper will enable the rule",
       }),
     ]);
   });

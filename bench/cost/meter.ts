@@ -292,14 +292,19 @@ function addMeter(
         const consumed = (result.output as { ConsumedCapacity?: Capacity | Capacity[] })
           .ConsumedCapacity;
         const capacities = [consumed ?? []].flat();
+        const reported = capacities.reduce(
+          (sum, capacity) => sum + (capacity.CapacityUnits ?? 0),
+          0,
+        );
+        // The transaction is written: a failed sizing read must not look like its failure.
         const units =
           operation === "TransactWriteItems"
             ? await transactionWriteUnits(
                 readItemBytes,
                 input.TransactItems as TransactAction[],
                 capacities,
-              )
-            : capacities.reduce((sum, capacity) => sum + (capacity.CapacityUnits ?? 0), 0);
+              ).catch(() => reported)
+            : reported;
         if (READS.has(operation)) row.readUnits += units;
         else row.writeUnits += units;
         return result;

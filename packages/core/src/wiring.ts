@@ -19,7 +19,7 @@ export type DetailType = (typeof DETAIL_TYPES)[number];
 export const CATALOG_DETAIL_TYPES = ["ToolDefinitionsChanged"] as const;
 export type CatalogDetailType = (typeof CATALOG_DETAIL_TYPES)[number];
 
-/** The recorder's handler id: it appends every call event to its run's event log. */
+/** The recorder's handler id: it appends call events to their run's event log (see busRules). */
 export const RECORDER_HANDLER = "recorder";
 
 /** The subscriptions fan-out's handler id: it delivers every Toolbus event that a subscription matches. */

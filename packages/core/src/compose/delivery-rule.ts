@@ -6,8 +6,9 @@ import { anySubscription } from "../store/dynamodb/subscription-presence";
 import { shared, storeOf } from "./pieces";
 
 /**
- * The stage's subscriptions rule as the API and the sweeper switch it, or undefined where the
- * deployment names no rule (then nothing touches it, and it stays as deployed).
+ * The stage's subscriptions rule as the API (on, as a subscription is made) and the sweeper
+ * (either way) switch it, or undefined where the deployment names no rule (then nothing
+ * touches it, and it stays as deployed).
  */
 export function deliveryRuleOf(deployment: Deployment): DeliveryRule | undefined {
   const ruleName = deployment.subscriptionsRule;

@@ -133,8 +133,10 @@ export interface CallStore {
     expected?: { deadlineAt: string },
   ): Promise<CallRecord | undefined>;
   /**
-   * RUNNING calls whose deadline is before `before` (ISO), oldest deadline first: their
-   * handler died. The sweeper fails them.
+   * Calls on the index where they ran (RUNNING) whose deadline is before `before` (ISO), oldest
+   * deadline first: their handler died, before finishing them (the sweeper fails them) or after
+   * storing the result and before it was logged (they have their result: the sweeper announces
+   * them again).
    */
   listStuck(before: string, limit?: number): Promise<CallRecord[]>;
   /**
@@ -143,9 +145,10 @@ export interface CallStore {
    */
   listWaiting(before: string, limit?: number): Promise<CallRecord[]>;
   /**
-   * Finished calls completed before `before` (ISO) whose result is not in the run's log yet:
-   * the process stopped between storing and announcing it, the bus refused it, or the recorder
-   * has not had it (the outbox; the recorder's append takes a call off it).
+   * Calls finished without running (refused, decided, cancelled while waiting) before `before`
+   * (ISO) whose result is not in the run's log yet: the process stopped between storing and
+   * announcing it, the bus refused it, or the recorder has not had it (the outbox; the log's
+   * append takes a call off it).
    */
   listUnannounced(before: string, limit?: number): Promise<CallRecord[]>;
   /** The calls of one W3C trace, oldest first, at most `limit` (default 100). */

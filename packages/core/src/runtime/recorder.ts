@@ -48,10 +48,11 @@ export interface RecorderDeps {
 }
 
 /**
- * The recorder: appends every call event to its run's log, in the order they are logged,
- * each once (the call record keeps where its events are), so redeliveries and republished
- * events leave the log unchanged. Logging a result is also what takes the call off the
- * outbox: until then the sweeper announces it again.
+ * The recorder: appends the call events their announcer did not log itself (not marked
+ * `log: "direct"`) to their run's log, in the order they are logged, each once (the call
+ * record keeps where its events are), so redeliveries and republished events leave the log
+ * unchanged. Logging a result is also what takes the call off the outbox: until then the
+ * sweeper announces it again.
  *
  * Anyone allowed to publish on the bus could claim to be Toolbus, so the call record is the
  * authority: a `ToolCallScheduled` is recorded only for a call that was recorded with that
@@ -141,13 +142,15 @@ function mismatch(event: Recordable, call: CallRecord | undefined): string | und
     return undefined;
   }
   if (event["detail-type"] === "ToolCallProgress") {
-    if (progressStepOf(detail.eventKey, call.parentRunId, call.callId) === undefined) {
-      return "wrong key";
-    }
+    const step = progressStepOf(detail.eventKey, call.parentRunId, call.callId);
+    if (step === undefined) return "wrong key";
     if (call.status === "pending" || call.status === "awaiting_approval") {
       return "the call has not started";
     }
-    if (call.resultPublishedAt !== undefined || call.resultLogSeq !== undefined) {
+    // A step is kept if it is in the log before the result (whoever finished the call logs
+    // its last steps with it); one the log passed over is late, and kept nowhere.
+    const resultLogged = call.resultPublishedAt !== undefined || call.resultLogSeq !== undefined;
+    if (resultLogged && step > (call.progressLogStep ?? 0)) {
       return "the call's result is logged already";
     }
     return undefined;

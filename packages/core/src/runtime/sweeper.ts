@@ -7,8 +7,9 @@ export interface SweeperDeps extends SweepDeps {
 }
 
 /**
- * The sweeper's entry, run every minute: the call lifecycle's `sweep`, and the reconcile that
- * mends what a race or a failed call left wrong with the subscriptions rule. Each runs even
+ * The sweeper's entry, run every minute: the call lifecycle's `sweep`, and the reconcile of the
+ * subscriptions rule, the only place it is switched off (once the last subscription is gone;
+ * the API switches it on) and where a failed call left it wrong is mended. Each runs even
  * when the other fails; a failure of either fails the run (the error-rate alarm sees it).
  */
 export function createSweeper(deps: () => SweeperDeps | Promise<SweeperDeps>) {

@@ -205,7 +205,7 @@ export class CallService {
     try {
       await announceFinishedCall(this.deps, refused);
     } catch (error) {
-      // Stored, and on the sweeper's index until the recorder logs it: announced later.
+      // Stored, and on the sweeper's index until it is logged: announced later.
       this.reportFailure(error);
     }
     return { finished: true, call: refused };

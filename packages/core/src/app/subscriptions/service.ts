@@ -42,9 +42,10 @@ export interface SubscriptionServiceDeps {
   onChange?: () => void;
   /**
    * The bus rule that hands events to the fan-out, on only while a subscription exists
-   * (delivery-rule.ts); absent, the rule is left as the deployment made it.
+   * (delivery-rule.ts): switched on here as one is made, off only by the sweeper. Absent, the
+   * rule is left as the deployment made it.
    */
-  rule?: Pick<DeliveryRule, "subscribed" | "unsubscribed">;
+  rule?: Pick<DeliveryRule, "subscribed">;
   now?: () => Date;
 }
 
@@ -89,8 +90,12 @@ export class SubscriptionService {
     const secret = newWebhookSecret();
     await subscriptions.create(subscription, { current: secret });
     this.deps.onChange?.();
-    // On before the answer: an event published once the caller has its id is delivered.
-    await this.deps.rule?.subscribed();
+    // On before the answer: an event published once the caller has its id is delivered. A
+    // rule that cannot be switched on takes the subscription back out, and the create fails.
+    await this.deps.rule?.subscribed(async () => {
+      await subscriptions.remove(subscription.id);
+      this.deps.onChange?.();
+    });
     return { subscription, secret };
   }
 
@@ -122,11 +127,14 @@ export class SubscriptionService {
     }));
   }
 
+  /**
+   * The rule is left on even when this was the last subscription: the sweeper switches it off
+   * within a minute (delivery-rule.ts), so the API never races a create with a disable.
+   */
   async remove(principal: Principal, id: string): Promise<void> {
     await this.owned(principal, id);
     await this.deps.subscriptions.remove(id);
     this.deps.onChange?.();
-    await this.deps.rule?.unsubscribed();
   }
 
   /** A new secret, shown once; the old one keeps signing beside it for PREVIOUS_SECRET_KEPT_MS. */

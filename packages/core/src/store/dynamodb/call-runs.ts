@@ -22,21 +22,36 @@ import { fitResult } from "./result-size";
 const FALLBACK_RESULT_BYTES = 16_384;
 
 /**
- * What callers and tools choose, kept as JSON text, deflated where that is smaller (see
+ * What callers and tools choose, kept as JSON text, or deflated where that is smaller (see
  * json-text.ts): the input and result are most of a call item, and every write of the item
  * (create, complete, the recorder's marks in its transaction) is billed per started KB of it.
  * Each is written once: the input when the call is created, the result when it finishes.
+ * Readers take either form; which one is written is storedForm's choice.
  */
 export const JSON_FIELDS = ["input", "result"];
-const STORED_FORM = { compress: true };
+
+/**
+ * The one place that decides how a call's input and result are written: deflated only where
+ * the store's `compressCallItems` is on, which it is not in this release (the previous release
+ * cannot read the deflated form; see DynamoStoreOptions). The next release always deflates.
+ */
+const storedForm = (options?: Pick<DynamoStoreOptions, "compressCallItems">) => ({
+  compress: options?.compressCallItems === true,
+});
 
 export const storedCall = (item: Record<string, unknown>): CallRecord =>
   parseStored(callRecord, decodeJsonFields(item, JSON_FIELDS), "call");
 
-/** A call record as its item, without the index keys (gsi2pk/gsi2sk): put whole, it leaves the sweeper's index (gsi4). */
-export const callItem = (call: CallRecord): Record<string, unknown> => ({
+/**
+ * A call record as its item, without the index keys (gsi2pk/gsi2sk): put whole, it leaves the
+ * sweeper's index (gsi4). Without `options`, its input and result are written as text.
+ */
+export const callItem = (
+  call: CallRecord,
+  options?: Pick<DynamoStoreOptions, "compressCallItems">,
+): Record<string, unknown> => ({
   ...callKey(call.parentRunId, call.callId),
-  ...encodeJsonFields(call, JSON_FIELDS, STORED_FORM),
+  ...encodeJsonFields(call, JSON_FIELDS, storedForm(options)),
   ...traceIndexKey(call),
 });
 
@@ -45,8 +60,11 @@ export const callItem = (call: CallRecord): Record<string, unknown> => ({
  * value in the form callItem stores it. Only a call without a result is finished, so the
  * result never has an earlier value in the other form.
  */
-export function resultUpdate(result: CallResult) {
-  const { attribute, value } = encodeJsonField("result", result, STORED_FORM);
+export function resultUpdate(
+  result: CallResult,
+  options?: Pick<DynamoStoreOptions, "compressCallItems">,
+) {
+  const { attribute, value } = encodeJsonField("result", result, storedForm(options));
   return { names: { "#result": attribute }, values: { ":result": value } };
 }
 
@@ -136,7 +154,7 @@ export class DynamoCallRuns
   ): Promise<CallRecord | undefined> {
     const parsed = parseInput(callResult, result, "call result");
     const update = (stored: CallResult) => {
-      const encoded = resultUpdate(stored);
+      const encoded = resultUpdate(stored, this.options);
       return this.transition("calls.complete", {
         Key: callKey(parentRunId, callId),
         // Finished but not yet in its run's log: it stays on the index where it ran (RUNNING /

@@ -34,8 +34,9 @@ export const callOfKey = (item: Record<string, unknown>) => ({
 
 /**
  * The partitions of the sparse in-flight index. A call carries gsi2pk / gsi2sk only while it
- * waits or runs (PENDING / <scheduledAt or release time>, RUNNING / <deadlineAt>), awaits
- * approval (APPROVAL / <expiresAt>) or is finished but not yet logged (UNANNOUNCED /
+ * waits or runs (PENDING / <scheduledAt or release time>, RUNNING / <deadlineAt>, which a call
+ * that ran keeps once finished until its result is logged), awaits approval (APPROVAL /
+ * <expiresAt>) or finished without running and is not yet logged (UNANNOUNCED /
  * <completedAt>), so the index stays as small as the work in flight and the sweeper finds what
  * a crash left behind without a scan. The index is gsi4, keys only (store/table.ts): putting a
  * call on it, moving it along or taking it off writes its keys there, not a copy of the whole

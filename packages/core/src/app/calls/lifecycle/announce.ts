@@ -127,6 +127,8 @@ export async function announceFinishedCall(
   deps: FinishAnnouncer,
   call: CallRecord,
   withStart = true,
+  /** Progress steps announced last, logged before the result if the log lacks them. */
+  progress: readonly OutgoingEvent[] = [],
 ): Promise<void> {
   const result = call.result;
   if (!result) return announceScheduled(deps.bus, call);
@@ -139,7 +141,9 @@ export async function announceFinishedCall(
   if (!deps.runLog) return;
   // A start announced earlier went to the recorder; the log keeps one of each, and never a
   // result before its call's start, so the start goes along.
+  const steps = progress.map((event) => runEntry(event, result.completedAt));
   const entries = events.map((event) => runEntry(event, result.completedAt));
+  entries.splice(entries.length - 1, 0, ...steps);
   if (!withStart) entries.unshift(scheduledEntry(call));
   try {
     await deps.runLog.append(call, entries);

@@ -3,7 +3,7 @@ import type { ToolCallScheduled } from "@toolbus/wire/model/events";
 import type { ToolPolicy } from "@toolbus/wire/model/policy";
 import { type CallObservers, reportFinished } from "../../../observability/calls";
 import { fallbackLogger } from "../../../observability/log";
-import type { CallNotices, CallStore, EventLog, EventSink } from "../../../ports";
+import type { CallNotices, CallStore, EventLog, EventSink, OutgoingEvent } from "../../../ports";
 import { type CallerLink, callerLink } from "../../../relay/link";
 import { announceFinishedCall, progressEvent } from "./announce";
 import { type RunningCalls, watchCancel } from "./cancel";
@@ -58,6 +58,12 @@ export interface RunOutcome extends Omit<RunFacts, "durationMs"> {
 const ANNOUNCE_START_WITHIN_MS = 20;
 
 /**
+ * Progress steps a finishing call logs with its result: the throttle lets out at most two a
+ * second, so three cover the last second and a half, more than a bus delivery takes.
+ */
+const LATE_STEPS = 3;
+
+/**
  * Runs one scheduled call, the lifecycle every handler shares. Delivery is at least once, so
  * the call is claimed first (PENDING -> RUNNING, conditional): a duplicate delivery finds it
  * claimed and runs nothing, but finishes a publish an earlier delivery was stopped before. A
@@ -110,11 +116,11 @@ export async function runCall(
     if (!completed) return undefined;
     // Counted once stored, before the caller is answered, whatever the announcing does.
     reportFinished(deps, completed, { cacheable: policy.cache !== undefined });
-    const withStart = start?.cancel() === true || progress.startOwed();
-    await announceFinishedCall(deps, completed, withStart);
+    const withStart = (await start?.take()) === true || progress.startOwed();
+    await announceFinishedCall(deps, completed, withStart, progress.lately());
     return completed;
   } finally {
-    start?.cancel();
+    start?.stop();
   }
 }
 
@@ -132,15 +138,21 @@ function progressAnnouncer(
   const now = deps.now ?? (() => new Date());
   let steps = 0;
   let startOwed = false;
+  // The steps announced last: they reach the recorder a bus delivery later, after this call's
+  // own append has logged its result (and no step is logged after it), so they go with it.
+  const lately: OutgoingEvent[] = [];
   const throttle = throttleProgress<ProgressReport>(async (report) => {
     // A start that did not go out yet goes first, with this step or, failing that, later.
-    startOwed ||= start?.cancel() === true;
+    startOwed ||= (await start?.take()) === true;
     try {
+      const step = progressEvent(detail, ++steps, report);
       await deps.bus.publish([
         ...(startOwed ? [{ detailType: "ToolCallScheduled" as const, detail }] : []),
-        progressEvent(detail, ++steps, report),
+        step,
       ]);
       startOwed = false;
+      lately.push(step);
+      if (lately.length > LATE_STEPS) lately.shift();
     } catch (error) {
       (deps.log ?? fallbackLogger()).warn("A call's progress could not be announced", {
         callId: detail.callId,
@@ -159,31 +171,40 @@ function progressAnnouncer(
       throttle.report({ progress, total, message, reportedAt: now().toISOString() });
     }
   };
-  return { report, close: throttle.close, startOwed: () => startOwed };
+  return { report, close: throttle.close, startOwed: () => startOwed, lately: () => [...lately] };
 }
 
 /**
- * Announces a direct call's start once ANNOUNCE_START_WITHIN_MS passes. `cancel` stops it and
- * says whether it had not gone out yet (then the start goes out with the result).
+ * Announces a direct call's start once ANNOUNCE_START_WITHIN_MS passes. `take` stops it and
+ * resolves whether the start is still owed: not sent yet, or sent and refused by the bus (it
+ * then goes out with the next step or the result, so it is never logged without having been
+ * announced). Owed once: a later `take` resolves false.
  */
 function announceStartSoon(detail: ToolCallScheduled, deps: RunDeps) {
-  let pending = true;
+  let state: "waiting" | "taken" | Promise<boolean> = "waiting";
   const timer = setTimeout(() => {
-    pending = false;
-    deps.bus.publish([{ detailType: "ToolCallScheduled", detail }]).catch((error: unknown) => {
-      // The result's announcement (or, failing that, the sweeper) carries it later.
-      (deps.log ?? fallbackLogger()).warn("A call's start could not be announced", {
-        callId: detail.callId,
-        error,
-      });
-    });
+    state = deps.bus.publish([{ detailType: "ToolCallScheduled", detail }]).then(
+      () => true,
+      (error: unknown) => {
+        (deps.log ?? fallbackLogger()).warn("A call's start could not be announced", {
+          callId: detail.callId,
+          error,
+        });
+        return false;
+      },
+    );
   }, ANNOUNCE_START_WITHIN_MS);
   return {
-    cancel(): boolean {
+    async take(): Promise<boolean> {
       clearTimeout(timer);
-      const wasPending = pending;
-      pending = false;
-      return wasPending;
+      const now = state;
+      state = "taken";
+      if (now === "waiting") return true;
+      if (now === "taken") return false;
+      return !(await now);
+    },
+    stop(): void {
+      clearTimeout(timer);
     },
   };
 }

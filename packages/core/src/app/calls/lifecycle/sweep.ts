@@ -13,7 +13,10 @@ export interface SweepDeps {
   announceAgainAfterMs?: number;
   /** A call still pending this long is failed: no handler took it (default 15 min). */
   giveUpAfterMs?: number;
-  /** A result stored this long ago and still not announced is announced now (default 60 s). */
+  /**
+   * A call finished without running this long ago and still not logged is announced now
+   * (default 60 s); one that ran is announced once its deadline has passed.
+   */
   announceResultAfterMs?: number;
 }
 
