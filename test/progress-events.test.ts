@@ -229,7 +229,8 @@ describe("progress through the running system", () => {
     await server?.close();
   });
 
-  it("logs each step of a built-in tool that reports past the throttle window, before its result", async () => {
+  /** A waited-for call of the three-step tool, and its run's log once everything settled. */
+  async function stepperCall() {
     const runId = system.runId();
     const response = await system.request(`/v1/runs/${runId}/calls`, {
       method: "POST",
@@ -237,7 +238,11 @@ describe("progress through the running system", () => {
     });
     expect(response.status).toBe(200);
     await system.settle();
-    const events = await system.events(runId);
+    return { runId, events: await system.events(runId) };
+  }
+
+  it("logs each step of a built-in tool that reports past the throttle window, before its result", async () => {
+    const { runId, events } = await stepperCall();
     const { types, progress } = shape(events);
     expect(types).toEqual([
       "ToolCallScheduled",
@@ -271,14 +276,7 @@ describe("progress through the running system", () => {
       return handlers.recorder?.(event);
     });
     try {
-      const runId = system.runId();
-      const response = await system.request(`/v1/runs/${runId}/calls`, {
-        method: "POST",
-        json: { tool: "test_stepper", input: { steps: 3 }, wait: 10 },
-      });
-      expect(response.status).toBe(200);
-      await system.settle();
-      const { types, progress } = shape(await system.events(runId));
+      const { types, progress } = shape((await stepperCall()).events);
       expect(types.at(0)).toBe("ToolCallScheduled");
       expect(types.at(-1)).toBe("ToolResultReceived");
       // The last step is there, before the result, and no step twice.

@@ -69,6 +69,15 @@ const searchResult = (): CallResult => {
 };
 
 let sequence = 0;
+/** A refusal whose reason is long enough to be stored deflated where that is on. */
+const longRefusal = (): CallResult =>
+  succeededResult({
+    status: "failed",
+    output: "Denied: the reviewer did not allow this tool to act on the repository. ".repeat(6),
+    data: null,
+    failure: { kind: "denied", message: "not allowed", retryable: false, recovery: "replan" },
+  });
+
 const newCall = (overrides: Partial<CallRecord> = {}): CallRecord => {
   sequence += 1;
   return {
@@ -142,12 +151,7 @@ describe("a call's input and result as its item keeps them", () => {
     expect(JSON.parse(item.resultJson as string)).toEqual(result);
     expect(await calls.get(call.parentRunId, call.callId)).toEqual(done);
 
-    const refusal = succeededResult({
-      status: "failed",
-      output: "Denied: the reviewer did not allow this tool to act on the repository. ".repeat(6),
-      data: null,
-      failure: { kind: "denied", message: "not allowed", retryable: false, recovery: "replan" },
-    });
+    const refusal = longRefusal();
     const waiting = newCall();
     await calls.create(waiting);
     const cancelled = await calls.cancel(waiting.parentRunId, waiting.callId, refusal);
@@ -225,12 +229,7 @@ describe("a call's input and result as its item keeps them", () => {
   });
 
   it("with compressed writes on, stores a long refusal deflated when a waiting call is cancelled or refused", async () => {
-    const refusal = succeededResult({
-      status: "failed",
-      output: "Denied: the reviewer did not allow this tool to act on the repository. ".repeat(6),
-      data: null,
-      failure: { kind: "denied", message: "not allowed", retryable: false, recovery: "replan" },
-    });
+    const refusal = longRefusal();
 
     const waiting = newCall();
     await deflating.create(waiting);

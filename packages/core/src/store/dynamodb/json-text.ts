@@ -34,10 +34,8 @@ const SUFFIX = "Json";
  * is updated: its input is written only by the put that creates it, and its result once, by
  * the conditional update that finishes the call (it applies only to a call that has none).
  * Updates set such a field with encodeJsonField and ask whether it is there with
- * jsonFieldStored, which name both forms. A call's input and result are read in either form but
- * written deflated only where the store's `compressCallItems` is on, which it is not in this
- * release (see DynamoStoreOptions): the next release, once no reader of the text-only form
- * runs, writes them deflated always.
+ * jsonFieldStored, which name both forms. Whether a call's input and result are written
+ * deflated yet is the store's choice (DynamoStoreOptions' `compressCallItems`).
  */
 const COMPRESSED_SUFFIX = "Z";
 const MIN_COMPRESSED_TEXT = 256;

@@ -133,18 +133,18 @@ export async function announceFinishedCall(
   const result = call.result;
   if (!result) return announceScheduled(deps.bus, call);
   const log: LoggedBy = deps.runLog ? "direct" : undefined;
-  const events = [
-    ...(withStart ? [scheduledEvent(call, log)] : []),
-    resultEvent(call, result, log),
-  ];
-  await deps.bus.publish(events);
+  const start = withStart ? scheduledEvent(call, log) : undefined;
+  const end = resultEvent(call, result, log);
+  await deps.bus.publish(start ? [start, end] : [end]);
   if (!deps.runLog) return;
-  // A start announced earlier went to the recorder; the log keeps one of each, and never a
-  // result before its call's start, so the start goes along.
-  const steps = progress.map((event) => runEntry(event, result.completedAt));
-  const entries = events.map((event) => runEntry(event, result.completedAt));
-  entries.splice(entries.length - 1, 0, ...steps);
-  if (!withStart) entries.unshift(scheduledEntry(call));
+  // In the log's order: the start (one announced earlier went to the recorder, but the log
+  // keeps one of each and never a result before its call's start), the last steps, the result.
+  const at = result.completedAt;
+  const entries = [
+    start ? runEntry(start, at) : scheduledEntry(call),
+    ...progress.map((step) => runEntry(step, at)),
+    runEntry(end, at),
+  ];
   try {
     await deps.runLog.append(call, entries);
   } catch (error) {
