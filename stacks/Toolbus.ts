@@ -5,7 +5,6 @@ import {
   busRules,
   DELIVERIES_HANDLER,
   EVENT_SOURCE,
-  LEGACY_INDEXES,
   RECORDER_HANDLER,
   REGISTERED_KINDS,
   REGISTERED_SECRET_PREFIX,
@@ -179,11 +178,9 @@ export function Toolbus({ stack, app }: StackContext) {
     deletionProtection: config.data.deletionProtection,
     removalPolicy: config.data.retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
   });
-  // Core's indexes and the ones kept for one release, by name: an existing stage's indexes keep
-  // their order and a new one comes last.
-  const indexes = [...TABLE.indexes, ...LEGACY_INDEXES].sort((a, b) =>
-    a.name.localeCompare(b.name),
-  );
+  // Core's indexes, by name: an existing stage's indexes keep their order and a new one comes
+  // last.
+  const indexes = [...TABLE.indexes].sort((a, b) => a.name.localeCompare(b.name));
   for (const index of indexes) {
     table.addGlobalSecondaryIndex({
       indexName: index.name,
@@ -192,7 +189,7 @@ export function Toolbus({ stack, app }: StackContext) {
       projectionType: dynamodb.ProjectionType[index.projection],
     });
   }
-  // Every index the table has, the legacy ones too while they exist (nothing queries those).
+  // Every index the table has.
   const indexArns = indexes.map((index) => `${table.tableArn}/index/${index.name}`);
 
   // ---- Connected accounts: people's OAuth tokens live in the table (`CONN*` partition keys),

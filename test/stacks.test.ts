@@ -13,7 +13,6 @@ import {
   busRules,
   createTableInput,
   DELIVERIES_HANDLER,
-  LEGACY_INDEXES,
   parseStageConfig,
   REGISTERED_SECRET_PREFIX,
   SCHEDULED_JOBS,
@@ -353,8 +352,8 @@ function iamMatches(pattern: string, arn: string): boolean {
 
 const parameterArn = (name: string) => `arn:aws:ssm:us-east-1:123456789012:parameter${name}`;
 
-/** Every index the deployed table has: core's, and those kept for one release (gsi2). */
-const INDEX_NAMES = [...TABLE.indexes, ...LEGACY_INDEXES].map((index) => index.name).sort();
+/** Every index the deployed table has. */
+const INDEX_NAMES = TABLE.indexes.map((index) => index.name).sort();
 
 /** What each function is denied: every function but those using connected accounts, `CONN*` items. */
 function expectedDenied(handler: string): string[] {
@@ -498,17 +497,9 @@ describe.each(STAGES)("the %s stack", (stage) => {
       expect.arrayContaining(expected.AttributeDefinitions ?? []),
     );
     expect(p.AttributeDefinitions).toHaveLength(expected.AttributeDefinitions?.length ?? 0);
-    // Core's indexes, and gsi2 for one more release (LEGACY_INDEXES), by name.
-    const legacy = LEGACY_INDEXES.map((index) => ({
-      IndexName: index.name,
-      KeySchema: [
-        { AttributeName: index.partitionKey, KeyType: "HASH" },
-        { AttributeName: index.sortKey, KeyType: "RANGE" },
-      ],
-      Projection: { ProjectionType: index.projection },
-    }));
+    // Core's indexes, by name.
     expect(p.GlobalSecondaryIndexes).toEqual(
-      [...(expected.GlobalSecondaryIndexes ?? []), ...legacy].sort((a, b) =>
+      [...(expected.GlobalSecondaryIndexes ?? [])].sort((a, b) =>
         String(a.IndexName).localeCompare(String(b.IndexName)),
       ),
     );
@@ -516,10 +507,10 @@ describe.each(STAGES)("the %s stack", (stage) => {
     expect(p.TimeToLiveSpecification).toEqual({ AttributeName: TABLE.ttlAttribute, Enabled: true });
   });
 
-  it("adds one index to a stage of the release before (gsi4, keys only) and changes none", () => {
+  it("deletes one index from a stage of the release before (gsi2, whole items) and changes none", () => {
     // CloudFormation creates or deletes one global secondary index per table update: the
-    // release before had gsi1, gsi2 and gsi3, exactly so; this one adds gsi4 and keeps gsi2 (the
-    // next release deletes it, its one change).
+    // release before had gsi1, gsi2, gsi3 and gsi4, exactly so; this one deletes gsi2, which
+    // gsi4 replaced.
     const s = stageOf(stage);
     const [, table] = s.only("AWS::DynamoDB::Table");
     const index = (name: string, keys: string, projection: string) => ({
@@ -532,7 +523,6 @@ describe.each(STAGES)("the %s stack", (stage) => {
     });
     expect(table.Properties.GlobalSecondaryIndexes).toEqual([
       index("gsi1", "gsi1", "ALL"),
-      index("gsi2", "gsi2", "ALL"),
       index("gsi3", "gsi3", "KEYS_ONLY"),
       index("gsi4", "gsi2", "KEYS_ONLY"),
     ]);

@@ -12,29 +12,21 @@ import { succeededResult } from "./support/calls";
 import { createToolbusTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
 
 /**
- * A call's input and result as its item keeps them: as text by default in this release (what
- * the previous release reads), deflated where that is smaller with the store's
- * `compressCallItems` on (every write of the item is billed per started KB of it), and either
- * way read back exactly, by every reader and every condition that asks for them.
+ * A call's input and result as its item keeps them: deflated where that is smaller (every write
+ * of the item is billed per started KB of it), as text where it is not, and as text in items
+ * earlier releases wrote; either way read back exactly, by every reader and every condition
+ * that asks for them.
  */
 
 const client = testDynamoDbClient();
 const documents = createDocumentClient(client);
 let table: TestTable;
-/** A store as this release makes one: call items written as text. */
 let calls: DynamoCallStore;
-/** A store writing call items deflated, as the next release will. */
-let deflating: DynamoCallStore;
 let log: DynamoEventLog;
 
 beforeAll(async () => {
   table = await createToolbusTestTable(client, "store-call-items");
   calls = new DynamoCallStore({ client: documents, tableName: table.tableName });
-  deflating = new DynamoCallStore({
-    client: documents,
-    tableName: table.tableName,
-    compressCallItems: true,
-  });
   log = new DynamoEventLog({ client: documents, tableName: table.tableName });
 });
 
@@ -140,58 +132,62 @@ const resulted = (call: CallRecord): RunEvent => ({
 });
 
 describe("a call's input and result as its item keeps them", () => {
-  it("by default writes a long input and result as text, the form the previous release reads", async () => {
+  it("reads, runs and finishes a call an earlier release wrote with its input as text", async () => {
     const call = newCall({ input: longInput });
+    const { input, ...rest } = call;
+    await documents.send(
+      new PutCommand({
+        TableName: table.tableName,
+        Item: {
+          pk: `RUN#${call.parentRunId}`,
+          sk: `CALL#${call.callId}`,
+          ...rest,
+          inputJson: JSON.stringify(input),
+        },
+      }),
+    );
+    expect(await calls.get(call.parentRunId, call.callId)).toEqual(call);
+    await calls.claim(call.parentRunId, call.callId, DEADLINE);
     const result = searchResult();
-    const done = await finished(call, result);
-    const item = await rawItem(call);
-    expect(forms(item)).toEqual(["inputJson", "resultJson"]);
-    // What the previous release's reader does with the item: parse the text.
-    expect(JSON.parse(item.inputJson as string)).toEqual(longInput);
-    expect(JSON.parse(item.resultJson as string)).toEqual(result);
+    const done = await calls.complete(call.parentRunId, call.callId, result);
+    expect(done).toMatchObject({ status: "succeeded", input: longInput, result });
+    // The input keeps the form it was written in; the result takes this release's.
+    expect(forms(await rawItem(call))).toEqual(["inputJson", "resultZ"]);
     expect(await calls.get(call.parentRunId, call.callId)).toEqual(done);
-
-    const refusal = longRefusal();
-    const waiting = newCall();
-    await calls.create(waiting);
-    const cancelled = await calls.cancel(waiting.parentRunId, waiting.callId, refusal);
-    expect(cancelled).toMatchObject({ outcome: "cancelled", call: { result: refusal } });
-    expect(forms(await rawItem(waiting))).toEqual(["inputJson", "resultJson"]);
   });
 
-  it("with compressed writes on, keeps a long input and result deflated, and gives them back exactly wherever the call is read", async () => {
+  it("keeps a long input and result deflated, and gives them back exactly wherever the call is read", async () => {
     const call = newCall({ input: longInput });
-    expect((await deflating.create(call)).call).toEqual(call);
+    expect((await calls.create(call)).call).toEqual(call);
     expect(forms(await rawItem(call))).toEqual(["inputZ"]);
     // Created again: the first record comes back from the failed condition, decoded.
-    expect(await deflating.create({ ...call, input: { other: true } })).toEqual({
+    expect(await calls.create({ ...call, input: { other: true } })).toEqual({
       created: false,
       call,
     });
 
-    await deflating.claim(call.parentRunId, call.callId, DEADLINE);
+    await calls.claim(call.parentRunId, call.callId, DEADLINE);
     const result = searchResult();
-    const completed = await deflating.complete(call.parentRunId, call.callId, result);
+    const completed = await calls.complete(call.parentRunId, call.callId, result);
     const item = await rawItem(call);
     expect(forms(item)).toEqual(["inputZ", "resultZ"]);
     expect((item.resultZ as Uint8Array).length).toBeLessThan(JSON.stringify(result).length / 2);
 
     expect(completed).toMatchObject({ status: "succeeded", input: longInput, result });
-    // Read back by a store writing text, as this release's are: readers take both forms.
     expect(await calls.get(call.parentRunId, call.callId)).toEqual(completed);
     // The outbox's readers read the items behind the index (where it ran, until it is logged).
     const unlogged = await calls.listStuck(LATER, 1000);
     expect(unlogged.find((c) => c.callId === call.callId)).toEqual(completed);
   });
 
-  it("with compressed writes on, keeps a short input and result as readable text", async () => {
+  it("keeps a short input and result as readable text", async () => {
     const call = newCall();
-    const done = await finished(call, succeededResult(), deflating);
+    const done = await finished(call, succeededResult());
     expect(forms(await rawItem(call))).toEqual(["inputJson", "resultJson"]);
     expect(await calls.get(call.parentRunId, call.callId)).toEqual(done);
   });
 
-  it("with compressed writes on, finishes a call whose result deflates under 1 KB with one write unit for its item", async () => {
+  it("finishes a call whose result deflates under 1 KB with one write unit for its item", async () => {
     const own = testDynamoDbClient();
     const tableUnits: number[] = [];
     own.middlewareStack.add(
@@ -211,7 +207,6 @@ describe("a call's input and result as its item keeps them", () => {
       const metered = new DynamoCallStore({
         client: createDocumentClient(own),
         tableName: table.tableName,
-        compressCallItems: true,
       });
       const call = newCall();
       const result = searchResult();
@@ -228,12 +223,12 @@ describe("a call's input and result as its item keeps them", () => {
     }
   });
 
-  it("with compressed writes on, stores a long refusal deflated when a waiting call is cancelled or refused", async () => {
+  it("stores a long refusal deflated when a waiting call is cancelled or refused", async () => {
     const refusal = longRefusal();
 
     const waiting = newCall();
-    await deflating.create(waiting);
-    const cancelled = await deflating.cancel(waiting.parentRunId, waiting.callId, refusal);
+    await calls.create(waiting);
+    const cancelled = await calls.cancel(waiting.parentRunId, waiting.callId, refusal);
     expect(cancelled).toMatchObject({ outcome: "cancelled", call: { result: refusal } });
     expect(forms(await rawItem(waiting))).toEqual(["inputJson", "resultZ"]);
     expect((await calls.get(waiting.parentRunId, waiting.callId))?.result).toEqual(refusal);
@@ -242,8 +237,8 @@ describe("a call's input and result as its item keeps them", () => {
       status: "awaiting_approval",
       approval: { requestedAt: "2026-01-01T00:00:01.000Z", expiresAt: LATER },
     });
-    await deflating.create(asking);
-    const refused = await deflating.decide(
+    await calls.create(asking);
+    const refused = await calls.decide(
       asking.parentRunId,
       asking.callId,
       { approved: false, at: "2026-01-01T00:00:02.000Z" },
@@ -256,7 +251,7 @@ describe("a call's input and result as its item keeps them", () => {
 
 describe("the recorder's mark on a call", () => {
   it("logs and marks a result stored deflated", async () => {
-    const call = await finished(newCall({ parentRunId: "run-marked" }), searchResult(), deflating);
+    const call = await finished(newCall({ parentRunId: "run-marked" }), searchResult());
     expect(forms(await rawItem(call))).toContain("resultZ");
     await log.append(call, [scheduled(call), resulted(call)]);
     const marked = await calls.get(call.parentRunId, call.callId);
@@ -264,7 +259,7 @@ describe("the recorder's mark on a call", () => {
     expect(marked?.resultPublishedAt).toBeDefined();
   });
 
-  it("logs and marks a result stored as text, as this release and the one before write it", async () => {
+  it("logs and marks a result stored as text, as earlier releases wrote it", async () => {
     const call = {
       ...newCall({ parentRunId: "run-text" }),
       status: "succeeded" as const,

@@ -44,7 +44,7 @@ export { createToolHandler, type ToolRuntimeDeps } from "./runtime/tool-handler"
 export { SDK_CLIENT_OPTIONS } from "./sdk-options";
 export { STORE_CACHE_TTL_MS } from "./store/cached";
 export { ensureTable } from "./store/ensure-table";
-export { createTableInput, LEGACY_INDEXES, TABLE } from "./store/table";
+export { createTableInput, TABLE } from "./store/table";
 export {
   type AnyToolDefinition,
   defineTool,

@@ -28,8 +28,8 @@ import type { CreateTableCommandInput } from "@aws-sdk/client-dynamodb";
  * replaced gsi2, an index on the same keys that copied whole items, so every write that put a
  * call on it, moved it along or took it off paid for a copy of the whole item. gsi4 holds keys
  * only; its readers query it and then read the items (queryIndexed in dynamodb/indexed.ts).
- * Deployed stages keep gsi2 for one release beside gsi4 (LEGACY_INDEXES below: CloudFormation
- * adds or drops one index per table update); it is read only while gsi4 is still being filled.
+ * Deployed stages kept gsi2 for one release beside gsi4 (CloudFormation adds or drops one index
+ * per table update) and dropped it the release after.
  * gsi3 finds a trace's calls; it holds keys only too, so the writes that move a call along
  * (claim, complete) never touch it.
  */
@@ -44,25 +44,6 @@ export const TABLE = {
     { name: "gsi4", partitionKey: "gsi2pk", sortKey: "gsi2sk", projection: "KEYS_ONLY" },
   ],
 } as const;
-
-/**
- * Indexes the stack keeps for one release after core stopped depending on them (TABLE no
- * longer lists them, so local tables and tests never have them): CloudFormation creates or
- * deletes at most one global secondary index per table update, so the release that replaces an
- * index adds the new one and keeps the old, and the next release deletes the old one. A fresh
- * stage gets them too: the stack cannot tell a fresh stage from an old one. A stage must take
- * each release in turn: one that skipped this release would add gsi4 and drop gsi2 in one
- * update, which CloudFormation refuses.
- *
- * gsi2 copied whole items (projection ALL); gsi4, keys only on the same key attributes,
- * replaced it (2026-11). It is read only while AWS still fills gsi4 after the deploy that adds
- * it (a new index on a table with items cannot be queried until then: queryIndexed falls back
- * to it). Delete this entry, and that fallback, in the next release (docs/deploying.md,
- * "Upgrades"): that update deletes gsi2, and the write units it costs every call go with it.
- */
-export const LEGACY_INDEXES = [
-  { name: "gsi2", partitionKey: "gsi2pk", sortKey: "gsi2sk", projection: "ALL" },
-] as const;
 
 export function createTableInput(tableName: string): CreateTableCommandInput {
   // Indexes may share key attributes (gsi4 keeps gsi2's names): each is defined once.

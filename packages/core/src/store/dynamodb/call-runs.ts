@@ -26,32 +26,28 @@ const FALLBACK_RESULT_BYTES = 16_384;
  * json-text.ts): the input and result are most of a call item, and every write of the item
  * (create, complete, the recorder's marks in its transaction) is billed per started KB of it.
  * Each is written once: the input when the call is created, the result when it finishes.
- * Readers take either form; which one is written is storedForm's choice.
+ * Readers take either form; which one is written is STORED_FORM's choice.
  */
 export const JSON_FIELDS = ["input", "result"];
 
 /**
- * The one place that decides how a call's input and result are written: deflated only where
- * the store's `compressCallItems` is on, which it is not in this release (the previous release
- * cannot read the deflated form; see DynamoStoreOptions). The next release always deflates.
+ * How a call's input and result are written: deflated where that is smaller. The release
+ * before the one that turned this on already read both forms, so a function still on it during
+ * a deploy (or after a rollback to it) reads what this one writes; items written as text by
+ * earlier releases are still read as they are.
  */
-const storedForm = (options?: Pick<DynamoStoreOptions, "compressCallItems">) => ({
-  compress: options?.compressCallItems === true,
-});
+const STORED_FORM = { compress: true } as const;
 
 export const storedCall = (item: Record<string, unknown>): CallRecord =>
   parseStored(callRecord, decodeJsonFields(item, JSON_FIELDS), "call");
 
 /**
  * A call record as its item, without the index keys (gsi2pk/gsi2sk): put whole, it leaves the
- * sweeper's index (gsi4). Without `options`, its input and result are written as text.
+ * sweeper's index (gsi4).
  */
-export const callItem = (
-  call: CallRecord,
-  options?: Pick<DynamoStoreOptions, "compressCallItems">,
-): Record<string, unknown> => ({
+export const callItem = (call: CallRecord): Record<string, unknown> => ({
   ...callKey(call.parentRunId, call.callId),
-  ...encodeJsonFields(call, JSON_FIELDS, storedForm(options)),
+  ...encodeJsonFields(call, JSON_FIELDS, STORED_FORM),
   ...traceIndexKey(call),
 });
 
@@ -60,11 +56,8 @@ export const callItem = (
  * value in the form callItem stores it. Only a call without a result is finished, so the
  * result never has an earlier value in the other form.
  */
-export function resultUpdate(
-  result: CallResult,
-  options?: Pick<DynamoStoreOptions, "compressCallItems">,
-) {
-  const { attribute, value } = encodeJsonField("result", result, storedForm(options));
+export function resultUpdate(result: CallResult) {
+  const { attribute, value } = encodeJsonField("result", result, STORED_FORM);
   return { names: { "#result": attribute }, values: { ":result": value } };
 }
 
@@ -72,7 +65,7 @@ export function resultUpdate(
  * What running a call needs of its record: read it, claim it, complete it. A tool's function
  * carries only this; the full store (./calls) adds what the API and the sweeper do.
  * Call records: RUN#<runId> / CALL#<callId>, the record's fields as top-level attributes
- * (input and result as JSON text). While a call waits it carries gsi2pk PENDING / gsi2sk
+ * (input and result as JSON text, deflated where smaller). While a call waits it carries gsi2pk PENDING / gsi2sk
  * <since>, while it runs RUNNING / <deadlineAt>, and it keeps that once it has finished until
  * its result is logged; a call finished without running (refused, decided, cancelled while
  * waiting) carries UNANNOUNCED / <completedAt> until then. Calls a crash left behind are found
@@ -154,7 +147,7 @@ export class DynamoCallRuns
   ): Promise<CallRecord | undefined> {
     const parsed = parseInput(callResult, result, "call result");
     const update = (stored: CallResult) => {
-      const encoded = resultUpdate(stored, this.options);
+      const encoded = resultUpdate(stored);
       return this.transition("calls.complete", {
         Key: callKey(parentRunId, callId),
         // Finished but not yet in its run's log: it stays on the index where it ran (RUNNING /

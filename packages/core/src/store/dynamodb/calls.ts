@@ -50,7 +50,7 @@ export class DynamoCallStore extends DynamoCallRuns implements CallStore {
         await client.send(
           new PutCommand({
             TableName: tableName,
-            Item: { ...callItem(record, this.options), ...index },
+            Item: { ...callItem(record), ...index },
             ConditionExpression: "attribute_not_exists(pk)",
             // The existing call comes back with the failure: no second read, no race window.
             ReturnValuesOnConditionCheckFailure: "ALL_OLD",
@@ -114,7 +114,7 @@ export class DynamoCallStore extends DynamoCallRuns implements CallStore {
     refusal: CallResult,
   ): Promise<{ outcome: "cancelled" | "requested" | "finished"; call: CallRecord } | undefined> {
     const result = parseInput(callResult, refusal, "call result");
-    const encoded = resultUpdate(result, this.options);
+    const encoded = resultUpdate(result);
     const key = callKey(parentRunId, callId);
     // Not started: it fails now, off the waiting and approval indexes, onto the outbox.
     const cancelled = await this.transition("calls.cancel", {
@@ -174,7 +174,7 @@ export class DynamoCallStore extends DynamoCallRuns implements CallStore {
       });
     }
     const result = parseInput(callResult, refusal, "call result");
-    const encoded = resultUpdate(result, this.options);
+    const encoded = resultUpdate(result);
     return this.transition("calls.decide", {
       ...common,
       UpdateExpression:

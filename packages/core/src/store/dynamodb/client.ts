@@ -29,15 +29,6 @@ export interface DynamoStoreOptions {
    * Passed in by that runtime, so no Lambda bundle carries it.
    */
   appendLog?: LogAppend;
-  /**
-   * Write a call's long input and result deflated (`inputZ`, `resultZ`; see call-runs.ts) instead
-   * of as text. Off in this release: the previous release's readers know only the text form, and
-   * they still run while CloudFormation updates the functions one by one (a tool function on the
-   * old code would find no input in a call the new API made, and its call would sit running until
-   * the sweeper failed it) and after a rollback. This release reads both forms; the next release
-   * writes deflated always and removes this option.
-   */
-  compressCallItems?: boolean;
 }
 
 const documentClients = new WeakMap<DynamoDBClient, DynamoDBDocumentClient>();

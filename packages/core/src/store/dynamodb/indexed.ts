@@ -1,6 +1,5 @@
 import { BatchGetCommand } from "@aws-sdk/lib-dynamodb";
 import { UnavailableError } from "../../errors";
-import { LEGACY_INDEXES } from "../table";
 import { type DynamoStoreOptions, guard, queryAll } from "./client";
 
 type Item = Record<string, unknown>;
@@ -13,9 +12,8 @@ const GET_BATCH = 100;
  * count: only throttling does.
  */
 const MAX_EMPTY_ROUNDS = 5;
-/** The index of work in flight, and the one it replaced (read while it is still being filled). */
+/** The index of work in flight. */
 const INDEX = "gsi4";
-const FILLING_FALLBACK = LEGACY_INDEXES.find((index) => index.name === "gsi2")?.name;
 
 /**
  * The items on one partition of gsi4 (the sparse index of work in flight, store/table.ts) whose
@@ -71,43 +69,23 @@ export async function queryIndexed(
   });
 }
 
-/**
- * The index entries: from gsi4, or, while AWS still fills gsi4 after the deploy that added it
- * (it cannot be queried until then, which can take a while on a large table), from the index
- * it replaced, on the same keys. Remove the fallback with LEGACY_INDEXES.
- */
+/** The index entries: keys only, oldest first. */
 async function indexKeys(
   options: DynamoStoreOptions,
   partition: string,
   before: string,
   limit: number,
 ): Promise<Item[]> {
-  const query = (indexName: string) =>
-    queryAll(
-      options.client,
-      {
-        TableName: options.tableName,
-        IndexName: indexName,
-        KeyConditionExpression: "gsi2pk = :index AND gsi2sk < :before",
-        ExpressionAttributeValues: { ":index": partition, ":before": before },
-        ProjectionExpression: "pk, sk",
-      },
-      limit,
-    );
-  try {
-    return await query(INDEX);
-  } catch (error) {
-    if (!FILLING_FALLBACK || !isIndexBeingFilled(error)) throw error;
-    return query(FILLING_FALLBACK);
-  }
-}
-
-/** DynamoDB's refusal to read an index it is still filling from the table's items. */
-function isIndexBeingFilled(error: unknown): boolean {
-  return (
-    error instanceof Error &&
-    error.name === "ValidationException" &&
-    /backfilling/i.test(error.message)
+  return queryAll(
+    options.client,
+    {
+      TableName: options.tableName,
+      IndexName: INDEX,
+      KeyConditionExpression: "gsi2pk = :index AND gsi2sk < :before",
+      ExpressionAttributeValues: { ":index": partition, ":before": before },
+      ProjectionExpression: "pk, sk",
+    },
+    limit,
   );
 }
 

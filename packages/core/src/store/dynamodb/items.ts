@@ -41,8 +41,7 @@ export const callOfKey = (item: Record<string, unknown>) => ({
  * a crash left behind without a scan. The index is gsi4, keys only (store/table.ts): putting a
  * call on it, moving it along or taking it off writes its keys there, not a copy of the whole
  * item; its readers read the items by key (queryIndexed in ./indexed). The attributes keep the
- * name of gsi2, the index gsi4 replaced (whole items), which deployed stages drop a release
- * later.
+ * name of gsi2, the index gsi4 replaced (whole items).
  */
 export const RUNNING_PARTITION = "RUNNING";
 export const PENDING_PARTITION = "PENDING";

@@ -34,8 +34,7 @@ const SUFFIX = "Json";
  * is updated: its input is written only by the put that creates it, and its result once, by
  * the conditional update that finishes the call (it applies only to a call that has none).
  * Updates set such a field with encodeJsonField and ask whether it is there with
- * jsonFieldStored, which name both forms. Whether a call's input and result are written
- * deflated yet is the store's choice (DynamoStoreOptions' `compressCallItems`).
+ * jsonFieldStored, which name both forms. call-runs.ts decides how a call's are written.
  */
 const COMPRESSED_SUFFIX = "Z";
 const MIN_COMPRESSED_TEXT = 256;
