@@ -1,6 +1,7 @@
 import { toolSpec } from "@toolbus/wire/model/tool";
 import { describe, expect, it } from "vitest";
 import { CONCEPTS, relatedTerms } from "./concepts";
+import { GENERAL_CONCEPTS } from "./concepts-general";
 import { term, words } from "./terms";
 import { ToolIndex } from "./tool-index";
 
@@ -10,7 +11,7 @@ const related = (text: string) => [...relatedTerms(termsOf(text)).keys()];
 
 describe("concept groups", () => {
   it("are data every member of which is searchable as written: no phrase collapses to one word", () => {
-    for (const group of CONCEPTS) {
+    for (const group of [...CONCEPTS, ...GENERAL_CONCEPTS]) {
       const members = group.map((member) => [...termsOf(member)]);
       // A phrase whose other words are stop words would apply on its one word alone ("log
       // in" on every "log").
@@ -20,6 +21,27 @@ describe("concept groups", () => {
       }
       expect(new Set(members.flat()).size, group.join(", ")).toBeGreaterThan(1);
     }
+  });
+
+  it("in the general list, are tight: two to eight lowercase members of at most three words, no group twice", () => {
+    const seen = new Set<string>();
+    for (const group of GENERAL_CONCEPTS) {
+      expect(group.length, group.join(", ")).toBeGreaterThanOrEqual(2);
+      expect(group.length, group.join(", ")).toBeLessThanOrEqual(8);
+      for (const member of group) {
+        expect(member, group.join(", ")).toMatch(/^[a-z0-9]+(?:[ -][a-z0-9]+){0,2}$/);
+      }
+      const key = [...group].sort().join("|");
+      expect(seen.has(key), group.join(", ")).toBe(false);
+      seen.add(key);
+    }
+  });
+
+  it("relate a product's own word for a thing to the common one, both ways", () => {
+    expect(related("list my droplets")).toContain(term("instance"));
+    expect(related("the current cycle")).toContain(term("sprint"));
+    expect(related("open merge requests")).toContain(term("pull"));
+    expect(related("change the colour")).toContain(term("color"));
   });
 
   it("relate an agent's word to the words tools use for it", () => {

@@ -1,3 +1,4 @@
+import { GENERAL_CONCEPTS } from "./concepts-general";
 import { term, words } from "./terms";
 
 /**
@@ -8,7 +9,8 @@ import { term, words } from "./terms";
  * Written from the vocabulary of tools in general (what file, image, issue, message, place,
  * memory, browser, database, git, cluster, calendar, task and search tools call things) and
  * of the tune queries of the real catalog's search set (bench/search-real.ts); never from
- * held-out queries. A word may be in several groups; a phrase ("knowledge graph") is searched
+ * held-out queries. GENERAL_CONCEPTS (concepts-general.ts), written for tools at large without
+ * reading any catalog or query of the set, are searched the same way. A word may be in several groups; a phrase ("knowledge graph") is searched
  * as its words and triggers its group when the query holds all of them. Groups are one hop:
  * "photo" reaches "image", not what "image" reaches in another group.
  */
@@ -216,7 +218,7 @@ interface Group {
   members: string[][];
 }
 
-const GROUPS: Group[] = CONCEPTS.map((group) => {
+const GROUPS: Group[] = [...CONCEPTS, ...GENERAL_CONCEPTS].map((group) => {
   const members = group
     .map((member) => words(member).flatMap((word) => term(word) ?? []))
     .filter((member) => member.length > 0);
