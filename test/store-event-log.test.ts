@@ -351,44 +351,6 @@ describe("DynamoEventLog", () => {
   });
 });
 
-describe("appends of one deployment", () => {
-  it("leave in one transaction when they linger: a call's two events logged a moment apart", async () => {
-    // Its own DynamoDB client, so its line (and its linger) is this test's alone.
-    const own = testDynamoDbClient();
-    const sent: string[] = [];
-    own.middlewareStack.add(
-      (next, context) => (args) => {
-        sent.push(String(context.commandName));
-        return next(args);
-      },
-      { step: "initialize", name: "countCommands" },
-    );
-    try {
-      const options = storeOptions({
-        dynamodb: own,
-        tableName: table.tableName,
-        writeLingerMs: 20,
-      } as Deployment);
-      const call = await finishedCall("run-linger", "call-1");
-      const recorder = new DynamoEventLog(options);
-      const later = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-      await Promise.all([
-        recorder.append(call, [scheduled(call)]),
-        later(5).then(() => recorder.append(call, [resulted(call)])),
-      ]);
-      // One read of where the run ends, then one transaction for both entries and the mark.
-      expect(sent).toEqual(["QueryCommand", "TransactWriteItemsCommand"]);
-      const page = await new DynamoEventLog(options).read("run-linger");
-      expect(keys(page.events)).toEqual([
-        "run-linger/call-1/scheduled",
-        "run-linger/call-1/result",
-      ]);
-    } finally {
-      own.destroy();
-    }
-  });
-});
-
 describe("the log of a process that alone writes its table (npm start)", () => {
   /** A sole writer with its own client: its own memory of runs, as a freshly started process. */
   function soleWriter() {
@@ -404,7 +366,6 @@ describe("the log of a process that alone writes its table (npm start)", () => {
     const options = storeOptions({
       dynamodb: own,
       tableName: table.tableName,
-      writeLingerMs: 20,
       appendLog: appendAsSoleWriter,
     } as Deployment);
     return { own, sent, log: new DynamoEventLog(options) };
@@ -414,13 +375,11 @@ describe("the log of a process that alone writes its table (npm start)", () => {
     const writer = soleWriter();
     try {
       const call = await finishedCall("run-sole", "call-1");
-      const later = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-      await Promise.all([
-        writer.log.append(call, [scheduled(call)]),
-        later(5).then(() => writer.log.append(call, [scheduled(call), resulted(call)])),
-      ]);
+      await writer.log.append(call, [scheduled(call), resulted(call)]);
       // Where the run ends is read once; then one batch: two entries and the mark.
       expect(writer.sent).toEqual(["QueryCommand", "BatchWriteItemCommand"]);
+      // Delivered again (the bus, the recorder): nothing is written twice.
+      await writer.log.append(call, [scheduled(call)]);
       await writer.log.append(call, [scheduled(call), resulted(call)]);
       expect(keys((await log.read("run-sole")).events)).toEqual([
         "run-sole/call-1/scheduled",

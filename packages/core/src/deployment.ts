@@ -32,11 +32,6 @@ export interface Deployment {
   eventBridge?: EventBridgeClient;
   /** Secret values by name; environment variables unless given. */
   secret?: SecretSource;
-  /**
-   * How long a run-log append waits to share a transaction (ms). Only where one long-lived process
-   * serves many calls at once (`npm start`); a Lambda function serves one event at a time.
-   */
-  writeLingerMs?: number;
   /** How run logs are appended where one process writes the table: DynamoStoreOptions.appendLog. */
   appendLog?: LogAppend;
   /**
@@ -51,9 +46,7 @@ export interface Deployment {
 }
 
 /** What only the local runtime sets: its own transports, batching and log output. */
-export type LocalDeploymentOptions = Partial<
-  Pick<Deployment, "writeLingerMs" | "appendLog" | "log" | "metrics">
-> & {
+export type LocalDeploymentOptions = Partial<Pick<Deployment, "appendLog" | "log" | "metrics">> & {
   /** The bus in this process, reached without a socket; the HTTP endpoint stays for others. */
   eventBridge?: EventBridgeClient;
 };
@@ -179,7 +172,6 @@ function readDeployment(env: NodeJS.ProcessEnv, local: LocalDeploymentOptions): 
     // Not for DynamoDB: its document client refuses cacheMiddleware.
     dynamodb: new DynamoDBClient(DYNAMODB_CLIENT_OPTIONS),
     ...(local.eventBridge ? { eventBridge: local.eventBridge } : {}),
-    ...(local.writeLingerMs ? { writeLingerMs: local.writeLingerMs } : {}),
     ...(local.appendLog ? { appendLog: local.appendLog } : {}),
     log:
       local.log ??

@@ -12,6 +12,7 @@ import type { CreateTableCommandInput } from "@aws-sdk/client-dynamodb";
  *                                                 UNANNOUNCED / <completedAt>
  *                                               gsi3: TRACE#<traceId> / <scheduledAt>
  * - run log entry  RUN#<runId> / LOG#<seq>    (EVENT#<occurredAt>#<eventKey> before 2026-11-24)
+ *                                               one event, or several of one call keyed by the first
  * - cached result  CACHE#<toolId>#<version>#<hash> / RESULT    (expiresAt)
  * - rate window    RATE#<scope>#<window start> / COUNT         (expiresAt)
  * - API key        KEY#<sha256 of key> / KEY    gsi1: KEYS / KEY#<keyId>

@@ -41,19 +41,6 @@ describe("group commit", () => {
     expect(await answer).toBe(2);
   });
 
-  it("with a linger, holds the first item until company arrives, then sends them together", async () => {
-    const { batches, flush, releaseAll } = recorder();
-    const line = new GroupCommit(flush, { maxItems: 10, lingerMs: 30 });
-    const first = line.submit(1);
-    await tick();
-    expect(batches).toEqual([]);
-    const second = line.submit(2);
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    expect(batches).toEqual([[1, 2]]);
-    releaseAll();
-    expect(await Promise.all([first, second])).toEqual([2, 4]);
-  });
-
   it("groups items that arrive while the line is busy, within the item limit", async () => {
     const { batches, flush, releaseAll } = recorder();
     const line = new GroupCommit(flush, { maxItems: 3, maxInFlight: 1 });

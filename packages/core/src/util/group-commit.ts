@@ -15,11 +15,6 @@ export interface GroupCommitOptions<T> {
   sizeOf?: (item: T) => number;
   /** Flushes in flight at once; items beyond wait and go together in the next. */
   maxInFlight?: number;
-  /**
-   * How long the first item waits for company before its flush starts (default 0: it goes in
-   * the same turn). Worth it only where one process makes many unrelated writes at once.
-   */
-  lingerMs?: number;
 }
 
 /**
@@ -52,9 +47,7 @@ export class GroupCommit<T, R> {
           this.#scheduled = false;
           this.#next();
         };
-        const linger = this.options.lingerMs ?? 0;
-        if (linger > 0) setTimeout(go, linger);
-        else queueMicrotask(go);
+        queueMicrotask(go);
       }
     });
   }

@@ -66,12 +66,6 @@ const options = z.object({
 
 const logLevel = z.enum(LOG_LEVELS).optional();
 
-/**
- * Long enough for a call's two log entries and its publication mark (recorded within about a
- * millisecond of each other) to share one write; short enough that no reader notices.
- */
-const WRITE_LINGER_MS = 3;
-
 const FUNCTIONS_DIR = resolve(import.meta.dirname, "../../../../functions");
 
 async function importFunction<T>(handler: string): Promise<T> {
@@ -202,11 +196,11 @@ async function main(): Promise<void> {
   });
   // Our own process reaches the bus without a socket (the SDK client is the same, its
   // transport is not); the HTTP endpoint serves everyone else. This process alone writes the
-  // table, so it appends run logs with plain puts that wait a moment to share a batch.
+  // table, so it appends run logs with plain puts; appends made while one is under way share
+  // the next batch. None waits for company: a finished call's append is on its answer's path.
   // Logs as Lambda writes them, or readable; metrics kept here for GET /v1/metrics.
   const deployment = deploymentFromEnv(process.env, {
     eventBridge: system.eventBridge,
-    writeLingerMs: WRITE_LINGER_MS,
     appendLog: appendAsSoleWriter,
     log: createLogger({
       service: "toolbus",

@@ -1,12 +1,18 @@
 import type { CallRecord } from "@toolbus/wire/model/call";
 import { type RunEvent, runEvent } from "@toolbus/wire/model/events";
-import { ValidationError } from "../../errors";
+import { ToolbusError, ValidationError } from "../../errors";
 import type { EventLog, EventLogPage } from "../../ports";
 import { type DynamoStoreOptions, guard, parseInput, parseStored, queryAll } from "./client";
 import { nextWake, wakeFollowers } from "./followers";
-import { LOG_PREFIX, logSeqOf, runLogKeyCondition, runPartition } from "./items";
+import { LOG_PREFIX, logSeqOf, logSortKey, runLogKeyCondition, runPartition } from "./items";
 import { decodeJsonFields } from "./json-text";
-import { LOG_JSON_FIELDS, unloggedEvents } from "./log-requests";
+import {
+  entryRange,
+  LOG_EVENTS_FIELDS,
+  LOG_JSON_FIELDS,
+  LOG_LAST_ATTRIBUTE,
+  unloggedEvents,
+} from "./log-requests";
 import { logWriter } from "./log-writer";
 
 export const DEFAULT_EVENT_PAGE = 100;
@@ -17,7 +23,8 @@ const MAX_SORT_KEY_BYTES = 1_024;
 
 /**
  * A run's events in the order they were logged: RUN#<runId> / LOG#<seq>, written by
- * log-writer.ts with no gaps. A reader's cursor is a place in that sequence and it never
+ * log-writer.ts with no gaps (an entry holding several of a call's events covers their places,
+ * keyed by the first). A reader's cursor is a place in that sequence and it never
  * passes a place that is still empty (a write in flight), so every reader gets every event
  * once, in the log's order, the moment it is stored: no settle window, and an event logged
  * late (a result the sweeper announces after a crash) simply comes last.
@@ -55,49 +62,111 @@ export class DynamoEventLog implements EventLog {
     const { client, tableName } = this.#options;
     const limit = pageSize(options.limit);
     const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
-    const pk = runPartition(parentRunId);
+    const place = after === undefined ? undefined : logPlaceOf(after);
     const items = await guard("events.read", tableName, () =>
       queryAll(
         client,
         {
           TableName: tableName,
-          ...runLogKeyCondition(parentRunId),
-          ExclusiveStartKey: after === undefined ? undefined : { pk, sk: after },
+          // In the sequence, from the key after the last entry read (LOG# keys are all one
+          // length, so none sorts between); in an EVENT# log, after its last entry's key.
+          ...runLogKeyCondition(
+            parentRunId,
+            place ? logSortKey(logSeqOf(place.key) + 1) : undefined,
+          ),
+          ExclusiveStartKey:
+            after === undefined || place ? undefined : { pk: runPartition(parentRunId), sk: after },
           // Events are read right after the recorder wrote them.
           ConsistentRead: true,
         },
         limit,
       ),
     );
-    const readable = contiguous(items, after);
+    // `limit` counts entries, as it did when each held one event: a page holds `limit` entries
+    // at most, so up to `limit` events more than that where entries hold several (a call's
+    // events appended together), and never ends inside an entry. Fewer events than `limit`
+    // still means the reader is at the log's end (or at a place still empty), which followers
+    // rely on; the bytes a page carries are those of the events it holds, whatever the entries.
+    const readable = contiguous(items, place ? place.end + 1 : 1);
     const last = readable.at(-1);
     return {
       // Skip entries fill places a crash left empty (log-sole-writer.ts): passed over.
-      events: readable
-        .filter((item) => item.skip !== true)
-        .map((item) => parseStored(runEvent, decodeJsonFields(item, LOG_JSON_FIELDS), "event")),
-      // The position of the last event seen, even on the last page, so a follower polls on
-      // from there; with nothing new it keeps the cursor it came with.
-      cursor: last === undefined ? options.cursor : encodeCursor(String(last.sk)),
+      events: readable.flatMap(eventsOf),
+      // Where the reader is, even on the last page, so a follower polls on from there; with
+      // nothing new it keeps the cursor it came with.
+      cursor:
+        last === undefined ? options.cursor : encodeCursor(cursorPlace(readable, place?.end ?? 0)),
     };
   }
 }
 
 /**
+ * A reader's place in the sequence: the key of the last entry it read, and the last place it
+ * has read (past that key's own when the entry holds several events).
+ */
+interface LogPlace {
+  key: string;
+  end: number;
+}
+
+/** A decoded cursor's place in the sequence; undefined for a place in an EVENT# log. */
+function logPlaceOf(sortKey: string): LogPlace | undefined {
+  const match = /^(LOG#\d{16})(?:#(\d{16}))?$/.exec(sortKey);
+  if (!match?.[1]) return undefined;
+  return { key: match[1], end: match[2] ? Number(match[2]) : logSeqOf(match[1]) };
+}
+
+/**
+ * What a cursor holds after these entries: the last one's key, or past a multi-event entry,
+ * LOG#<key>#<last place read>, so the next read needs not read the entry again to know
+ * where it ends.
+ */
+function cursorPlace(items: Record<string, unknown>[], readTo: number): string {
+  const key = String(items.at(-1)?.sk);
+  if (!key.startsWith(LOG_PREFIX)) return key;
+  const end = items.reduce((most, item) => Math.max(most, entryRange(item).last || 0), readTo);
+  return end === logSeqOf(key) ? key : `${key}#${String(end).padStart(16, "0")}`;
+}
+
+/** The events an entry holds: none for a skip entry, several for a multi-event entry. */
+function eventsOf(item: Record<string, unknown>): RunEvent[] {
+  if (item.skip === true) return [];
+  if (!isMultiEvent(item)) {
+    return [parseStored(runEvent, decodeJsonFields(item, LOG_JSON_FIELDS), "event")];
+  }
+  const { events } = decodeJsonFields(item, LOG_EVENTS_FIELDS);
+  if (!Array.isArray(events)) {
+    throw new ToolbusError("A stored event entry is not valid.", {
+      context: { pk: item.pk, sk: item.sk },
+    });
+  }
+  return events.map((event) =>
+    parseStored(runEvent, { pk: item.pk, sk: item.sk, ...(event as object) }, "event"),
+  );
+}
+
+const isMultiEvent = (item: Record<string, unknown>) =>
+  item[LOG_LAST_ATTRIBUTE] !== undefined && String(item.sk).startsWith(LOG_PREFIX);
+
+/**
  * The entries up to the first place still empty: a transaction in flight may show a later
  * entry before an earlier one, and a reader that passed the empty place would never see it.
+ * An entry covers the places of its events (entryRange): a multi-event entry leaves no gap
+ * between its first and its last.
+ *
+ * This release never writes an entry at a place another entry covers. A release before
+ * multi-event entries can, while a deploy runs both (docs/deploying.md, Upgrades): it takes a
+ * multi-event entry's key for the run's end and appends after it. Such an entry is read in
+ * key order, not taken for a gap, so the run's log does not stop there.
  */
-function contiguous(
-  items: Record<string, unknown>[],
-  after: string | undefined,
-): Record<string, unknown>[] {
-  let expected = after?.startsWith(LOG_PREFIX) ? logSeqOf(after) + 1 : 1;
+function contiguous(items: Record<string, unknown>[], next: number): Record<string, unknown>[] {
+  let expected = next;
   const readable: Record<string, unknown>[] = [];
   for (const item of items) {
-    const sortKey = String(item.sk);
-    if (sortKey.startsWith(LOG_PREFIX)) {
-      if (logSeqOf(sortKey) !== expected) break;
-      expected += 1;
+    if (String(item.sk).startsWith(LOG_PREFIX)) {
+      const { first, last } = entryRange(item);
+      if (first > expected) break;
+      expected = Math.max(expected, last + 1);
     }
     readable.push(item);
   }
@@ -105,8 +174,9 @@ function contiguous(
 }
 
 /**
- * Cursors are base64url of the last returned sort key: opaque to callers, meaningful only
- * within the run they came from.
+ * Cursors are base64url of the last returned sort key (followed, past a multi-event entry, by
+ * `#` and the last place read: see cursorPlace): opaque to callers, meaningful only within the
+ * run they came from.
  */
 export function encodeCursor(sortKey: string): string {
   return Buffer.from(sortKey, "utf8").toString("base64url");
@@ -123,7 +193,10 @@ export function decodeCursor(cursor: string): string {
   if (encodeCursor(sortKey) !== cursor) throw invalid();
   // A place in an EVENT# log (remove after 2027-03-31, with the read in items.ts).
   const legacy = /^EVENT#[^#]+#./s.test(sortKey);
-  if (!(legacy || logSeqOf(sortKey) > 0) || Buffer.byteLength(sortKey) > MAX_SORT_KEY_BYTES) {
+  const place = logPlaceOf(sortKey);
+  const inSequence =
+    place !== undefined && logSeqOf(place.key) > 0 && place.end >= logSeqOf(place.key);
+  if (!(legacy || inSequence) || Buffer.byteLength(sortKey) > MAX_SORT_KEY_BYTES) {
     throw invalid();
   }
   return sortKey;

@@ -42,7 +42,6 @@ export function storeOptions(deployment: Deployment): DynamoStoreOptions {
   return {
     client: createDocumentClient(deployment.dynamodb),
     tableName: deployment.tableName,
-    ...(deployment.writeLingerMs ? { batchLingerMs: deployment.writeLingerMs } : {}),
     ...(deployment.appendLog ? { appendLog: deployment.appendLog } : {}),
   };
 }

@@ -52,7 +52,11 @@ export const APPROVAL_PARTITION = "APPROVAL";
 export const runPartition = (runId: string) => `RUN#${runId}`;
 /**
  * A run's log: RUN#<runId> / LOG#<seq>, seq from 1 up with no gaps (see log-writer.ts), zero
- * padded so keys sort as numbers. Earlier versions keyed entries EVENT#<occurredAt>#<eventKey>;
+ * padded so keys sort as numbers. An entry holds one event (its attributes at the top, the
+ * detail as `detailJson` or `detailZ`), or several consecutive events of one call: keyed by the
+ * first one's seq, the last one's in `last`, the events in `eventsJson` or `eventsZ`
+ * (log-requests.ts); the seqs after its first up to its last are no item's key. A skip entry
+ * (`skip: true`) holds none. Earlier versions keyed entries EVENT#<occurredAt>#<eventKey>;
  * those still on disk are read as the head of their run's log. Nothing else in a run's
  * partition may sort between the two prefixes: one Query reads both.
  *
@@ -66,12 +70,15 @@ const LEGACY_EVENT_PREFIX = "EVENT#";
 export const LOG_PREFIX = "LOG#";
 const SEQ_DIGITS = 16;
 export const logSortKey = (seq: number) => `${LOG_PREFIX}${String(seq).padStart(SEQ_DIGITS, "0")}`;
-/** A Query's key condition for a run's whole log: earlier versions' entries, then the sequence. */
-export const runLogKeyCondition = (runId: string) => ({
+/**
+ * A Query's key condition for a run's whole log: earlier versions' entries, then the sequence;
+ * or, given a sort key, the log from that key on.
+ */
+export const runLogKeyCondition = (runId: string, from = LEGACY_EVENT_PREFIX) => ({
   KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
   ExpressionAttributeValues: {
     ":pk": runPartition(runId),
-    ":from": LEGACY_EVENT_PREFIX,
+    ":from": from,
     ":to": `${LOG_PREFIX}~`,
   },
 });

@@ -1,5 +1,7 @@
 import type { CallRecord } from "@toolbus/wire/model/call";
 import { progressStepOf, type RunEvent } from "@toolbus/wire/model/events";
+import type { DynamoStoreOptions } from "./client";
+import { logSeqOf } from "./items";
 import { encodeJsonFields } from "./json-text";
 
 /** A call's events to log, in order, none of them logged yet as far as the caller knows. */
@@ -62,6 +64,77 @@ export const LOG_JSON_FIELDS = ["detail"];
 /** An event's attributes as its run-log entry keeps them (read with decodeJsonFields). */
 export const logEntryFields = (event: RunEvent): Record<string, unknown> =>
   encodeJsonFields(event, LOG_JSON_FIELDS, { compress: true });
+
+/**
+ * Several consecutive events of one call kept in one entry (one item): keyed by the place of
+ * its first event, the place of its last under `last`, the events as a JSON array under
+ * `events` (text or deflated, as LOG_JSON_FIELDS). Keyed by its first place, the entry claims
+ * the very slot that any other writer appending after the same view of the run claims (see
+ * log-writer.ts): keyed by its last, a writer with a stale view could put a lone event inside
+ * its range. The events' keys are not kept beside them: a list of a synchronous call's two
+ * keys (about 200 bytes with their run and call ids) takes the entry past 1 KB, a second
+ * write unit, twice in a transaction; the one reader that wants only keys (the sole writer's
+ * recovery read) inflates the events instead.
+ */
+export const LOG_EVENTS_FIELDS = ["events"];
+/** Where a multi-event entry's last event sits in the log (its sort key names the first). */
+export const LOG_LAST_ATTRIBUTE = "last";
+
+/**
+ * The most JSON text (UTF-8 bytes, before deflating) a call's events may take to go in one
+ * entry: far under an item's 400 KB. Events past it (a result near its cap) go one entry each,
+ * as a lone event always does.
+ */
+export const MAX_GROUPED_EVENTS_BYTES = 64 * 1024;
+
+/** One run-log entry to write: the place of its first event (its key) and its attributes. */
+export interface LogEntry {
+  first: number;
+  fields: Record<string, unknown>;
+}
+
+/**
+ * The entries for one call's events placed from `first` on, in order: where the store groups
+ * entries (DynamoStoreOptions' `groupLogEntries`), two or more whose JSON stays within
+ * MAX_GROUPED_EVENTS_BYTES share one entry (one item, and one write unit where a result's
+ * entry and its scheduling's took one each); otherwise, or for a lone event or events over the
+ * bound, one entry each, in the form releases before this one wrote.
+ */
+export function logEntries(
+  events: RunEvent[],
+  first: number,
+  options: Pick<DynamoStoreOptions, "groupLogEntries">,
+): LogEntry[] {
+  if (
+    options.groupLogEntries === true &&
+    events.length >= 2 &&
+    Buffer.byteLength(JSON.stringify(events)) <= MAX_GROUPED_EVENTS_BYTES
+  ) {
+    return [
+      {
+        first,
+        fields: {
+          [LOG_LAST_ATTRIBUTE]: first + events.length - 1,
+          ...encodeJsonFields({ events }, LOG_EVENTS_FIELDS, { compress: true }),
+        },
+      },
+    ];
+  }
+  return events.map((event, index) => ({ first: first + index, fields: logEntryFields(event) }));
+}
+
+/**
+ * The places a stored entry covers: first..last for a multi-event entry, its own place for any
+ * other (a lone event, a skip entry); NaN for an entry that is not a LOG# one.
+ */
+export function entryRange(item: Record<string, unknown>): { first: number; last: number } {
+  const first = logSeqOf(String(item.sk));
+  const last = item[LOG_LAST_ATTRIBUTE];
+  return {
+    first,
+    last: typeof last === "number" && Number.isInteger(last) && last >= first ? last : first,
+  };
+}
 
 export const callKeyOf = (call: CallRecord) => `${call.parentRunId}\n${call.callId}`;
 

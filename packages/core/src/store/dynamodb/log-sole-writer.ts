@@ -5,8 +5,17 @@ import type { ItemOutcome } from "../../util/group-commit";
 import { callItem } from "./call-runs";
 import type { DynamoStoreOptions } from "./client";
 import { isConditionFailure } from "./client";
-import { callKey, logSeqOf, logSortKey, runLogKeyCondition, runPartition } from "./items";
-import { type LogRequest, logEntryFields, mergeByCall, progressOf } from "./log-requests";
+import { callKey, logSortKey, runLogKeyCondition, runPartition } from "./items";
+import { decodeJsonFields } from "./json-text";
+import {
+  entryRange,
+  LOG_EVENTS_FIELDS,
+  LOG_LAST_ATTRIBUTE,
+  type LogRequest,
+  logEntries,
+  mergeByCall,
+  progressOf,
+} from "./log-requests";
 import { perTable } from "./per-table";
 import { recentCalls } from "./recent-calls";
 
@@ -51,16 +60,12 @@ export async function appendAsSoleWriter(
       const log = known.get(runId) ?? (await readRunLog(options, runId));
       known.delete(runId);
       known.set(runId, log);
-      for (const event of request.events) {
-        if (log.keys.has(event.eventKey)) continue;
-        log.end += 1;
-        log.keys.add(event.eventKey);
-        items.push({
-          pk: runPartition(runId),
-          sk: logSortKey(log.end),
-          ...logEntryFields(event),
-        });
+      const fresh = request.events.filter((event) => !log.keys.has(event.eventKey));
+      for (const entry of logEntries(fresh, log.end + 1, options)) {
+        items.push({ pk: runPartition(runId), sk: logSortKey(entry.first), ...entry.fields });
       }
+      log.end += fresh.length;
+      for (const event of fresh) log.keys.add(event.eventKey);
       const mark = publicationMark(request, at);
       if (mark) {
         items.push(callItem(mark));
@@ -103,42 +108,59 @@ function publicationMark(request: LogRequest, at: string): CallRecord | undefine
 }
 
 /**
- * The run's log as stored: its end and its events' keys. Places a cut batch left empty are
+ * The run's log as stored: its end and its events' keys (an entry's `eventKey`, or those of a
+ * multi-event entry's events). Places a cut batch left empty (those no entry covers) are
  * filled with skip entries, so readers waiting at them read on.
  */
 async function readRunLog(options: DynamoStoreOptions, runId: string): Promise<RunLog> {
   const { client, tableName } = options;
   const pk = runPartition(runId);
   const keys = new Set<string>();
-  const seqs: number[] = [];
+  // The places each entry covers, in key order: a multi-event entry covers first..last.
+  const ranges: { first: number; last: number }[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
     const page = await client.send(
       new QueryCommand({
         TableName: tableName,
         ...runLogKeyCondition(runId),
-        ProjectionExpression: "sk, eventKey",
+        ProjectionExpression: "sk, eventKey, #last, eventsJson, eventsZ",
+        ExpressionAttributeNames: { "#last": LOG_LAST_ATTRIBUTE },
         ExclusiveStartKey: startKey,
         ConsistentRead: true,
       }),
     );
     for (const item of page.Items ?? []) {
       if (typeof item.eventKey === "string") keys.add(item.eventKey);
-      const seq = logSeqOf(String(item.sk));
-      if (seq > 0) seqs.push(seq);
+      for (const key of groupedEventKeys(item)) keys.add(key);
+      const range = entryRange(item);
+      if (range.first > 0) ranges.push(range);
     }
     startKey = page.LastEvaluatedKey;
   } while (startKey !== undefined);
-  const end = seqs.at(-1) ?? 0;
-  const present = new Set(seqs);
+  const end = ranges.reduce((most, range) => Math.max(most, range.last), 0);
   const holes: Item[] = [];
-  for (let seq = 1; seq < end; seq++) {
-    if (!present.has(seq)) holes.push({ pk, sk: logSortKey(seq), skip: true });
+  let next = 1;
+  for (const range of ranges) {
+    for (let seq = next; seq < range.first; seq++) {
+      holes.push({ pk, sk: logSortKey(seq), skip: true });
+    }
+    next = Math.max(next, range.last + 1);
   }
   for (let start = 0; start < holes.length; start += BATCH) {
     await putAll(options, holes.slice(start, start + BATCH));
   }
   return { end, keys };
+}
+
+/** The keys of a multi-event entry's events; none for any other entry. */
+function groupedEventKeys(item: Item): string[] {
+  const { events } = decodeJsonFields(item, LOG_EVENTS_FIELDS);
+  if (!Array.isArray(events)) return [];
+  return events.flatMap((event) => {
+    const key = (event as { eventKey?: unknown } | null)?.eventKey;
+    return typeof key === "string" ? [key] : [];
+  });
 }
 
 /**

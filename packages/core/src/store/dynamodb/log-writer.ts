@@ -4,13 +4,15 @@ import { ToolbusError, UnavailableError, ValidationError } from "../../errors";
 import { GroupCommit, type ItemOutcome } from "../../util/group-commit";
 import { DynamoCallRuns } from "./call-runs";
 import type { DynamoStoreOptions } from "./client";
-import { callKey, LOG_PREFIX, logSeqOf, logSortKey, runPartition } from "./items";
+import { callKey, LOG_PREFIX, logSortKey, runPartition } from "./items";
 import { jsonFieldStored } from "./json-text";
 import {
   callKeyOf,
+  entryRange,
+  LOG_LAST_ATTRIBUTE,
   LOG_SEQ_ATTRIBUTE,
   type LogRequest,
-  logEntryFields,
+  logEntries,
   mergeByCall,
   progressOf,
   progressStep,
@@ -21,7 +23,10 @@ import { recentCalls } from "./recent-calls";
 
 /** Requests one flush takes; they go in as many transactions as their calls need. */
 const MAX_REQUESTS = 200;
-/** Calls per transaction: each is at most 3 actions (two entries, the call), under 100. */
+/**
+ * Calls per transaction, under 100 actions: a call's events take one entry (two or more
+ * together, see logEntries) besides its update, or, past logEntries' bound, one each.
+ */
 const CALLS_PER_TRANSACTION = 33;
 /** Event bytes per flush, well under a transaction's 4 MB with the calls' own items. */
 const MAX_BYTES = 2_000_000;
@@ -30,11 +35,15 @@ const MAX_ATTEMPTS = 8;
 const REMEMBERED_RUNS = 10_000;
 
 /**
- * Appends to run logs so that every reader can follow a run by position alone: entry n+1 is
- * written only by a writer that saw entry n, in a transaction that claims its slot only if it
- * is free (`attribute_not_exists`). So the entries of a run are always 1..n with no gap that
+ * Appends to run logs so that every reader can follow a run by position alone: event n+1 is
+ * written only by a writer that saw event n, in a transaction that claims its slot only if it
+ * is free (`attribute_not_exists`). So the events of a run are always 1..n with no gap that
  * outlives a transaction in flight, however many processes write; a writer whose view of the
- * run was stale loses the slot and tries again from the run's real end. The same transaction
+ * run was stale loses the slot and tries again from the run's real end. A call's events
+ * appended together may share one entry (log-requests.ts, logEntries), keyed by the first
+ * one's place, the last one's under `last`: every writer appending after the same view of the
+ * run claims that same first slot, so a stale view is caught whatever each writer appends,
+ * and the places after it in the entry's range never become items. The same transaction
  * marks the call (`scheduledLogSeq`, `resultLogSeq`) on the condition that it was not marked:
  * an event redelivered or announced again is logged once. Logging a result also takes the call
  * off the outbox index (`resultPublishedAt`): announced means in the log.
@@ -53,7 +62,6 @@ export const logWriter = perTable(
         maxBytes: MAX_BYTES,
         sizeOf: (request) => JSON.stringify(request.events).length,
         maxInFlight: 1,
-        ...(options.batchLingerMs ? { lingerMs: options.batchLingerMs } : {}),
       },
     ),
 );
@@ -71,7 +79,7 @@ function rememberHead(options: DynamoStoreOptions, runId: string, seq: number): 
   }
 }
 
-/** The run's last place: remembered, or read (strongly) from its last entry. */
+/** The run's last place: remembered, or read (strongly) from its last entry's range. */
 async function headOf(options: DynamoStoreOptions, runId: string): Promise<number> {
   const known = runHeads(options).get(runId);
   if (known !== undefined) return known;
@@ -83,11 +91,12 @@ async function headOf(options: DynamoStoreOptions, runId: string): Promise<numbe
       ScanIndexForward: false,
       Limit: 1,
       ConsistentRead: true,
-      ProjectionExpression: "sk",
+      ProjectionExpression: "sk, #last",
+      ExpressionAttributeNames: { "#last": LOG_LAST_ATTRIBUTE },
     }),
   );
   const last = Items?.[0];
-  return last ? logSeqOf(String(last.sk)) : 0;
+  return last ? entryRange(last).last : 0;
 }
 
 async function flush(
@@ -205,22 +214,18 @@ async function transact(options: DynamoStoreOptions, requests: LogRequest[]): Pr
   for (const request of requests) {
     const runId = request.call.parentRunId;
     let end = ends.get(runId) ?? (await headOf(options, runId));
-    const seqs: number[] = [];
-    for (const event of request.events) {
-      end += 1;
-      seqs.push(end);
+    // Each event keeps its own place; a call's events may share one entry, keyed by the first.
+    const seqs = request.events.map((_, index) => end + 1 + index);
+    for (const entry of logEntries(request.events, end + 1, options)) {
       actions.push({
         Put: {
           TableName: tableName,
-          Item: {
-            pk: runPartition(runId),
-            sk: logSortKey(end),
-            ...logEntryFields(event),
-          },
+          Item: { pk: runPartition(runId), sk: logSortKey(entry.first), ...entry.fields },
           ConditionExpression: "attribute_not_exists(pk)",
         },
       });
     }
+    end += request.events.length;
     ends.set(runId, end);
     actions.push({ Update: { TableName: tableName, ...markCall(request, seqs, at) } });
     placed.push({ request, seqs });
