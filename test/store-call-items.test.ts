@@ -7,8 +7,7 @@ import {
   DynamoEventLog,
 } from "../packages/core/src/store/dynamodb";
 import type { CallRecord, CallResult } from "../packages/wire/src/model/call";
-import type { RunEvent } from "../packages/wire/src/model/events";
-import { succeededResult } from "./support/calls";
+import { resultEvent, scheduledEvent, succeededResult } from "./support/calls";
 import { createToolbusTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
 
 /**
@@ -100,6 +99,24 @@ async function rawItem(call: Pick<CallRecord, "parentRunId" | "callId">) {
   return Item;
 }
 
+/** The call's item as releases before deflating wrote it: input and result as JSON text. */
+async function putAsText(call: CallRecord, index: Record<string, string> = {}) {
+  const { input, result, ...rest } = call;
+  await documents.send(
+    new PutCommand({
+      TableName: table.tableName,
+      Item: {
+        pk: `RUN#${call.parentRunId}`,
+        sk: `CALL#${call.callId}`,
+        ...rest,
+        inputJson: JSON.stringify(input),
+        ...(result === undefined ? {} : { resultJson: JSON.stringify(result) }),
+        ...index,
+      },
+    }),
+  );
+}
+
 /** Which forms the item holds input and result in. */
 const forms = (item: Record<string, unknown>) =>
   Object.keys(item)
@@ -118,34 +135,13 @@ async function finished(
   return done;
 }
 
-const scheduled = (call: CallRecord): RunEvent => ({
-  eventKey: `${call.parentRunId}/${call.callId}/scheduled`,
-  detailType: "ToolCallScheduled",
-  occurredAt: call.scheduledAt,
-  detail: { parentRunId: call.parentRunId, callId: call.callId, input: call.input },
-});
-const resulted = (call: CallRecord): RunEvent => ({
-  eventKey: `${call.parentRunId}/${call.callId}/result`,
-  detailType: "ToolResultReceived",
-  occurredAt: "2026-01-01T00:00:02.000Z",
-  detail: { parentRunId: call.parentRunId, callId: call.callId, output: "done" },
-});
+const scheduled = scheduledEvent;
+const resulted = (call: CallRecord) => resultEvent(call);
 
 describe("a call's input and result as its item keeps them", () => {
   it("reads, runs and finishes a call an earlier release wrote with its input as text", async () => {
     const call = newCall({ input: longInput });
-    const { input, ...rest } = call;
-    await documents.send(
-      new PutCommand({
-        TableName: table.tableName,
-        Item: {
-          pk: `RUN#${call.parentRunId}`,
-          sk: `CALL#${call.callId}`,
-          ...rest,
-          inputJson: JSON.stringify(input),
-        },
-      }),
-    );
+    await putAsText(call);
     expect(await calls.get(call.parentRunId, call.callId)).toEqual(call);
     await calls.claim(call.parentRunId, call.callId, DEADLINE);
     const result = searchResult();
@@ -265,21 +261,8 @@ describe("the recorder's mark on a call", () => {
       status: "succeeded" as const,
       result: searchResult(),
     };
-    const { input, result, ...rest } = call;
-    await documents.send(
-      new PutCommand({
-        TableName: table.tableName,
-        Item: {
-          pk: `RUN#${call.parentRunId}`,
-          sk: `CALL#${call.callId}`,
-          ...rest,
-          inputJson: JSON.stringify(input),
-          resultJson: JSON.stringify(result),
-          gsi2pk: "UNANNOUNCED",
-          gsi2sk: result.completedAt,
-        },
-      }),
-    );
+    const { result } = call;
+    await putAsText(call, { gsi2pk: "UNANNOUNCED", gsi2sk: result.completedAt });
     expect(await calls.get(call.parentRunId, call.callId)).toEqual(call);
     await log.append(call, [scheduled(call), resulted(call)]);
     expect(await calls.get(call.parentRunId, call.callId)).toMatchObject({

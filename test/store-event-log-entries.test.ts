@@ -17,7 +17,12 @@ import {
 } from "../packages/core/src/store/dynamodb";
 import type { CallRecord } from "../packages/wire/src/model/call";
 import { progressEventKey, type RunEvent } from "../packages/wire/src/model/events";
-import { finishedCall as recordFinished, succeededResult } from "./support/calls";
+import {
+  finishedCall as recordFinished,
+  resultEvent,
+  scheduledEvent,
+  succeededResult,
+} from "./support/calls";
 import { createToolbusTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
 
 /**
@@ -50,12 +55,7 @@ afterAll(async () => {
 const finishedCall = (runId: string, callId: string, overrides: Partial<CallRecord> = {}) =>
   recordFinished(calls, { parentRunId: runId, callId, ...overrides });
 
-const scheduled = (call: CallRecord): RunEvent => ({
-  eventKey: `${call.parentRunId}/${call.callId}/scheduled`,
-  detailType: "ToolCallScheduled",
-  occurredAt: call.scheduledAt,
-  detail: { parentRunId: call.parentRunId, callId: call.callId, input: call.input },
-});
+const scheduled = scheduledEvent;
 const progressed = (call: CallRecord, step: number): RunEvent => ({
   eventKey: progressEventKey(call.parentRunId, call.callId, step),
   detailType: "ToolCallProgress",
@@ -68,12 +68,7 @@ const progressed = (call: CallRecord, step: number): RunEvent => ({
     reportedAt: "2026-01-01T00:00:01.500Z",
   },
 });
-const resulted = (call: CallRecord, output = "done"): RunEvent => ({
-  eventKey: `${call.parentRunId}/${call.callId}/result`,
-  detailType: "ToolResultReceived",
-  occurredAt: "2026-01-01T00:00:02.000Z",
-  detail: { parentRunId: call.parentRunId, callId: call.callId, output },
-});
+const resulted = (call: CallRecord, output = "done") => resultEvent(call, { output });
 
 const keys = (events: RunEvent[]) => events.map((event) => event.eventKey);
 const place = (seq: number) => `LOG#${String(seq).padStart(16, "0")}`;

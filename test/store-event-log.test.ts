@@ -12,7 +12,12 @@ import {
 } from "../packages/core/src/store/dynamodb";
 import type { CallRecord } from "../packages/wire/src/model/call";
 import type { RunEvent } from "../packages/wire/src/model/events";
-import { finishedCall as recordFinished, succeededResult } from "./support/calls";
+import {
+  finishedCall as recordFinished,
+  resultEvent,
+  scheduledEvent,
+  succeededResult,
+} from "./support/calls";
 import { createToolbusTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
 
 const client = testDynamoDbClient();
@@ -36,18 +41,8 @@ const result = succeededResult();
 const finishedCall = (runId: string, callId: string) =>
   recordFinished(calls, { parentRunId: runId, callId });
 
-const scheduled = (call: CallRecord): RunEvent => ({
-  eventKey: `${call.parentRunId}/${call.callId}/scheduled`,
-  detailType: "ToolCallScheduled",
-  occurredAt: call.scheduledAt,
-  detail: { parentRunId: call.parentRunId, callId: call.callId, input: call.input },
-});
-const resulted = (call: CallRecord): RunEvent => ({
-  eventKey: `${call.parentRunId}/${call.callId}/result`,
-  detailType: "ToolResultReceived",
-  occurredAt: result.completedAt,
-  detail: { parentRunId: call.parentRunId, callId: call.callId, output: "done" },
-});
+const scheduled = scheduledEvent;
+const resulted = (call: CallRecord) => resultEvent(call, { occurredAt: result.completedAt });
 
 const keys = (events: RunEvent[]) => events.map((item) => item.eventKey);
 

@@ -1,5 +1,6 @@
 import type { DynamoCallStore } from "../../packages/core/src/store/dynamodb";
 import type { CallRecord, CallResult } from "../../packages/wire/src/model/call";
+import type { RunEvent } from "../../packages/wire/src/model/events";
 
 /** A call as the API records it before announcing it: what a handler's first event claims. */
 export const pendingCall = (
@@ -61,3 +62,22 @@ export async function finishedCall(
   if (!done) throw new Error(`${callId} was not completed`);
   return done;
 }
+
+/** A call's ToolCallScheduled as a run's log keeps it. */
+export const scheduledEvent = (call: CallRecord): RunEvent => ({
+  eventKey: `${call.parentRunId}/${call.callId}/scheduled`,
+  detailType: "ToolCallScheduled",
+  occurredAt: call.scheduledAt,
+  detail: { parentRunId: call.parentRunId, callId: call.callId, input: call.input },
+});
+
+/** A call's ToolResultReceived as a run's log keeps it. */
+export const resultEvent = (
+  call: CallRecord,
+  { output = "done", occurredAt = "2026-01-01T00:00:02.000Z" } = {},
+): RunEvent => ({
+  eventKey: `${call.parentRunId}/${call.callId}/result`,
+  detailType: "ToolResultReceived",
+  occurredAt,
+  detail: { parentRunId: call.parentRunId, callId: call.callId, output },
+});

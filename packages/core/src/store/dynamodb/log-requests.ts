@@ -1,6 +1,5 @@
 import type { CallRecord } from "@toolbus/wire/model/call";
 import { progressStepOf, type RunEvent } from "@toolbus/wire/model/events";
-import type { DynamoStoreOptions } from "./client";
 import { logSeqOf } from "./items";
 import { encodeJsonFields } from "./json-text";
 
@@ -94,8 +93,8 @@ export interface LogEntry {
 }
 
 /**
- * The entries for one call's events placed from `first` on, in order: where the store groups
- * entries (DynamoStoreOptions' `groupLogEntries`), two or more whose JSON stays within
+ * The entries for one call's events placed from `first` on, in order: with `group` (the
+ * store's `groupLogEntries`, DynamoStoreOptions), two or more whose JSON stays within
  * MAX_GROUPED_EVENTS_BYTES share one entry (one item, and one write unit where a result's
  * entry and its scheduling's took one each); otherwise, or for a lone event or events over the
  * bound, one entry each, in the form releases before this one wrote.
@@ -103,10 +102,10 @@ export interface LogEntry {
 export function logEntries(
   events: RunEvent[],
   first: number,
-  options: Pick<DynamoStoreOptions, "groupLogEntries">,
+  group: boolean | undefined,
 ): LogEntry[] {
   if (
-    options.groupLogEntries === true &&
+    group === true &&
     events.length >= 2 &&
     Buffer.byteLength(JSON.stringify(events)) <= MAX_GROUPED_EVENTS_BYTES
   ) {

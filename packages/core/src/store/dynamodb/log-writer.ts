@@ -216,7 +216,7 @@ async function transact(options: DynamoStoreOptions, requests: LogRequest[]): Pr
     let end = ends.get(runId) ?? (await headOf(options, runId));
     // Each event keeps its own place; a call's events may share one entry, keyed by the first.
     const seqs = request.events.map((_, index) => end + 1 + index);
-    for (const entry of logEntries(request.events, end + 1, options)) {
+    for (const entry of logEntries(request.events, end + 1, options.groupLogEntries)) {
       actions.push({
         Put: {
           TableName: tableName,
