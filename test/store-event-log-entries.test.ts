@@ -177,8 +177,18 @@ describe("multi-event run-log entries", () => {
 
     // The run's end is past the entry's last event: the next append goes at 6.
     const next = await finishedCall(run, "call-2");
-    const fresh = new DynamoEventLog({ client: documents, tableName: table.tableName, ...GROUPED });
-    await fresh.append(next, [scheduled(next)]);
+    // A process that knows nothing of the run: it reads the end from the entry's range.
+    const own = testDynamoDbClient();
+    try {
+      const fresh = new DynamoEventLog({
+        client: createDocumentClient(own),
+        tableName: table.tableName,
+        ...GROUPED,
+      });
+      await fresh.append(next, [scheduled(next)]);
+    } finally {
+      own.destroy();
+    }
     expect((await stored(run)).map((item) => item.sk)).toEqual([place(1), place(2), place(6)]);
     expect((await calls.get(run, "call-2"))?.scheduledLogSeq).toBe(6);
   });
@@ -296,42 +306,50 @@ describe("multi-event run-log entries", () => {
       ["call-a", "call-b", "call-c", "call-d", "call-e"].map((id) => finishedCall(run, id)),
     );
     const [a, b, c, d, e] = all as [CallRecord, CallRecord, CallRecord, CallRecord, CallRecord];
-    // Two processes, each with its own memory of where the run ends.
+    // Two processes, each with its own memory of where the run ends: their own DynamoDB
+    // clients, as a writer's line and that memory are kept per client and table.
+    const ownX = testDynamoDbClient();
+    const ownY = testDynamoDbClient();
     const x = new DynamoEventLog({
-      client: createDocumentClient(client),
+      client: createDocumentClient(ownX),
       tableName: table.tableName,
       ...GROUPED,
     });
     const y = new DynamoEventLog({
-      client: createDocumentClient(client),
+      client: createDocumentClient(ownY),
       tableName: table.tableName,
       ...GROUPED,
     });
-    await x.append(a, [scheduled(a)]);
-    await y.append(b, [scheduled(b), resulted(b)]);
-    // x still thinks the run ends at 1: a lone event there must not land inside b's 2..3.
-    await x.append(c, [scheduled(c)]);
-    await y.append(d, [scheduled(d)]);
-    // x thinks it ends at 4 (its own last write); y wrote 5: its entry must not overlap.
-    await x.append(e, [scheduled(e), resulted(e)]);
-    expect((await stored(run)).map((item) => [item.sk, item.last])).toEqual([
-      [place(1), undefined],
-      [place(2), 3],
-      [place(4), undefined],
-      [place(5), undefined],
-      [place(6), 7],
-    ]);
-    expect(keys(await readAll(run, 100))).toEqual(
-      keys([
-        scheduled(a),
-        scheduled(b),
-        resulted(b),
-        scheduled(c),
-        scheduled(d),
-        scheduled(e),
-        resulted(e),
-      ]),
-    );
+    try {
+      await x.append(a, [scheduled(a)]);
+      await y.append(b, [scheduled(b), resulted(b)]);
+      // x still thinks the run ends at 1: a lone event there must not land inside b's 2..3.
+      await x.append(c, [scheduled(c)]);
+      await y.append(d, [scheduled(d)]);
+      // x thinks it ends at 4 (its own last write); y wrote 5: its entry must not overlap.
+      await x.append(e, [scheduled(e), resulted(e)]);
+      expect((await stored(run)).map((item) => [item.sk, item.last])).toEqual([
+        [place(1), undefined],
+        [place(2), 3],
+        [place(4), undefined],
+        [place(5), undefined],
+        [place(6), 7],
+      ]);
+      expect(keys(await readAll(run, 100))).toEqual(
+        keys([
+          scheduled(a),
+          scheduled(b),
+          resulted(b),
+          scheduled(c),
+          scheduled(d),
+          scheduled(e),
+          resulted(e),
+        ]),
+      );
+    } finally {
+      ownX.destroy();
+      ownY.destroy();
+    }
   });
 
   it("reads on past an entry that a release before this one put inside a multi-event entry's range", async () => {

@@ -1,3 +1,4 @@
+import type { CallRecord } from "@toolbus/wire/model/call";
 import type { RunEvent } from "@toolbus/wire/model/events";
 import * as z from "zod";
 import { ValidationError } from "../errors";
@@ -28,10 +29,25 @@ export function createStreamWriter(deps: () => StreamWriterDeps | Promise<Stream
     const events = batch.success
       ? batch.data.Records.map((record) => parseBody(record.body))
       : [input];
+    // Each call's record is read once a batch: a batch holds only events already published,
+    // and a call's record is written before any of its events is, so the one read confirms
+    // them all (a synchronous call's two events come in one batch: one read unit, not two).
+    const records = new Map<string, Promise<CallRecord | undefined>>();
+    const calls: VerifyDeps["calls"] = {
+      get: (parentRunId, callId) => {
+        const key = `${parentRunId}\n${callId}`;
+        let record = records.get(key);
+        if (!record) {
+          record = resolved.calls.get(parentRunId, callId);
+          records.set(key, record);
+        }
+        return record;
+      },
+    };
     const entries: RunEvent[] = [];
     for (const event of events) {
       try {
-        const verified = await verifiedEvent(event, resolved);
+        const verified = await verifiedEvent(event, { ...resolved, calls });
         if (verified) entries.push(verified.entry);
       } catch (error) {
         if (!(error instanceof ValidationError)) throw error;

@@ -83,8 +83,8 @@ export class DynamoEventLog implements EventLog {
       ),
     );
     // `limit` counts entries, as it did when each held one event: a page holds `limit` entries
-    // at most, so up to `limit` events more than that where entries hold several (a call's
-    // events appended together), and never ends inside an entry. Fewer events than `limit`
+    // at most, so more events than `limit` where entries hold several (a call's events appended
+    // together: its start, last progress steps and result), and never ends inside an entry. Fewer events than `limit`
     // still means the reader is at the log's end (or at a place still empty), which followers
     // rely on; the bytes a page carries are those of the events it holds, whatever the entries.
     const readable = contiguous(items, place ? place.end + 1 : 1);
@@ -154,10 +154,11 @@ const isMultiEvent = (item: Record<string, unknown>) =>
  * An entry covers the places of its events (entryRange): a multi-event entry leaves no gap
  * between its first and its last.
  *
- * This release never writes an entry at a place another entry covers. A release before
- * multi-event entries can, while a deploy runs both (docs/deploying.md, Upgrades): it takes a
- * multi-event entry's key for the run's end and appends after it. Such an entry is read in
- * key order, not taken for a gap, so the run's log does not stop there.
+ * No release that writes multi-event entries runs beside one that cannot read them (stages
+ * take releases in turn: docs/deploying.md, Upgrades), so no entry is ever written at a place
+ * another covers. Were one there, it would be read in key order rather than taken for a gap,
+ * so the log would not stop at it; but a reader could then pass a place still being written
+ * inside the range, which is why the order of releases matters.
  */
 function contiguous(items: Record<string, unknown>[], next: number): Record<string, unknown>[] {
   let expected = next;
@@ -195,7 +196,10 @@ export function decodeCursor(cursor: string): string {
   const legacy = /^EVENT#[^#]+#./s.test(sortKey);
   const place = logPlaceOf(sortKey);
   const inSequence =
-    place !== undefined && logSeqOf(place.key) > 0 && place.end >= logSeqOf(place.key);
+    place !== undefined &&
+    logSeqOf(place.key) > 0 &&
+    place.end >= logSeqOf(place.key) &&
+    Number.isSafeInteger(place.end);
   if (!(legacy || inSequence) || Buffer.byteLength(sortKey) > MAX_SORT_KEY_BYTES) {
     throw invalid();
   }

@@ -24,10 +24,12 @@ import { recentCalls } from "./recent-calls";
 /** Requests one flush takes; they go in as many transactions as their calls need. */
 const MAX_REQUESTS = 200;
 /**
- * Calls per transaction, under 100 actions: a call's events take one entry (two or more
- * together, see logEntries) besides its update, or, past logEntries' bound, one each.
+ * Actions per transaction, DynamoDB's limit: a call takes one for its update and at most one
+ * per event (fewer where its events share an entry, see logEntries), so calls are counted in
+ * by their events. A call's progress steps are throttled to two a second, so one call never
+ * brings near this many to a flush.
  */
-const CALLS_PER_TRANSACTION = 33;
+const MAX_ACTIONS = 100;
 /** Event bytes per flush, well under a transaction's 4 MB with the calls' own items. */
 const MAX_BYTES = 2_000_000;
 const MAX_ATTEMPTS = 8;
@@ -105,8 +107,7 @@ async function flush(
 ): Promise<ItemOutcome<void>[]> {
   const merged = mergeByCall(requests).filter((request) => request.events.length > 0);
   const outcomes = new Map<string, ItemOutcome<void>>();
-  for (let start = 0; start < merged.length; start += CALLS_PER_TRANSACTION) {
-    const chunk = merged.slice(start, start + CALLS_PER_TRANSACTION);
+  for (const chunk of byActions(merged)) {
     for (const [key, outcome] of await flushChunk(options, chunk)) outcomes.set(key, outcome);
   }
   return requests.map(
@@ -115,6 +116,25 @@ async function flush(
       // A request with nothing left to log (all its events were marked): done.
       (request.events.length === 0 ? { ok: true, value: undefined } : missingOutcome()),
   );
+}
+
+/** The requests in order, in runs whose actions (an update and an entry per event) fit one transaction. */
+function byActions(requests: LogRequest[]): LogRequest[][] {
+  const chunks: LogRequest[][] = [];
+  let chunk: LogRequest[] = [];
+  let actions = 0;
+  for (const request of requests) {
+    const own = request.events.length + 1;
+    if (chunk.length > 0 && actions + own > MAX_ACTIONS) {
+      chunks.push(chunk);
+      chunk = [];
+      actions = 0;
+    }
+    chunk.push(request);
+    actions += own;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
 }
 
 /** One transaction for the chunk; if any call in it conflicts, each call on its own. */
