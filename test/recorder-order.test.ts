@@ -7,7 +7,12 @@ import {
   DynamoEventLog,
 } from "../packages/core/src/store/dynamodb";
 import type { CallRecord } from "../packages/wire/src/model/call";
-import { finishedCall as recordFinished, succeededResult } from "./support/calls";
+import {
+  readabilityResult,
+  recordedReadabilityCall,
+  resultBusEvent,
+  scheduledBusEvent,
+} from "./support/bus-events";
 import { createToolbusTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
 
 const client = testDynamoDbClient();
@@ -27,38 +32,10 @@ afterAll(async () => {
   client.destroy();
 });
 
-const result = succeededResult({ output: "42 words", data: { words: 42 }, resultBytes: 20 });
-const finishedCall = (runId: string) =>
-  recordFinished(
-    calls,
-    {
-      parentRunId: runId,
-      callId: "call-1",
-      toolId: "readability_analyzer",
-      toolset: "text_analysis",
-      input: { text: "Some text." },
-    },
-    result,
-  );
-
-/** The bus envelopes Toolbus publishes for a call. */
-const envelope = (detailType: string, detail: Record<string, unknown>) => ({
-  source: "toolbus",
-  "detail-type": detailType,
-  time: "2026-01-01T00:00:02Z",
-  detail,
-});
-const scheduledEvent = (call: CallRecord) => envelope("ToolCallScheduled", scheduledDetail(call));
-const resultEvent = (call: CallRecord) =>
-  envelope("ToolResultReceived", {
-    ...result,
-    eventKey: `${call.parentRunId}/${call.callId}/result`,
-    parentRunId: call.parentRunId,
-    callId: call.callId,
-    toolId: call.toolId,
-    toolset: call.toolset,
-    resultOmitted: false,
-  });
+const result = readabilityResult;
+const finishedCall = (runId: string) => recordedReadabilityCall(calls, runId, "call-1");
+const scheduledEvent = scheduledBusEvent;
+const resultEvent = (call: CallRecord) => resultBusEvent(call);
 
 describe("the recorder's order within a call", () => {
   it("logs a result that arrives before its scheduling after the scheduling, each once", async () => {

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { scheduledDetail } from "../packages/core/src/app/calls/lifecycle";
 import { createStreamWriter } from "../packages/core/src/runtime/stream";
 import { createDocumentClient, DynamoCallStore } from "../packages/core/src/store/dynamodb";
 import { DynamoEventStream } from "../packages/core/src/store/dynamodb/event-stream";
 import type { CallRecord } from "../packages/wire/src/model/call";
-import { finishedCall, succeededResult } from "./support/calls";
+import { recordedReadabilityCall, resultBusEvent, scheduledBusEvent } from "./support/bus-events";
 import { createToolbusTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
 
 /**
@@ -40,37 +39,9 @@ afterAll(async () => {
   client.destroy();
 });
 
-const result = succeededResult({ output: "42 words", data: { words: 42 }, resultBytes: 20 });
-const recorded = (runId: string, callId: string) =>
-  finishedCall(
-    calls,
-    {
-      parentRunId: runId,
-      callId,
-      toolId: "readability_analyzer",
-      toolset: "text_analysis",
-      input: { text: "Some text." },
-    },
-    result,
-  );
-
-const envelope = (detailType: string, detail: Record<string, unknown>) => ({
-  source: "toolbus",
-  "detail-type": detailType,
-  time: "2026-01-01T00:00:02Z",
-  detail,
-});
-const scheduled = (call: CallRecord) => envelope("ToolCallScheduled", scheduledDetail(call));
-const resulted = (call: CallRecord) =>
-  envelope("ToolResultReceived", {
-    ...result,
-    eventKey: `${call.parentRunId}/${call.callId}/result`,
-    parentRunId: call.parentRunId,
-    callId: call.callId,
-    toolId: call.toolId,
-    toolset: call.toolset,
-    resultOmitted: false,
-  });
+const recorded = (runId: string, callId: string) => recordedReadabilityCall(calls, runId, callId);
+const scheduled = scheduledBusEvent;
+const resulted = (call: CallRecord) => resultBusEvent(call);
 
 /** An SQS batch as Lambda's poller hands the FIFO queue's messages to the function. */
 const batch = (events: unknown[]) => ({
