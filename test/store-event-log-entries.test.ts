@@ -154,6 +154,49 @@ describe("multi-event run-log entries", () => {
     }
   });
 
+  it("fills each transaction up to its 100 actions, however many events the calls of one flush bring", async () => {
+    const run = "run-actions";
+    // Ungrouped, so each event is an action of its own: 40 calls of 4 events and an update each
+    // take 200 actions, which no single transaction may hold.
+    const own = testDynamoDbClient();
+    const transactions: number[] = [];
+    own.middlewareStack.add(
+      (next, context) => (args) => {
+        if (context.commandName === "TransactWriteItemsCommand") {
+          transactions.push((args.input as { TransactItems: unknown[] }).TransactItems.length);
+        }
+        return next(args);
+      },
+      { step: "initialize", name: "countActions" },
+    );
+    try {
+      const plain = new DynamoEventLog({
+        client: createDocumentClient(own),
+        tableName: table.tableName,
+      });
+      const ids = Array.from({ length: 40 }, (_, n) => `call-${String(n).padStart(2, "0")}`);
+      const all = await Promise.all(ids.map((id) => finishedCall(run, id)));
+      // Appended at once: the first goes alone, the rest wait for it and go in one flush.
+      await Promise.all(
+        all.map((call) =>
+          plain.append(call, [
+            scheduled(call),
+            progressed(call, 1),
+            progressed(call, 2),
+            resulted(call),
+          ]),
+        ),
+      );
+      expect(Math.max(...transactions)).toBeLessThanOrEqual(100);
+      expect(transactions.reduce((sum, actions) => sum + actions, 0)).toBe(40 * 5);
+      const events = await readAll(run, 1_000);
+      expect(events).toHaveLength(40 * 4);
+      expect(new Set(keys(events)).size).toBe(40 * 4);
+    } finally {
+      own.destroy();
+    }
+  });
+
   it("logs a call's start, progress and result appended together as one entry, each event keeping its own place on the call", async () => {
     const run = "run-grouped";
     const first = await finishedCall(run, "call-first");

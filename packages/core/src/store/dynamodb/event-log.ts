@@ -4,7 +4,15 @@ import { ToolbusError, ValidationError } from "../../errors";
 import type { EventLog, EventLogPage } from "../../ports";
 import { type DynamoStoreOptions, guard, parseInput, parseStored, queryAll } from "./client";
 import { nextWake, wakeFollowers } from "./followers";
-import { LOG_PREFIX, logSeqOf, logSortKey, runLogKeyCondition, runPartition } from "./items";
+import {
+  LOG_PREFIX,
+  logPlaceKey,
+  logPlaceOf,
+  logSeqOf,
+  logSortKey,
+  runLogKeyCondition,
+  runPartition,
+} from "./items";
 import { decodeJsonFields } from "./json-text";
 import {
   entryRange,
@@ -83,49 +91,26 @@ export class DynamoEventLog implements EventLog {
       ),
     );
     // `limit` counts entries, as it did when each held one event: a page holds `limit` entries
-    // at most, so more events than `limit` where entries hold several (a call's events appended
-    // together: its start, last progress steps and result), and never ends inside an entry. Fewer events than `limit`
-    // still means the reader is at the log's end (or at a place still empty), which followers
-    // rely on; the bytes a page carries are those of the events it holds, whatever the entries.
-    const readable = contiguous(items, place ? place.end + 1 : 1);
+    // at most, so more events than `limit` where entries hold several (a call's events
+    // appended together: its start, last progress steps and result), and never ends inside an
+    // entry. Fewer events than `limit` still means the reader is at the log's end (or at a
+    // place still empty), which followers rely on.
+    const { readable, end } = contiguous(items, place ? place.end : 0);
     const last = readable.at(-1);
+    const lastKey = String(last?.sk);
     return {
       // Skip entries fill places a crash left empty (log-sole-writer.ts): passed over.
       events: readable.flatMap(eventsOf),
       // Where the reader is, even on the last page, so a follower polls on from there; with
       // nothing new it keeps the cursor it came with.
       cursor:
-        last === undefined ? options.cursor : encodeCursor(cursorPlace(readable, place?.end ?? 0)),
+        last === undefined
+          ? options.cursor
+          : encodeCursor(
+              lastKey.startsWith(LOG_PREFIX) ? logPlaceKey({ key: lastKey, end }) : lastKey,
+            ),
     };
   }
-}
-
-/**
- * A reader's place in the sequence: the key of the last entry it read, and the last place it
- * has read (past that key's own when the entry holds several events).
- */
-interface LogPlace {
-  key: string;
-  end: number;
-}
-
-/** A decoded cursor's place in the sequence; undefined for a place in an EVENT# log. */
-function logPlaceOf(sortKey: string): LogPlace | undefined {
-  const match = /^(LOG#\d{16})(?:#(\d{16}))?$/.exec(sortKey);
-  if (!match?.[1]) return undefined;
-  return { key: match[1], end: match[2] ? Number(match[2]) : logSeqOf(match[1]) };
-}
-
-/**
- * What a cursor holds after these entries: the last one's key, or past a multi-event entry,
- * LOG#<key>#<last place read>, so the next read needs not read the entry again to know
- * where it ends.
- */
-function cursorPlace(items: Record<string, unknown>[], readTo: number): string {
-  const key = String(items.at(-1)?.sk);
-  if (!key.startsWith(LOG_PREFIX)) return key;
-  const end = items.reduce((most, item) => Math.max(most, entryRange(item).last || 0), readTo);
-  return end === logSeqOf(key) ? key : `${key}#${String(end).padStart(16, "0")}`;
 }
 
 /** The events an entry holds: none for a skip entry, several for a multi-event entry. */
@@ -149,10 +134,11 @@ const isMultiEvent = (item: Record<string, unknown>) =>
   item[LOG_LAST_ATTRIBUTE] !== undefined && String(item.sk).startsWith(LOG_PREFIX);
 
 /**
- * The entries up to the first place still empty: a transaction in flight may show a later
- * entry before an earlier one, and a reader that passed the empty place would never see it.
- * An entry covers the places of its events (entryRange): a multi-event entry leaves no gap
- * between its first and its last.
+ * The entries up to the first place still empty, and the last place they cover (`end`, from
+ * the place read before them): a transaction in flight may show a later entry before an
+ * earlier one, and a reader that passed the empty place would never see it. An entry covers
+ * the places of its events (entryRange): a multi-event entry leaves no gap between its first
+ * and its last.
  *
  * No release that writes multi-event entries runs beside one that cannot read them (stages
  * take releases in turn: docs/deploying.md, Upgrades), so no entry is ever written at a place
@@ -160,23 +146,26 @@ const isMultiEvent = (item: Record<string, unknown>) =>
  * so the log would not stop at it; but a reader could then pass a place still being written
  * inside the range, which is why the order of releases matters.
  */
-function contiguous(items: Record<string, unknown>[], next: number): Record<string, unknown>[] {
-  let expected = next;
+function contiguous(
+  items: Record<string, unknown>[],
+  readTo: number,
+): { readable: Record<string, unknown>[]; end: number } {
+  let end = readTo;
   const readable: Record<string, unknown>[] = [];
   for (const item of items) {
     if (String(item.sk).startsWith(LOG_PREFIX)) {
       const { first, last } = entryRange(item);
-      if (first > expected) break;
-      expected = Math.max(expected, last + 1);
+      if (first > end + 1) break;
+      end = Math.max(end, last);
     }
     readable.push(item);
   }
-  return readable;
+  return { readable, end };
 }
 
 /**
  * Cursors are base64url of the last returned sort key (followed, past a multi-event entry, by
- * `#` and the last place read: see cursorPlace): opaque to callers, meaningful only within the
+ * `#` and the last place read: see logPlaceKey): opaque to callers, meaningful only within the
  * run they came from.
  */
 export function encodeCursor(sortKey: string): string {

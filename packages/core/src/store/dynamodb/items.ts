@@ -69,7 +69,8 @@ export const runPartition = (runId: string) => `RUN#${runId}`;
 const LEGACY_EVENT_PREFIX = "EVENT#";
 export const LOG_PREFIX = "LOG#";
 const SEQ_DIGITS = 16;
-export const logSortKey = (seq: number) => `${LOG_PREFIX}${String(seq).padStart(SEQ_DIGITS, "0")}`;
+const paddedSeq = (seq: number) => String(seq).padStart(SEQ_DIGITS, "0");
+export const logSortKey = (seq: number) => `${LOG_PREFIX}${paddedSeq(seq)}`;
 /**
  * A Query's key condition for a run's whole log: earlier versions' entries, then the sequence;
  * or, given a sort key, the log from that key on.
@@ -85,6 +86,26 @@ export const runLogKeyCondition = (runId: string, from = LEGACY_EVENT_PREFIX) =>
 /** The sequence number of a LOG# sort key; NaN for anything else. */
 export const logSeqOf = (sortKey: string) =>
   /^LOG#\d{16}$/.test(sortKey) ? Number(sortKey.slice(LOG_PREFIX.length)) : Number.NaN;
+
+/**
+ * A reader's place in a run's log: the key of the last entry it read, and the last place it
+ * has read, past that key's own when the entry holds several events.
+ */
+export interface LogPlace {
+  key: string;
+  end: number;
+}
+
+/** A place as a cursor keeps it: the entry's key, then `#<end>` where the entry holds several events. */
+export const logPlaceKey = (place: LogPlace) =>
+  place.end === logSeqOf(place.key) ? place.key : `${place.key}#${paddedSeq(place.end)}`;
+
+/** The place a cursor's key names; undefined for anything else (a place in an EVENT# log). */
+export function logPlaceOf(placeKey: string): LogPlace | undefined {
+  const match = /^(LOG#\d{16})(?:#(\d{16}))?$/.exec(placeKey);
+  if (!match?.[1]) return undefined;
+  return { key: match[1], end: match[2] ? Number(match[2]) : logSeqOf(match[1]) };
+}
 
 export const apiKeyKey = (hash: string) => ({ pk: `KEY#${hash}`, sk: "KEY" });
 export const KEYS_PARTITION = "KEYS";
