@@ -26,14 +26,11 @@ import {
 import { createToolbusTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
 
 /**
- * A call's events appended together share one run-log entry (log-requests.ts, logEntries)
- * where the store groups entries (`groupLogEntries`: off in this release, always on from the
- * next): keyed by the first one's place, the last one's in `last`. These tests cover writing
- * them, reading them alongside single-event entries, and the sole writer's recovery read.
+ * A call's events appended together share one run-log entry (log-requests.ts, logEntries):
+ * keyed by the first one's place, the last one's in `last`. These tests cover writing them,
+ * reading them alongside single-event entries (earlier releases' and lone events'), and the
+ * sole writer's recovery read.
  */
-
-/** The store option that groups a call's events into one entry, as the next release does. */
-const GROUPED = { groupLogEntries: true } as const;
 
 const client = testDynamoDbClient();
 const documents = createDocumentClient(client);
@@ -43,7 +40,7 @@ let calls: DynamoCallStore;
 
 beforeAll(async () => {
   table = await createToolbusTestTable(client, "store-log-entries");
-  log = new DynamoEventLog({ client: documents, tableName: table.tableName, ...GROUPED });
+  log = new DynamoEventLog({ client: documents, tableName: table.tableName });
   calls = new DynamoCallStore({ client: documents, tableName: table.tableName });
 });
 
@@ -86,7 +83,10 @@ async function stored(runId: string): Promise<Record<string, unknown>[]> {
   return Items;
 }
 
-/** An entry as releases before multi-event entries wrote each event: its attributes on top. */
+/**
+ * An entry as earlier releases wrote each event (and as a lone event still is): its attributes
+ * on top.
+ */
 async function putSingle(runId: string, seq: number, event: RunEvent): Promise<void> {
   const { detail, ...rest } = event;
   await documents.send(
@@ -132,23 +132,33 @@ async function readAll(runId: string, limit: number, cursor?: string): Promise<R
 }
 
 describe("multi-event run-log entries", () => {
-  it("writes one entry per event where the store does not group them, as this release does by default", async () => {
-    const run = "run-ungrouped";
-    // Its own client: the log's writer is one per client and table, made with its options.
+  it("reads single-event entries written by earlier releases, and appends a call's events after them as one entry", async () => {
+    const run = "run-earlier-entries";
+    const [old, call] = await Promise.all([
+      finishedCall(run, "call-old"),
+      finishedCall(run, "call-1"),
+    ]);
+    if (!old || !call) throw new Error("not recorded");
+    // What a release before grouped entries left: one item per event.
+    await putSingle(run, 1, scheduled(old));
+    await putSingle(run, 2, resulted(old));
+    // Its own client, so it knows nothing of the run and reads where it ends; no option set.
     const own = testDynamoDbClient();
     try {
-      const plain = new DynamoEventLog({
+      const fresh = new DynamoEventLog({
         client: createDocumentClient(own),
         tableName: table.tableName,
       });
-      const call = await finishedCall(run, "call-1");
-      await plain.append(call, [scheduled(call), resulted(call)]);
+      await fresh.append(call, [scheduled(call), resulted(call)]);
       const items = await stored(run);
       expect(items.map((item) => [item.sk, item.last, item.eventKey])).toEqual([
-        [place(1), undefined, `${run}/call-1/scheduled`],
-        [place(2), undefined, `${run}/call-1/result`],
+        [place(1), undefined, `${run}/call-old/scheduled`],
+        [place(2), undefined, `${run}/call-old/result`],
+        [place(3), 4, undefined],
       ]);
-      expect(keys((await plain.read(run)).events)).toEqual(keys([scheduled(call), resulted(call)]));
+      const all = [scheduled(old), resulted(old), scheduled(call), resulted(call)];
+      expect((await fresh.read(run)).events).toEqual(all);
+      expect(await readAll(run, 1)).toEqual(all);
     } finally {
       own.destroy();
     }
@@ -156,8 +166,9 @@ describe("multi-event run-log entries", () => {
 
   it("fills each transaction up to its 100 actions, however many events the calls of one flush bring", async () => {
     const run = "run-actions";
-    // Ungrouped, so each event is an action of its own: 40 calls of 4 events and an update each
-    // take 200 actions, which no single transaction may hold.
+    // Each call's events take more JSON than one entry may hold, so each event is an action of
+    // its own: 24 calls of 4 events and an update each take 120 actions, which no single
+    // transaction may hold (and, at about 70 KB a call, all but the first fit one flush).
     const own = testDynamoDbClient();
     const transactions: number[] = [];
     own.middlewareStack.add(
@@ -174,7 +185,7 @@ describe("multi-event run-log entries", () => {
         client: createDocumentClient(own),
         tableName: table.tableName,
       });
-      const ids = Array.from({ length: 40 }, (_, n) => `call-${String(n).padStart(2, "0")}`);
+      const ids = Array.from({ length: 24 }, (_, n) => `call-${String(n).padStart(2, "0")}`);
       const all = await Promise.all(ids.map((id) => finishedCall(run, id)));
       // Appended at once: the first goes alone, the rest wait for it and go in one flush.
       await Promise.all(
@@ -183,15 +194,16 @@ describe("multi-event run-log entries", () => {
             scheduled(call),
             progressed(call, 1),
             progressed(call, 2),
-            resulted(call),
+            resulted(call, "x".repeat(70_000)),
           ]),
         ),
       );
       expect(Math.max(...transactions)).toBeLessThanOrEqual(100);
-      expect(transactions.reduce((sum, actions) => sum + actions, 0)).toBe(40 * 5);
+      expect(transactions.reduce((sum, actions) => sum + actions, 0)).toBe(24 * 5);
+      expect((await stored(run)).every((item) => item.last === undefined)).toBe(true);
       const events = await readAll(run, 1_000);
-      expect(events).toHaveLength(40 * 4);
-      expect(new Set(keys(events)).size).toBe(40 * 4);
+      expect(events).toHaveLength(24 * 4);
+      expect(new Set(keys(events)).size).toBe(24 * 4);
     } finally {
       own.destroy();
     }
@@ -226,7 +238,6 @@ describe("multi-event run-log entries", () => {
       const fresh = new DynamoEventLog({
         client: createDocumentClient(own),
         tableName: table.tableName,
-        ...GROUPED,
       });
       await fresh.append(next, [scheduled(next)]);
     } finally {
@@ -356,12 +367,10 @@ describe("multi-event run-log entries", () => {
     const x = new DynamoEventLog({
       client: createDocumentClient(ownX),
       tableName: table.tableName,
-      ...GROUPED,
     });
     const y = new DynamoEventLog({
       client: createDocumentClient(ownY),
       tableName: table.tableName,
-      ...GROUPED,
     });
     try {
       await x.append(a, [scheduled(a)]);
@@ -395,7 +404,7 @@ describe("multi-event run-log entries", () => {
     }
   });
 
-  it("reads on past an entry that a release before this one put inside a multi-event entry's range", async () => {
+  it("reads on past an entry that a release not reading multi-event entries put inside one's range", async () => {
     const run = "run-overlap";
     const event = (n: number): RunEvent => ({
       eventKey: `${run}/e${n}`,
@@ -406,7 +415,8 @@ describe("multi-event run-log entries", () => {
     await putMulti(run, 1, [event(1), event(2), event(3)]);
     const follower = await log.read(run);
     expect(keys(follower.events)).toEqual([1, 2, 3].map((n) => `${run}/e${n}`));
-    // A writer on the previous release took LOG#1 for the run's end and appended at 2, then 4.
+    // A writer on a release older than the one before (rolled back that far) took LOG#1 for
+    // the run's end and appended at 2, then 4.
     await putSingle(run, 2, event(4));
     await putSingle(run, 4, event(5));
     // The follower, past the multi-event entry, still gets what was put inside its range.
@@ -479,7 +489,6 @@ describe("multi-event run-log entries", () => {
       const metered = new DynamoEventLog({
         client: createDocumentClient(own),
         tableName: table.tableName,
-        ...GROUPED,
       });
       await metered.append(call, [scheduled(call), resulted(call)]);
 
@@ -525,14 +534,13 @@ describe("the sole writer's recovery read with multi-event entries", () => {
 
     const own = testDynamoDbClient();
     try {
-      const writer = new DynamoEventLog({
-        ...storeOptions({
+      const writer = new DynamoEventLog(
+        storeOptions({
           dynamodb: own,
           tableName: table.tableName,
           appendLog: appendAsSoleWriter,
         } as Deployment),
-        ...GROUPED,
-      });
+      );
       // The bus delivers again: a's events (logged already) and b's (lost).
       await writer.append(a, [scheduled(a), resulted(a)]);
       await writer.append(b, [scheduled(b), resulted(b)]);

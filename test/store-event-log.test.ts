@@ -234,19 +234,27 @@ describe("DynamoEventLog", () => {
 
   it("keeps a long detail deflated, and reads entries kept as text the same", async () => {
     const run = "run-deflated";
-    const [a, b] = await Promise.all([finishedCall(run, "call-a"), finishedCall(run, "call-b")]);
-    if (!a || !b) throw new Error("not recorded");
+    const [a, b, c] = await Promise.all([
+      finishedCall(run, "call-a"),
+      finishedCall(run, "call-b"),
+      finishedCall(run, "call-c"),
+    ]);
+    if (!a || !b || !c) throw new Error("not recorded");
     const long = (call: CallRecord): RunEvent => ({
       ...resulted(call),
       detail: { ...resulted(call).detail, output: "Flesch reading ease 91.4. ".repeat(40) },
     });
-    await log.append(a, [scheduled(a), long(a)]);
+    // Appended one at a time, each event is an entry of its own (its detail under detail*).
+    await log.append(a, [scheduled(a)]);
+    await log.append(a, [long(a)]);
+    // Appended together, a call's events share one entry: their JSON, long, under events*.
+    await log.append(c, [scheduled(c), long(c)]);
     // An entry as writers before this kept every detail: JSON text.
     const { detail, ...rest } = long(b);
     await documents.send(
       new PutCommand({
         TableName: table.tableName,
-        Item: { pk: `RUN#${run}`, sk: places(3)[2], ...rest, detailJson: JSON.stringify(detail) },
+        Item: { pk: `RUN#${run}`, sk: places(5)[4], ...rest, detailJson: JSON.stringify(detail) },
       }),
     );
     const { Items = [] } = await documents.send(
@@ -257,11 +265,26 @@ describe("DynamoEventLog", () => {
         ConsistentRead: true,
       }),
     );
-    // The scheduling's short detail stays text; the result's long one is stored deflated.
+    // The scheduling's short detail stays text; the result's long one, and the shared entry's
+    // long JSON, are stored deflated.
     expect(
-      Items.map((item) => Object.keys(item).filter((name) => /^detail(Json|Z)$/.test(name))),
-    ).toEqual([["detailJson"], ["detailZ"], ["detailJson"]]);
-    expect((await log.read(run)).events).toEqual([scheduled(a), long(a), long(b)]);
+      Items.map((item) => [
+        item.sk,
+        Object.keys(item).filter((name) => /^(detail|events)(Json|Z)$/.test(name)),
+      ]),
+    ).toEqual([
+      [places(5)[0], ["detailJson"]],
+      [places(5)[1], ["detailZ"]],
+      [places(5)[2], ["eventsZ"]],
+      [places(5)[4], ["detailJson"]],
+    ]);
+    expect((await log.read(run)).events).toEqual([
+      scheduled(a),
+      long(a),
+      scheduled(c),
+      long(c),
+      long(b),
+    ]);
   });
 
   it("pages through a run with the cursor, without gaps or repeats", async () => {

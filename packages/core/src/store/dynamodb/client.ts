@@ -27,16 +27,6 @@ export interface DynamoStoreOptions {
    * Passed in by that runtime, so no Lambda bundle carries it.
    */
   appendLog?: LogAppend;
-  /**
-   * Append a call's events that arrive together as one run-log entry (log-requests.ts,
-   * logEntries): one item, one write unit, where each event took one (twice that in the log
-   * writer's transaction). Off in this release: the release before reads one event per entry
-   * and takes an entry's key for the run's end, so during a deploy (or after a rollback) it
-   * would fail to read such an entry and could append inside its range. This release reads
-   * both forms and finds the run's end either way; the next release writes grouped entries
-   * always and removes this option.
-   */
-  groupLogEntries?: boolean;
 }
 
 const documentClients = new WeakMap<DynamoDBClient, DynamoDBDocumentClient>();

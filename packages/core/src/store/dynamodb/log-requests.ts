@@ -93,22 +93,17 @@ export interface LogEntry {
 }
 
 /**
- * The entries for one call's events placed from `first` on, in order: with `group` (the
- * store's `groupLogEntries`, DynamoStoreOptions), two or more whose JSON stays within
- * MAX_GROUPED_EVENTS_BYTES share one entry (one item, and one write unit where a result's
- * entry and its scheduling's took one each); otherwise, or for a lone event or events over the
- * bound, one entry each, in the form releases before this one wrote.
+ * The entries for one call's events placed from `first` on, in order: two or more whose JSON
+ * stays within MAX_GROUPED_EVENTS_BYTES share one entry (one item, and one write unit where a
+ * result's entry and its scheduling's took one each, twice that in the log writer's
+ * transaction); a lone event, or events over the bound, go one entry each, in the single-event
+ * form. Writing grouped entries is safe because the release before this one already reads
+ * them and finds a run's end from an entry's `last`: during a deploy, or after a rollback to
+ * it, no process misreads such an entry or appends inside its range. Every reader still reads
+ * the single-event form too, which older entries (and lone events) keep.
  */
-export function logEntries(
-  events: RunEvent[],
-  first: number,
-  group: boolean | undefined,
-): LogEntry[] {
-  if (
-    group === true &&
-    events.length >= 2 &&
-    Buffer.byteLength(JSON.stringify(events)) <= MAX_GROUPED_EVENTS_BYTES
-  ) {
+export function logEntries(events: RunEvent[], first: number): LogEntry[] {
+  if (events.length >= 2 && Buffer.byteLength(JSON.stringify(events)) <= MAX_GROUPED_EVENTS_BYTES) {
     return [
       {
         first,

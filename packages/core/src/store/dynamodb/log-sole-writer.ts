@@ -61,7 +61,7 @@ export async function appendAsSoleWriter(
       known.delete(runId);
       known.set(runId, log);
       const fresh = request.events.filter((event) => !log.keys.has(event.eventKey));
-      for (const entry of logEntries(fresh, log.end + 1, options.groupLogEntries)) {
+      for (const entry of logEntries(fresh, log.end + 1)) {
         items.push({ pk: runPartition(runId), sk: logSortKey(entry.first), ...entry.fields });
       }
       log.end += fresh.length;

@@ -42,13 +42,13 @@ const REMEMBERED_RUNS = 10_000;
  * is free (`attribute_not_exists`). So the events of a run are always 1..n with no gap that
  * outlives a transaction in flight, however many processes write; a writer whose view of the
  * run was stale loses the slot and tries again from the run's real end. A call's events
- * appended together may share one entry (log-requests.ts, logEntries), keyed by the first
- * one's place, the last one's under `last`: every writer appending after the same view of the
- * run claims that same first slot, so a stale view is caught whatever each writer appends,
- * and the places after it in the entry's range never become items. The same transaction
- * marks the call (`scheduledLogSeq`, `resultLogSeq`) on the condition that it was not marked:
- * an event redelivered or announced again is logged once. Logging a result also takes the call
- * off the outbox index (`resultPublishedAt`): announced means in the log.
+ * appended together share one entry (log-requests.ts, logEntries; one each past a size bound),
+ * keyed by the first one's place, the last one's under `last`: every writer appending after
+ * the same view of the run claims that same first slot, so a stale view is caught whatever
+ * each writer appends, and the places after it in the entry's range never become items. The
+ * same transaction marks the call (`scheduledLogSeq`, `resultLogSeq`) on the condition that
+ * it was not marked: an event redelivered or announced again is logged once. Logging a result
+ * also takes the call off the outbox index (`resultPublishedAt`): announced means in the log.
  *
  * One line per table and process, one write in flight: a second would claim the same slots.
  * Requests arriving meanwhile go together in the next. Where one process writes the whole table
@@ -234,9 +234,9 @@ async function transact(options: DynamoStoreOptions, requests: LogRequest[]): Pr
   for (const request of requests) {
     const runId = request.call.parentRunId;
     let end = ends.get(runId) ?? (await headOf(options, runId));
-    // Each event keeps its own place; a call's events may share one entry, keyed by the first.
+    // Each event keeps its own place; a call's events share one entry, keyed by the first.
     const seqs = request.events.map((_, index) => end + 1 + index);
-    for (const entry of logEntries(request.events, end + 1, options.groupLogEntries)) {
+    for (const entry of logEntries(request.events, end + 1)) {
       actions.push({
         Put: {
           TableName: tableName,
