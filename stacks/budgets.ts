@@ -75,9 +75,12 @@ export const BUNDLE_BUDGETS_KB = {
    * and deleting subscriptions switched their bus rule (+1.2 KB: the chunk the entry shares
    * with the lazily loaded rule switch, the deployment's rule name; the switch itself loads
    * with the first subscription call); 963 until run-log entries could hold several events of
-   * one call (+0.7 KB: reading their ranges and the cursor past one; see `tool`).
+   * one call (+0.7 KB: reading their ranges and the cursor past one; see `tool`); 964 until a
+   * call was counted against its run while it is stored (+2.3 KB: the two ways of counting,
+   * the store's rewrite of a fresh call the count refused or gave a budget to, the reads that
+   * wait for appends promised in this process).
    */
-  api: 964,
+  api: 967,
   /**
    * The streaming endpoint: the API's code for event streams and MCP. 900 until a running
    * call reached its live MCP caller (+13 KB, as the API's); 913 until registered servers'
@@ -87,9 +90,10 @@ export const BUNDLE_BUDGETS_KB = {
    * as the API's); 956 until the index of calls in flight held keys only (+2 KB, as the API's);
    * 958 until subscriptions switched their bus rule (+1.2 KB, as the API's: the composition is
    * shared, though this endpoint serves no subscription route); 960 until run-log entries
-   * could hold several events of one call (+0.3 KB, as the API's).
+   * could hold several events of one call (+0.3 KB, as the API's); 961 until a call was counted
+   * while it is stored (+2 KB, as the API's).
    */
-  "api-stream": 961,
+  "api-stream": 963,
   /** Runs once per deploy, never on a request's path: bounded only so it cannot balloon. */
   seed: 1_600,
 } as const;

@@ -5,9 +5,10 @@ import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
 /*
  * Read your own calls: whoever finishes a call (the API, a tool's handler) writes its events
- * to its run's log before the caller has the answer, on AWS as under `npm start`. Here, under
- * the local composition with the real local bus and recorder: a GET of the run's events
- * straight after a synchronous call's answer, with no settle and no drain in between, as
+ * to its run's log. On AWS that is before the caller has the answer; under `npm start` (one
+ * process that outlives its answers) the answer goes first and the events right after, and
+ * the process's reads of the run wait for them. Either way a GET of the run's events straight
+ * after a synchronous call's answer, with no settle and no drain in between, shows both, as
  * README.md's five-minute tour does with curl (steps 4 and 6: the call, then the run's events).
  */
 
@@ -124,5 +125,47 @@ describe("a synchronous call while the recorder is down", () => {
     await system.settle();
     expect(asked).toBe(0);
     expect(lines.filter((line) => line.level === "WARN")).toEqual([]);
+  });
+});
+
+describe("a synchronous call whose announcement is held up", () => {
+  let system: TestToolbus;
+  let release: () => void = () => {};
+  let held = Promise.resolve();
+  beforeAll(async () => {
+    system = await startTestToolbus();
+    // Every PutEvents waits for the gate: the bus is slow, not down.
+    system.eventBridge.middlewareStack.add(
+      (next) => async (args) => {
+        await held;
+        return next(args);
+      },
+      { step: "initialize", name: "holdPutEvents" },
+    );
+  });
+  afterAll(async () => {
+    release();
+    await system.stop();
+  });
+
+  it("is answered at once, and a read of its run waits for its events instead of missing them", async () => {
+    held = new Promise((resolve) => {
+      release = resolve;
+    });
+    const runId = system.runId();
+    // Answered while its announcement cannot leave: the answer waits for its two writes only.
+    const call = await restCall(system, runId, { wait: 2 });
+    expect(call.status).toBe("succeeded");
+    const read = eventsNow(system, runId);
+    const early = await Promise.race([
+      read.then(() => "read"),
+      new Promise((resolve) => setTimeout(resolve, 200, "still waiting")),
+    ]);
+    expect(early).toBe("still waiting");
+    release();
+    expect((await read).map((e) => [e.detailType, e.detail.callId])).toEqual([
+      ["ToolCallScheduled", call.callId],
+      ["ToolResultReceived", call.callId],
+    ]);
   });
 });

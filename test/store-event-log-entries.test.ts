@@ -209,6 +209,38 @@ describe("multi-event run-log entries", () => {
     }
   });
 
+  it("counts a call whose events share an entry as two actions, so a transaction takes 50 such calls", async () => {
+    const run = "run-grouped-actions";
+    const own = testDynamoDbClient();
+    const transactions: number[] = [];
+    own.middlewareStack.add(
+      (next, context) => (args) => {
+        if (context.commandName === "TransactWriteItemsCommand") {
+          transactions.push((args.input as { TransactItems: unknown[] }).TransactItems.length);
+        }
+        return next(args);
+      },
+      { step: "initialize", name: "countActions" },
+    );
+    try {
+      const plain = new DynamoEventLog({
+        client: createDocumentClient(own),
+        tableName: table.tableName,
+      });
+      const ids = Array.from({ length: 60 }, (_, n) => `call-${String(n).padStart(2, "0")}`);
+      const all = await Promise.all(ids.map((id) => finishedCall(run, id)));
+      // An entry and an update each: 50 calls fill a transaction's 100 actions, where counting
+      // by events took 33 (66 actions). Whether the first call goes alone depends on timing.
+      await Promise.all(all.map((call) => plain.append(call, [scheduled(call), resulted(call)])));
+      expect(transactions).toContain(100);
+      expect(Math.max(...transactions)).toBe(100);
+      expect(transactions.reduce((sum, actions) => sum + actions, 0)).toBe(120);
+      expect(await readAll(run, 1_000)).toHaveLength(120);
+    } finally {
+      own.destroy();
+    }
+  });
+
   it("logs a call's start, progress and result appended together as one entry, each event keeping its own place on the call", async () => {
     const run = "run-grouped";
     const first = await finishedCall(run, "call-first");

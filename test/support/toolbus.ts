@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { DeleteTableCommand } from "@aws-sdk/client-dynamodb";
+import type { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import type { AnyToolDefinition, CapabilityDetector, Dispatcher, Toolbus } from "@toolbus/core";
 import type { Logger, MetricsSink } from "@toolbus/core/observability";
 import type { createApi } from "@toolbus/http";
@@ -16,6 +17,8 @@ export interface TestToolbus {
   toolbus: Toolbus;
   app: ReturnType<typeof createApi>;
   bus: LocalEventBus;
+  /** The deployment's EventBridge client (in-process transport): what publishes the events. */
+  eventBridge: EventBridgeClient;
   tableName: string;
   busName: string;
   adminKey: string;
@@ -88,6 +91,7 @@ export async function startTestToolbus(options: TestToolbusOptions = {}): Promis
     toolbus,
     app,
     bus,
+    eventBridge,
     tableName,
     busName,
     adminKey,

@@ -19,6 +19,7 @@ import {
 } from "../wiring";
 import { callsOf } from "./calls";
 import { callerConnections } from "./connections-on-use";
+import { lateAnnouncementsOf } from "./late-announcements";
 import type { CallHandler } from "./local-dispatch";
 import { recorderDeps } from "./recorder";
 import { type RegisteredCatalog, registeredDeps } from "./registered";
@@ -54,6 +55,8 @@ export function inProcessHandlers(units: InProcessUnits): Record<string, CallHan
   const { deployment } = units;
   // The API's call store: a call it made is known here without a read.
   const calls = callsOf(deployment);
+  // This process outlives its answers: a call is answered once stored, announced right after.
+  const announceLater = lateAnnouncementsOf(deployment).take;
   const recorder = createRecorder(() => recorderDeps(deployment));
   const streamWriter = createStreamWriter(() => streamWriterDeps(deployment));
   const handlers: Record<string, CallHandler> = {
@@ -88,9 +91,10 @@ export function inProcessHandlers(units: InProcessUnits): Record<string, CallHan
           },
           calls,
         );
-    handlers[toolHandlerId(tool.spec.id)] = createToolHandler(tool, () => deps);
+    const runtime = { ...deps, announceLater };
+    handlers[toolHandlerId(tool.spec.id)] = createToolHandler(tool, () => runtime);
   }
-  const registered = registeredDeps(deployment, units.catalog, calls);
+  const registered = { ...registeredDeps(deployment, units.catalog, calls), announceLater };
   for (const kind of REGISTERED_KINDS) {
     handlers[registeredHandlerId(kind)] = createRegisteredHandler(
       kind,

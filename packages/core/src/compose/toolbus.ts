@@ -27,12 +27,12 @@ import {
   DynamoAuditLog,
   DynamoCapabilityStore,
   DynamoCatalogStore,
-  DynamoEventLog,
   DynamoKeyStore,
   type DynamoStores,
 } from "../store/dynamodb";
 import { hashKey } from "../store/dynamodb/keys";
 import { dynamoProbe } from "../store/dynamodb/probe";
+import { PromiseKeepingEventLog } from "../store/dynamodb/promised-appends";
 import { type AnyToolDefinition, toolSpecOf } from "../tool-definition";
 import { busRules, toolHandlerId } from "../wiring";
 import type { ApiDeps } from "./api-deps";
@@ -96,7 +96,7 @@ export function createToolbus(
   const store = storeOf(deployment);
   const stores: ToolbusStores = {
     calls: callsOf(deployment),
-    events: new DynamoEventLog(store),
+    events: new PromiseKeepingEventLog(store),
     catalog: cachedCatalog(new DynamoCatalogStore(store)),
     capabilities: cachedCapabilities(new DynamoCapabilityStore(store)),
     keys: cachedKeys(new DynamoKeyStore(store), hashKey),
@@ -286,6 +286,8 @@ export function createToolbus(
     subscriptions,
     settled: async () => {
       await dispatcher.idle?.();
+      // Calls run in this process are announced after their answers (in-process.ts).
+      await (await import("./late-announcements")).lateAnnouncementsOf(deployment).idle();
     },
     seed: () => seedCatalog(stores.catalog, catalog.toolsets, catalog.tools.map(toolSpecOf)),
     refreshCapabilities: (options) => capabilities.refresh(options),

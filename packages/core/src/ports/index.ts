@@ -98,6 +98,12 @@ export interface CallStore {
    * the caller compares input hashes (same input: idempotent retry; different: 409).
    */
   create(call: CallRecord): Promise<CreateCallOutcome>;
+  /**
+   * Replaces a call made with status `made` and not touched since (not run, not cancelled):
+   * what its run's count, made while it was stored, decided for it (refused, or the budget it
+   * leaves). False when something came first.
+   */
+  rewrite(call: CallRecord, made: CallRecord["status"]): Promise<boolean>;
   get(parentRunId: string, callId: string): Promise<CallRecord | undefined>;
   /**
    * PENDING -> RUNNING, atomically, setting startedAt and deadlineAt. Returns the claimed call,

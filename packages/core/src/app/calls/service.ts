@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { CallRecord, Failure, Principal } from "@toolbus/wire/model/call";
+import { Failures } from "@toolbus/wire/model/failure";
 import { runId as runIdSchema } from "@toolbus/wire/model/ids";
 import type { RunBudget } from "@toolbus/wire/model/run";
 import type { ToolSpec } from "@toolbus/wire/model/tool";
@@ -13,7 +14,7 @@ import type { CallStore, CatalogStore, EventLog, EventSink } from "../../ports";
 import type { AnyToolDefinition } from "../../tool-definition";
 import { canonicalJson, sha256Hex } from "../../util/canonical-json";
 import { handlerIdFor } from "../../wiring";
-import type { RunGovernor } from "../runs/governor";
+import type { Admission, Countable, RunGovernor } from "../runs/governor";
 import type { SelectionService } from "../selection/service";
 import { type Dispatcher, DispatchNotStartedError, dispatchFailureReporter } from "./dispatch";
 import {
@@ -156,25 +157,20 @@ export class CallService {
       if (!governor) throw new ValidationError("This stage does not govern runs: no policy here.");
       await governor.setPolicy(parentRunId, request.policy);
     }
-    const admission = governor
-      ? await governor.admit({
-          parentRunId,
-          toolId: spec.id,
-          inputHash: record.inputHash,
-          cost: spec.cost,
-          at: now,
-        })
-      : undefined;
-    if (admission && !admission.admitted) {
-      return this.refuse(record, admission.failure, admission.budget, deadline);
-    }
-    if (admission?.budget) record.budget = admission.budget;
-    const outcome = await this.deps.calls.create(record);
-    if (!outcome.created) {
-      // The same call id again: the same call, which was counted when it was made.
-      await admission?.release();
-      return this.existing(outcome.call, record, deadline);
-    }
+    const countable = {
+      parentRunId,
+      toolId: spec.id,
+      inputHash: record.inputHash,
+      cost: spec.cost,
+    };
+    // Only a call run here at once is counted while stored: stored so, it cannot run before
+    // the count says it may, even if this process stops in between (the sweeper fails it).
+    const stopped = !governor
+      ? await this.create(record, undefined, deadline)
+      : start !== "direct" || request.policy || governor.limitsEveryRun()
+        ? await this.countThenCreate(governor, { ...countable, at: now }, record, deadline)
+        : await this.countWhileCreating(governor, { ...countable, at: now }, record, deadline);
+    if (stopped) return stopped;
     this.logAccepted(record, start === "direct" ? "direct" : "bus");
     if (start === "approval") {
       // Nothing runs until a person decides: the caller gets the call's status URL at once.
@@ -188,19 +184,107 @@ export class CallService {
     return this.dispatchDirectly(dispatcher, record, deadline);
   }
 
+  /** Stores a new call; an outcome when it exists already (the same call id again). */
+  private async create(
+    record: CallRecord,
+    admission: Extract<Admission, { admitted: true }> | undefined,
+    deadline: number,
+  ): Promise<CallOutcome | undefined> {
+    const outcome = await this.deps.calls.create(record);
+    if (outcome.created) return undefined;
+    // The same call id again: the same call, which was counted when it was made.
+    await admission?.release();
+    return this.existing(outcome.call, record, deadline);
+  }
+
+  /**
+   * Counts the call against its run, then stores it with the budget it leaves; an outcome
+   * when the run's policy refuses it or it exists already. Where the stage limits every run,
+   * or this call sets its run's policy, every call has a budget to store.
+   */
+  private async countThenCreate(
+    governor: RunGovernor,
+    countable: Countable,
+    record: CallRecord,
+    deadline: number,
+  ): Promise<CallOutcome | undefined> {
+    const admission = await governor.admit(countable);
+    if (!admission.admitted) {
+      return this.refuse(record, admission.failure, admission.budget, deadline);
+    }
+    if (admission.budget) record.budget = admission.budget;
+    return this.create(record, admission, deadline);
+  }
+
+  /**
+   * Counts the call against its run while it is stored: a run without limits of its own (the
+   * usual case where the stage sets none) waits for one write instead of two. Nothing has run
+   * when the count's answer comes, so a call it refuses, or leaves a budget to, is written
+   * again first: one write more, for the runs that set limits of their own. A call stored but
+   * not counted (the count failed) must not run uncounted: it fails as refused calls do.
+   */
+  private async countWhileCreating(
+    governor: RunGovernor,
+    countable: Countable,
+    record: CallRecord,
+    deadline: number,
+  ): Promise<CallOutcome | undefined> {
+    const [counted, made] = await Promise.allSettled([
+      governor.admit(countable),
+      this.deps.calls.create(record),
+    ]);
+    const admission = counted.status === "fulfilled" ? counted.value : undefined;
+    const admitted = admission?.admitted ? admission : undefined;
+    if (made.status === "rejected") {
+      await admitted?.release();
+      throw made.reason;
+    }
+    if (!made.value.created) {
+      await admitted?.release();
+      return this.existing(made.value.call, record, deadline);
+    }
+    if (!admission) {
+      this.deps.log?.error("A call's run could not be counted: the call fails unrun", {
+        ...callFields(record),
+        error: (counted as PromiseRejectedResult).reason,
+      });
+      const failure = Failures.internal(
+        `Run ${record.parentRunId}'s usage could not be counted, so the call did not run. Call again with a new call id.`,
+        { retryable: true },
+      );
+      return this.refuse(record, failure, undefined, deadline, record.status);
+    }
+    if (!admission.admitted) {
+      return this.refuse(record, admission.failure, admission.budget, deadline, record.status);
+    }
+    if (!admission.budget) return undefined;
+    record.budget = admission.budget;
+    if (await this.deps.calls.rewrite(record, record.status)) return undefined;
+    // Cancelled by its caller in the meantime: it did not run, so it does not count.
+    await admission.release();
+    return this.waitFor(record, deadline);
+  }
+
   /**
    * Records a call its run's policy refused as failed, and announces both its events like any
-   * other call's: subscribers and the run's log see the refusal and why. Never run.
+   * other call's: subscribers and the run's log see the refusal and why. Never run. `made`:
+   * the call is stored already, with that status, and is written over.
    */
   private async refuse(
     record: CallRecord,
     failure: Failure,
     budget: RunBudget | undefined,
     deadline: number,
+    made?: CallRecord["status"],
   ): Promise<CallOutcome> {
     const refused = refusedCall(record, failure, budget, this.now());
-    const outcome = await this.deps.calls.create(refused);
-    if (!outcome.created) return this.existing(outcome.call, record, deadline);
+    if (made === undefined) {
+      const outcome = await this.deps.calls.create(refused);
+      if (!outcome.created) return this.existing(outcome.call, record, deadline);
+    } else if (!(await this.deps.calls.rewrite(refused, made))) {
+      // Cancelled by its caller in the meantime: that is how it ended.
+      return this.waitFor(record, deadline);
+    }
     this.logAccepted(refused, "bus");
     try {
       await announceFinishedCall(this.deps, refused);

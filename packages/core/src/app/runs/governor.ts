@@ -60,6 +60,11 @@ export class RunGovernor {
     return outcome.policy;
   }
 
+  /** Whether the stage's policy limits every run: then every call has a budget to keep. */
+  limitsEveryRun(): boolean {
+    return Object.values(this.stagePolicy()).some((limit) => limit !== undefined);
+  }
+
   /** Counts the call against its run and says whether it may run. */
   async admit(call: Countable): Promise<Admission> {
     const { runs } = this.deps;

@@ -33,24 +33,12 @@ export class DynamoCallStore extends DynamoCallRuns implements CallStore {
   async create(call: CallRecord): Promise<CreateCallOutcome> {
     const { client, tableName } = this.options;
     const record = parseInput(callRecord, call, "call record");
-    const index =
-      record.status === "running" && record.deadlineAt !== undefined
-        ? { gsi2pk: RUNNING_PARTITION, gsi2sk: record.deadlineAt }
-        : record.status === "pending"
-          ? { gsi2pk: PENDING_PARTITION, gsi2sk: record.scheduledAt }
-          : record.status === "awaiting_approval" && record.approval
-            ? { gsi2pk: APPROVAL_PARTITION, gsi2sk: record.approval.expiresAt }
-            : record.result
-              ? // Finished as it was made (a call its run's policy refused): announced by the
-                // caller, and by the sweeper if that announcement is lost.
-                { gsi2pk: UNANNOUNCED_PARTITION, gsi2sk: record.result.completedAt }
-              : {};
     return guard("calls.create", tableName, async () => {
       try {
         await client.send(
           new PutCommand({
             TableName: tableName,
-            Item: { ...callItem(record), ...index },
+            Item: storedItem(record),
             ConditionExpression: "attribute_not_exists(pk)",
             // The existing call comes back with the failure: no second read, no race window.
             ReturnValuesOnConditionCheckFailure: "ALL_OLD",
@@ -63,6 +51,30 @@ export class DynamoCallStore extends DynamoCallRuns implements CallStore {
         // lib-dynamodb unmarshalls outputs only, not the item attached to an error.
         const existing = unmarshall(error.Item as Parameters<typeof unmarshall>[0]);
         return { created: false, call: storedCall(existing) };
+      }
+    });
+  }
+
+  async rewrite(call: CallRecord, made: CallRecord["status"]): Promise<boolean> {
+    const { client, tableName } = this.options;
+    const record = parseInput(callRecord, call, "call record");
+    return guard("calls.rewrite", tableName, async () => {
+      try {
+        await client.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: storedItem(record),
+            // Untouched since it was made: a cancel is the only thing that may come first.
+            ConditionExpression: "#status = :made AND attribute_not_exists(cancelRequestedAt)",
+            ExpressionAttributeNames: { "#status": "status" },
+            ExpressionAttributeValues: { ":made": made },
+          }),
+        );
+        this.recentCalls.remember(record);
+        return true;
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+        return false;
       }
     });
   }
@@ -244,4 +256,21 @@ export class DynamoCallStore extends DynamoCallRuns implements CallStore {
     const items = await queryIndexed(this.options, operation, partition, before, limit);
     return items.map(storedCall);
   }
+}
+
+/** A call's item with the index entry its status puts it on. */
+function storedItem(record: CallRecord): Record<string, unknown> {
+  const index =
+    record.status === "running" && record.deadlineAt !== undefined
+      ? { gsi2pk: RUNNING_PARTITION, gsi2sk: record.deadlineAt }
+      : record.status === "pending"
+        ? { gsi2pk: PENDING_PARTITION, gsi2sk: record.scheduledAt }
+        : record.status === "awaiting_approval" && record.approval
+          ? { gsi2pk: APPROVAL_PARTITION, gsi2sk: record.approval.expiresAt }
+          : record.result
+            ? // Finished as it was made (a call its run's policy refused): announced by the
+              // caller, and by the sweeper if that announcement is lost.
+              { gsi2pk: UNANNOUNCED_PARTITION, gsi2sk: record.result.completedAt }
+            : {};
+  return { ...callItem(record), ...index };
 }

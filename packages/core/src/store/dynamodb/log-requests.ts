@@ -103,7 +103,7 @@ export interface LogEntry {
  * the single-event form too, which older entries (and lone events) keep.
  */
 export function logEntries(events: RunEvent[], first: number): LogEntry[] {
-  if (events.length >= 2 && Buffer.byteLength(JSON.stringify(events)) <= MAX_GROUPED_EVENTS_BYTES) {
+  if (sharesOneEntry(events)) {
     return [
       {
         first,
@@ -115,6 +115,17 @@ export function logEntries(events: RunEvent[], first: number): LogEntry[] {
     ];
   }
   return events.map((event, index) => ({ first: first + index, fields: logEntryFields(event) }));
+}
+
+/** How many entries `logEntries` makes of a call's events. */
+export function entryCount(events: RunEvent[]): number {
+  return sharesOneEntry(events) ? 1 : events.length;
+}
+
+function sharesOneEntry(events: RunEvent[]): boolean {
+  return (
+    events.length >= 2 && Buffer.byteLength(JSON.stringify(events)) <= MAX_GROUPED_EVENTS_BYTES
+  );
 }
 
 /**

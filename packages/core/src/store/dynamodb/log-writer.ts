@@ -8,6 +8,7 @@ import { callKey, LOG_PREFIX, logSortKey, runPartition } from "./items";
 import { jsonFieldStored } from "./json-text";
 import {
   callKeyOf,
+  entryCount,
   entryRange,
   LOG_LAST_ATTRIBUTE,
   LOG_SEQ_ATTRIBUTE,
@@ -26,7 +27,7 @@ const MAX_REQUESTS = 200;
 /**
  * Actions per transaction, DynamoDB's limit: a call takes one for its update and at most one
  * per event (fewer where its events share an entry, see logEntries), so calls are counted in
- * by their events. A call's progress steps are throttled to two a second, so one call never
+ * by their entries. A call's progress steps are throttled to two a second, so one call never
  * brings near this many to a flush.
  */
 const MAX_ACTIONS = 100;
@@ -118,13 +119,13 @@ async function flush(
   );
 }
 
-/** The requests in order, in runs whose actions (an update and an entry per event) fit one transaction. */
+/** The requests in order, in runs whose actions (an update and its entries) fit one transaction. */
 function byActions(requests: LogRequest[]): LogRequest[][] {
   const chunks: LogRequest[][] = [];
   let chunk: LogRequest[] = [];
   let actions = 0;
   for (const request of requests) {
-    const own = request.events.length + 1;
+    const own = entryCount(request.events) + 1;
     if (chunk.length > 0 && actions + own > MAX_ACTIONS) {
       chunks.push(chunk);
       chunk = [];

@@ -20,6 +20,13 @@ export interface RunDeps extends CallObservers {
   runLog?: Pick<EventLog, "append">;
   /** Where a live MCP caller waits for the call: its progress and requests go there too. */
   channel?: CallNotices;
+  /**
+   * Where the process outlives its answers (`npm start`, tests): takes over announcing a
+   * stored call, so its caller is answered without waiting for the bus and the log
+   * (compose/late-announcements.ts). Absent (a Lambda function, frozen once it answers), the
+   * call is announced before it is answered.
+   */
+  announceLater?: (call: CallRecord, announce: () => Promise<void>) => void;
   now?: () => Date;
 }
 
@@ -117,7 +124,9 @@ export async function runCall(
     // Counted once stored, before the caller is answered, whatever the announcing does.
     reportFinished(deps, completed, { cacheable: policy.cache !== undefined });
     const withStart = (await start?.take()) === true || progress.startOwed();
-    await announceFinishedCall(deps, completed, withStart, progress.lately());
+    const announce = () => announceFinishedCall(deps, completed, withStart, progress.lately());
+    if (deps.announceLater) deps.announceLater(completed, announce);
+    else await announce();
     return completed;
   } finally {
     start?.stop();

@@ -1,0 +1,42 @@
+import type { CallRecord } from "@toolbus/wire/model/call";
+import type { Deployment } from "../deployment";
+import { fallbackLogger } from "../observability/log";
+import { promiseAppend } from "../store/dynamodb/promised-appends";
+import { shared, storeOf } from "./pieces";
+
+/**
+ * Calls stored and answered, still being announced and logged: where one process outlives
+ * its answers (`npm start`, tests), a caller need not wait for the bus and the run's log,
+ * which took as long as the call's own two writes. Nothing is lost by it: a call not logged
+ * stays on the sweeper's index and is announced again; and nobody reads the log too early
+ * here, since this process's readers of the run wait for its announcing (event-log.ts).
+ */
+export class LateAnnouncements {
+  readonly #pending = new Set<Promise<void>>();
+
+  constructor(private readonly deployment: Deployment) {}
+
+  /** Takes over announcing `call` (RunDeps.announceLater). */
+  readonly take = (call: CallRecord, announce: () => Promise<void>): void => {
+    // Started once this turn is over: the answer goes out first, the announcing right after.
+    const announcing = new Promise((resolve) => setImmediate(resolve)).then(announce);
+    const settled = announcing.catch((error: unknown) => {
+      (this.deployment.log ?? fallbackLogger()).error(
+        "A finished call could not be announced: the sweeper announces it again",
+        { callId: call.callId, error },
+      );
+    });
+    promiseAppend(storeOf(this.deployment).tableName, call.parentRunId, settled);
+    this.#pending.add(settled);
+    settled.finally(() => this.#pending.delete(settled));
+  };
+
+  /** Resolves once every call taken over so far is announced (or given up on). */
+  async idle(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.all([...this.#pending]);
+  }
+}
+
+/** The deployment's late announcements: one per deployment and process. */
+export const lateAnnouncementsOf = (deployment: Deployment): LateAnnouncements =>
+  shared(deployment, "late-announcements", () => new LateAnnouncements(deployment));

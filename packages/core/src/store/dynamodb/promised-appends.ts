@@ -1,0 +1,57 @@
+import type { EventLogPage } from "../../ports";
+import type { DynamoStoreOptions } from "./client";
+import { DynamoEventLog } from "./event-log";
+
+/*
+ * Run-log appends this process has promised to make, by table and run: where a call is answered
+ * before its events are logged (compose/late-announcements.ts), the process's readers of the
+ * run wait for them, so whoever got the answer reads the events as if they had been logged
+ * before it. A module of its own: a function that neither answers early nor reads run logs
+ * carries none of it.
+ */
+
+const promised = new Map<string, Set<Promise<unknown>>>();
+
+const runKey = (tableName: string, parentRunId: string) => `${tableName}\n${parentRunId}`;
+
+/** Registers an append to the run that this process makes once `until` settles. */
+export function promiseAppend(tableName: string, parentRunId: string, until: Promise<unknown>) {
+  const key = runKey(tableName, parentRunId);
+  let pending = promised.get(key);
+  if (!pending) {
+    pending = new Set();
+    promised.set(key, pending);
+  }
+  const waiting = pending;
+  waiting.add(until);
+  const done = () => {
+    waiting.delete(until);
+    if (waiting.size === 0 && promised.get(key) === waiting) promised.delete(key);
+  };
+  until.then(done, done);
+}
+
+/** Settles once the appends promised to the run so far have; undefined when there are none. */
+export function promisedAppends(tableName: string, parentRunId: string) {
+  const pending = promised.get(runKey(tableName, parentRunId));
+  return pending ? Promise.allSettled([...pending]) : undefined;
+}
+
+/** The run logs as the API reads them: a read first waits for the appends promised to its run. */
+export class PromiseKeepingEventLog extends DynamoEventLog {
+  readonly #tableName: string;
+
+  constructor(options: DynamoStoreOptions) {
+    super(options);
+    this.#tableName = options.tableName;
+  }
+
+  override async read(
+    parentRunId: string,
+    options?: { cursor?: string; limit?: number },
+  ): Promise<EventLogPage> {
+    const promised = promisedAppends(this.#tableName, parentRunId);
+    if (promised) await promised;
+    return super.read(parentRunId, options);
+  }
+}
