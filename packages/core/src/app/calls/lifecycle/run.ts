@@ -22,8 +22,8 @@ export interface RunDeps extends CallObservers {
   channel?: CallNotices;
   /**
    * Where the process outlives its answers (`npm start`, tests): takes over announcing a
-   * stored call, so its caller is answered without waiting for the bus and the log
-   * (compose/late-announcements.ts). Absent (a Lambda function, frozen once it answers), the
+   * stored call dispatched directly, so its waiting caller is answered without waiting for
+   * the bus and the log (compose/late-announcements.ts). Absent (a Lambda function, frozen once it answers), the
    * call is announced before it is answered.
    */
   announceLater?: (call: CallRecord, announce: () => Promise<void>) => void;
@@ -125,7 +125,8 @@ export async function runCall(
     reportFinished(deps, completed, { cacheable: policy.cache !== undefined });
     const withStart = (await start?.take()) === true || progress.startOwed();
     const announce = () => announceFinishedCall(deps, completed, withStart, progress.lately());
-    if (deps.announceLater) deps.announceLater(completed, announce);
+    // Only a caller waiting for a direct dispatch gains by it; the bus waits for the whole run.
+    if (direct && deps.announceLater) deps.announceLater(completed, announce);
     else await announce();
     return completed;
   } finally {
