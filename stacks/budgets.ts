@@ -19,11 +19,15 @@ export const BUNDLE_BUDGETS_KB = {
    * subscriptions rule was switched at run time (+0.2 KB: the deployment's
    * TOOLBUS_SUBSCRIPTIONS_RULE, read by every function); 463 until run-log entries could hold
    * several events of one call (+0.7 KB: reading an entry's range, the grouped entry's writer
-   * and the run's end past it).
+   * and the run's end past it); 464 until call items could leave out what their keys repeat
+   * (+0.3 KB: putting the ids, times, trace id and input hash back as a call is read).
    */
-  tool: 464,
-  /** 380 until run-log entries could hold several events of one call (+0.4 KB; see `tool`). */
-  recorder: 381,
+  tool: 465,
+  /**
+   * 380 until run-log entries could hold several events of one call (+0.4 KB; see `tool`); 381
+   * until call items could leave out what their keys repeat (+0.5 KB; see `tool`).
+   */
+  recorder: 382,
   /**
    * 380 until the stage configuration gained the proxy setting (its schema, in every function);
    * 384 until cancellation and OAuth sign-in (+2 KB of shared schemas; see `tool`); 386 until
@@ -33,9 +37,11 @@ export const BUNDLE_BUDGETS_KB = {
    * the subscriptions rule every minute (+3.1 KB: the reconcile, EventBridge's DescribeRule,
    * EnableRule and DisableRule, the query for whether any subscription exists); 398 until the
    * events it announces were built beside their log entries (+0.4 KB: announce.ts's entries
-   * and the fallback that hands a failed append to the recorder).
+   * and the fallback that hands a failed append to the recorder); 399 until call items could
+   * leave out what their keys and input repeat (+0.3 KB: putting them back as a call is read,
+   * the input's hash among them).
    */
-  sweeper: 399,
+  sweeper: 400,
   /** The stage stream's writer: the recorder's check and the stream's store. */
   stream: 380,
   /** The subscriptions fan-out and its retry driver: matcher, signer, bus and queue clients. */
@@ -78,9 +84,10 @@ export const BUNDLE_BUDGETS_KB = {
    * one call (+0.7 KB: reading their ranges and the cursor past one; see `tool`); 964 until a
    * call was counted against its run while it is stored (+2.3 KB: the two ways of counting,
    * the store's rewrite of a fresh call the count refused or gave a budget to, the reads that
-   * wait for appends promised in this process).
+   * wait for appends promised in this process); 967 until call items could leave out what
+   * their keys repeat (+0.3 KB; see `tool`).
    */
-  api: 967,
+  api: 968,
   /**
    * The streaming endpoint: the API's code for event streams and MCP. 900 until a running
    * call reached its live MCP caller (+13 KB, as the API's); 913 until registered servers'
@@ -91,9 +98,10 @@ export const BUNDLE_BUDGETS_KB = {
    * 958 until subscriptions switched their bus rule (+1.2 KB, as the API's: the composition is
    * shared, though this endpoint serves no subscription route); 960 until run-log entries
    * could hold several events of one call (+0.3 KB, as the API's); 961 until a call was counted
-   * while it is stored (+2 KB, as the API's).
+   * while it is stored (+2 KB, as the API's); 963 until call items could leave out what their
+   * keys repeat (+0.6 KB, as the API's).
    */
-  "api-stream": 963,
+  "api-stream": 964,
   /** Runs once per deploy, never on a request's path: bounded only so it cannot balloon. */
   seed: 1_600,
 } as const;
@@ -136,8 +144,9 @@ export const OVER_BUDGET: Readonly<Record<string, { ceilingKB: number; blockedBy
     // (+0.1 KB: the loader that keeps it); 579 until a finished call was logged by whoever
     // finished it (+12 KB in every tool's function: the run log's writer, its transaction and
     // group commit; the recorder is then not invoked for the call at all); 591 until run-log
-    // entries could hold several events of one call (+0.9 KB; see `tool`).
-    ceilingKB: 592,
+    // entries could hold several events of one call (+0.9 KB; see `tool`); 592 until call
+    // items could leave out what their keys repeat (+0.3 KB; see `tool`).
+    ceilingKB: 593,
     blockedBy: "fast-xml-parser, htmlparser2 and entities (~83 KB), which the tool runs",
   },
   "tools/web_search": {

@@ -1,11 +1,16 @@
+import { randomBytes } from "node:crypto";
+import { type AttributeValue, GetItemCommand } from "@aws-sdk/client-dynamodb";
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { marshall } from "@aws-sdk/util-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { itemBytes } from "../bench/cost/meter";
 import { ValidationError } from "../packages/core/src/errors";
 import {
   createDocumentClient,
   DynamoCallStore,
   DynamoEventLog,
 } from "../packages/core/src/store/dynamodb";
+import { inputHashOf } from "../packages/core/src/util/canonical-json";
 import type { CallRecord, CallResult } from "../packages/wire/src/model/call";
 import { resultEvent, scheduledEvent, succeededResult } from "./support/calls";
 import { createToolbusTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
@@ -21,11 +26,17 @@ const client = testDynamoDbClient();
 const documents = createDocumentClient(client);
 let table: TestTable;
 let calls: DynamoCallStore;
+let compactWriter: DynamoCallStore;
 let log: DynamoEventLog;
 
 beforeAll(async () => {
   table = await createToolbusTestTable(client, "store-call-items");
   calls = new DynamoCallStore({ client: documents, tableName: table.tableName });
+  compactWriter = new DynamoCallStore({
+    client: documents,
+    tableName: table.tableName,
+    compactCallItems: true,
+  });
   log = new DynamoEventLog({ client: documents, tableName: table.tableName });
 });
 
@@ -176,10 +187,12 @@ describe("a call's input and result as its item keeps them", () => {
     expect(unlogged.find((c) => c.callId === call.callId)).toEqual(completed);
   });
 
-  it("keeps a short input and result as readable text", async () => {
+  it("keeps an input under 128 characters as readable text, and deflates a result's longer JSON", async () => {
     const call = newCall();
+    expect(JSON.stringify(call.input).length).toBeLessThan(128);
     const done = await finished(call, succeededResult());
-    expect(forms(await rawItem(call))).toEqual(["inputJson", "resultJson"]);
+    // A result's own fields alone make about 180 characters of JSON, which deflates smaller.
+    expect(forms(await rawItem(call))).toEqual(["inputJson", "resultZ"]);
     expect(await calls.get(call.parentRunId, call.callId)).toEqual(done);
   });
 
@@ -281,5 +294,119 @@ describe("the recorder's mark on a call", () => {
     await expect(log.append(claimed, [resulted(claimed)])).rejects.toBeInstanceOf(ValidationError);
     expect((await log.read("run-stale")).events).toEqual([]);
     expect(await calls.get(call.parentRunId, call.callId)).toEqual(call);
+  });
+});
+
+const SCHEDULED = "2026-01-01T00:00:01.000Z";
+const TEXT =
+  "Toolbus serves optional tools to AI agents. Every call is announced on the bus, run by its own handler, and recorded under the run that asked for it.";
+
+/** A direct call as the API makes it for a waiting caller: claimed as made, traced. */
+const directCall = (parentRunId: string, callId: string, traceId: string): CallRecord => ({
+  parentRunId,
+  callId,
+  toolId: "readability_analyzer",
+  toolset: "text_analysis",
+  toolVersion: "1",
+  implementation: "builtin",
+  input: { text: TEXT },
+  inputHash: inputHashOf({ text: TEXT }),
+  requestedBy: { id: "admin-bootstrap", role: "admin" },
+  scheduledAt: SCHEDULED,
+  status: "running",
+  dispatch: "direct",
+  startedAt: SCHEDULED,
+  deadlineAt: "2026-01-01T00:00:36.000Z",
+  mode: "default",
+  trace: { traceId, parentId: "4bf92f3577b34da6", sampled: false },
+});
+
+async function rawAttributes(runId: string, callId: string) {
+  const { Item } = await client.send(
+    new GetItemCommand({
+      TableName: table.tableName,
+      Key: marshall({ pk: `RUN#${runId}`, sk: `CALL#${callId}` }),
+      ConsistentRead: true,
+    }),
+  );
+  if (!Item) throw new Error(`no item for ${callId}`);
+  return Item as Record<string, AttributeValue>;
+}
+
+/**
+ * Call items without the fields their keys and input repeat (call-item-form.ts): this release
+ * reads them on every path, the next writes them. Written here by a store with
+ * `compactCallItems`, read by one without.
+ */
+describe("compact call items", () => {
+  it("are read whole on every path: get, the trace index, the in-flight index, completion and the log's marks", async () => {
+    const traceId = randomBytes(16).toString("hex");
+    const made = directCall("run-paths", "call-1", traceId);
+    expect((await compactWriter.create(made)).created).toBe(true);
+    const stored = await rawAttributes("run-paths", "call-1");
+    for (const field of ["parentRunId", "callId", "scheduledAt", "startedAt", "inputHash"]) {
+      expect(stored, field).not.toHaveProperty(field);
+    }
+    expect(stored.trace?.M).not.toHaveProperty("traceId");
+
+    expect(await calls.get("run-paths", "call-1")).toEqual(made);
+    expect(await calls.listByTrace(traceId)).toEqual([made]);
+    expect(
+      (await calls.listStuck("2099-01-01T00:00:00.000Z")).filter(
+        (call) => call.parentRunId === "run-paths",
+      ),
+    ).toEqual([made]);
+    const done = await calls.complete("run-paths", "call-1", succeededResult());
+    expect(done).toMatchObject({ ...made, status: "succeeded" });
+
+    if (!done) throw new Error("not completed");
+    await log.append(done, [scheduledEvent(done), resultEvent(done)]);
+    const logged = await calls.get("run-paths", "call-1");
+    expect(logged).toMatchObject({
+      parentRunId: "run-paths",
+      callId: "call-1",
+      startedAt: SCHEDULED,
+    });
+    expect(logged?.resultPublishedAt).toBeDefined();
+    expect(logged?.trace?.traceId).toBe(traceId);
+  });
+
+  it("gives a call the bus claims its own start, and a same-id create the existing call whole", async () => {
+    const pending: CallRecord = {
+      ...directCall("run-bus", "call-1", randomBytes(16).toString("hex")),
+      status: "pending",
+    };
+    delete pending.dispatch;
+    delete pending.startedAt;
+    delete pending.deadlineAt;
+    await compactWriter.create(pending);
+    const again = await calls.create(pending);
+    expect(again).toEqual({ created: false, call: pending });
+    const claimed = await calls.claim("run-bus", "call-1", "2099-01-01T00:00:00.000Z");
+    expect(claimed?.scheduledAt).toBe(SCHEDULED);
+    expect(claimed?.startedAt).toBeDefined();
+    expect(claimed?.startedAt).not.toBe(SCHEDULED);
+    expect(await calls.get("run-bus", "call-1")).toEqual(claimed);
+  });
+
+  it("takes a small call's item under 1 KB, where whole it is over", async () => {
+    const result = succeededResult({ output: randomBytes(260).toString("base64") });
+    for (const [store, callId] of [
+      [calls, "call-whole"],
+      [compactWriter, "call-compact"],
+    ] as const) {
+      const call = directCall("run-size", callId, randomBytes(16).toString("hex"));
+      await store.create(call);
+      await store.complete("run-size", callId, result);
+    }
+    const whole = itemBytes(await rawAttributes("run-size", "call-whole"));
+    const compact = itemBytes(await rawAttributes("run-size", "call-compact"));
+    // Per started KB: a completion and each of the log transaction's two writes of the item
+    // take one unit each instead of two.
+    expect(whole).toBeGreaterThan(1_024);
+    expect(compact).toBeLessThanOrEqual(1_024);
+    // The two times, the input's hash and the trace id (about 170 bytes with their names), and
+    // the ids.
+    expect(whole - compact).toBeGreaterThan(200);
   });
 });

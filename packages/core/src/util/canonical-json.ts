@@ -15,3 +15,6 @@ export function canonicalJson(value: unknown): string {
 export function sha256Hex(text: string): string {
   return createHash("sha256").update(text).digest("hex");
 }
+
+/** A call's `inputHash`: equal inputs, whatever their fields' order, hash alike. */
+export const inputHashOf = (input: unknown): string => sha256Hex(canonicalJson(input));

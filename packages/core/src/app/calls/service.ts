@@ -12,7 +12,7 @@ import type { Logger } from "../../observability/log";
 import { newTrace, parseTraceparent } from "../../observability/trace-context";
 import type { CallStore, CatalogStore, EventLog, EventSink } from "../../ports";
 import type { AnyToolDefinition } from "../../tool-definition";
-import { canonicalJson, sha256Hex } from "../../util/canonical-json";
+import { inputHashOf } from "../../util/canonical-json";
 import { handlerIdFor } from "../../wiring";
 import type { Admission, Countable, RunGovernor } from "../runs/governor";
 import type { SelectionService } from "../selection/service";
@@ -143,7 +143,7 @@ export class CallService {
       toolVersion: spec.version,
       implementation: spec.implementation.kind,
       input: request.input,
-      inputHash: sha256Hex(canonicalJson(request.input)),
+      inputHash: inputHashOf(request.input),
       ...initialStatus(start, config, spec.timeoutMs, now),
       mode,
       requestedBy: principal,

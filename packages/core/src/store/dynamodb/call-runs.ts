@@ -2,6 +2,7 @@ import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { type CallRecord, type CallResult, callRecord, callResult } from "@toolbus/wire/model/call";
 import { ToolbusError } from "../../errors";
 import type { CallStore } from "../../ports";
+import { compactCallItem, expandCallItem } from "./call-item-form";
 import {
   type DynamoStoreOptions,
   guard,
@@ -39,17 +40,20 @@ export const JSON_FIELDS = ["input", "result"];
 const STORED_FORM = { compress: true } as const;
 
 export const storedCall = (item: Record<string, unknown>): CallRecord =>
-  parseStored(callRecord, decodeJsonFields(item, JSON_FIELDS), "call");
+  parseStored(callRecord, expandCallItem(decodeJsonFields(item, JSON_FIELDS)), "call");
 
 /**
  * A call record as its item, without the index keys (gsi2pk/gsi2sk): put whole, it leaves the
- * sweeper's index (gsi4).
+ * sweeper's index (gsi4). `compact`: without what its keys repeat (call-item-form.ts).
  */
-export const callItem = (call: CallRecord): Record<string, unknown> => ({
-  ...callKey(call.parentRunId, call.callId),
-  ...encodeJsonFields(call, JSON_FIELDS, STORED_FORM),
-  ...traceIndexKey(call),
-});
+export const callItem = (call: CallRecord, compact = false): Record<string, unknown> => {
+  const item = {
+    ...callKey(call.parentRunId, call.callId),
+    ...call,
+    ...traceIndexKey(call),
+  };
+  return encodeJsonFields(compact ? compactCallItem(item) : item, JSON_FIELDS, STORED_FORM);
+};
 
 /**
  * A call's result for an update that finishes the call (`SET #result = :result`): its name and

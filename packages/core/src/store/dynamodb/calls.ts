@@ -38,7 +38,7 @@ export class DynamoCallStore extends DynamoCallRuns implements CallStore {
         await client.send(
           new PutCommand({
             TableName: tableName,
-            Item: storedItem(record),
+            Item: storedItem(record, this.options.compactCallItems),
             ConditionExpression: "attribute_not_exists(pk)",
             // The existing call comes back with the failure: no second read, no race window.
             ReturnValuesOnConditionCheckFailure: "ALL_OLD",
@@ -63,7 +63,7 @@ export class DynamoCallStore extends DynamoCallRuns implements CallStore {
         await client.send(
           new PutCommand({
             TableName: tableName,
-            Item: storedItem(record),
+            Item: storedItem(record, this.options.compactCallItems),
             // Untouched since it was made: a cancel is the only thing that may come first.
             ConditionExpression: "#status = :made AND attribute_not_exists(cancelRequestedAt)",
             ExpressionAttributeNames: { "#status": "status" },
@@ -259,7 +259,7 @@ export class DynamoCallStore extends DynamoCallRuns implements CallStore {
 }
 
 /** A call's item with the index entry its status puts it on. */
-function storedItem(record: CallRecord): Record<string, unknown> {
+function storedItem(record: CallRecord, compact?: boolean): Record<string, unknown> {
   const index =
     record.status === "running" && record.deadlineAt !== undefined
       ? { gsi2pk: RUNNING_PARTITION, gsi2sk: record.deadlineAt }
@@ -272,5 +272,5 @@ function storedItem(record: CallRecord): Record<string, unknown> {
               // caller, and by the sweeper if that announcement is lost.
               { gsi2pk: UNANNOUNCED_PARTITION, gsi2sk: record.result.completedAt }
             : {};
-  return { ...callItem(record), ...index };
+  return { ...callItem(record, compact), ...index };
 }

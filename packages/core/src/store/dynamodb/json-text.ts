@@ -37,7 +37,11 @@ const SUFFIX = "Json";
  * jsonFieldStored, which name both forms. call-runs.ts decides how a call's are written.
  */
 const COMPRESSED_SUFFIX = "Z";
-const MIN_COMPRESSED_TEXT = 256;
+/**
+ * 256 until a call item could leave out what its keys repeat (call-item-form.ts): an agent's
+ * input of a couple of hundred characters then decides whether a small call's item fits 1 KB.
+ */
+const MIN_COMPRESSED_TEXT = 128;
 /**
  * Bytes a stored field inflates to, at most: far above any value Toolbus writes (an event, a
  * call's input or result: each well under 1 MB of text, as requests and results are capped),
