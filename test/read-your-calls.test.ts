@@ -168,4 +168,21 @@ describe("a synchronous call whose announcement is held up", () => {
       ["ToolResultReceived", call.callId],
     ]);
   });
+
+  it("does not hold a read of its run for as long as the bus does", async () => {
+    held = new Promise((resolve) => {
+      release = resolve;
+    });
+    const runId = system.runId();
+    const call = await restCall(system, runId, { wait: 2 });
+    expect(call.status).toBe("succeeded");
+    // The bus never answers while this read waits: it gives up waiting and reads what is there.
+    expect(await eventsNow(system, runId)).toEqual([]);
+    release();
+    await system.settle();
+    expect((await eventsNow(system, runId)).map((e) => e.detailType)).toEqual([
+      "ToolCallScheduled",
+      "ToolResultReceived",
+    ]);
+  });
 });

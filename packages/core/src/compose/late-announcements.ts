@@ -9,26 +9,39 @@ import { shared, storeOf } from "./pieces";
  * its answers (`npm start`, tests), a caller need not wait for the bus and the run's log,
  * which took as long as the call's own two writes. Nothing is lost by it: a call not logged
  * stays on the sweeper's index and is announced again; and nobody reads the log too early
- * here, since this process's readers of the run wait for its announcing (event-log.ts).
+ * here, since this process's readers of the run wait for its announcing
+ * (store/dynamodb/promised-appends.ts). A run's calls are announced in the order they were
+ * answered: a call made after another's answer is not logged before it.
  */
 export class LateAnnouncements {
   readonly #pending = new Set<Promise<void>>();
+  /** Each run's last announcement taken over: the next one of the run waits for it. */
+  readonly #lastOfRun = new Map<string, Promise<void>>();
 
   constructor(private readonly deployment: Deployment) {}
 
   /** Takes over announcing `call` (RunDeps.announceLater). */
   readonly take = (call: CallRecord, announce: () => Promise<void>): void => {
-    // Started once this turn is over: the answer goes out first, the announcing right after.
-    const announcing = new Promise((resolve) => setImmediate(resolve)).then(announce);
+    const run = call.parentRunId;
+    // Started once this turn is over (the answer goes out first) and the run's announcement
+    // before it is done.
+    const announcing = Promise.all([
+      this.#lastOfRun.get(run),
+      new Promise((resolve) => setImmediate(resolve)),
+    ]).then(announce);
     const settled = announcing.catch((error: unknown) => {
       (this.deployment.log ?? fallbackLogger()).error(
         "A finished call could not be announced: the sweeper announces it again",
         { callId: call.callId, error },
       );
     });
-    promiseAppend(storeOf(this.deployment).tableName, call.parentRunId, settled);
+    promiseAppend(storeOf(this.deployment).tableName, run, settled);
+    this.#lastOfRun.set(run, settled);
     this.#pending.add(settled);
-    settled.finally(() => this.#pending.delete(settled));
+    settled.finally(() => {
+      this.#pending.delete(settled);
+      if (this.#lastOfRun.get(run) === settled) this.#lastOfRun.delete(run);
+    });
   };
 
   /** Resolves once every call taken over so far is announced (or given up on). */

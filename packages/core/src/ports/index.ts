@@ -10,7 +10,7 @@ import type {
   RelayNotification,
   RelayRequest,
 } from "@toolbus/wire/model/relay";
-import type { RunPolicy } from "@toolbus/wire/model/run";
+import type { RunBudget, RunPolicy } from "@toolbus/wire/model/run";
 import type { Delivery, Subscription, SubscriptionSecrets } from "@toolbus/wire/model/subscription";
 import type { ToolSpec, ToolsetSpec } from "@toolbus/wire/model/tool";
 import type { CatalogDetailType, DetailType } from "../wiring";
@@ -99,11 +99,16 @@ export interface CallStore {
    */
   create(call: CallRecord): Promise<CreateCallOutcome>;
   /**
-   * Replaces a call made with status `made` and not touched since (not run, not cancelled):
-   * what its run's count, made while it was stored, decided for it (refused, or the budget it
-   * leaves). False when something came first.
+   * Replaces a call still in the status it was made with (`made`: nothing has run it) by its
+   * refusal, which its run's count, made while it was stored, decided. A cancel asked for
+   * meanwhile yields to it. False when the call moved on first.
    */
   rewrite(call: CallRecord, made: CallRecord["status"]): Promise<boolean>;
+  /**
+   * Stores the budget its run's count left a call made as `call` is and not moved on since.
+   * False when it moved on first.
+   */
+  keepBudget(call: CallRecord, budget: RunBudget): Promise<boolean>;
   get(parentRunId: string, callId: string): Promise<CallRecord | undefined>;
   /**
    * PENDING -> RUNNING, atomically, setting startedAt and deadlineAt. Returns the claimed call,

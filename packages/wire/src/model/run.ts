@@ -20,7 +20,7 @@ export const runPolicy = z.strictObject({
 });
 export type RunPolicy = z.infer<typeof runPolicy>;
 
-const RUN_LIMITS = [
+export const RUN_LIMITS = [
   "maxCalls",
   "maxCallsPerTool",
   "maxSeconds",

@@ -219,9 +219,10 @@ export class CallService {
   /**
    * Counts the call against its run while it is stored: a run without limits of its own (the
    * usual case where the stage sets none) waits for one write instead of two. Nothing has run
-   * when the count's answer comes, so a call it refuses, or leaves a budget to, is written
-   * again first: one write more, for the runs that set limits of their own. A call stored but
-   * not counted (the count failed) must not run uncounted: it fails as refused calls do.
+   * when the count's answer comes, so a call it refuses is written over as refused, and one it
+   * leaves a budget to gets the budget, before it is dispatched: one write more, for the runs
+   * that set limits of their own. A call stored but not counted (the count failed) must not
+   * run uncounted: it fails as refused calls do.
    */
   private async countWhileCreating(
     governor: RunGovernor,
@@ -258,11 +259,18 @@ export class CallService {
       return this.refuse(record, admission.failure, admission.budget, deadline, record.status);
     }
     if (!admission.budget) return undefined;
+    try {
+      // A cancel asked for meanwhile is kept: the call then starts, sees it and stops.
+      if (!(await this.deps.calls.keepBudget(record, admission.budget))) {
+        return this.waitFor(record, deadline);
+      }
+    } catch (error) {
+      // Not dispatched: it stays unrun until the sweeper fails it, so it does not count.
+      await admission.release();
+      throw error;
+    }
     record.budget = admission.budget;
-    if (await this.deps.calls.rewrite(record, record.status)) return undefined;
-    // Cancelled by its caller in the meantime: it did not run, so it does not count.
-    await admission.release();
-    return this.waitFor(record, deadline);
+    return undefined;
   }
 
   /**
@@ -282,7 +290,7 @@ export class CallService {
       const outcome = await this.deps.calls.create(refused);
       if (!outcome.created) return this.existing(outcome.call, record, deadline);
     } else if (!(await this.deps.calls.rewrite(refused, made))) {
-      // Cancelled by its caller in the meantime: that is how it ended.
+      // It moved on meanwhile (the sweeper failed it): that is how it ended.
       return this.waitFor(record, deadline);
     }
     this.logAccepted(refused, "bus");

@@ -3,6 +3,7 @@ import { Failures } from "@toolbus/wire/model/failure";
 import {
   effectivePolicy,
   loosenedLimits,
+  RUN_LIMITS,
   type RunBudget,
   type RunPolicy,
 } from "@toolbus/wire/model/run";
@@ -35,7 +36,8 @@ export interface Countable {
  * DynamoDB before it runs (one ADD that hands each caller its own number, so n concurrent calls
  * against a limit of n all run and the next is refused), and checked against the tighter of the
  * stage's policy and the run's own. A refused call is counted back out, so a run's usage is
- * what it ran. A repeat of a call id never reaches here: the call already exists.
+ * what it ran. A repeat of a call id is counted back out too (`release`) once the store says
+ * the call exists: it was counted when it was made.
  */
 export class RunGovernor {
   constructor(private readonly deps: RunGovernorDeps) {}
@@ -62,7 +64,8 @@ export class RunGovernor {
 
   /** Whether the stage's policy limits every run: then every call has a budget to keep. */
   limitsEveryRun(): boolean {
-    return Object.values(this.stagePolicy()).some((limit) => limit !== undefined);
+    const policy = this.stagePolicy();
+    return RUN_LIMITS.some((limit) => policy[limit] !== undefined);
   }
 
   /** Counts the call against its run and says whether it may run. */

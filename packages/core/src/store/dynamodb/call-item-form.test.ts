@@ -41,6 +41,13 @@ describe("the compact call item", () => {
     expect(bytes(whole) - bytes(compact)).toBeGreaterThan(200);
   });
 
+  it("keeps a direct call's start that differs from its scheduling", () => {
+    const late = directItem({ startedAt: "2026-11-27T21:53:33.999Z" });
+    const compact = compactCallItem(late);
+    expect(compact.startedAt).toBe("2026-11-27T21:53:33.999Z");
+    expect(expandCallItem(compact)).toEqual(late);
+  });
+
   it("keeps a start that differs from the scheduling, and a scheduling without a trace index", () => {
     const claimed = directItem({ dispatch: undefined, startedAt: "2026-11-27T21:53:34.000Z" });
     delete claimed.dispatch;

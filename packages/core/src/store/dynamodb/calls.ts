@@ -7,6 +7,7 @@ import {
   callRecord,
   callResult,
 } from "@toolbus/wire/model/call";
+import type { RunBudget } from "@toolbus/wire/model/run";
 import { ValidationError } from "../../errors";
 import type { CallStore, CreateCallOutcome } from "../../ports";
 import { callItem, DynamoCallRuns, resultUpdate, storedCall } from "./call-runs";
@@ -64,8 +65,8 @@ export class DynamoCallStore extends DynamoCallRuns implements CallStore {
           new PutCommand({
             TableName: tableName,
             Item: storedItem(record, this.options.compactCallItems),
-            // Untouched since it was made: a cancel is the only thing that may come first.
-            ConditionExpression: "#status = :made AND attribute_not_exists(cancelRequestedAt)",
+            // Still as it was made: nothing ran it (a cancel asked for meanwhile yields).
+            ConditionExpression: "#status = :made",
             ExpressionAttributeNames: { "#status": "status" },
             ExpressionAttributeValues: { ":made": made },
           }),
@@ -77,6 +78,17 @@ export class DynamoCallStore extends DynamoCallRuns implements CallStore {
         return false;
       }
     });
+  }
+
+  async keepBudget(call: CallRecord, budget: RunBudget): Promise<boolean> {
+    const kept = await this.transition("calls.keepBudget", {
+      Key: callKey(call.parentRunId, call.callId),
+      UpdateExpression: "SET budget = :budget",
+      ConditionExpression: "#status = :made",
+      ExpressionAttributeNames: { "#status": "status" },
+      ExpressionAttributeValues: { ":budget": budget, ":made": call.status },
+    });
+    return kept !== undefined;
   }
 
   async release(parentRunId: string, callId: string): Promise<boolean> {

@@ -31,8 +31,9 @@ const SUFFIX = "Json";
  * value is written once: rewritten, a value could leave its other form behind, and a reader
  * takes the text first. Items written once and never changed (a run's log entries, the stage
  * stream's chunks) qualify whole. So do a call's input and result, though the call item itself
- * is updated: its input is written only by the put that creates it, and its result once, by
- * the conditional update that finishes the call (it applies only to a call that has none).
+ * is updated: its input is written only by puts of the whole item (the one that creates it,
+ * and those that write it whole again, which encode every field afresh), and its result once,
+ * by the conditional update that finishes the call (it applies only to a call that has none).
  * Updates set such a field with encodeJsonField and ask whether it is there with
  * jsonFieldStored, which name both forms. call-runs.ts decides how a call's are written.
  */

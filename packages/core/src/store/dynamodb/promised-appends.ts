@@ -12,6 +12,13 @@ import { DynamoEventLog } from "./event-log";
 
 const promised = new Map<string, Set<Promise<unknown>>>();
 
+/**
+ * Longest a read waits for them. An announcement takes milliseconds; one held up (a bus or a
+ * table not answering) must not hold up every reader of the run: past this, the read goes on
+ * without it, and the events come when they are logged (by the sweeper, if it comes to that).
+ */
+const MAX_WAIT_MS = 2_000;
+
 const runKey = (tableName: string, parentRunId: string) => `${tableName}\n${parentRunId}`;
 
 /** Registers an append to the run that this process makes once `until` settles. */
@@ -51,7 +58,18 @@ export class PromiseKeepingEventLog extends DynamoEventLog {
     options?: { cursor?: string; limit?: number },
   ): Promise<EventLogPage> {
     const promised = promisedAppends(this.#tableName, parentRunId);
-    if (promised) await promised;
+    if (promised) await withinWait(promised);
     return super.read(parentRunId, options);
   }
+}
+
+async function withinWait(promise: Promise<unknown>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    promise,
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, MAX_WAIT_MS);
+    }),
+  ]);
+  clearTimeout(timer);
 }

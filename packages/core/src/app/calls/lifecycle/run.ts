@@ -123,8 +123,12 @@ export async function runCall(
     if (!completed) return undefined;
     // Counted once stored, before the caller is answered, whatever the announcing does.
     reportFinished(deps, completed, { cacheable: policy.cache !== undefined });
-    const withStart = (await start?.take()) === true || progress.startOwed();
-    const announce = () => announceFinishedCall(deps, completed, withStart, progress.lately());
+    // Whether the start is still owed is asked when announcing: a start the bus is still taking
+    // (a call slower than ANNOUNCE_START_WITHIN_MS) is waited for there, not by the caller.
+    const announce = async () => {
+      const withStart = (await start?.take()) === true || progress.startOwed();
+      await announceFinishedCall(deps, completed, withStart, progress.lately());
+    };
     // Only a caller waiting for a direct dispatch gains by it; the bus waits for the whole run.
     if (direct && deps.announceLater) deps.announceLater(completed, announce);
     else await announce();
