@@ -126,4 +126,81 @@ describe("a call counted while it is stored", () => {
     });
     expect(await stored(runId, "uncounted")).toMatchObject({ status: "failed" });
   });
+
+  it("sends the count and the call's write together, not one after the other", async () => {
+    const runId = system.runId();
+    const seen = new Map<string, { sentAt: number; doneAt?: number }>();
+    system.dynamodb.middlewareStack.add(
+      (next) => async (args) => {
+        const sk = sortKeyOf(args.input);
+        const entry: { sentAt: number; doneAt?: number } = { sentAt: performance.now() };
+        // The first of each: the call's write (later, its completion names the same key).
+        if ((sk === "USAGE" || sk === "CALL#together") && !seen.has(sk)) seen.set(sk, entry);
+        try {
+          return await next(args);
+        } finally {
+          entry.doneAt = performance.now();
+        }
+      },
+      { step: "initialize", name: "watchCountAndCreate" },
+    );
+    try {
+      expect((await call(runId, "together")).status).toBe("succeeded");
+    } finally {
+      system.dynamodb.middlewareStack.remove("watchCountAndCreate");
+    }
+    const count = seen.get("USAGE");
+    const create = seen.get("CALL#together");
+    if (!count?.doneAt || !create?.doneAt) throw new Error(`seen: ${[...seen.keys()]}`);
+    // Each was sent before the other's answer came back.
+    expect(create.sentAt).toBeLessThan(count.doneAt);
+    expect(count.sentAt).toBeLessThan(create.doneAt);
+  });
+
+  it("refuses a call its run's count refuses even when a cancel came between its write and the refusal", async () => {
+    const runId = system.runId();
+    await system.request(`/v1/runs/${runId}/policy`, { method: "PUT", json: { maxCalls: 1 } });
+    expect((await call(runId, "first")).status).toBe("succeeded");
+    // Right after the second call is stored, and before the refusal is written over it, its
+    // caller cancels it.
+    let cancelled: number | undefined;
+    system.dynamodb.middlewareStack.add(
+      (next) => async (args) => {
+        const answer = await next(args);
+        const { Item } = args.input as { Item?: { status?: unknown } };
+        const status = Item?.status;
+        const running = status === "running" || (status as { S?: string })?.S === "running";
+        if (sortKeyOf(args.input) === "CALL#second" && Item && running && !cancelled) {
+          const response = await system.request(`/v1/runs/${runId}/calls/second/cancel`, {
+            method: "POST",
+          });
+          cancelled = response.status;
+        }
+        return answer;
+      },
+      { step: "initialize", name: "cancelInBetween" },
+    );
+    try {
+      const refused = await call(runId, "second", "One too many.");
+      expect(cancelled).toBe(202);
+      expect(refused).toMatchObject({
+        status: "failed",
+        result: { durationMs: 0, failure: { kind: "budget_exceeded" } },
+      });
+    } finally {
+      system.dynamodb.middlewareStack.remove("cancelInBetween");
+    }
+    expect(await stored(runId, "second")).toMatchObject({
+      status: "failed",
+      result: { failure: { kind: "budget_exceeded" } },
+    });
+    expect(await usage(runId)).toMatchObject({ calls: 1 });
+  });
 });
+
+/** The sort key a request names, in the document client's form or DynamoDB's. */
+function sortKeyOf(input: unknown): string | undefined {
+  const { Key, Item } = input as { Key?: { sk?: unknown }; Item?: { sk?: unknown } };
+  const sk = Key?.sk ?? Item?.sk;
+  return typeof sk === "string" ? sk : (sk as { S?: string } | undefined)?.S;
+}

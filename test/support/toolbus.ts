@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { DeleteTableCommand } from "@aws-sdk/client-dynamodb";
+import { DeleteTableCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import type { AnyToolDefinition, CapabilityDetector, Dispatcher, Toolbus } from "@toolbus/core";
 import type { Logger, MetricsSink } from "@toolbus/core/observability";
@@ -19,6 +19,8 @@ export interface TestToolbus {
   bus: LocalEventBus;
   /** The deployment's EventBridge client (in-process transport): what publishes the events. */
   eventBridge: EventBridgeClient;
+  /** The deployment's DynamoDB client: what every store of this Toolbus sends through. */
+  dynamodb: DynamoDBClient;
   tableName: string;
   busName: string;
   adminKey: string;
@@ -92,6 +94,7 @@ export async function startTestToolbus(options: TestToolbusOptions = {}): Promis
     app,
     bus,
     eventBridge,
+    dynamodb,
     tableName,
     busName,
     adminKey,
