@@ -132,12 +132,15 @@ describe("a synchronous call whose announcement is held up", () => {
   let system: TestToolbus;
   let release: () => void = () => {};
   let held = Promise.resolve();
+  /** Held: only this call's announcements; undefined, every one. */
+  let heldCall: string | undefined;
   beforeAll(async () => {
     system = await startTestToolbus();
-    // Every PutEvents waits for the gate: the bus is slow, not down.
+    // Every PutEvents waits for the gate (the bus is slow, not down), or only one call's.
     system.eventBridge.middlewareStack.add(
       (next) => async (args) => {
-        await held;
+        const entries = JSON.stringify((args.input as { Entries?: unknown }).Entries ?? []);
+        if (heldCall === undefined || entries.includes(heldCall)) await held;
         return next(args);
       },
       { step: "initialize", name: "holdPutEvents" },
@@ -183,6 +186,31 @@ describe("a synchronous call whose announcement is held up", () => {
     expect((await eventsNow(system, runId)).map((e) => e.detailType)).toEqual([
       "ToolCallScheduled",
       "ToolResultReceived",
+    ]);
+  });
+
+  it("logs a run's calls in the order they were answered, though the first one's bus is slower", async () => {
+    held = new Promise((resolve) => {
+      release = resolve;
+    });
+    const runId = system.runId();
+    heldCall = `${runId}-first`;
+    try {
+      const first = await restCall(system, runId, { wait: 2, callId: `${runId}-first` });
+      const second = await restCall(system, runId, { wait: 2, callId: `${runId}-second` });
+      expect([first.status, second.status]).toEqual(["succeeded", "succeeded"]);
+      // The second call's bus is not held: only the run's order keeps it after the first.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      release();
+      await system.settle();
+    } finally {
+      heldCall = undefined;
+    }
+    expect((await eventsNow(system, runId)).map((e) => [e.detailType, e.detail.callId])).toEqual([
+      ["ToolCallScheduled", `${runId}-first`],
+      ["ToolResultReceived", `${runId}-first`],
+      ["ToolCallScheduled", `${runId}-second`],
+      ["ToolResultReceived", `${runId}-second`],
     ]);
   });
 });
