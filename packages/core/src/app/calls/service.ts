@@ -162,14 +162,15 @@ export class CallService {
       toolId: spec.id,
       inputHash: record.inputHash,
       cost: spec.cost,
+      at: now,
     };
     // Only a call run here at once is counted while stored: stored so, it cannot run before
     // the count says it may, even if this process stops in between (the sweeper fails it).
     const stopped = !governor
       ? await this.create(record, undefined, deadline)
       : start !== "direct" || request.policy || governor.limitsEveryRun()
-        ? await this.countThenCreate(governor, { ...countable, at: now }, record, deadline)
-        : await this.countWhileCreating(governor, { ...countable, at: now }, record, deadline);
+        ? await this.countThenCreate(governor, countable, record, deadline)
+        : await this.countWhileCreating(governor, countable, record, deadline);
     if (stopped) return stopped;
     this.logAccepted(record, start === "direct" ? "direct" : "bus");
     if (start === "approval") {
