@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import type { CallRecord, Failure, Principal } from "@toolbus/wire/model/call";
-import { Failures } from "@toolbus/wire/model/failure";
 import { runId as runIdSchema } from "@toolbus/wire/model/ids";
 import type { RunBudget } from "@toolbus/wire/model/run";
 import type { ToolSpec } from "@toolbus/wire/model/tool";
@@ -14,8 +13,9 @@ import type { CallStore, CatalogStore, EventLog, EventSink } from "../../ports";
 import type { AnyToolDefinition } from "../../tool-definition";
 import { inputHashOf } from "../../util/canonical-json";
 import { handlerIdFor } from "../../wiring";
-import type { Admission, Countable, RunGovernor } from "../runs/governor";
+import type { RunGovernor } from "../runs/governor";
 import type { SelectionService } from "../selection/service";
+import { storeCounted } from "./counted";
 import { type Dispatcher, DispatchNotStartedError, dispatchFailureReporter } from "./dispatch";
 import {
   announceApprovalRequested,
@@ -166,12 +166,14 @@ export class CallService {
     };
     // Only a call run here at once is counted while stored: stored so, it cannot run before
     // the count says it may, even if this process stops in between (the sweeper fails it).
-    const stopped = !governor
-      ? await this.create(record, undefined, deadline)
-      : start !== "direct" || request.policy || governor.limitsEveryRun()
-        ? await this.countThenCreate(governor, countable, record, deadline)
-        : await this.countWhileCreating(governor, countable, record, deadline);
-    if (stopped) return stopped;
+    const together = start === "direct" && !request.policy && governor?.limitsEveryRun() === false;
+    const stored = await storeCounted(this.deps, governor, countable, record, together);
+    if (stored.outcome === "exists") return this.existing(stored.call, record, deadline);
+    if (stored.outcome === "moved") return this.waitFor(record, deadline);
+    if (stored.outcome === "refused") {
+      const { failure, budget, made } = stored;
+      return this.refuse(record, failure, budget, deadline, made);
+    }
     this.logAccepted(record, start === "direct" ? "direct" : "bus");
     if (start === "approval") {
       // Nothing runs until a person decides: the caller gets the call's status URL at once.
@@ -183,95 +185,6 @@ export class CallService {
       return this.waitFor(record, deadline);
     }
     return this.dispatchDirectly(dispatcher, record, deadline);
-  }
-
-  /** Stores a new call; an outcome when it exists already (the same call id again). */
-  private async create(
-    record: CallRecord,
-    admission: Extract<Admission, { admitted: true }> | undefined,
-    deadline: number,
-  ): Promise<CallOutcome | undefined> {
-    const outcome = await this.deps.calls.create(record);
-    if (outcome.created) return undefined;
-    // The same call id again: the same call, which was counted when it was made.
-    await admission?.release();
-    return this.existing(outcome.call, record, deadline);
-  }
-
-  /**
-   * Counts the call against its run, then stores it with the budget it leaves; an outcome
-   * when the run's policy refuses it or it exists already. Where the stage limits every run,
-   * or this call sets its run's policy, every call has a budget to store.
-   */
-  private async countThenCreate(
-    governor: RunGovernor,
-    countable: Countable,
-    record: CallRecord,
-    deadline: number,
-  ): Promise<CallOutcome | undefined> {
-    const admission = await governor.admit(countable);
-    if (!admission.admitted) {
-      return this.refuse(record, admission.failure, admission.budget, deadline);
-    }
-    if (admission.budget) record.budget = admission.budget;
-    return this.create(record, admission, deadline);
-  }
-
-  /**
-   * Counts the call against its run while it is stored: a run without limits of its own (the
-   * usual case where the stage sets none) waits for one write instead of two. Nothing has run
-   * when the count's answer comes, so a call it refuses is written over as refused, and one it
-   * leaves a budget to gets the budget, before it is dispatched: one write more, for the runs
-   * that set limits of their own. A call stored but not counted (the count failed) must not
-   * run uncounted: it fails as refused calls do.
-   */
-  private async countWhileCreating(
-    governor: RunGovernor,
-    countable: Countable,
-    record: CallRecord,
-    deadline: number,
-  ): Promise<CallOutcome | undefined> {
-    const [counted, made] = await Promise.allSettled([
-      governor.admit(countable),
-      this.deps.calls.create(record),
-    ]);
-    const admission = counted.status === "fulfilled" ? counted.value : undefined;
-    const admitted = admission?.admitted ? admission : undefined;
-    if (made.status === "rejected") {
-      await admitted?.release();
-      throw made.reason;
-    }
-    if (!made.value.created) {
-      await admitted?.release();
-      return this.existing(made.value.call, record, deadline);
-    }
-    if (!admission) {
-      this.deps.log?.error("A call's run could not be counted: the call fails unrun", {
-        ...callFields(record),
-        error: (counted as PromiseRejectedResult).reason,
-      });
-      const failure = Failures.internal(
-        `Run ${record.parentRunId}'s usage could not be counted, so the call did not run. Call again with a new call id.`,
-        { retryable: true },
-      );
-      return this.refuse(record, failure, undefined, deadline, record.status);
-    }
-    if (!admission.admitted) {
-      return this.refuse(record, admission.failure, admission.budget, deadline, record.status);
-    }
-    if (!admission.budget) return undefined;
-    try {
-      // A cancel asked for meanwhile is kept: the call then starts, sees it and stops.
-      if (!(await this.deps.calls.keepBudget(record, admission.budget))) {
-        return this.waitFor(record, deadline);
-      }
-    } catch (error) {
-      // Not dispatched: it stays unrun until the sweeper fails it, so it does not count.
-      await admission.release();
-      throw error;
-    }
-    record.budget = admission.budget;
-    return undefined;
   }
 
   /**
