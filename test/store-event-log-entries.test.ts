@@ -52,6 +52,23 @@ afterAll(async () => {
 const finishedCall = (runId: string, callId: string, overrides: Partial<CallRecord> = {}) =>
   recordFinished(calls, { parentRunId: runId, callId, ...overrides });
 
+/** A log on a client of its own that notes how many actions each transaction it sends has. */
+function logCountingActions() {
+  const own = testDynamoDbClient();
+  const transactions: number[] = [];
+  own.middlewareStack.add(
+    (next, context) => (args) => {
+      if (context.commandName === "TransactWriteItemsCommand") {
+        transactions.push((args.input as { TransactItems: unknown[] }).TransactItems.length);
+      }
+      return next(args);
+    },
+    { step: "initialize", name: "countActions" },
+  );
+  const log = new DynamoEventLog({ client: createDocumentClient(own), tableName: table.tableName });
+  return { log, transactions, own };
+}
+
 const scheduled = scheduledEvent;
 const progressed = (call: CallRecord, step: number): RunEvent => ({
   eventKey: progressEventKey(call.parentRunId, call.callId, step),
@@ -169,22 +186,8 @@ describe("multi-event run-log entries", () => {
     // Each call's events take more JSON than one entry may hold, so each event is an action of
     // its own: 24 calls of 4 events and an update each take 120 actions, which no single
     // transaction may hold (and, at about 70 KB a call, all but the first fit one flush).
-    const own = testDynamoDbClient();
-    const transactions: number[] = [];
-    own.middlewareStack.add(
-      (next, context) => (args) => {
-        if (context.commandName === "TransactWriteItemsCommand") {
-          transactions.push((args.input as { TransactItems: unknown[] }).TransactItems.length);
-        }
-        return next(args);
-      },
-      { step: "initialize", name: "countActions" },
-    );
+    const { log: plain, transactions, own } = logCountingActions();
     try {
-      const plain = new DynamoEventLog({
-        client: createDocumentClient(own),
-        tableName: table.tableName,
-      });
       const ids = Array.from({ length: 24 }, (_, n) => `call-${String(n).padStart(2, "0")}`);
       const all = await Promise.all(ids.map((id) => finishedCall(run, id)));
       // Appended at once: the first goes alone, the rest wait for it and go in one flush.
@@ -211,22 +214,8 @@ describe("multi-event run-log entries", () => {
 
   it("counts a call whose events share an entry as two actions, so a transaction takes 50 such calls", async () => {
     const run = "run-grouped-actions";
-    const own = testDynamoDbClient();
-    const transactions: number[] = [];
-    own.middlewareStack.add(
-      (next, context) => (args) => {
-        if (context.commandName === "TransactWriteItemsCommand") {
-          transactions.push((args.input as { TransactItems: unknown[] }).TransactItems.length);
-        }
-        return next(args);
-      },
-      { step: "initialize", name: "countActions" },
-    );
+    const { log: plain, transactions, own } = logCountingActions();
     try {
-      const plain = new DynamoEventLog({
-        client: createDocumentClient(own),
-        tableName: table.tableName,
-      });
       const ids = Array.from({ length: 60 }, (_, n) => `call-${String(n).padStart(2, "0")}`);
       const all = await Promise.all(ids.map((id) => finishedCall(run, id)));
       // An entry and an update each: 50 calls fill a transaction's 100 actions, where counting

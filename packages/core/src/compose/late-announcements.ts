@@ -14,8 +14,10 @@ import { shared, storeOf } from "./pieces";
  * answered: a call made after another's answer is not logged before it.
  */
 export class LateAnnouncements {
-  readonly #pending = new Set<Promise<void>>();
-  /** Each run's last announcement taken over: the next one of the run waits for it. */
+  /**
+   * Each run's last announcement taken over: the next one of the run waits for it, so it
+   * settles only once every earlier one of its run has.
+   */
   readonly #lastOfRun = new Map<string, Promise<void>>();
 
   constructor(private readonly deployment: Deployment) {}
@@ -37,16 +39,14 @@ export class LateAnnouncements {
     });
     promiseAppend(storeOf(this.deployment).tableName, run, settled);
     this.#lastOfRun.set(run, settled);
-    this.#pending.add(settled);
     settled.finally(() => {
-      this.#pending.delete(settled);
       if (this.#lastOfRun.get(run) === settled) this.#lastOfRun.delete(run);
     });
   };
 
   /** Resolves once every call taken over so far is announced (or given up on). */
   async idle(): Promise<void> {
-    while (this.#pending.size > 0) await Promise.all([...this.#pending]);
+    while (this.#lastOfRun.size > 0) await Promise.all([...this.#lastOfRun.values()]);
   }
 }
 

@@ -32,52 +32,54 @@ const MAX_COUNTED_CALLS = 10_000;
  */
 export class DynamoCallStore extends DynamoCallRuns implements CallStore {
   async create(call: CallRecord): Promise<CreateCallOutcome> {
-    const { client, tableName } = this.options;
     const record = parseInput(callRecord, call, "call record");
-    return guard("calls.create", tableName, async () => {
-      try {
-        await client.send(
-          new PutCommand({
-            TableName: tableName,
-            Item: storedItem(record, this.options.compactCallItems),
-            ConditionExpression: "attribute_not_exists(pk)",
-            // The existing call comes back with the failure: no second read, no race window.
-            ReturnValuesOnConditionCheckFailure: "ALL_OLD",
-          }),
-        );
-        this.recentCalls.remember(record);
-        return { created: true, call: record };
-      } catch (error) {
-        if (!isConditionFailure(error) || error.Item === undefined) throw error;
-        // lib-dynamodb unmarshalls outputs only, not the item attached to an error.
-        const existing = unmarshall(error.Item as Parameters<typeof unmarshall>[0]);
-        return { created: false, call: storedCall(existing) };
-      }
-    });
+    try {
+      await this.#putWhole("calls.create", record, {
+        ConditionExpression: "attribute_not_exists(pk)",
+        // The existing call comes back with the failure: no second read, no race window.
+        ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+      });
+      return { created: true, call: record };
+    } catch (error) {
+      if (!isConditionFailure(error) || error.Item === undefined) throw error;
+      // lib-dynamodb unmarshalls outputs only, not the item attached to an error.
+      const existing = unmarshall(error.Item as Parameters<typeof unmarshall>[0]);
+      return { created: false, call: storedCall(existing) };
+    }
   }
 
   async rewrite(call: CallRecord, made: CallRecord["status"]): Promise<boolean> {
+    try {
+      await this.#putWhole("calls.rewrite", parseInput(callRecord, call, "call record"), {
+        // Still as it was made: nothing ran it (a cancel asked for meanwhile yields).
+        ConditionExpression: "#status = :made",
+        ExpressionAttributeNames: { "#status": "status" },
+        ExpressionAttributeValues: { ":made": made },
+      });
+      return true;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      return false;
+    }
+  }
+
+  /** Puts the call's whole item on `condition`, and remembers the call once it is stored. */
+  async #putWhole(
+    operation: string,
+    record: CallRecord,
+    condition: Omit<ConstructorParameters<typeof PutCommand>[0], "TableName" | "Item">,
+  ): Promise<void> {
     const { client, tableName } = this.options;
-    const record = parseInput(callRecord, call, "call record");
-    return guard("calls.rewrite", tableName, async () => {
-      try {
-        await client.send(
-          new PutCommand({
-            TableName: tableName,
-            Item: storedItem(record, this.options.compactCallItems),
-            // Still as it was made: nothing ran it (a cancel asked for meanwhile yields).
-            ConditionExpression: "#status = :made",
-            ExpressionAttributeNames: { "#status": "status" },
-            ExpressionAttributeValues: { ":made": made },
-          }),
-        );
-        this.recentCalls.remember(record);
-        return true;
-      } catch (error) {
-        if (!isConditionFailure(error)) throw error;
-        return false;
-      }
-    });
+    await guard(operation, tableName, () =>
+      client.send(
+        new PutCommand({
+          ...condition,
+          TableName: tableName,
+          Item: storedItem(record, this.options.compactCallItems),
+        }),
+      ),
+    );
+    this.recentCalls.remember(record);
   }
 
   async keepBudget(call: CallRecord, budget: RunBudget): Promise<boolean> {

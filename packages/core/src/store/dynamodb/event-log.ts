@@ -3,7 +3,7 @@ import { type RunEvent, runEvent } from "@toolbus/wire/model/events";
 import { ToolbusError, ValidationError } from "../../errors";
 import type { EventLog, EventLogPage } from "../../ports";
 import { type DynamoStoreOptions, guard, parseInput, parseStored, queryAll } from "./client";
-import { nextWake, wakeFollowers } from "./followers";
+import { nextWake, runTopic, wakeFollowers } from "./followers";
 import {
   LOG_PREFIX,
   logPlaceKey,
@@ -60,7 +60,7 @@ export class DynamoEventLog implements EventLog {
   }
 
   #topic(parentRunId: string): string {
-    return `${this.#options.tableName}\n${parentRunId}`;
+    return runTopic(this.#options.tableName, parentRunId);
   }
 
   async read(

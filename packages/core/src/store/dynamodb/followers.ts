@@ -1,6 +1,9 @@
 import { EventEmitter } from "node:events";
 import { settleOn } from "../../util/settle-on";
 
+/** The topic of one run's log in one table: its followers' and its promised appends' key. */
+export const runTopic = (tableName: string, parentRunId: string) => `${tableName}\n${parentRunId}`;
+
 /** Appends made in this process, by topic (a table and a run, or a table's stream). */
 const appends = new EventEmitter();
 appends.setMaxListeners(0);

@@ -1,6 +1,7 @@
 import type { EventLogPage } from "../../ports";
 import type { DynamoStoreOptions } from "./client";
 import { DynamoEventLog } from "./event-log";
+import { runTopic } from "./followers";
 
 /*
  * Run-log appends this process has promised to make, by table and run: where a call is answered
@@ -19,11 +20,9 @@ const promised = new Map<string, Set<Promise<unknown>>>();
  */
 const MAX_WAIT_MS = 2_000;
 
-const runKey = (tableName: string, parentRunId: string) => `${tableName}\n${parentRunId}`;
-
 /** Registers an append to the run that this process makes once `until` settles. */
 export function promiseAppend(tableName: string, parentRunId: string, until: Promise<unknown>) {
-  const key = runKey(tableName, parentRunId);
+  const key = runTopic(tableName, parentRunId);
   let pending = promised.get(key);
   if (!pending) {
     pending = new Set();
@@ -40,7 +39,7 @@ export function promiseAppend(tableName: string, parentRunId: string, until: Pro
 
 /** Settles once the appends promised to the run so far have; undefined when there are none. */
 export function promisedAppends(tableName: string, parentRunId: string) {
-  const pending = promised.get(runKey(tableName, parentRunId));
+  const pending = promised.get(runTopic(tableName, parentRunId));
   return pending ? Promise.allSettled([...pending]) : undefined;
 }
 
