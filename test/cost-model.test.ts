@@ -40,11 +40,11 @@ describe("the AWS-path cost model", () => {
       expect(s.loggedAtAnswer).toBe(s.calls);
       // The call's own writes, wherever the tool runs (in the API or its own function): the
       // run's count (one), the call created (one, its keys on the trace index and on the
-      // in-flight index, gsi4, one each), finished (two: it stays where it ran on gsi4 until it
-      // is logged, so the index is not written twice to move it).
+      // in-flight index, gsi4, one each), finished (one: the item, compact, is under 1 KB, and
+      // it stays where it ran on gsi4 until it is logged, so the index is not written to move it).
       const own = (f: FunctionCounts) =>
         writes(f) - (f.sdk.dynamodb.TransactWriteItems?.writeUnits ?? 0);
-      expect(perCall(s, own, ["recorder", "subscriptions", "stream"])).toBe(6);
+      expect(perCall(s, own, ["recorder", "subscriptions", "stream"])).toBe(5);
       // The stream: one chunk (its events deflated: one unit) and one head move per batch; a
       // call's two events share a batch unless they were published apart.
       const stream = perCall(s, writes, [
@@ -57,14 +57,14 @@ describe("the AWS-path cost model", () => {
       expect(stream).toBeLessThanOrEqual(4);
       // Whoever finishes a call logs it, in one write, before the caller has the answer; the
       // events it announces say so (`log: "direct"`), and the recorder's rule skips them: the
-      // recorder is not invoked at all. 8 units, as AWS bills a transaction (per item, not on
+      // recorder is not invoked at all. 6 units, as AWS bills a transaction (per item, not on
       // the items' total as DynamoDB Local reports it): one entry holding both events (deflated,
-      // one unit), the call's marks on its 1.3 KB item (two) and its leaving the outbox index
-      // (one: gsi4 holds its keys only), all doubled.
+      // one unit), the call's marks on its item (one: compact, it is under 1 KB) and its leaving
+      // the outbox index (one: gsi4 holds its keys only), all doubled.
       expect(s.functions.recorder?.invocations ?? 0).toBe(0);
       const logged = s.functions.api?.sdk.dynamodb.TransactWriteItems;
       expect((logged?.requests ?? 0) / s.calls).toBe(1);
-      expect((logged?.writeUnits ?? 0) / s.calls).toBe(8);
+      expect((logged?.writeUnits ?? 0) / s.calls).toBe(6);
       expect(logged?.failed ?? 0).toBe(0);
     }
     const one = counts.withSubscription;

@@ -10,6 +10,14 @@ import {
   DynamoCallStore,
   DynamoEventLog,
 } from "../packages/core/src/store/dynamodb";
+import { JSON_FIELDS } from "../packages/core/src/store/dynamodb/call-runs";
+import {
+  callKey,
+  PENDING_PARTITION,
+  RUNNING_PARTITION,
+  traceIndexKey,
+} from "../packages/core/src/store/dynamodb/items";
+import { encodeJsonFields } from "../packages/core/src/store/dynamodb/json-text";
 import { inputHashOf } from "../packages/core/src/util/canonical-json";
 import type { CallRecord, CallResult } from "../packages/wire/src/model/call";
 import { resultEvent, scheduledEvent, succeededResult } from "./support/calls";
@@ -26,17 +34,11 @@ const client = testDynamoDbClient();
 const documents = createDocumentClient(client);
 let table: TestTable;
 let calls: DynamoCallStore;
-let compactWriter: DynamoCallStore;
 let log: DynamoEventLog;
 
 beforeAll(async () => {
   table = await createToolbusTestTable(client, "store-call-items");
   calls = new DynamoCallStore({ client: documents, tableName: table.tableName });
-  compactWriter = new DynamoCallStore({
-    client: documents,
-    tableName: table.tableName,
-    compactCallItems: true,
-  });
   log = new DynamoEventLog({ client: documents, tableName: table.tableName });
 });
 
@@ -333,71 +335,128 @@ async function rawAttributes(runId: string, callId: string) {
   return Item as Record<string, AttributeValue>;
 }
 
+/** What a compact call item leaves out: its keys, its input and its scheduling give them back. */
+const DERIVABLE = ["parentRunId", "callId", "scheduledAt", "startedAt", "inputHash"];
+
+/**
+ * The call's item whole, as the release before this one wrote it (input and result deflated
+ * where smaller), on the in-flight index where its status puts it.
+ */
+async function putWhole(call: CallRecord) {
+  const index =
+    call.status === "running" && call.deadlineAt !== undefined
+      ? { gsi2pk: RUNNING_PARTITION, gsi2sk: call.deadlineAt }
+      : call.status === "pending"
+        ? { gsi2pk: PENDING_PARTITION, gsi2sk: call.scheduledAt }
+        : {};
+  const whole = { ...callKey(call.parentRunId, call.callId), ...call, ...traceIndexKey(call) };
+  await documents.send(
+    new PutCommand({
+      TableName: table.tableName,
+      Item: { ...encodeJsonFields(whole, JSON_FIELDS, { compress: true }), ...index },
+    }),
+  );
+}
+
+/** A call written by this release (compact), or whole by the release before. */
+const writers = {
+  compact: async (call: CallRecord) => {
+    expect((await calls.create(call)).created).toBe(true);
+  },
+  whole: putWhole,
+} as const;
+
 /**
  * Call items without the fields their keys and input repeat (call-item-form.ts): this release
- * reads them on every path, the next writes them. Written here by a store with
- * `compactCallItems`, read by one without.
+ * writes them, and reads them, and the whole items earlier releases wrote, on every path.
  */
 describe("compact call items", () => {
-  it("are read whole on every path: get, the trace index, the in-flight index, completion and the log's marks", async () => {
-    const traceId = randomBytes(16).toString("hex");
-    const made = directCall("run-paths", "call-1", traceId);
-    expect((await compactWriter.create(made)).created).toBe(true);
-    const stored = await rawAttributes("run-paths", "call-1");
-    for (const field of ["parentRunId", "callId", "scheduledAt", "startedAt", "inputHash"]) {
-      expect(stored, field).not.toHaveProperty(field);
-    }
-    expect(stored.trace?.M).not.toHaveProperty("traceId");
-
-    expect(await calls.get("run-paths", "call-1")).toEqual(made);
-    expect(await calls.listByTrace(traceId)).toEqual([made]);
-    expect(
-      (await calls.listStuck("2099-01-01T00:00:00.000Z")).filter(
-        (call) => call.parentRunId === "run-paths",
-      ),
-    ).toEqual([made]);
-    const done = await calls.complete("run-paths", "call-1", succeededResult());
-    expect(done).toMatchObject({ ...made, status: "succeeded" });
-
-    if (!done) throw new Error("not completed");
-    await log.append(done, [scheduledEvent(done), resultEvent(done)]);
-    const logged = await calls.get("run-paths", "call-1");
-    expect(logged).toMatchObject({
-      parentRunId: "run-paths",
-      callId: "call-1",
-      startedAt: SCHEDULED,
-    });
-    expect(logged?.resultPublishedAt).toBeDefined();
-    expect(logged?.trace?.traceId).toBe(traceId);
-  });
-
-  it("gives a call the bus claims its own start, and a same-id create the existing call whole", async () => {
-    const pending: CallRecord = {
-      ...directCall("run-bus", "call-1", randomBytes(16).toString("hex")),
-      status: "pending",
+  it("are what this release writes: a call created, completed and marked by the log", async () => {
+    const made = directCall("run-written", "call-1", randomBytes(16).toString("hex"));
+    await calls.create(made);
+    const compact = (stored: Record<string, AttributeValue>) => {
+      for (const field of DERIVABLE) expect(stored, field).not.toHaveProperty(field);
+      expect(stored.trace?.M).not.toHaveProperty("traceId");
     };
-    delete pending.dispatch;
-    delete pending.startedAt;
-    delete pending.deadlineAt;
-    await compactWriter.create(pending);
-    const again = await calls.create(pending);
-    expect(again).toEqual({ created: false, call: pending });
-    const claimed = await calls.claim("run-bus", "call-1", "2099-01-01T00:00:00.000Z");
-    expect(claimed?.scheduledAt).toBe(SCHEDULED);
-    expect(claimed?.startedAt).toBeDefined();
-    expect(claimed?.startedAt).not.toBe(SCHEDULED);
-    expect(await calls.get("run-bus", "call-1")).toEqual(claimed);
+    compact(await rawAttributes("run-written", "call-1"));
+    const done = await calls.complete("run-written", "call-1", succeededResult());
+    if (!done) throw new Error("not completed");
+    compact(await rawAttributes("run-written", "call-1"));
+    await log.append(done, [scheduledEvent(done), resultEvent(done)]);
+    compact(await rawAttributes("run-written", "call-1"));
   });
+
+  it.each(Object.keys(writers) as (keyof typeof writers)[])(
+    "are read whole on every path, as are %s items: get, the trace index, the in-flight index, completion and the log's marks",
+    async (form) => {
+      const runId = `run-paths-${form}`;
+      const traceId = randomBytes(16).toString("hex");
+      const made = directCall(runId, "call-1", traceId);
+      await writers[form](made);
+      const stored = await rawAttributes(runId, "call-1");
+      for (const field of DERIVABLE) {
+        if (form === "whole") expect(stored, field).toHaveProperty(field);
+        else expect(stored, field).not.toHaveProperty(field);
+      }
+
+      expect(await calls.get(runId, "call-1")).toEqual(made);
+      expect(await calls.listByTrace(traceId)).toEqual([made]);
+      expect(
+        (await calls.listStuck("2099-01-01T00:00:00.000Z")).filter(
+          (call) => call.parentRunId === runId,
+        ),
+      ).toEqual([made]);
+      const done = await calls.complete(runId, "call-1", succeededResult());
+      expect(done).toMatchObject({ ...made, status: "succeeded" });
+
+      if (!done) throw new Error("not completed");
+      await log.append(done, [scheduledEvent(done), resultEvent(done)]);
+      const logged = await calls.get(runId, "call-1");
+      expect(logged).toMatchObject({
+        parentRunId: runId,
+        callId: "call-1",
+        scheduledAt: SCHEDULED,
+        startedAt: SCHEDULED,
+        inputHash: made.inputHash,
+        scheduledLogSeq: 1,
+        resultLogSeq: 2,
+      });
+      expect(logged?.resultPublishedAt).toBeDefined();
+      expect(logged?.trace?.traceId).toBe(traceId);
+    },
+  );
+
+  it.each(Object.keys(writers) as (keyof typeof writers)[])(
+    "give a %s call the bus claims its own start, and a same-id create the existing call whole",
+    async (form) => {
+      const runId = `run-bus-${form}`;
+      const pending: CallRecord = {
+        ...directCall(runId, "call-1", randomBytes(16).toString("hex")),
+        status: "pending",
+      };
+      delete pending.dispatch;
+      delete pending.startedAt;
+      delete pending.deadlineAt;
+      await writers[form](pending);
+      const again = await calls.create(pending);
+      expect(again).toEqual({ created: false, call: pending });
+      const claimed = await calls.claim(runId, "call-1", "2099-01-01T00:00:00.000Z");
+      expect(claimed?.scheduledAt).toBe(SCHEDULED);
+      expect(claimed?.startedAt).toBeDefined();
+      expect(claimed?.startedAt).not.toBe(SCHEDULED);
+      expect(await calls.get(runId, "call-1")).toEqual(claimed);
+    },
+  );
 
   it("takes a small call's item under 1 KB, where whole it is over", async () => {
     const result = succeededResult({ output: randomBytes(260).toString("base64") });
-    for (const [store, callId] of [
-      [calls, "call-whole"],
-      [compactWriter, "call-compact"],
+    for (const [form, callId] of [
+      ["whole", "call-whole"],
+      ["compact", "call-compact"],
     ] as const) {
       const call = directCall("run-size", callId, randomBytes(16).toString("hex"));
-      await store.create(call);
-      await store.complete("run-size", callId, result);
+      await writers[form](call);
+      await calls.complete("run-size", callId, result);
     }
     const whole = itemBytes(await rawAttributes("run-size", "call-whole"));
     const compact = itemBytes(await rawAttributes("run-size", "call-compact"));

@@ -500,8 +500,7 @@ describe("multi-event run-log entries", () => {
     );
     try {
       const run = "run-units";
-      // A call item of about 1.3 KB, as a built-in tool's synchronous call leaves it (its
-      // result text hardly deflates).
+      // A call item over 1 KB even compact: its result text hardly deflates.
       const call = await recordFinished(
         calls,
         { parentRunId: run, callId: "call-1" },

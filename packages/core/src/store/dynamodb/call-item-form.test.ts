@@ -5,7 +5,10 @@ import { compactCallItem, expandCallItem } from "./call-item-form";
 const SCHEDULED = "2026-11-27T21:53:33.154Z";
 const TRACE_ID = "2b21194d889c60aaa90b5be315b5546e";
 
-/** A direct call's item as callItem writes it whole: keys, trace index keys, fields. */
+/**
+ * A direct call's item whole, as releases before this one wrote it (callItem compacts it now):
+ * keys, trace index keys, fields.
+ */
 function directItem(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     pk: "RUN#run-1",
@@ -83,7 +86,7 @@ describe("the compact call item", () => {
     expect(expandCallItem(compact)).toEqual(odd);
   });
 
-  it("reads a whole item as it is", () => {
+  it("reads a whole item, as earlier releases wrote it, as it is", () => {
     const whole = directItem();
     expect(expandCallItem(whole)).toEqual(whole);
   });

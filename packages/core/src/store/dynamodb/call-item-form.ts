@@ -8,9 +8,10 @@ import { callOfKey } from "./items";
  * its input's hash. That is about 270 bytes of a small call's 1.3 KB, and DynamoDB bills every
  * write of the item per started KB: under 1 KB, the call's completion and its marks in the
  * log's transaction take one unit each instead of two. So the compact form leaves out each
- * field that comes back exactly, and readers put them back. Readers take both forms from this
- * release on; writing the compact form waits for the next (the store option
- * `compactCallItems`, off), because the release before reads only the whole form.
+ * field that comes back exactly, and readers put them back. Call items are written compact
+ * from this release on; the release before already reads both forms, so a function still on it
+ * during a deploy (or after a rollback to it) reads what this one writes. Readers keep reading
+ * whole items too: earlier releases wrote them, and they stay in tables.
  */
 
 type Item = Record<string, unknown>;

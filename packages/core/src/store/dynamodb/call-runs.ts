@@ -44,15 +44,16 @@ export const storedCall = (item: Record<string, unknown>): CallRecord =>
 
 /**
  * A call record as its item, without the index keys (gsi2pk/gsi2sk): put whole, it leaves the
- * sweeper's index (gsi4). `compact`: without what its keys repeat (call-item-form.ts).
+ * sweeper's index (gsi4). Compact: without the fields its keys and input repeat
+ * (call-item-form.ts).
  */
-export const callItem = (call: CallRecord, compact = false): Record<string, unknown> => {
+export const callItem = (call: CallRecord): Record<string, unknown> => {
   const item = {
     ...callKey(call.parentRunId, call.callId),
     ...call,
     ...traceIndexKey(call),
   };
-  return encodeJsonFields(compact ? compactCallItem(item) : item, JSON_FIELDS, STORED_FORM);
+  return encodeJsonFields(compactCallItem(item), JSON_FIELDS, STORED_FORM);
 };
 
 /**

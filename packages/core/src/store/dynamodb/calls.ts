@@ -75,7 +75,7 @@ export class DynamoCallStore extends DynamoCallRuns implements CallStore {
         new PutCommand({
           ...condition,
           TableName: tableName,
-          Item: storedItem(record, this.options.compactCallItems),
+          Item: storedItem(record),
         }),
       ),
     );
@@ -273,7 +273,7 @@ export class DynamoCallStore extends DynamoCallRuns implements CallStore {
 }
 
 /** A call's item with the index entry its status puts it on. */
-function storedItem(record: CallRecord, compact?: boolean): Record<string, unknown> {
+function storedItem(record: CallRecord): Record<string, unknown> {
   const index =
     record.status === "running" && record.deadlineAt !== undefined
       ? { gsi2pk: RUNNING_PARTITION, gsi2sk: record.deadlineAt }
@@ -286,5 +286,5 @@ function storedItem(record: CallRecord, compact?: boolean): Record<string, unkno
               // caller, and by the sweeper if that announcement is lost.
               { gsi2pk: UNANNOUNCED_PARTITION, gsi2sk: record.result.completedAt }
             : {};
-  return { ...callItem(record, compact), ...index };
+  return { ...callItem(record), ...index };
 }

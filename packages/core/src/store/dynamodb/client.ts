@@ -27,11 +27,6 @@ export interface DynamoStoreOptions {
    * Passed in by that runtime, so no Lambda bundle carries it.
    */
   appendLog?: LogAppend;
-  /**
-   * Writes call items without the fields their keys repeat (call-item-form.ts). Off in this
-   * release, which reads both forms; on, and gone, from the next.
-   */
-  compactCallItems?: boolean;
 }
 
 const documentClients = new WeakMap<DynamoDBClient, DynamoDBDocumentClient>();

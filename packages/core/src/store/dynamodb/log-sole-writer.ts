@@ -68,7 +68,7 @@ export async function appendAsSoleWriter(
       for (const event of fresh) log.keys.add(event.eventKey);
       const mark = publicationMark(request, at);
       if (mark) {
-        items.push(callItem(mark, options.compactCallItems));
+        items.push(callItem(mark));
         marked.push(mark);
       }
     }
