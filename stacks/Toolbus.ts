@@ -5,6 +5,7 @@ import {
   busRules,
   DELIVERIES_HANDLER,
   EVENT_SOURCE,
+  fedByBus,
   RECORDER_HANDLER,
   REGISTERED_KINDS,
   REGISTERED_SECRET_PREFIX,
@@ -19,6 +20,7 @@ import {
   toolSpecOf,
 } from "@toolbus/core";
 import { CONNECTION_ITEM_PREFIX, CONNECTIONS_KEY_VARIABLE } from "@toolbus/core/connections/names";
+import { RUN_LOG_ENTRY_FILTER } from "@toolbus/core/store/dynamodb";
 import { builtinTools } from "@toolbus/tools";
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import * as acm from "aws-cdk-lib/aws-certificatemanager";
@@ -27,10 +29,11 @@ import * as events from "aws-cdk-lib/aws-events";
 import * as targets from "aws-cdk-lib/aws-events-targets";
 import * as iam from "aws-cdk-lib/aws-iam";
 import * as kms from "aws-cdk-lib/aws-kms";
-import type * as lambda from "aws-cdk-lib/aws-lambda";
-import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
+import * as lambda from "aws-cdk-lib/aws-lambda";
+import { DynamoEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import * as logs from "aws-cdk-lib/aws-logs";
 import * as sqs from "aws-cdk-lib/aws-sqs";
+import { NagSuppressions } from "cdk-nag";
 import { Config as SstConfig } from "sst/config.js";
 import {
   Api,
@@ -128,12 +131,16 @@ export function cdkEventPattern(pattern: Record<string, unknown>): events.EventP
 }
 
 /**
- * Lambda's on-failure destination for a queue, granting only what Lambda uses to deliver there
- * (`sqs:SendMessage`). CDK's SqsDestination also grants GetQueueAttributes and GetQueueUrl.
+ * Lambda's on-failure destination for a queue (of an asynchronous invocation, or of an event
+ * source mapping's batches), granting only what Lambda uses to deliver there
+ * (`sqs:SendMessage`). CDK's SqsDestination and SqsDlq also grant GetQueueAttributes and
+ * GetQueueUrl.
  */
-export function deadLetterDestination(queue: sqs.IQueue): lambda.IDestination {
+export function deadLetterDestination(
+  queue: sqs.IQueue,
+): lambda.IDestination & lambda.IEventSourceDlq {
   return {
-    bind(_scope, fn) {
+    bind(_scope: unknown, fn: lambda.IFunction) {
       fn.addToRolePolicy(
         new iam.PolicyStatement({ actions: ["sqs:SendMessage"], resources: [queue.queueArn] }),
       );
@@ -141,6 +148,13 @@ export function deadLetterDestination(queue: sqs.IQueue): lambda.IDestination {
     },
   };
 }
+
+/**
+ * How often Lambda retries a batch of the table's change stream that failed (each half again
+ * after a split) before it gives up on it: the writer retries a lost race itself, so a batch
+ * that still fails is broken, not busy.
+ */
+export const RUN_LOG_FEED_RETRIES = 10;
 
 /**
  * One stage of Toolbus: the table, the bus with the wiring table's rules, a function per
@@ -177,6 +191,10 @@ export function Toolbus({ stack, app }: StackContext) {
     },
     deletionProtection: config.data.deletionProtection,
     removalPolicy: config.data.retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    // The table's change stream (core's view type): on AWS it feeds the stage stream's
+    // function with the run-log entries as they are written. Turning it on for an existing
+    // table is an update in place.
+    stream: dynamodb.StreamViewType[TABLE.stream],
   });
   // Core's indexes, by name: an existing stage's indexes keep their order and a new one comes
   // last.
@@ -419,11 +437,13 @@ export function Toolbus({ stack, app }: StackContext) {
     return fn;
   };
 
-  // ---- Bus handlers: one rule, one function and one dead-letter queue per wiring-table row.
+  // ---- Bus handlers: one function and one dead-letter queue per wiring-table row, and a rule
+  // for each row the bus feeds on AWS (fedByBus); the stream's function is fed by the table.
   const rules = busRules(tools.map((tool) => tool.spec.id));
   const handlers = new Map<string, SstFunction>();
   const deadLetterQueues = new Map<string, sqs.Queue>();
-  const workQueues = new Map<string, sqs.Queue>();
+  /** Functions fed by the table's change stream: alarmed when they fall behind it. */
+  const streamConsumers = new Map<string, SstFunction>();
   /** Dead-letter queues of targets and functions: no redrive policy names them. */
   const targetDeadLetters: sqs.Queue[] = [];
   const eventRules = new Map<string, events.Rule>();
@@ -434,6 +454,55 @@ export function Toolbus({ stack, app }: StackContext) {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
     });
+    deadLetterQueues.set(rule.handler, deadLetters);
+    targetDeadLetters.push(deadLetters);
+    if (!fedByBus(rule)) {
+      // Fed by the table's change stream, not the bus: no rule, no queue. Lambda reads the
+      // stream (its reads of a DynamoDB stream cost nothing) and hands the function one batch
+      // per shard at a time, each shard's records in the order they were written, filtered to
+      // new run-log entries (records filtered out are not billed either). A batch that keeps
+      // failing is split in two, retried, and after RUN_LOG_FEED_RETRIES (or a day) goes to
+      // `deadLetters` as a record of which shard positions were skipped, instead of holding up
+      // its shard for good. Starting at LATEST: entries logged before the mapping existed are
+      // not replayed into the stream.
+      const fn = handlerFunction(id, {
+        ...busHandlerAccess(rule),
+        handler: rule.handler,
+        description: rule.description,
+      });
+      fn.addEventSource(
+        new DynamoEventSource(table, {
+          startingPosition: lambda.StartingPosition.LATEST,
+          batchSize: 100,
+          parallelizationFactor: 1,
+          bisectBatchOnError: true,
+          retryAttempts: RUN_LOG_FEED_RETRIES,
+          maxRecordAge: Duration.days(1),
+          reportBatchItemFailures: false,
+          onFailure: deadLetterDestination(deadLetters),
+          // CDK types a filter pattern as a mutable record; core's constant is read-only.
+          filters: [lambda.FilterCriteria.filter(RUN_LOG_ENTRY_FILTER as Record<string, unknown>)],
+        }),
+      );
+      // The event source grants reading the table's stream (DescribeStream, GetRecords,
+      // GetShardIterator on its ARN) and ListStreams, which has no resource-level permission.
+      if (!fn.role) throw new Error(`${id} has no role`);
+      NagSuppressions.addResourceSuppressions(
+        fn.role,
+        [
+          {
+            id: "AwsSolutions-IAM5",
+            reason:
+              "DynamoDB's ListStreams supports no resource-level permissions (AWS requires Resource *); Lambda's event source on the table's stream checks the role has it. It lists stream ARNs, and reads no record: those reads are granted on this table's stream alone.",
+            appliesTo: ["Resource::*"],
+          },
+        ],
+        true,
+      );
+      handlers.set(rule.handler, fn);
+      streamConsumers.set(rule.handler, fn);
+      continue;
+    }
     const eventRule = new events.Rule(stack, `${id}Rule`, {
       eventBus: bus,
       ruleName: rule.name,
@@ -448,54 +517,20 @@ export function Toolbus({ stack, app }: StackContext) {
       enabled: true,
     });
     eventRules.set(rule.name, eventRule);
-    const delivery = {
-      deadLetterQueue: deadLetters,
-      retryAttempts: config.events.delivery.retryAttempts,
-      maxEventAge: Duration.seconds(config.events.delivery.maxEventAgeSeconds),
-    };
-    deadLetterQueues.set(rule.handler, deadLetters);
-    targetDeadLetters.push(deadLetters);
-    if (rule.ordered) {
-      // One writer, in order: the bus fills a FIFO queue under one message group, so the
-      // function gets one batch at a time, in the order the queue took them. A batch that
-      // keeps failing goes to a FIFO dead-letter queue after five tries instead of holding up
-      // the stream for good; events the bus could not put into the queue go to `deadLetters`.
-      const access = busHandlerAccess(rule);
-      const failed = new sqs.Queue(stack, `${id}Failed`, {
-        fifo: true,
-        retentionPeriod: Duration.days(config.events.deadLetterRetentionDays),
-        encryption: sqs.QueueEncryption.SQS_MANAGED,
-        enforceSSL: true,
-      });
-      const queue = new sqs.Queue(stack, `${id}Queue`, {
-        fifo: true,
-        // The bus may deliver an event twice; the queue drops a copy within 5 minutes.
-        contentBasedDeduplication: true,
-        visibilityTimeout: Duration.seconds(access.size.timeoutSeconds * 6),
-        encryption: sqs.QueueEncryption.SQS_MANAGED,
-        enforceSSL: true,
-        deadLetterQueue: { queue: failed, maxReceiveCount: 5 },
-      });
-      const fn = handlerFunction(id, {
-        ...access,
-        handler: rule.handler,
-        description: rule.description,
-      });
-      fn.addEventSource(new SqsEventSource(queue, { batchSize: 10 }));
-      handlers.set(rule.handler, fn);
-      deadLetterQueues.set(`${rule.handler} (batches)`, failed);
-      workQueues.set(rule.handler, queue);
-      eventRule.addTarget(new targets.SqsQueue(queue, { messageGroupId: "toolbus", ...delivery }));
-    } else {
-      const fn = handlerFunction(id, {
-        ...busHandlerAccess(rule),
-        handler: rule.handler,
-        description: rule.description,
-        deadLetters,
-      });
-      handlers.set(rule.handler, fn);
-      eventRule.addTarget(new targets.LambdaFunction(fn, delivery));
-    }
+    const fn = handlerFunction(id, {
+      ...busHandlerAccess(rule),
+      handler: rule.handler,
+      description: rule.description,
+      deadLetters,
+    });
+    handlers.set(rule.handler, fn);
+    eventRule.addTarget(
+      new targets.LambdaFunction(fn, {
+        deadLetterQueue: deadLetters,
+        retryAttempts: config.events.delivery.retryAttempts,
+        maxEventAge: Duration.seconds(config.events.delivery.maxEventAgeSeconds),
+      }),
+    );
     // The same target id the local runtime registers (packages/local applyWiring).
     (eventRule.node.defaultChild as events.CfnRule).addPropertyOverride("Targets.0.Id", "handler");
   }
@@ -515,18 +550,22 @@ export function Toolbus({ stack, app }: StackContext) {
   const namesSubscriptionsRule = { TOOLBUS_SUBSCRIPTIONS_RULE: SUBSCRIPTIONS_RULE };
 
   /**
-   * What a bus handler may do: tools run calls; the recorder reads a call's record (an event
-   * is recorded only when it matches it), reads where the run's log ends (Query) and appends
-   * in one transaction that puts the entries and marks the call (Put, Update).
+   * What a wiring-table handler may do: tools run calls; the recorder reads a call's record
+   * (an event is recorded only when it matches it), reads where the run's log ends (Query)
+   * and appends in one transaction that puts the entries and marks the call (Put, Update);
+   * the stream's writer appends the run logs' new entries to the stage stream.
    */
   function busHandlerAccess(rule: BusRule) {
     if (rule.handler === SUBSCRIPTIONS_HANDLER) return subscriptionsAccess();
     if (rule.handler === STREAM_HANDLER) {
       return {
         size: config.functions.recorder,
-        // Checks each event against its call (Get), finds where the stream ends (Get, Query),
-        // puts the entries and moves the head (Put, Update).
-        statements: [onTable("GetItem", "Query", "PutItem", "UpdateItem")],
+        // Finds where the stream ends on a cold start (Get the head, Query the last chunks),
+        // puts a chunk of entries (Put), moves the head on if no other writer did (a
+        // conditional Update), and takes its chunk back after losing that race (Delete). It
+        // reads no call: the table's change stream hands it the run-log entries themselves,
+        // and reading that stream is granted by its event source.
+        statements: [onTable("GetItem", "Query", "PutItem", "UpdateItem", "DeleteItem")],
         secrets: [],
       };
     }
@@ -777,7 +816,7 @@ export function Toolbus({ stack, app }: StackContext) {
     api,
     handlers: new Map([...handlers, ["api", apiFunction], ["api-stream", streamFunction]]),
     deadLetters: deadLetterQueues,
-    workQueues,
+    streamConsumers,
   });
   notifyAlarms(stack, app.stage, observability.alarms, config.alarms);
 

@@ -42,7 +42,10 @@ export const BUNDLE_BUDGETS_KB = {
    * the input's hash among them).
    */
   sweeper: 400,
-  /** The stage stream's writer: the recorder's check and the stream's store. */
+  /**
+   * The stage stream's writer: the stream's store, reading the table's change records (what
+   * feeds it on AWS) and the recorder's check (what feeds it locally).
+   */
   stream: 380,
   /** The subscriptions fan-out and its retry driver: matcher, signer, bus and queue clients. */
   subscriptions: 500,

@@ -54,14 +54,17 @@ function durationPercentile(stage: string, stat: "p50" | "p99") {
   });
 }
 
-/** How old the oldest waiting event of an ordered handler's queue may get before it alarms. */
-const BACKLOG_ALARM_SECONDS = 300;
+/**
+ * How far behind the table's change stream a function it feeds may fall (the age of the last
+ * record it was handed, Lambda's IteratorAge) before it alarms.
+ */
+export const BACKLOG_ALARM_SECONDS = 300;
 
 /**
  * The stage's dashboard (calls, failures, p50 / p99 duration by tool, cache hit ratio, dead
  * letters, API 5xx) and the alarms that need a person: a dead letter, a handler failing more
- * than HANDLER_ERROR_RATE_PERCENT of its invocations, an API answering 5xx, an ordered
- * handler's queue falling behind.
+ * than HANDLER_ERROR_RATE_PERCENT of its invocations, an API answering 5xx, a function fed by
+ * the table's change stream falling behind it.
  */
 export function addObservability(
   stack: Stack,
@@ -70,18 +73,22 @@ export function addObservability(
     api: Api;
     handlers: ReadonlyMap<string, SstFunction>;
     deadLetters: ReadonlyMap<string, sqs.Queue>;
-    /** Queues a handler works through in order (the stream's): alarmed when they fall behind. */
-    workQueues?: ReadonlyMap<string, sqs.Queue>;
+    /**
+     * Functions the table's change stream feeds (the stage stream's writer), by handler:
+     * alarmed when their IteratorAge says they fall behind the stream.
+     */
+    streamConsumers?: ReadonlyMap<string, SstFunction>;
   },
 ): { dashboard: cloudwatch.Dashboard; alarms: cloudwatch.Alarm[] } {
   const { stage, api, handlers, deadLetters } = props;
   const alarms: cloudwatch.Alarm[] = [];
-  for (const [handler, queue] of props.workQueues ?? []) {
+  for (const [handler, fn] of props.streamConsumers ?? []) {
     alarms.push(
       new cloudwatch.Alarm(stack, `Backlog${alarms.length}Alarm`, {
-        alarmDescription: `Toolbus ${stage}: ${handler} is more than ${BACKLOG_ALARM_SECONDS / 60} minutes behind`,
-        metric: queue.metricApproximateAgeOfOldestMessage({ period: FIVE_MINUTES }),
-        threshold: BACKLOG_ALARM_SECONDS,
+        alarmDescription: `Toolbus ${stage}: ${handler} is more than ${BACKLOG_ALARM_SECONDS / 60} minutes behind the table's change stream`,
+        // Milliseconds: the age of the newest record of the last batch Lambda handed over.
+        metric: fn.metric("IteratorAge", { statistic: "Maximum", period: FIVE_MINUTES }),
+        threshold: BACKLOG_ALARM_SECONDS * 1000,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: 1,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,

@@ -1,12 +1,22 @@
+import { randomUUID } from "node:crypto";
+import { PutItemCommand } from "@aws-sdk/client-dynamodb";
+import { DynamoDBStreamsClient } from "@aws-sdk/client-dynamodb-streams";
+import { ensureTable } from "@toolbus/core";
+import { localDynamoDbClient } from "@toolbus/local/dynamodb";
 import { describe, expect, inject, it } from "vitest";
-import { type FunctionCounts, measureCostCounts, type ScenarioCounts } from "../bench/cost";
+import {
+  type FunctionCounts,
+  measureCostCounts,
+  priceScenario,
+  type ScenarioCounts,
+} from "../bench/cost";
 import { itemBytes } from "../bench/cost/meter";
+import { type LambdaStreamRecord, TableStream } from "../bench/cost/table-stream";
 
 /**
  * The AWS-path cost model's counts (bench/cost): what a synchronous call writes, publishes and
- * queues does not depend on timing, so it is asserted here; durations and log bytes are
- * measured by `npm run bench -- cost` and never asserted. The stream is left out of the exact
- * figures: whether both of a call's events reach it in one batch depends on timing.
+ * hands to the stage stream does not depend on timing, so it is asserted here; durations and
+ * log bytes are measured by `npm run bench -- cost` and never asserted.
  */
 
 const perCall = (s: ScenarioCounts, pick: (f: FunctionCounts) => number, skip: string[] = []) =>
@@ -30,10 +40,22 @@ describe("the AWS-path cost model", () => {
       expect(s.apiRequests).toBe(s.calls);
       expect(s.functions.api?.invocations).toBe(s.calls);
       for (const f of Object.values(s.functions)) expect(f.errors).toBe(0);
-      // Both of a call's events, each well under 64 KB, through the stage stream's queue.
+      // Both of a call's events, each well under 64 KB, on the bus: the stage stream is not fed
+      // by it but by the table's change stream, no queue in between.
       expect(perCall(s, (f) => f.sdk.eventbridge.billedEvents)).toBe(2);
-      expect(s.queue.sendMessage / s.calls).toBe(2);
-      expect(s.queue.deadLettered).toBe(0);
+      expect(priceScenario(s).resources.map((r) => r.resource)).not.toContainEqual(
+        expect.stringMatching(/SQS/),
+      );
+      // The call's one run-log entry is one record of the table's stream, handed to the
+      // stream's function in its own batch (one call at a time): one invocation a call; the
+      // call's other writes are filtered out before any invocation.
+      expect(s.tableStream.invocations / s.calls).toBe(1);
+      expect(s.tableStream.batches / s.calls).toBe(1);
+      expect(s.tableStream.records / s.calls).toBe(1);
+      expect(s.tableStream.filteredOut).toBeGreaterThan(0);
+      expect(s.tableStream.retries).toBe(0);
+      expect(s.tableStream.discarded).toBe(0);
+      expect(s.functions.stream?.invocations).toBe(s.tableStream.invocations);
       // Every call's two events were in its run's log when its answer left: whoever finished
       // the call logged them first, so a reader's first read after the answer finds them.
       expect(s.loggedAfterAnswerMs).toHaveLength(s.calls);
@@ -45,16 +67,15 @@ describe("the AWS-path cost model", () => {
       const own = (f: FunctionCounts) =>
         writes(f) - (f.sdk.dynamodb.TransactWriteItems?.writeUnits ?? 0);
       expect(perCall(s, own, ["recorder", "subscriptions", "stream"])).toBe(5);
-      // The stream: one chunk (its events deflated: one unit) and one head move per batch; a
-      // call's two events share a batch unless they were published apart.
-      const stream = perCall(s, writes, [
-        "api",
-        "tools/readability_analyzer",
-        "recorder",
-        "subscriptions",
-      ]);
-      expect(stream).toBeGreaterThanOrEqual(2);
-      expect(stream).toBeLessThanOrEqual(4);
+      // The stream: one chunk (its events deflated: one unit) and one head move per batch, and
+      // no read of the call's record (the run's log is the stream's source: nothing to check).
+      const stream = s.functions.stream as FunctionCounts;
+      expect(writes(stream) / s.calls).toBe(2);
+      const streamReads = Object.values(stream.sdk.dynamodb).reduce(
+        (sum, row) => sum + row.readUnits,
+        0,
+      );
+      expect(streamReads / s.calls).toBe(0);
       // Whoever finishes a call logs it, in one write, before the caller has the answer; the
       // events it announces say so (`log: "direct"`), and the recorder's rule skips them: the
       // recorder is not invoked at all. 6 units, as AWS bills a transaction (per item, not on
@@ -84,6 +105,75 @@ describe("the AWS-path cost model", () => {
     // A delivery whose first attempt succeeds writes nothing: only a failed one is queued.
     expect(writes(one.functions.subscriptions as FunctionCounts) / one.calls).toBe(0);
   }, 180_000);
+
+  it("hands the table's new run-log entries to the stream's function as Lambda would", async () => {
+    const endpoint = inject("dynamodbEndpoint");
+    const dynamodb = localDynamoDbClient(endpoint);
+    const streams = new DynamoDBStreamsClient({
+      region: "us-east-1",
+      credentials: { accessKeyId: "local", secretAccessKey: "local" },
+      endpoint,
+    });
+    const tableName = `toolbus-table-stream-${randomUUID().slice(0, 8)}`;
+    const put = (sk: string) =>
+      dynamodb.send(
+        new PutItemCommand({
+          TableName: tableName,
+          Item: { pk: { S: "RUN#r" }, sk: { S: sk }, z: { B: Buffer.from("zipped") } },
+        }),
+      );
+    const batches: LambdaStreamRecord[][] = [];
+    let failures = 1;
+    const stream = new TableStream({
+      dynamodb,
+      streams,
+      tableName,
+      consume: async (event) => {
+        batches.push(event.Records);
+        // The first invocation fails: the same batch comes again.
+        if (failures-- > 0) return { error: new Error("first attempt fails") };
+        return {};
+      },
+    });
+    try {
+      await ensureTable(dynamodb, tableName, { changeStream: true });
+      // Written before the event source existed: not handed over.
+      await put("LOG#0001");
+      await stream.start();
+      await put("CALL#c");
+      await put("LOG#0002");
+      await put("LOG#0003");
+      await stream.settled();
+      const sks = batches.flatMap((batch) => batch.map((r) => r.dynamodb.Keys?.sk));
+      expect(sks).not.toContainEqual({ S: "LOG#0001" });
+      expect(stream.counts.filteredOut).toBeGreaterThanOrEqual(1);
+      expect(stream.counts.records).toBe(2);
+      expect(stream.counts.retries).toBe(1);
+      expect(stream.counts.invocations).toBe(stream.counts.batches + 1);
+      expect(stream.counts.discarded).toBe(0);
+      const delivered = batches.slice(1).flat();
+      expect(delivered.map((r) => r.dynamodb.Keys)).toEqual([
+        { pk: { S: "RUN#r" }, sk: { S: "LOG#0002" } },
+        { pk: { S: "RUN#r" }, sk: { S: "LOG#0003" } },
+      ]);
+      expect(delivered[0]).toMatchObject({
+        eventName: "INSERT",
+        eventVersion: "1.1",
+        eventSource: "aws:dynamodb",
+        awsRegion: "us-east-1",
+        eventSourceARN: expect.stringContaining(tableName),
+        dynamodb: {
+          ApproximateCreationDateTime: expect.any(Number),
+          NewImage: { z: { B: Buffer.from("zipped").toString("base64") } },
+          StreamViewType: "NEW_IMAGE",
+        },
+      });
+    } finally {
+      await stream.stop();
+      dynamodb.destroy();
+      streams.destroy();
+    }
+  }, 30_000);
 
   it("sizes an item as DynamoDB bills it: names and values, numbers by their digits", () => {
     expect(itemBytes({ pk: { S: "RUN#a" } })).toBe(7);

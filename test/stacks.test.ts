@@ -13,6 +13,7 @@ import {
   busRules,
   createTableInput,
   DELIVERIES_HANDLER,
+  fedByBus,
   parseStageConfig,
   REGISTERED_SECRET_PREFIX,
   SCHEDULED_JOBS,
@@ -28,6 +29,7 @@ import {
   SST_SECRET_PLACEHOLDER,
   secretParameterNames,
 } from "@toolbus/core/secrets";
+import { RUN_LOG_ENTRY_FILTER } from "@toolbus/core/store/dynamodb";
 import { applyWiring, localFunctionName } from "@toolbus/local";
 import {
   type EventBridgeServer,
@@ -48,7 +50,7 @@ import { bundleFiles, bundleSizes, codeOf } from "../stacks/bundle-files";
 import { SPLIT_HANDLERS, UNUSED_CREDENTIAL_PROVIDERS } from "../stacks/bundling";
 import { providerSecretNames, STAGE_FILES, stackConfigFor } from "../stacks/config";
 import { metricMathProblems } from "../stacks/metric-math";
-import { HANDLER_ERROR_RATE_EXPRESSION } from "../stacks/observability";
+import { BACKLOG_ALARM_SECONDS, HANDLER_ERROR_RATE_EXPRESSION } from "../stacks/observability";
 import { type Synthesized, synthesizeStage } from "../stacks/synth";
 import {
   ADMIN_KEY_SECRET,
@@ -56,6 +58,7 @@ import {
   followMaxSeconds,
   isRegisteredHandler,
   LAMBDA_RUNTIME,
+  RUN_LOG_FEED_RETRIES,
   STREAM_HOLD_SECONDS,
   toolSecrets,
 } from "../stacks/Toolbus";
@@ -203,11 +206,22 @@ function stageOf(stage: Stage) {
   const rules = ofType("AWS::Events::Rule").filter(([, r]) => r.Properties.EventPattern);
   const schedules = ofType("AWS::Events::Rule").filter(([, r]) => r.Properties.ScheduleExpression);
   const rule = (name: string) => rules.find(([, r]) => r.Properties.Name === name);
-  /** The event source mapping that drains a queue into a function, if one does. */
-  const eventSourceOf = (queueId: string) =>
-    ofType("AWS::Lambda::EventSourceMapping").find(
-      ([, r]) => arnOf(r.Properties.EventSourceArn) === queueId,
-    )?.[1].Properties;
+  /** The table's change stream, as the template refers to it. */
+  const tableStreamArn = { "Fn::GetAtt": [tableId, "StreamArn"] };
+  const isTableStream = (value: Json) => JSON.stringify(value) === JSON.stringify(tableStreamArn);
+  /** The event source mappings that read the table's change stream. */
+  const tableStreamSources = ofType("AWS::Lambda::EventSourceMapping").filter(([, r]) =>
+    isTableStream(r.Properties.EventSourceArn),
+  );
+  /** Where a function's failures go: its asynchronous invocations', or its stream batches'. */
+  const onFailureOf = (functionId: string) =>
+    arnOf(
+      [
+        ...ofType("AWS::Lambda::EventInvokeConfig"),
+        ...ofType("AWS::Lambda::EventSourceMapping"),
+      ].find(([, c]) => c.Properties.FunctionName.Ref === functionId)?.[1].Properties
+        .DestinationConfig?.OnFailure?.Destination,
+    );
   /** Every (action, resource) pair a function's role is allowed, one per line. */
   const grantsOf = (functionId: string) =>
     policiesOf(roleOf(functionId)).flatMap(([, policy]) =>
@@ -238,7 +252,10 @@ function stageOf(stage: Stage) {
     grantsOf,
     rules,
     rule,
-    eventSourceOf,
+    tableStreamArn,
+    isTableStream,
+    tableStreamSources,
+    onFailureOf,
     schedules,
     config: stackConfigFor(stage, { raw: rawConfigOf(stage) }),
   };
@@ -246,6 +263,8 @@ function stageOf(stage: Stage) {
 
 const toolIds = builtinTools.map((tool) => tool.spec.id);
 const wiring = busRules(toolIds);
+/** The wiring table's rows the bus feeds on AWS: each has its rule there. */
+const busFed = wiring.filter(fedByBus);
 const TOOL_SECRET_NAMES = [...new Set(builtinTools.flatMap(toolSecrets))].sort();
 const ALL_SECRETS = [ADMIN_KEY_SECRET, ...TOOL_SECRET_NAMES].sort();
 /** The generic handlers of registered tools, by the `implementation` they are routed on. */
@@ -402,16 +421,17 @@ function expectedAccess(handler: string, stage: Stage, tracing: boolean): string
       ...table("GetItem", "Query", "PutItem", "UpdateItem"),
     );
   } else if (handler === STREAM_HANDLER) {
-    // Drains its FIFO queue (the event source mapping's grants); no dead letters of its own.
+    // Finds the stream's end (Get, Query), puts a chunk, moves the head, takes its chunk back
+    // after a lost race (Delete); reads the table's change stream (the event source's grants,
+    // ListStreams on `*` as AWS requires) and sends a batch that keeps failing to its own
+    // dead letters. No call is read: the stream hands it the run-log entries themselves.
     lines.push(
-      ...table("GetItem", "Query", "PutItem", "UpdateItem"),
-      ...[
-        "ChangeMessageVisibility",
-        "DeleteMessage",
-        "GetQueueAttributes",
-        "GetQueueUrl",
-        "ReceiveMessage",
-      ].map((action) => `sqs:${action} own-queue`),
+      ...table("GetItem", "Query", "PutItem", "UpdateItem", "DeleteItem"),
+      "dynamodb:DescribeStream table-stream",
+      "dynamodb:GetRecords table-stream",
+      "dynamodb:GetShardIterator table-stream",
+      "dynamodb:ListStreams *",
+      "sqs:SendMessage own-dead-letters",
     );
   } else if (SERVES_CALLS.has(handler)) {
     lines.push(
@@ -483,14 +503,21 @@ function expectedAccess(handler: string, stage: Stage, tracing: boolean): string
 
 const byJson = (a: unknown, b: unknown) => JSON.stringify(a).localeCompare(JSON.stringify(b));
 
-/** Actions AWS only grants on `*` (no resource-level permissions). Nothing else may use it. */
-const STAR_RESOURCE_ACTIONS = new Set(["xray:PutTraceSegments", "xray:PutTelemetryRecords"]);
+/**
+ * Actions AWS only grants on `*` (no resource-level permissions). Nothing else may use it.
+ * ListStreams: the stream function's event source (Lambda checks the role may list streams).
+ */
+const STAR_RESOURCE_ACTIONS = new Set([
+  "xray:PutTraceSegments",
+  "xray:PutTelemetryRecords",
+  "dynamodb:ListStreams",
+]);
 
 describe.each(STAGES)("the %s stack", (stage) => {
   it("builds the table from core's single definition", () => {
     const s = stageOf(stage);
     const [, table] = s.only("AWS::DynamoDB::Table");
-    const expected = createTableInput("unused");
+    const expected = createTableInput("unused", { changeStream: true });
     const p = table.Properties;
     expect(p.KeySchema).toEqual(expected.KeySchema);
     expect(p.AttributeDefinitions).toEqual(
@@ -505,6 +532,15 @@ describe.each(STAGES)("the %s stack", (stage) => {
     );
     expect(p.BillingMode).toBe("PAY_PER_REQUEST");
     expect(p.TimeToLiveSpecification).toEqual({ AttributeName: TABLE.ttlAttribute, Enabled: true });
+    // The change stream that feeds the stage stream: new images, as core defines it.
+    expect(TABLE.stream).toBe("NEW_IMAGE");
+    expect(expected.StreamSpecification).toEqual({
+      StreamEnabled: true,
+      StreamViewType: "NEW_IMAGE",
+    });
+    expect(p.StreamSpecification).toEqual({ StreamViewType: "NEW_IMAGE" });
+    // Locally nothing reads it: a table made for `npm start` has none unless asked.
+    expect(createTableInput("unused").StreamSpecification).toBeUndefined();
   });
 
   it("deletes one index from a stage of the release before (gsi2, whole items) and changes none", () => {
@@ -571,12 +607,15 @@ describe.each(STAGES)("the %s stack", (stage) => {
     expect(archive.Properties).not.toHaveProperty("KmsKeyIdentifier");
   });
 
-  it("creates exactly the wiring table's rules, each targeting its handler's function", () => {
+  it("creates exactly the rules of the wiring table's bus-fed rows, each targeting its handler's function", () => {
     const s = stageOf(stage);
+    // The stream's row alone is fed by the table's change stream: it has no rule on AWS.
+    expect(wiring.filter((r) => !fedByBus(r)).map((r) => r.handler)).toEqual([STREAM_HANDLER]);
+    expect(busFed.length).toBe(wiring.length - 1);
     expect(s.rules.map(([, r]) => r.Properties.Name).sort()).toEqual(
-      wiring.map((r) => r.name).sort(),
+      busFed.map((r) => r.name).sort(),
     );
-    for (const wired of wiring) {
+    for (const wired of busFed) {
       const found = s.rule(wired.name);
       if (!found) throw new Error(`no rule ${wired.name}`);
       const [, rule] = found;
@@ -585,23 +624,83 @@ describe.each(STAGES)("the %s stack", (stage) => {
       expect(rule.Properties.Targets).toHaveLength(1);
       const [target] = rule.Properties.Targets;
       expect(target.Id).toBe("handler");
-      if (!wired.ordered) {
-        expect(target.Arn).toEqual({ "Fn::GetAtt": [s.fn(wired.handler).id, "Arn"] });
-        continue;
-      }
-      // In order: a FIFO queue, one message group, drained by the handler's function.
-      const queueId = s.arnOf(target.Arn);
-      expect(s.json.Resources[queueId].Properties).toMatchObject({
-        FifoQueue: true,
-        ContentBasedDeduplication: true,
-      });
-      expect(target.SqsParameters).toEqual({ MessageGroupId: "toolbus" });
-      expect(s.eventSourceOf(queueId)).toMatchObject({
-        FunctionName: { Ref: s.fn(wired.handler).id },
-        BatchSize: 10,
-      });
+      expect(target.Arn).toEqual({ "Fn::GetAtt": [s.fn(wired.handler).id, "Arn"] });
     }
-    expect(wiring.filter((r) => r.ordered).map((r) => r.handler)).toEqual([STREAM_HANDLER]);
+    // No rule of any kind (a schedule's neither) targets the stream's function, and no queue
+    // is FIFO: the bus feeds it nothing on AWS.
+    const streamId = s.fn(STREAM_HANDLER).id;
+    for (const [id, rule] of s.ofType("AWS::Events::Rule")) {
+      for (const target of rule.Properties.Targets ?? []) {
+        expect(JSON.stringify(target), id).not.toContain(`"${streamId}"`);
+      }
+    }
+    expect(s.rule(STREAM_HANDLER)).toBeUndefined();
+    for (const [id, queue] of s.ofType("AWS::SQS::Queue")) {
+      expect(queue.Properties.FifoQueue, id).toBeUndefined();
+    }
+  });
+
+  it("feeds the stream's function from the table's change stream: new run-log entries, in order per shard, failures to its dead letters", () => {
+    const s = stageOf(stage);
+    const streamId = s.fn(STREAM_HANDLER).id;
+    // Exactly one mapping on the table's stream, the stream function's; no other mapping at all.
+    expect(s.tableStreamSources).toHaveLength(1);
+    expect(s.ofType("AWS::Lambda::EventSourceMapping")).toHaveLength(1);
+    const [[, mapping]] = s.tableStreamSources as [[string, Resource]];
+    const p = mapping.Properties;
+    expect(p.EventSourceArn).toEqual(s.tableStreamArn);
+    expect(p.FunctionName).toEqual({ Ref: streamId });
+    expect(p).toMatchObject({
+      StartingPosition: "LATEST",
+      BatchSize: 100,
+      ParallelizationFactor: 1,
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: RUN_LOG_FEED_RETRIES,
+      MaximumRecordAgeInSeconds: 86_400,
+    });
+    expect(RUN_LOG_FEED_RETRIES).toBeGreaterThan(0);
+    // Whole batches only: the writer never reports single records as failed.
+    expect(p.FunctionResponseTypes ?? []).toEqual([]);
+    // Only new run-log entries reach it: core's filter, exactly.
+    expect(p.FilterCriteria.Filters).toHaveLength(1);
+    expect(JSON.parse(p.FilterCriteria.Filters[0].Pattern)).toEqual(
+      JSON.parse(JSON.stringify(RUN_LOG_ENTRY_FILTER)),
+    );
+    expect(JSON.parse(p.FilterCriteria.Filters[0].Pattern)).toEqual({
+      eventName: ["INSERT"],
+      dynamodb: { Keys: { sk: { S: [{ prefix: "LOG#" }] } } },
+    });
+    // A batch that keeps failing goes to the function's own dead-letter queue: standard,
+    // encrypted, kept as long as the stage keeps dead letters, and alarmed on.
+    const deadLettersId = s.arnOf(p.DestinationConfig?.OnFailure?.Destination);
+    const deadLetters = s.json.Resources[deadLettersId];
+    expect(deadLetters?.Type).toBe("AWS::SQS::Queue");
+    expect(deadLetters.Properties).toMatchObject({
+      MessageRetentionPeriod: s.config.events.deadLetterRetentionDays * 86_400,
+      SqsManagedSseEnabled: true,
+    });
+    expect(deadLetters.Properties.FifoQueue).toBeUndefined();
+    const alarmed = s
+      .ofType("AWS::CloudWatch::Alarm")
+      .filter(([, a]) => a.Properties.MetricName === "ApproximateNumberOfMessagesVisible")
+      .map(([, a]) => a.Properties.Dimensions?.[0]?.Value);
+    expect(alarmed).toContainEqual({ "Fn::GetAtt": [deadLettersId, "QueueName"] });
+    // Lambda may send there, and only there, over TLS (the queue refuses anything else).
+    expect(s.grantsOf(streamId).filter((g) => g.action.startsWith("sqs:"))).toEqual([
+      {
+        effect: "Allow",
+        action: "sqs:SendMessage",
+        resource: p.DestinationConfig.OnFailure.Destination,
+      },
+    ]);
+    const [, policy] =
+      s
+        .ofType("AWS::SQS::QueuePolicy")
+        .find(([, q]) => q.Properties.Queues.some((ref: Json) => ref.Ref === deadLettersId)) ?? [];
+    expect(JSON.stringify(policy?.Properties.PolicyDocument)).toContain("aws:SecureTransport");
+    // Invoked by its mapping alone: no asynchronous invocations, so no invoke config.
+    const invokeConfigs = s.ofType("AWS::Lambda::EventInvokeConfig");
+    expect(invokeConfigs.some(([, c]) => c.Properties.FunctionName.Ref === streamId)).toBe(false);
   });
 
   it("leaves calls dispatched directly out of every tool and registered-tool rule", () => {
@@ -622,8 +721,9 @@ describe.each(STAGES)("the %s stack", (stage) => {
       "ToolCallApprovalRequested",
       "ToolCallProgress",
     ];
-    const [, stream] = s.rule("stream") ?? [];
-    expect(stream?.Properties.EventPattern).toEqual({
+    // The stream's row: the local bus's rule (on AWS the table's change stream feeds it).
+    expect(s.rule("stream")).toBeUndefined();
+    expect(wiring.find((r) => r.handler === STREAM_HANDLER)?.pattern).toEqual({
       source: ["toolbus"],
       "detail-type": callEvents,
     });
@@ -763,7 +863,7 @@ describe.each(STAGES)("the %s stack", (stage) => {
     const queuePolicies = s.ofType("AWS::SQS::QueuePolicy");
     const invokeConfigs = s.ofType("AWS::Lambda::EventInvokeConfig");
     const seen = new Set<string>();
-    for (const wired of wiring) {
+    for (const wired of busFed) {
       const [ruleId, rule] = s.rule(wired.name) ?? [];
       const [target] = rule?.Properties.Targets ?? [];
       expect(target.RetryPolicy).toEqual({
@@ -789,18 +889,6 @@ describe.each(STAGES)("the %s stack", (stage) => {
         }),
       );
       const functionId = s.fn(wired.handler).id;
-      if (wired.ordered) {
-        // A batch that keeps failing: five receives, then the queue's own FIFO dead letters.
-        const work = s.json.Resources[s.arnOf(target.Arn)].Properties;
-        const failedId = s.arnOf(work.RedrivePolicy.deadLetterTargetArn);
-        expect(work.RedrivePolicy.maxReceiveCount).toBe(5);
-        expect(queues.get(failedId)?.Properties).toMatchObject({
-          FifoQueue: true,
-          MessageRetentionPeriod: deadLetterRetentionDays * 86_400,
-          SqsManagedSseEnabled: true,
-        });
-        continue;
-      }
       // A handler that accepted the event and failed: Lambda retries, then the same queue.
       const invoke = invokeConfigs.find(([, c]) => c.Properties.FunctionName.Ref === functionId);
       expect(invoke?.[1].Properties).toMatchObject({
@@ -809,7 +897,20 @@ describe.each(STAGES)("the %s stack", (stage) => {
         DestinationConfig: { OnFailure: { Destination: { "Fn::GetAtt": [queueId, "Arn"] } } },
       });
     }
-    expect(invokeConfigs).toHaveLength(wiring.filter((r) => !r.ordered).length);
+    expect(invokeConfigs).toHaveLength(busFed.length);
+    // The stream's function has its own queue too: its event source's on-failure destination.
+    for (const wired of wiring.filter((r) => !fedByBus(r))) {
+      const queueId = s.onFailureOf(s.fn(wired.handler).id);
+      expect(queues.get(queueId)?.Properties, wired.handler).toMatchObject({
+        MessageRetentionPeriod: deadLetterRetentionDays * 86_400,
+        SqsManagedSseEnabled: true,
+      });
+      expect(seen.has(queueId), "one queue per handler").toBe(false);
+      seen.add(queueId);
+    }
+    // And no queue but those: a dead-letter queue per handler of the wiring table.
+    expect(seen.size).toBe(wiring.length);
+    expect(queues.size).toBe(wiring.length);
   });
 
   it("routes scheduled calls of registered http and mcp tools to one handler per kind, each with its own dead letters", () => {
@@ -1120,7 +1221,7 @@ describe.each(STAGES)("the %s stack", (stage) => {
     }
   });
 
-  it("has a dashboard and alarms on dead letters, handler error rates and API 5xx", () => {
+  it("has a dashboard and alarms on dead letters, handler error rates, API 5xx and the stream's lag", () => {
     const s = stageOf(stage);
     const [, dashboard] = s.only("AWS::CloudWatch::Dashboard");
     expect(dashboard.Properties.DashboardName).toBe(`toolbus-${stage}`);
@@ -1131,15 +1232,30 @@ describe.each(STAGES)("the %s stack", (stage) => {
     const alarms = s.ofType("AWS::CloudWatch::Alarm").map(([, alarm]) => alarm.Properties);
     const queues = s.ofType("AWS::SQS::Queue");
     const onQueues = alarms.filter((a) => a.MetricName === "ApproximateNumberOfMessagesVisible");
-    // Every dead-letter queue alarms on a letter; the stream's work queue when it falls behind.
-    const work = queues.filter(([id]) => s.eventSourceOf(id));
-    expect(work).toHaveLength(1);
-    expect(onQueues).toHaveLength(queues.length - work.length);
-    const behind = alarms.filter((a) => a.MetricName === "ApproximateAgeOfOldestMessage");
+    // Every queue is a dead-letter queue, and alarms on a letter.
+    expect(onQueues.map((a) => a.Dimensions[0].Value["Fn::GetAtt"][0]).sort()).toEqual(
+      queues.map(([id]) => id).sort(),
+    );
+    expect(alarms.some((a) => a.MetricName === "ApproximateAgeOfOldestMessage")).toBe(false);
+    // The stream's function when it falls five minutes behind the table's change stream.
+    const behind = alarms.filter((a) => a.MetricName === "IteratorAge");
     expect(behind.map((a) => a.Dimensions)).toEqual([
-      [{ Name: "QueueName", Value: { "Fn::GetAtt": [work[0]?.[0], "QueueName"] } }],
+      [{ Name: "FunctionName", Value: { Ref: s.fn(STREAM_HANDLER).id } }],
     ]);
-    expect(behind[0]).toMatchObject({ Threshold: 300, ComparisonOperator: "GreaterThanThreshold" });
+    expect(BACKLOG_ALARM_SECONDS).toBe(300);
+    expect(behind[0]).toMatchObject({
+      Namespace: "AWS/Lambda",
+      Statistic: "Maximum",
+      Period: 300,
+      Threshold: 300_000,
+      ComparisonOperator: "GreaterThanThreshold",
+      TreatMissingData: "notBreaching",
+    });
+    // A dead-letter queue per wiring-table handler (12), an error rate per function but the
+    // seed's (16), the API's 5xx and the stream's lag: 30. 31 while a FIFO queue fed the
+    // stream, whose own dead letters alarmed too.
+    expect(alarms).toHaveLength(queues.length + (s.functions.size - 1) + 1 + behind.length);
+    expect(alarms).toHaveLength(30);
     for (const alarm of onQueues) {
       expect(alarm).toMatchObject({ Threshold: 0, ComparisonOperator: "GreaterThanThreshold" });
     }
@@ -1242,22 +1358,17 @@ describe.each(STAGES)("the %s stack", (stage) => {
       expect(role.Properties.Policies, `${handler}: no inline role policy`).toBeUndefined();
       const env = fnProps.Environment.Variables;
       const logGroupId = fnProps.LoggingConfig.LogGroup.Ref;
-      const deadLetterId = s.arnOf(
-        s
-          .ofType("AWS::Lambda::EventInvokeConfig")
-          .find(([, c]) => c.Properties.FunctionName.Ref === functionId)?.[1].Properties
-          .DestinationConfig.OnFailure.Destination,
-      );
+      const deadLetterId = s.onFailureOf(functionId);
       const name = (resource: Json): string => {
         if (resource === "*") return "*";
         const arnId = s.arnOf(resource);
         if (arnId === s.tableId) return "table";
+        if (s.isTableStream(resource)) return "table-stream";
         if (arnId === s.busId) return "bus";
         if (arnId && arnId === s.rule(SUBSCRIPTIONS_RULE)?.[0]) return "subscriptions-rule";
         if (arnId === s.keyId) return "connections-key";
         if (arnId && arnId === logGroupId) return "own-logs";
         if (arnId && arnId === deadLetterId) return "own-dead-letters";
-        if (arnId && s.eventSourceOf(arnId)?.FunctionName.Ref === functionId) return "own-queue";
         if (arnId && handlerOf.has(arnId)) return `function:${handlerOf.get(arnId)}`;
         const joined = resource?.["Fn::Join"]?.[1];
         if (Array.isArray(joined)) {
@@ -1361,7 +1472,7 @@ describe.each(STAGES)("the %s stack", (stage) => {
       expect(secret.startsWith(REGISTERED_SECRET_PREFIX)).toBe(false);
   });
 
-  it("lets only the API delete, to remove a registered toolset in one transaction", () => {
+  it("lets only the API delete, to remove a registered toolset in one transaction, and the stream's writer take back its own chunk", () => {
     const s = stageOf(stage);
     const table = { "Fn::GetAtt": [s.tableId, "Arn"] };
     const grants = s.grantsOf(s.fn("api").id);
@@ -1369,16 +1480,23 @@ describe.each(STAGES)("the %s stack", (stage) => {
     for (const action of ["dynamodb:PutItem", "dynamodb:DeleteItem"]) {
       expect(grants).toContainEqual({ effect: "Allow", action, resource: table });
     }
+    const deleters: string[] = [];
     for (const [handler, id] of s.functions) {
       if (handler === "api") continue;
-      expect(
-        s
-          .grantsOf(id)
-          .filter((g) => g.effect === "Allow")
-          .map((g) => g.action),
-        handler,
-      ).not.toContain("dynamodb:DeleteItem");
+      const deletes = s
+        .grantsOf(id)
+        .filter((g) => g.effect === "Allow" && g.action === "dynamodb:DeleteItem");
+      if (deletes.length > 0) deleters.push(handler);
+      // The stream's writer deletes the chunk it put when another writer moved the head first
+      // (several shards, several invocations at once): the table itself, no index, and
+      // connected accounts' items denied it as every other function without them.
+      if (handler === STREAM_HANDLER) {
+        expect(deletes, handler).toEqual([
+          { effect: "Allow", action: "dynamodb:DeleteItem", resource: table },
+        ]);
+      }
     }
+    expect(deleters).toEqual([STREAM_HANDLER]);
   });
 
   it("lets the API and the seed read the secrets registered toolsets name, to check and refresh them", () => {
@@ -1617,6 +1735,9 @@ describe.each(STAGES)("the %s stack", (stage) => {
         ...s
           .ofType("AWS::Lambda::EventInvokeConfig")
           .map(([, c]) => s.arnOf(c.Properties.DestinationConfig.OnFailure.Destination)),
+        ...s.tableStreamSources.map(([, m]) =>
+          s.arnOf(m.Properties.DestinationConfig.OnFailure.Destination),
+        ),
       ].filter(Boolean),
     );
     const parameter = (path: string) =>
@@ -1637,14 +1758,19 @@ describe.each(STAGES)("the %s stack", (stage) => {
       if (rule === "AwsSolutions-APIG4") expect(type, what).toBe("AWS::ApiGatewayV2::Route");
       if (rule === "AwsSolutions-DDB3") expect(resource, what).toBe(s.tableId);
       if (rule === "AwsSolutions-IAM5") {
-        // Only the exact resources: X-Ray's `*` where the stage traces, the registrations'
-        // secrets, SST's seed runner invoking its seed.
+        // Only the exact resources: X-Ray's `*` where the stage traces, ListStreams' `*` on the
+        // stream function's role, the registrations' secrets, SST's seed runner invoking its seed.
         expect(appliesTo?.length, what).toBeGreaterThan(0);
+        const streamRole = s.roleOf(s.fn(STREAM_HANDLER).id);
+        const onStreamRole =
+          resource === streamRole || s.policiesOf(streamRole).some(([id]) => id === resource);
         for (const target of appliesTo ?? []) {
-          const xray = target === "Resource::*";
+          const star = target === "Resource::*";
           const seedRunner = target === `Resource::<${s.fn("seed").id}.Arn>:*`;
-          expect(xray || seedRunner || registeredSecrets.includes(String(target)), what).toBe(true);
-          if (xray) expect(s.config.tracing, what).not.toBe("disabled");
+          expect(star || seedRunner || registeredSecrets.includes(String(target)), what).toBe(true);
+          if (star && !(onStreamRole && reason.includes("ListStreams"))) {
+            expect(s.config.tracing, what).not.toBe("disabled");
+          }
         }
       }
       if (rule === "AwsSolutions-L1" || rule === "AwsSolutions-IAM4") {
@@ -1763,9 +1889,17 @@ describe.each(STAGES)("the %s stack", (stage) => {
       expect(statement.Condition, handler).toEqual(DENY_CONNECTION_ITEMS);
       expect([statement.Action].flat().sort(), handler).toEqual(ITEM_ACTIONS);
       expect([statement.Resource].flat(), handler).toContainEqual(tableArn);
-      // Every table action the function is allowed falls under the Deny for those keys.
+      // Every table action the function is allowed falls under the Deny for those keys. Only
+      // the stream's function reads the table's change stream (its event source's grants): a
+      // stream's reads have no leading key to deny, and its filter hands the function run-log
+      // entries alone; a connection item's token in it stays sealed under the key it lacks.
+      const streamReads = grants.filter(
+        (g) => g.action === "dynamodb:ListStreams" || s.isTableStream(g.resource),
+      );
+      expect(streamReads.length > 0, handler).toBe(handler === STREAM_HANDLER);
       for (const grant of grants) {
         if (grant.effect !== "Allow" || !grant.action.startsWith("dynamodb:")) continue;
+        if (streamReads.includes(grant)) continue;
         expect(ITEM_ACTIONS, `${handler} ${grant.action}`).toContain(grant.action);
       }
       // The pattern catches each of core's connection items, and nothing else of the table's.
@@ -1830,7 +1964,16 @@ describe.each(STAGES)("the %s stack", (stage) => {
       }));
       const byName = (a: { name?: string }, b: { name?: string }) =>
         String(a.name).localeCompare(String(b.name));
-      expect(local.sort(byName)).toEqual(deployed.sort(byName));
+      // Locally the bus feeds every row, the stream's too; on AWS the table's change stream
+      // feeds that one, so it alone has a local rule and no deployed one.
+      const localOnly = wiring.filter((r) => !fedByBus(r)).map((r) => r.name);
+      expect(localOnly).toEqual([STREAM_HANDLER]);
+      expect(local.filter((r) => localOnly.includes(String(r.name)))).toEqual(
+        wiring.filter((r) => !fedByBus(r)).map((r) => ({ name: r.name, pattern: r.pattern })),
+      );
+      expect(local.filter((r) => !localOnly.includes(String(r.name))).sort(byName)).toEqual(
+        deployed.sort(byName),
+      );
 
       const handlerOfFunction = new Map([...s.functions].map(([handler, id]) => [id, handler]));
       for (const [, rule] of s.rules) {
@@ -1838,12 +1981,9 @@ describe.each(STAGES)("the %s stack", (stage) => {
         const targets = await client.send(
           new ListTargetsByRuleCommand({ Rule: name, EventBusName: busName }),
         );
-        // An ordered rule's target is the queue its handler drains; locally, the handler itself.
         const deployedTargets = rule.Properties.Targets.map((t: Json) => ({
           id: t.Id,
-          handler: handlerOfFunction.get(
-            s.eventSourceOf(s.arnOf(t.Arn))?.FunctionName.Ref ?? s.arnOf(t.Arn),
-          ),
+          handler: handlerOfFunction.get(s.arnOf(t.Arn)),
         }));
         const localTargets = (targets.Targets ?? []).map((t) => ({
           id: t.Id,

@@ -1,9 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
+import { DynamoDBStreamsClient } from "@aws-sdk/client-dynamodb-streams";
 import {
   busRules,
   ensureTable,
+  fedByBus,
   RECORDER_HANDLER,
   REGISTERED_KINDS,
   registeredHandlerId,
@@ -25,10 +27,10 @@ import { localDynamoDbClient, startDynamoDbLocal } from "../../packages/local/sr
 import { applyWiring, localFunctionName } from "../../packages/local/src/runtime/wiring";
 import { DEFAULT_STAGE_FILE, STAGE_FILES, stackConfigFor } from "../../stacks/config";
 import { LAMBDA_LOGGING, platformLinesLogged } from "../../stacks/lambda-logging";
-import { emptyQueueCounts, FifoQueue, type QueueCounts } from "./fifo";
 import { httpApiEvent } from "./http-api-event";
 import { type FunctionCounts, FunctionInstances, type FunctionSpec } from "./instances";
 import { startLambdaEndpoint } from "./lambda-endpoint";
+import { emptyTableStreamCounts, TableStream, type TableStreamCounts } from "./table-stream";
 import { startReceiver } from "./webhook-receiver";
 
 /** The tool measured, and its input: 200 bytes of English prose (ASCII). */
@@ -43,8 +45,11 @@ export interface ScenarioCounts {
   apiRequests: number;
   /** Per deployed function, by its handler id (`api`, `tools/readability_analyzer`, ...). */
   functions: Record<string, FunctionCounts & { memoryMB: number }>;
-  /** The stage stream's FIFO queue. */
-  queue: QueueCounts;
+  /**
+   * The table's change stream feeding the stage stream's function (Lambda's event source
+   * mapping over DynamoDB Local's stream): invocations, records handed over and filtered out.
+   */
+  tableStream: TableStreamCounts;
   /** Webhook deliveries the receiver answered, and their bytes. */
   webhook: { requests: number; bytes: number };
   /** Sizes seen: the call's request and response bodies (bytes). */
@@ -99,7 +104,8 @@ function toolLimits() {
 
 /**
  * Runs the deployed functions' entry points as separate instances against DynamoDB Local and
- * the local bus wired as the stack wires EventBridge, makes synchronous REST calls of
+ * the local bus wired as the stack wires EventBridge (the stream's function fed by the table's
+ * change stream, as deployed), makes synchronous REST calls of
  * readability_analyzer through the API function, and returns what each call cost in requests,
  * units, events and bytes: without any subscription, then with one webhook subscription that
  * matches every event.
@@ -134,11 +140,20 @@ export async function measureCostCounts(options: CostHarnessOptions = {}): Promi
   const busServer = await startEventBridgeServer(bus);
   const eventBridge = localEventBridgeClient(busServer);
   const dynamodb = localDynamoDbClient(dynamo.endpoint);
+  // The same endpoint serves the table's stream (DynamoDB Local supports DynamoDB Streams).
+  const streams = new DynamoDBStreamsClient({
+    region: "us-east-1",
+    credentials: { accessKeyId: "local", secretAccessKey: "local" },
+    endpoint: dynamo.endpoint,
+  });
   const receiver = await startReceiver();
   const instances = new Map<string, FunctionInstances>();
   let lambda: Awaited<ReturnType<typeof startLambdaEndpoint>> | undefined;
+  let tableStream: TableStream | undefined;
   try {
-    await ensureTable(dynamodb, tableName);
+    // Core's table definition: the stack's, its stream (NEW_IMAGE) included.
+    // With the change stream the stack turns on: the table-stream model reads it as Lambda does.
+    await ensureTable(dynamodb, tableName, { changeStream: true });
     lambda = await startLambdaEndpoint(instances);
 
     const dispatchable = [
@@ -229,17 +244,21 @@ export async function measureCostCounts(options: CostHarnessOptions = {}): Promi
     const seeded = await byHandler("seed").invoke({});
     if (seeded.error) throw new Error(`seed failed: ${seeded.error.errorMessage}`);
 
-    // The wiring table, applied as deployed: the ordered rule goes to a FIFO queue drained by
-    // its event source; every other rule invokes its function asynchronously.
-    const queue = new FifoQueue(
-      `arn:aws:sqs:us-east-1:000000000000:${localFunctionName(STREAM_HANDLER)}.fifo`,
-      (event) => byHandler(STREAM_HANDLER).invoke(event),
-    );
-    const rules = busRules(builtinTools.map((t) => t.spec.id));
+    // The wiring table, applied as deployed: a rule the bus feeds invokes its function
+    // asynchronously; the stream's function is fed by the table's change stream instead (its
+    // event source mapping, modelled over DynamoDB Local's stream from here on: the seeding's
+    // writes come before it, as the deploy's Script runs before any call).
+    const stream = new TableStream({
+      dynamodb,
+      streams,
+      tableName,
+      consume: (event) => byHandler(STREAM_HANDLER).invoke(event),
+    });
+    tableStream = stream;
+    await stream.start();
+    const rules = busRules(builtinTools.map((t) => t.spec.id)).filter(fedByBus);
     const handlers = Object.fromEntries(
       rules.map((rule) => {
-        if (rule.ordered)
-          return [rule.handler, (event: unknown) => queue.send(JSON.stringify(event))];
         const pool = instances.get(localFunctionName(rule.handler));
         const run = async (event: unknown) => {
           if (!pool) throw new Error(`${rule.handler} is not deployed in the cost harness`);
@@ -270,15 +289,15 @@ export async function measureCostCounts(options: CostHarnessOptions = {}): Promi
       };
     };
 
-    /** Waits until the bus, the queue and every function are quiet, twice in a row. */
+    /** Waits until the bus, the table's stream and every function are quiet, twice in a row. */
     const settle = async () => {
       let quiet = 0;
       while (quiet < 2) {
         await bus.drain();
-        await queue.settled();
+        await stream.settled();
         await sleep(15);
         const busy = [...instances.values()].some((pool) => pool.inFlight > 0);
-        quiet = busy || !queue.idle ? 0 : quiet + 1;
+        quiet = busy || !stream.idle ? 0 : quiet + 1;
       }
     };
 
@@ -332,7 +351,7 @@ export async function measureCostCounts(options: CostHarnessOptions = {}): Promi
       for (let i = 0; i < warmup; i++) await call();
       await settle();
       for (const pool of instances.values()) pool.reset();
-      queue.counts = emptyQueueCounts();
+      stream.counts = emptyTableStreamCounts();
       receiver.counts.requests = 0;
       receiver.counts.bytes = 0;
       loggedAfterAnswerMs = [];
@@ -350,7 +369,7 @@ export async function measureCostCounts(options: CostHarnessOptions = {}): Promi
         calls,
         apiRequests: calls,
         functions,
-        queue: { ...queue.counts },
+        tableStream: { ...stream.counts },
         webhook: { ...receiver.counts },
         requestBytes: sizes.request,
         responseBytes: sizes.response,
@@ -377,12 +396,14 @@ export async function measureCostCounts(options: CostHarnessOptions = {}): Promi
     }
     return { stage, architecture: "arm64", withoutSubscription, withSubscription };
   } finally {
+    await tableStream?.stop();
     await Promise.all([...instances.values()].map((pool) => pool.stop()));
     await lambda?.close();
     await receiver.close();
     bus.close();
     eventBridge.destroy();
     dynamodb.destroy();
+    streams.destroy();
     await busServer.close();
     await dynamo.stop();
   }

@@ -21,8 +21,6 @@ export const PRICES = {
   },
   /** aws.amazon.com/eventbridge/pricing: custom events, each started 64 KB of an entry. */
   eventbridge: { perMillionEvents: 1.0 },
-  /** aws.amazon.com/sqs/pricing: FIFO queues, each started 64 KB of a request. */
-  sqs: { perMillionFifoRequests: 0.5 },
   /** aws.amazon.com/cloudwatch/pricing: Logs, standard class, data ingested. */
   cloudwatchLogs: { perGbIngested: 0.5 },
   /** aws.amazon.com/api-gateway/pricing: HTTP APIs, first 300 million a month, per 512 KB. */

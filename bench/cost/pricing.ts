@@ -99,8 +99,6 @@ export function priceScenario(s: ScenarioCounts): ScenarioCost {
     };
   });
   const sum = (pick: (f: FunctionCost) => number) => functions.reduce((t, f) => t + pick(f), 0);
-  const q = s.queue;
-  const sqsRequests = per(q.sendMessage + q.receiveMessage + q.deleteMessageBatch);
   const logBytes = sum((f) => f.logBytes);
   const resources: ResourceCost[] = [
     {
@@ -140,12 +138,6 @@ export function priceScenario(s: ScenarioCounts): ScenarioCost {
       perCall: sum((f) => f.events),
       unit: "events",
       usdPerMillion: sum((f) => f.events) * p.eventbridge.perMillionEvents,
-    },
-    {
-      resource: "SQS FIFO requests (send, receive, delete)",
-      perCall: sqsRequests,
-      unit: "requests",
-      usdPerMillion: sqsRequests * p.sqs.perMillionFifoRequests,
     },
     {
       resource: "CloudWatch Logs ingested",

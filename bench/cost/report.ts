@@ -46,8 +46,10 @@ export function costMarkdown(
         `| \`${o.handler}\` | ${o.operation} | ${num(o.requests)} | ${num(o.items)} | ${num(o.writeUnits)} | ${num(o.readUnits)} | ${o.failed > 0 ? `${num(o.failed)} (${num(o.estimatedUnits)})` : "—"} |`,
     ),
   ];
-  const q = (which: CostCounts["withoutSubscription"]) =>
-    `${num(which.queue.sendMessage / which.calls)} SendMessage, ${num(which.queue.receiveMessage / which.calls)} ReceiveMessage, ${num(which.queue.deleteMessageBatch / which.calls)} DeleteMessageBatch (${num(which.queue.messages / Math.max(1, which.queue.batches))} messages a batch)`;
+  const t = (which: CostCounts["withoutSubscription"]) => {
+    const s = which.tableStream;
+    return `${num(s.invocations / which.calls)} invocations of \`stream\`, ${num(s.records / which.calls)} records handed over (${num(s.records / Math.max(1, s.batches))} a batch), ${num(s.filteredOut / which.calls)} filtered out`;
+  };
   return [
     "# What a tool call costs on AWS",
     "",
@@ -68,7 +70,7 @@ export function costMarkdown(
     "",
     ...functionTable(withOne),
     "",
-    `Webhook deliveries: ${num(counts.withSubscription.webhook.requests / counts.withSubscription.calls)} a call. The stage stream's FIFO queue: ${q(w)} a call.`,
+    `Webhook deliveries: ${num(counts.withSubscription.webhook.requests / counts.withSubscription.calls)} a call. The table's change stream feeding the stage stream: ${t(w)} a call (one subscription: ${t(counts.withSubscription)}).`,
     "",
     `A call's two events were in its run's log when the API answered: a reader's first read after the answer found both for ${counts.withoutSubscription.loggedAtAnswer} of ${counts.withoutSubscription.calls} calls, and had read them ${loggedAfter(counts.withoutSubscription.loggedAfterAnswerMs)} after the answer (the read's own time). Whoever finishes a call logs it before answering; only what the recorder logs waits for a bus delivery (on AWS, EventBridge's).`,
     "",
@@ -84,7 +86,7 @@ export function costMarkdown(
     "",
     "- Each deployed function's entry point (functions/) runs in its own worker threads, one invocation at a time per thread, with the environment the stack gives it; a function whose instances are all busy gets another, as Lambda scales out. Nothing is cached across functions or instances. The wiring table is applied to the local bus as deployed; the API is invoked with API Gateway HTTP API (2.0) events, and its synchronous Invoke of the tool's function goes to a loopback endpoint speaking Lambda's Invoke API.",
     "- DynamoDB units are what DynamoDB Local reports with `ReturnConsumedCapacity: INDEXES`, injected into every request by SDK middleware in each instance (index copies and transactions' double charge included). Refused requests (a failed condition, a cancelled transaction) report no capacity but are billed: they are estimated at one unit per item written, two in a transaction, and marked *est.*. How often two recorders race on one call (and cancel a transaction) depends on timing, so those units vary between runs; the others are deterministic.",
-    "- The stage stream's FIFO queue is modelled: one SendMessage per event the bus puts, one ReceiveMessage and one DeleteMessageBatch per batch Lambda's poller takes (up to 10 messages of the one group, as soon as they are there: no batching window). Empty long polls of an idle queue are a fixed cost per hour, not per call, and are left out.",
+    "- The stage stream's function is fed as on AWS by the table's change stream (DynamoDB Streams, NEW_IMAGE), not by the bus: Lambda's event source mapping is modelled over DynamoDB Local's real stream (bench/cost/table-stream.ts), polling each shard with GetRecords from where it stood when the mapping was made, applying the run-log-entry filter with the bus's pattern matcher and invoking the function once per batch (up to 100 records, one batch at a time per shard, in order). Records the filter drops (the table's other writes) are not billed, and Lambda's GetRecords reads of a DynamoDB stream are free, so only the invocations and their duration are charged. At one call at a time each call's run-log entry is its own batch: one invocation a call.",
     "- Lambda duration is measured around each handler call in the instance and rounded up to 1 ms, times the function's memory; durations on this machine stand in for Lambda's (arm64 at these memory sizes may run slower or faster). Cold starts (and their billed init phase) are not counted: the functions are warm.",
     "- Log bytes are what the functions write (console lines with Lambda's time, request and level prefix) plus Lambda's START, END and REPORT lines (with an X-Ray segment when the stage traces), as ingested bytes; CloudWatch's per-event overhead is not added.",
     "- Reads that a warm instance makes at most once a second or so (the subscriptions fan-out asking whether subscriptions changed, a key's check) are shared by the calls in that interval: per call they depend on the call rate (here, one call at a time, a few a second).",

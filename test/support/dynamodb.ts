@@ -40,8 +40,9 @@ const DEFAULT_KEY_ATTRIBUTES: AttributeDefinition[] = [
 export function createToolbusTestTable(
   client: DynamoDBClient,
   namePrefix: string,
+  options: { changeStream?: boolean } = {},
 ): Promise<TestTable> {
-  const { TableName: _unused, ...definition } = createTableInput("unused");
+  const { TableName: _unused, ...definition } = createTableInput("unused", options);
   return createTestTable(client, { ...definition, namePrefix });
 }
 

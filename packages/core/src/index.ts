@@ -62,6 +62,7 @@ export {
   DETAIL_TYPES,
   type DetailType,
   EVENT_SOURCE,
+  fedByBus,
   RECORDER_HANDLER,
   REGISTERED_KINDS,
   registeredHandlerId,

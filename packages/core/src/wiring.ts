@@ -50,11 +50,16 @@ export interface BusRule {
   pattern: Record<string, unknown>;
   handler: string;
   /**
-   * Events reach the handler in order, one batch at a time (on AWS through a FIFO queue with
-   * one message group): for a handler that must be its data's only writer.
+   * On AWS the handler is fed by the table's change stream of run-log entries instead of by
+   * this rule, so no bus rule is deployed for it: it sees exactly what the run logs hold, each
+   * run's in the order it was logged, one batch per shard at a time. Locally the bus feeds it
+   * through this rule's pattern, as it does every handler.
    */
-  ordered?: boolean;
+  feed?: "run-logs";
 }
+
+/** Whether a deployed stage's bus feeds this rule's handler (one that has no `feed` of its own). */
+export const fedByBus = (rule: BusRule): boolean => rule.feed === undefined;
 
 export const toolHandlerId = (id: string) => `tools/${id}`;
 
@@ -135,7 +140,7 @@ export function busRules(toolIds: readonly string[]): BusRule[] {
       description: "Appends every call event to the stage-wide event stream",
       pattern: { source: [EVENT_SOURCE], "detail-type": [...DETAIL_TYPES] },
       handler: STREAM_HANDLER,
-      ordered: true,
+      feed: "run-logs",
     },
   ];
 }

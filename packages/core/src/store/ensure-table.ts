@@ -12,11 +12,16 @@ import { createTableInput, indexInput, TABLE } from "./table";
 /**
  * Creates the table if it is missing and turns TTL on; a table made by an earlier version gets
  * the indexes it lacks. For the local runtime and tests; on AWS the stack owns the table, built
- * from the same definition.
+ * from the same definition. `changeStream`: with the change stream the stack turns on (for
+ * whoever plays Lambda's reader of it here).
  */
-export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
+export async function ensureTable(
+  client: DynamoDBClient,
+  tableName: string,
+  options: { changeStream?: boolean } = {},
+): Promise<void> {
   try {
-    await client.send(new CreateTableCommand(createTableInput(tableName)));
+    await client.send(new CreateTableCommand(createTableInput(tableName, options)));
   } catch (error) {
     if (!(error instanceof ResourceInUseException)) throw error;
     await addMissingIndexes(client, tableName);

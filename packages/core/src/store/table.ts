@@ -33,11 +33,16 @@ import type { CreateTableCommandInput } from "@aws-sdk/client-dynamodb";
  * per table update) and dropped it the release after.
  * gsi3 finds a trace's calls; it holds keys only too, so the writes that move a call along
  * (claim, complete) never touch it.
+ * The table's change stream carries new images: on AWS it feeds the stage stream's function
+ * with the run-log entries as they are written (store/dynamodb/run-log-feed.ts). A local table
+ * has it only when asked: under `npm start` nothing reads it (the process feeds its stage
+ * stream itself), and DynamoDB Local would keep a day of records of every write in memory.
  */
 export const TABLE = {
   partitionKey: "pk",
   sortKey: "sk",
   ttlAttribute: "expiresAt",
+  stream: "NEW_IMAGE",
   indexes: [
     { name: "gsi1", partitionKey: "gsi1pk", sortKey: "gsi1sk", projection: "ALL" },
     { name: "gsi3", partitionKey: "gsi3pk", sortKey: "gsi3sk", projection: "KEYS_ONLY" },
@@ -46,7 +51,10 @@ export const TABLE = {
   ],
 } as const;
 
-export function createTableInput(tableName: string): CreateTableCommandInput {
+export function createTableInput(
+  tableName: string,
+  { changeStream = false }: { changeStream?: boolean } = {},
+): CreateTableCommandInput {
   // Indexes may share key attributes (gsi4 keeps gsi2's names): each is defined once.
   const keyNames = [
     ...new Set([
@@ -64,6 +72,9 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
       { AttributeName: TABLE.sortKey, KeyType: "RANGE" },
     ],
     GlobalSecondaryIndexes: TABLE.indexes.map(indexInput),
+    ...(changeStream && {
+      StreamSpecification: { StreamEnabled: true, StreamViewType: TABLE.stream },
+    }),
   };
 }
 

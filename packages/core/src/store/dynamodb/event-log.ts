@@ -100,7 +100,7 @@ export class DynamoEventLog implements EventLog {
     const lastKey = String(last?.sk);
     return {
       // Skip entries fill places a crash left empty (log-sole-writer.ts): passed over.
-      events: readable.flatMap(eventsOf),
+      events: readable.flatMap(logEntryEvents),
       // Where the reader is, even on the last page, so a follower polls on from there; with
       // nothing new it keeps the cursor it came with.
       cursor:
@@ -114,7 +114,7 @@ export class DynamoEventLog implements EventLog {
 }
 
 /** The events an entry holds: none for a skip entry, several for a multi-event entry. */
-function eventsOf(item: Record<string, unknown>): RunEvent[] {
+export function logEntryEvents(item: Record<string, unknown>): RunEvent[] {
   if (item.skip === true) return [];
   if (!isMultiEvent(item)) {
     return [parseStored(runEvent, decodeJsonFields(item, LOG_JSON_FIELDS), "event")];

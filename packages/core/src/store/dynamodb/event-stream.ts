@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import {
   DeleteCommand,
   GetCommand,
@@ -27,6 +28,13 @@ const MAX_EVENTS = 200;
 const MAX_CHUNK_BYTES = 300_000;
 /** Event keys a writer remembers, so an event the bus hands over twice is appended once. */
 const REMEMBERED_KEYS = 20_000;
+/**
+ * How often an append is tried when another writer wins the race for the head, and the most
+ * it waits (times the attempt, at random) before the next: writers fed from separate shards
+ * of the table's change stream rarely commit at the same moment.
+ */
+const RACE_ATTEMPTS = 5;
+const RACE_BACKOFF_MS = 20;
 
 interface Pending {
   event: RunEvent;
@@ -56,9 +64,11 @@ const CHUNK_JSON_FIELDS = ["events"];
 
 /**
  * One commit at a time per process: places are handed out in order, so a later commit never
- * lands before an earlier one. Across processes, one writer is the deployment's job (a FIFO
- * queue with one group feeds the stream's function); a second writer that races anyway finds
- * the head moved (a conditional update), fails, and takes its chunk back.
+ * lands before an earlier one. Across processes writers take turns on the head: on AWS the
+ * table's change stream feeds one invocation per shard at a time, so a stage with several
+ * shards has several writers. One that finds the head moved (a conditional update) or its
+ * chunk's place taken (a conditional put) takes its chunk back and appends again after the
+ * winner (append).
  */
 const streamWriter = perTable(
   (options): GroupCommit<Pending, void> =>
@@ -94,11 +104,20 @@ export class DynamoEventStream implements EventStream {
 
   async append(events: RunEvent[]): Promise<void> {
     const writer = streamWriter(this.#options);
-    await guard("stream.append", this.#options.tableName, () =>
-      Promise.all(
-        events.map((event) => writer.submit({ event, retentionSeconds: this.#retentionSeconds })),
-      ),
-    );
+    await guard("stream.append", this.#options.tableName, async () => {
+      for (let attempt = 1; ; attempt++) {
+        const outcomes = await Promise.allSettled(
+          events.map((event) => writer.submit({ event, retentionSeconds: this.#retentionSeconds })),
+        );
+        const failed = outcomes.find((outcome) => outcome.status === "rejected");
+        if (!failed) return;
+        // A writer that lost a race to another has taken its chunks back and forgotten where
+        // the stream stood: it appends again after the winner. What was committed before is
+        // remembered by key and not appended twice.
+        if (!isConditionFailure(failed.reason) || attempt >= RACE_ATTEMPTS) throw failed.reason;
+        await delay(Math.random() * RACE_BACKOFF_MS * attempt);
+      }
+    });
   }
 
   async head(): Promise<number> {

@@ -23,6 +23,7 @@ export {
   encodeCursor,
   MAX_EVENT_PAGE,
 } from "./event-log";
+export { RUN_LOG_ENTRY_FILTER } from "./items";
 export { DynamoKeyStore } from "./keys";
 export { appendAsSoleWriter } from "./log-sole-writer";
 export { DynamoRateLimiter } from "./rate-limiter";

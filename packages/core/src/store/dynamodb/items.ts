@@ -83,6 +83,16 @@ export const runLogKeyCondition = (runId: string, from = LEGACY_EVENT_PREFIX) =>
     ":to": `${LOG_PREFIX}~`,
   },
 });
+/**
+ * What the stage stream's event source lets through of the table's change stream (a Lambda
+ * filter pattern): new run-log entries. Records it filters out are not billed; REMOVEs (no run
+ * log expires) and the table's other items never reach the function (run-log-feed.ts).
+ */
+export const RUN_LOG_ENTRY_FILTER = {
+  eventName: ["INSERT"],
+  dynamodb: { Keys: { sk: { S: [{ prefix: LOG_PREFIX }] } } },
+} as const;
+
 /** The sequence number of a LOG# sort key; NaN for anything else. */
 export const logSeqOf = (sortKey: string) =>
   /^LOG#\d{16}$/.test(sortKey) ? Number(sortKey.slice(LOG_PREFIX.length)) : Number.NaN;
