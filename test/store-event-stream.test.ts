@@ -1,4 +1,4 @@
-import { PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDocumentClient } from "../packages/core/src/store/dynamodb";
 import { DynamoEventStream } from "../packages/core/src/store/dynamodb/event-stream";
@@ -51,6 +51,22 @@ async function putChunk(tableName: string, firstSeq: number, events: RunEvent[])
       },
     }),
   );
+}
+
+/** Counts the writes sent through `documents` (puts and updates), from now until stopped. */
+function countWrites() {
+  const counter = {
+    count: 0,
+    stop: () => client.middlewareStack.remove("countWrites"),
+  };
+  client.middlewareStack.add(
+    (next, context) => (args) => {
+      if (/^(Put|Update|Delete)Item/.test(String(context.commandName))) counter.count += 1;
+      return next(args);
+    },
+    { step: "initialize", name: "countWrites" },
+  );
+  return counter;
 }
 
 /** Counts the requests DynamoDB refuses on a condition, from now until stopped. */
@@ -175,15 +191,17 @@ describe("partitions", () => {
 });
 
 describe("a writer that fails or races", () => {
-  it("makes entries a failed writer left past the head visible with its next commit, losing nothing", async () => {
+  it("shows a chunk the moment it is written, and the next writer appends after it", async () => {
     const tableName = await freshTable();
     const stream = new DynamoEventStream({ client: documents, tableName }, { retentionDays: 7 });
     await stream.append([event(), event()]);
-    // A writer that died between its entries and moving the head left place 3 behind.
-    const left = event();
-    await putChunk(tableName, 3, [left]);
-    expect((await stream.read(2, 10)).entries).toEqual([]);
-    // Another process (its own client, so its own memory) takes over.
+    // Another writer's chunk at place 3, written with nothing else to move.
+    const theirs = event();
+    await putChunk(tableName, 3, [theirs]);
+    expect((await stream.read(2, 10)).entries.map((entry) => entry.event.eventKey)).toEqual([
+      theirs.eventKey,
+    ]);
+    // Another process (its own client, so its own memory) goes on after it.
     const otherClient = testDynamoDbClient();
     try {
       const other = new DynamoEventStream(
@@ -194,80 +212,123 @@ describe("a writer that fails or races", () => {
       await other.append([next]);
       const entries = (await other.read(0, 10)).entries;
       expect(entries.map((entry) => entry.seq)).toEqual([1, 2, 3, 4]);
-      expect(entries[2]?.event.eventKey).toBe(left.eventKey);
       expect(entries[3]?.event.eventKey).toBe(next.eventKey);
     } finally {
       otherClient.destroy();
     }
   });
 
-  it("takes back the chunk of a writer that lost the race for the head, and appends it again after the winner's", async () => {
+  it("writes one item a commit, and a writer whose place was taken appends again after the winner's", async () => {
     const tableName = await freshTable();
     const stream = new DynamoEventStream({ client: documents, tableName }, { retentionDays: 7 });
     await stream.append([event()]);
-    // Another writer moved the head meanwhile (its entry at place 2).
+    const writes = countWrites();
+    await stream.append([event(), event()]);
+    expect(writes.count).toBe(1);
+    writes.stop();
+    // Another writer appended meanwhile (its chunk at place 4).
     const theirs = event();
-    await putChunk(tableName, 2, [theirs]);
-    await documents.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: STREAM_HEAD_KEY,
-        UpdateExpression: "SET seq = :seq",
-        ExpressionAttributeValues: { ":seq": 2 },
-      }),
-    );
-    // This writer still thinks the stream ends at place 1: its chunk for place 2 is refused
-    // (theirs is there), so it reads where the stream stands and appends after theirs.
+    await putChunk(tableName, 4, [theirs]);
+    // This writer still thinks the stream ends at place 3: its chunk for place 4 is refused
+    // (theirs is there), so it reads where the stream ends and appends after theirs.
     const refusals = countRefusals();
     const mine = event();
     await stream.append([mine]);
-    expect(refusals.count).toBeGreaterThan(0);
+    expect(refusals.count).toBe(1);
     refusals.stop();
     const after = (await stream.read(0, 10)).entries;
-    expect(after.map((entry) => entry.seq)).toEqual([1, 2, 3]);
-    expect(after.map((entry) => entry.event.eventKey).slice(1)).toEqual([
+    expect(after.map((entry) => entry.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(after.map((entry) => entry.event.eventKey).slice(3)).toEqual([
       theirs.eventKey,
       mine.eventKey,
     ]);
   });
 
-  it("gives up after a few tries when the head keeps moving, leaving nothing of its own visible", async () => {
+  it("gives up after a few tries when its place is always taken, having written nothing", async () => {
     const tableName = await freshTable();
     const stream = new DynamoEventStream({ client: documents, tableName }, { retentionDays: 7 });
     await stream.append([event()]);
-    // Another writer that moves the head before every commit of this one.
-    let seq = 1;
+    // Another writer that appends a chunk right before every chunk this one writes.
     const mine = event();
-    const moving = testDynamoDbClient();
-    moving.middlewareStack.add(
+    const racing = testDynamoDbClient();
+    racing.middlewareStack.add(
       (next) => async (args) => {
-        const input = args.input as { Key?: unknown };
-        if (JSON.stringify(input.Key) === JSON.stringify(STREAM_HEAD_KEY)) {
-          seq += 1;
-          await documents.send(
-            new UpdateCommand({
-              TableName: tableName,
-              Key: STREAM_HEAD_KEY,
-              UpdateExpression: "SET seq = :seq",
-              ExpressionAttributeValues: { ":seq": seq },
-            }),
-          );
+        const item = (args.input as { Item?: { sk?: unknown; firstSeq?: number } }).Item;
+        if (String(item?.sk).startsWith("C#") && item?.firstSeq !== undefined) {
+          await putChunk(tableName, item.firstSeq, [event()]);
         }
         return next(args);
       },
-      { step: "initialize", name: "moveHead" },
+      { step: "initialize", name: "takePlace" },
     );
     try {
-      const racing = new DynamoEventStream(
-        { client: createDocumentClient(moving), tableName },
+      const loser = new DynamoEventStream(
+        { client: createDocumentClient(racing), tableName },
         { retentionDays: 7 },
       );
-      await expect(racing.append([mine])).rejects.toThrow(/condition/i);
+      await expect(loser.append([mine])).rejects.toThrow(/condition/i);
     } finally {
-      moving.destroy();
+      racing.destroy();
     }
-    const keys = (await stream.read(0, 100)).entries.map((entry) => entry.event.eventKey);
-    expect(keys).not.toContain(mine.eventKey);
+    const entries = await readAll(stream);
+    expect(entries.map((entry) => entry.event.eventKey)).not.toContain(mine.eventKey);
+    expect(entries.map((entry) => entry.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+});
+
+describe("a stream an earlier release wrote, and one whose chunks expired", () => {
+  it("goes on after the place an earlier release's head holds, even past chunks it left unseen", async () => {
+    const tableName = await freshTable();
+    // The head as earlier releases kept it (the last place, moved after every commit), and a
+    // chunk a writer of theirs wrote without moving it.
+    await documents.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: { ...STREAM_HEAD_KEY, seq: 41, at: new Date().toISOString() },
+      }),
+    );
+    await putChunk(tableName, 40, [event(), event()]);
+    const left = event();
+    await putChunk(tableName, 42, [left]);
+    const stream = new DynamoEventStream({ client: documents, tableName }, { retentionDays: 7 });
+    expect(await stream.head()).toBe(42);
+    const mine = event();
+    await stream.append([mine]);
+    expect((await stream.read(41, 10)).entries.map((entry) => entry.event.eventKey)).toEqual([
+      left.eventKey,
+      mine.eventKey,
+    ]);
+  });
+
+  it("never uses a place twice once every chunk has expired: it goes on from the next partition", async () => {
+    const tableName = await freshTable();
+    const stream = new DynamoEventStream({ client: documents, tableName }, { retentionDays: 7 });
+    await stream.append([event(), event()]);
+    // TTL removed every chunk (here by hand): only the head, naming partition 0, is left.
+    const { Items = [] } = await documents.send(
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: "pk = :pk",
+        ExpressionAttributeValues: { ":pk": streamChunkKey(1).pk },
+      }),
+    );
+    expect(Items).toHaveLength(1);
+    await documents.send(new DeleteCommand({ TableName: tableName, Key: streamChunkKey(1) }));
+    const otherClient = testDynamoDbClient();
+    try {
+      const other = new DynamoEventStream(
+        { client: createDocumentClient(otherClient), tableName },
+        { retentionDays: 7 },
+      );
+      const next = event();
+      await other.append([next]);
+      expect(await other.head()).toBe(100_000);
+      expect((await other.read(99_999, 5)).entries.map((entry) => entry.event.eventKey)).toEqual([
+        next.eventKey,
+      ]);
+    } finally {
+      otherClient.destroy();
+    }
   });
 });
 

@@ -1,11 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
-import {
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-} from "@aws-sdk/lib-dynamodb";
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { type RunEvent, runEvent } from "@toolbus/wire/model/events";
 import * as z from "zod";
 import type { EventStream, StreamEntry } from "../../ports";
@@ -29,7 +23,7 @@ const MAX_CHUNK_BYTES = 300_000;
 /** Event keys a writer remembers, so an event the bus hands over twice is appended once. */
 const REMEMBERED_KEYS = 20_000;
 /**
- * How often an append is tried when another writer wins the race for the head, and the most
+ * How often an append is tried when another writer takes the place it meant to write, and the most
  * it waits (times the attempt, at random) before the next: writers fed from separate shards
  * of the table's change stream rarely commit at the same moment.
  */
@@ -41,15 +35,18 @@ interface Pending {
   retentionSeconds: number;
 }
 
-/** What the writer knows: the committed head, where chunks end, the last time, recent keys. */
-interface WriterState {
-  committed: number;
-  end: number;
+/**
+ * Where the stream ends: its last place and that place's time, and the newest partition the
+ * head names (-1 before the first commit). What a writer keeps between commits.
+ */
+interface StreamEnd {
+  seq: number;
   at: number;
+  partition: number;
 }
 
 interface WriterMemory {
-  state: WriterState | undefined;
+  state: StreamEnd | undefined;
   keys: Set<string>;
 }
 
@@ -64,11 +61,10 @@ const CHUNK_JSON_FIELDS = ["events"];
 
 /**
  * One commit at a time per process: places are handed out in order, so a later commit never
- * lands before an earlier one. Across processes writers take turns on the head: on AWS the
- * table's change stream feeds one invocation per shard at a time, so a stage with several
- * shards has several writers. One that finds the head moved (a conditional update) or its
- * chunk's place taken (a conditional put) takes its chunk back and appends again after the
- * winner (append).
+ * lands before an earlier one. Across processes writers take turns at the stream's end: on AWS
+ * the table's change stream feeds one invocation per shard at a time, so a stage with several
+ * shards has several writers. One that finds its chunk's place taken (a conditional put)
+ * appends again after the winner (append).
  */
 const streamWriter = perTable(
   (options): GroupCommit<Pending, void> =>
@@ -82,16 +78,19 @@ const streamWriter = perTable(
 
 /**
  * The stage's events in one order. Each commit writes its events as one chunk item (its first
- * and last place, the events as JSON text, deflated), then moves the head (STREAM / HEAD) past
- * them; readers read only up to the head. So a reader never sees a place filled while an
- * earlier one is still being written, and a reader that has read up to a place has seen
- * everything before it: no settle window, no gap. Two writes per commit, however many events
- * it holds.
+ * and last place, the events as JSON text, deflated), on the condition that no chunk starts at
+ * its first place: one write per commit, however many events it holds. A writer starts a chunk
+ * right after the last one it wrote or read, so chunks form a chain with no place left out: a
+ * chunk exists only once every place before it is written. So the stream ends where its newest
+ * chunk does, a reader that has read up to a place has seen everything before it, and a writer
+ * whose idea of the end is stale finds its first place taken, reads where the stream ends, and
+ * appends again (append). A commit is one put: nothing is ever half written.
  *
- * A writer that fails between its chunk and the head leaves a chunk past the head; the next
- * writer starts after it and its commit makes it visible, and the bus delivers the failed
- * events again: at least once, like every other delivery here (events carry their eventKey).
- * Chunks expire `retentionDays` after they were recorded.
+ * STREAM / HEAD names the newest partition (`partition`), moved on before a partition's first
+ * chunk is written, so finding the end is one read and one Query. Releases before this one kept
+ * the last place there (`seq`, `at`), moved after every commit; it is still read, so a stream
+ * they wrote goes on where they left it. Chunks expire `retentionDays` after they were recorded;
+ * where none is left, the stream goes on from the next partition, so no place is used twice.
  */
 export class DynamoEventStream implements EventStream {
   readonly #options: DynamoStoreOptions;
@@ -111,7 +110,7 @@ export class DynamoEventStream implements EventStream {
         );
         const failed = outcomes.find((outcome) => outcome.status === "rejected");
         if (!failed) return;
-        // A writer that lost a race to another has taken its chunks back and forgotten where
+        // A writer that lost a race to another wrote nothing of the losing chunk and forgot where
         // the stream stood: it appends again after the winner. What was committed before is
         // remembered by key and not appended twice.
         if (!isConditionFailure(failed.reason) || attempt >= RACE_ATTEMPTS) throw failed.reason;
@@ -121,7 +120,7 @@ export class DynamoEventStream implements EventStream {
   }
 
   async head(): Promise<number> {
-    return (await readHead(this.#options)).seq;
+    return (await readEnd(this.#options)).seq;
   }
 
   async read(
@@ -148,7 +147,7 @@ export class DynamoEventStream implements EventStream {
   }
 
   async placeAt(time: Date): Promise<number> {
-    const { seq: head, at } = await readHead(this.#options);
+    const { seq: head, at } = await readEnd(this.#options);
     const target = time.getTime();
     if (head === 0 || at < target) return head + 1;
     // Places and their times both only grow (one writer, a clock it never lets go back), so
@@ -225,40 +224,82 @@ function chunkOf(item: Record<string, unknown>) {
   };
 }
 
-/** The committed head and its time, read strongly. */
-async function readHead(options: DynamoStoreOptions): Promise<{ seq: number; at: number }> {
-  const { Item } = await guard("stream.read", options.tableName, () =>
-    options.client.send(
-      new GetCommand({ TableName: options.tableName, Key: STREAM_HEAD_KEY, ConsistentRead: true }),
-    ),
+/** Where the stream ends, read strongly: the head's partition, then its newest chunk. */
+async function readEnd(options: DynamoStoreOptions): Promise<StreamEnd> {
+  const { Item: head } = await options.client.send(
+    new GetCommand({ TableName: options.tableName, Key: STREAM_HEAD_KEY, ConsistentRead: true }),
   );
-  return { seq: Number(Item?.seq ?? 0), at: Item ? Date.parse(String(Item.at)) : 0 };
+  // A head written by an earlier release holds the last place (`seq`) and its time.
+  const legacy = {
+    seq: Number(head?.seq ?? 0),
+    at: head?.at === undefined ? 0 : Date.parse(String(head.at)),
+  };
+  const named = head?.partition === undefined ? -1 : Number(head.partition);
+  const partition = Math.max(named, head?.seq === undefined ? -1 : partitionOf(legacy.seq));
+  if (partition < 0) return { seq: 0, at: 0, partition };
+  // The newest chunk is in the named partition, or in the one before while the writer that
+  // named it has not written its chunk yet.
+  for (const candidate of [partition, partition - 1]) {
+    if (candidate < 0) break;
+    const newest = await newestChunk(options, candidate);
+    if (newest) {
+      return {
+        seq: Math.max(newest.lastSeq, legacy.seq),
+        at: Math.max(newest.at, legacy.at),
+        partition: named,
+      };
+    }
+  }
+  // Every chunk has expired: go on after the last place known, or from the next partition.
+  return {
+    seq: Math.max(legacy.seq, named < 0 ? 0 : (named + 1) * STREAM_PARTITION_SIZE - 1),
+    at: legacy.at,
+    partition: named,
+  };
 }
 
-/** Where the last writer's chunks end: past the head when it failed before moving it. */
-async function readState(options: DynamoStoreOptions): Promise<WriterState> {
-  const head = await readHead(options);
-  let end = head.seq;
-  // A chunk left past the head starts right after it: in the head's partition or the next.
-  for (const seq of [head.seq + 1, head.seq + 1 + MAX_EVENTS]) {
-    const { Items } = await options.client.send(
-      new QueryCommand({
+const partitionOf = (seq: number) => Math.floor(seq / STREAM_PARTITION_SIZE);
+
+async function newestChunk(
+  options: DynamoStoreOptions,
+  partition: number,
+): Promise<{ lastSeq: number; at: number } | undefined> {
+  const { Items } = await options.client.send(
+    new QueryCommand({
+      TableName: options.tableName,
+      KeyConditionExpression: "pk = :pk",
+      ExpressionAttributeValues: { ":pk": streamPartition(partition * STREAM_PARTITION_SIZE) },
+      ScanIndexForward: false,
+      Limit: 1,
+      ConsistentRead: true,
+      ProjectionExpression: "lastSeq, recordedAt",
+    }),
+  );
+  const newest = Items?.[0];
+  return newest
+    ? { lastSeq: Number(newest.lastSeq), at: Date.parse(String(newest.recordedAt)) }
+    : undefined;
+}
+
+/**
+ * Names a partition as the newest before its first chunk is written, so a reader of the head
+ * finds that chunk; never moves the name back (a writer that finds it further on leaves it).
+ */
+async function namePartition(options: DynamoStoreOptions, partition: number): Promise<void> {
+  try {
+    await options.client.send(
+      new UpdateCommand({
         TableName: options.tableName,
-        KeyConditionExpression: "pk = :pk AND sk > :after",
-        ExpressionAttributeValues: {
-          ":pk": streamPartition(seq),
-          ":after": streamChunkKey(head.seq).sk,
-        },
-        ScanIndexForward: false,
-        Limit: 1,
-        ConsistentRead: true,
-        ProjectionExpression: "lastSeq",
+        Key: STREAM_HEAD_KEY,
+        UpdateExpression: "SET #partition = :partition",
+        ConditionExpression: "attribute_not_exists(#partition) OR #partition < :partition",
+        ExpressionAttributeNames: { "#partition": "partition" },
+        ExpressionAttributeValues: { ":partition": partition },
       }),
     );
-    const last = Items?.[0];
-    if (last) end = Math.max(end, Number(last.lastSeq));
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
   }
-  return { committed: head.seq, end, at: head.at };
 }
 
 async function commit(
@@ -267,9 +308,8 @@ async function commit(
 ): Promise<ItemOutcome<void>[]> {
   const memory = memories(options);
   const done = pending.map((): ItemOutcome<void> => ({ ok: true, value: undefined }));
-  const written: { pk: string; sk: string }[] = [];
   try {
-    memory.state ??= await readState(options);
+    memory.state ??= await readEnd(options);
     const state = memory.state;
     const seen = new Set<string>();
     const fresh = pending.filter(({ event }) => {
@@ -282,69 +322,49 @@ async function commit(
     const at = Math.max((options.now?.() ?? new Date()).getTime(), state.at);
     const recordedAt = new Date(at).toISOString();
     const retention = Math.max(...fresh.map((item) => item.retentionSeconds));
-    const first = state.end + 1;
+    const first = state.seq + 1;
     const last = first + fresh.length - 1;
     // A chunk never spans two partitions: split where one ends.
-    const boundary = (Math.floor(first / STREAM_PARTITION_SIZE) + 1) * STREAM_PARTITION_SIZE;
+    const boundary = (partitionOf(first) + 1) * STREAM_PARTITION_SIZE;
     const splitAt = last >= boundary ? boundary - first : fresh.length;
     for (const [start, end] of [
       [0, splitAt],
       [splitAt, fresh.length],
     ] as const) {
       if (start >= end) continue;
-      const key = streamChunkKey(first + start);
+      const partition = partitionOf(first + start);
+      if (partition > state.partition) {
+        await namePartition(options, partition);
+        state.partition = partition;
+      }
+      const chunk = fresh.slice(start, end);
       await options.client.send(
         new PutCommand({
           TableName: options.tableName,
           Item: {
-            ...key,
+            ...streamChunkKey(first + start),
             firstSeq: first + start,
             lastSeq: first + end - 1,
-            ...encodeJsonFields(
-              { events: fresh.slice(start, end).map((item) => item.event) },
-              CHUNK_JSON_FIELDS,
-              { compress: true },
-            ),
+            ...encodeJsonFields({ events: chunk.map((item) => item.event) }, CHUNK_JSON_FIELDS, {
+              compress: true,
+            }),
             recordedAt,
             expiresAt: Math.floor(at / 1000) + retention,
           },
           ConditionExpression: "attribute_not_exists(pk)",
         }),
       );
-      written.push(key);
+      // Written, so visible: a commit that fails after this never appends these again.
+      for (const { event } of chunk) remember(memory.keys, event.eventKey);
+      state.seq = first + end - 1;
+      state.at = at;
     }
-    await options.client.send(
-      new UpdateCommand({
-        TableName: options.tableName,
-        Key: STREAM_HEAD_KEY,
-        UpdateExpression: "SET seq = :last, #at = :at",
-        ConditionExpression: "attribute_not_exists(seq) OR seq = :committed",
-        ExpressionAttributeNames: { "#at": "at" },
-        ExpressionAttributeValues: {
-          ":last": last,
-          ":at": recordedAt,
-          ":committed": state.committed,
-        },
-      }),
-    );
-    memory.state = { committed: last, end: last, at };
-    for (const { event } of fresh) remember(memory.keys, event.eventKey);
     wakeFollowers(streamTopic(options));
     return done;
   } catch (error) {
-    // What reached the table is unknown: the next commit reads where the stream stands. A
-    // writer that lost a race takes its chunks back, so they never overlap the winner's.
+    // Where the stream ends is unknown now (another writer took the place): read it next time.
     memory.state = undefined;
-    if (isConditionFailure(error)) await takeBack(options, written);
     return pending.map(() => ({ ok: false, error }));
-  }
-}
-
-async function takeBack(options: DynamoStoreOptions, keys: { pk: string; sk: string }[]) {
-  for (const key of keys) {
-    await options.client
-      .send(new DeleteCommand({ TableName: options.tableName, Key: key }))
-      .catch(() => undefined);
   }
 }
 
