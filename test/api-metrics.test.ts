@@ -81,7 +81,7 @@ describe("GET /v1/metrics", () => {
     });
     const steps = lines.filter((line) => line.parentRunId === runId);
     expect(steps.map((line) => [line.message, line.step, line.dispatch])).toEqual([
-      ["call finished", "finished", "direct"],
+      ["call finished", undefined, "direct"],
     ]);
     for (const line of steps) {
       expect(line).toMatchObject({
@@ -101,10 +101,17 @@ describe("GET /v1/metrics", () => {
     });
     expect(response.status).toBe(202);
     await expect
-      .poll(() => lines.filter((line) => line.parentRunId === runId).map((line) => line.step), {
-        timeout: 10_000,
-      })
-      .toEqual(["accepted", "finished"]);
+      .poll(
+        () =>
+          lines
+            .filter((line) => line.parentRunId === runId)
+            .map((line) => [line.message, line.step]),
+        { timeout: 10_000 },
+      )
+      .toEqual([
+        ["call accepted", "accepted"],
+        ["call finished", undefined],
+      ]);
     const steps = lines.filter((line) => line.parentRunId === runId);
     expect(steps.map((line) => line.dispatch)).toEqual(["bus", "bus"]);
     expect(steps[1]).toMatchObject({ outcome: "succeeded", callId: "bus" });

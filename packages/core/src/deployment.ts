@@ -178,10 +178,8 @@ function readDeployment(env: NodeJS.ProcessEnv, local: LocalDeploymentOptions): 
       createLogger({
         service: "toolbus",
         level: parsed.data.TOOLBUS_LOG_LEVEL,
-        fields: {
-          stage: config.stage,
-          ...(env.AWS_LAMBDA_FUNCTION_NAME ? { function: env.AWS_LAMBDA_FUNCTION_NAME } : {}),
-        },
+        // No function name: each function has its own log group, which names it (`@log`).
+        fields: { stage: config.stage },
       }),
     metrics: local.metrics ?? emfMetrics((line) => process.stdout.write(`${line}\n`), config.stage),
     secret,

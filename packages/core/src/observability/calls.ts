@@ -35,7 +35,10 @@ export interface CallObservers {
 
 /**
  * A call's handler finished it: one line (outcome, failure kind, duration, cache, fallback,
- * dispatch) and its metric points, wherever the handler ran.
+ * dispatch) and its metric points, wherever the handler ran. Log bytes are billed on every
+ * call, so the line carries nothing another field or the line's place already says: no `step`
+ * (its message, `call finished`, is the step; only earlier steps' lines carry one), no empty
+ * field (an absent failure kind or fallback is left out).
  */
 export function reportFinished(
   observers: CallObservers,
@@ -46,7 +49,6 @@ export function reportFinished(
   if (!result) return;
   observers.log?.info("call finished", {
     ...callFields(call),
-    step: "finished",
     outcome: result.status,
     failureKind: result.failure?.kind,
     durationMs: result.durationMs,
