@@ -129,9 +129,9 @@ export const capabilityKey = (name: string) => ({ pk: `CAPABILITY#${name}`, sk: 
 export const CAPABILITIES_PARTITION = "CAPABILITIES";
 
 /**
- * The stage's event stream (event-stream.ts): STREAM / HEAD holds the last committed place;
- * events are kept in chunks, one item per commit, STREAM#<place / 100,000> / C#<first place>,
- * each holding the places first..last. A chunk never spans two partitions, so a range of
+ * The stage's event stream (event-stream.ts): STREAM / HEAD names the newest partition (and,
+ * written by earlier releases, a last place); events are kept in chunks, one item per commit,
+ * STREAM#<place / 100,000> / C#<first place>, each holding the places first..last. A chunk never spans two partitions, so a range of
  * places is one Query per partition it spans.
  */
 export const STREAM_HEAD_KEY = { pk: "STREAM", sk: "HEAD" };
