@@ -60,13 +60,19 @@ describe("the AWS-path cost model", () => {
       // the call logged them first, so a reader's first read after the answer finds them.
       expect(s.loggedAfterAnswerMs).toHaveLength(s.calls);
       expect(s.loggedAtAnswer).toBe(s.calls);
-      // The call's own writes, wherever the tool runs (in the API or its own function): the
-      // run's count (one), the call created (one, its keys on the trace index and on the
-      // in-flight index, gsi4, one each), finished (one: the item, compact, is under 1 KB, and
-      // it stays where it ran on gsi4 until it is logged, so the index is not written to move it).
-      const own = (f: FunctionCounts) =>
-        writes(f) - (f.sdk.dynamodb.TransactWriteItems?.writeUnits ?? 0);
-      expect(perCall(s, own, ["recorder", "subscriptions", "stream"])).toBe(5);
+      // The API's writes: the call's own — the run's count (one), the call created (one, its
+      // keys on the trace index and on the in-flight index, gsi4, one each), finished (one: the
+      // item, compact, is under 1 KB, and it stays where it ran on gsi4 until it is logged, so
+      // the index is not written to move it) — and its log, written by the API alone, with no
+      // transaction (nobody else was told of the call): one entry holding both events
+      // (deflated, one unit), then the call's marks (one) and its leaving gsi4 (one).
+      const api = s.functions.api as FunctionCounts;
+      expect(writes(api) / s.calls).toBe(8);
+      expect((api.sdk.dynamodb.PutItem?.writeUnits ?? 0) / s.calls).toBe(4);
+      expect((api.sdk.dynamodb.UpdateItem?.writeUnits ?? 0) / s.calls).toBe(4);
+      expect(api.sdk.dynamodb.TransactWriteItems?.requests ?? 0).toBe(0);
+      expect(api.sdk.dynamodb.PutItem?.failed ?? 0).toBe(0);
+      expect(api.sdk.dynamodb.UpdateItem?.failed ?? 0).toBe(0);
       // The stream: one chunk a batch (its events deflated: one unit), nothing else written
       // (chunks chain, so no head moves), and no read of the call's record (the run's log is
       // the stream's source: nothing to check).
@@ -77,17 +83,10 @@ describe("the AWS-path cost model", () => {
         0,
       );
       expect(streamReads / s.calls).toBe(0);
-      // Whoever finishes a call logs it, in one write, before the caller has the answer; the
-      // events it announces say so (`log: "direct"`), and the recorder's rule skips them: the
-      // recorder is not invoked at all. 6 units, as AWS bills a transaction (per item, not on
-      // the items' total as DynamoDB Local reports it): one entry holding both events (deflated,
-      // one unit), the call's marks on its item (one: compact, it is under 1 KB) and its leaving
-      // the outbox index (one: gsi4 holds its keys only), all doubled.
+      // Whoever finishes a call logs it before the caller has the answer; the events it
+      // announces say so (`log: "direct"`), and the recorder's rule skips them: the recorder is
+      // not invoked at all.
       expect(s.functions.recorder?.invocations ?? 0).toBe(0);
-      const logged = s.functions.api?.sdk.dynamodb.TransactWriteItems;
-      expect((logged?.requests ?? 0) / s.calls).toBe(1);
-      expect((logged?.writeUnits ?? 0) / s.calls).toBe(6);
-      expect(logged?.failed ?? 0).toBe(0);
     }
     const one = counts.withSubscription;
     expect(one.webhook.requests / one.calls).toBe(2);

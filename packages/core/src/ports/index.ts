@@ -190,9 +190,15 @@ export interface EventLog {
   /**
    * Appends a call's events to its run's log, in the order given, each once: an event the
    * call record marks as logged is left out, and a race to log one leaves one entry. Logging
-   * ToolResultReceived also marks the call announced (`resultPublishedAt`).
+   * ToolResultReceived also marks the call announced (`resultPublishedAt`). `finisher`: the
+   * process that finished the call logs them; `alone` when it announced them all itself and
+   * nobody else was told of any, which lets a store log them more cheaply.
    */
-  append(call: CallRecord, events: RunEvent[]): Promise<void>;
+  append(
+    call: CallRecord,
+    events: RunEvent[],
+    options?: { finisher?: "alone" | "after-others" },
+  ): Promise<void>;
   /** Events in the order they were logged, after `cursor`. */
   read(parentRunId: string, options?: { cursor?: string; limit?: number }): Promise<EventLogPage>;
   /**

@@ -16,6 +16,7 @@ import {
 import { decodeJsonFields } from "./json-text";
 import {
   entryRange,
+  type Finisher,
   LOG_EVENTS_FIELDS,
   LOG_JSON_FIELDS,
   LOG_LAST_ATTRIBUTE,
@@ -44,13 +45,17 @@ export class DynamoEventLog implements EventLog {
     this.#options = options;
   }
 
-  async append(call: CallRecord, events: RunEvent[]): Promise<void> {
+  async append(
+    call: CallRecord,
+    events: RunEvent[],
+    { finisher }: { finisher?: Finisher } = {},
+  ): Promise<void> {
     const parsed = events.map((event) => parseInput(runEvent, event, "event"));
     for (const event of parsed) checkTime(event.occurredAt);
     const unlogged = unloggedEvents(call, parsed);
     if (unlogged.length === 0) return;
     await guard("events.append", this.#options.tableName, () =>
-      logWriter(this.#options).submit({ call, events: unlogged }),
+      logWriter(this.#options).submit({ call, events: unlogged, ...(finisher && { finisher }) }),
     );
     wakeFollowers(this.#topic(call.parentRunId));
   }

@@ -1,13 +1,21 @@
 import type { CallRecord } from "@toolbus/wire/model/call";
 import { progressStepOf, type RunEvent } from "@toolbus/wire/model/events";
 import { logSeqOf } from "./items";
-import { encodeJsonFields } from "./json-text";
+import { decodeJsonFields, encodeJsonFields } from "./json-text";
 
 /** A call's events to log, in order, none of them logged yet as far as the caller knows. */
 export interface LogRequest {
   call: CallRecord;
   events: RunEvent[];
+  /** Who logs them, where the process that finished the call does (EventLog.append). */
+  finisher?: Finisher;
 }
+
+/**
+ * A call's finisher logging its events: `alone` when it announced them all itself, together
+ * (nobody else was told of any), `after-others` when some went out earlier to the recorder.
+ */
+export type Finisher = "alone" | "after-others";
 
 /** The detail types a call announces once: its record keeps where each sits in the log. */
 export type OnceDetailType = Exclude<RunEvent["detailType"], "ToolCallProgress">;
@@ -149,9 +157,12 @@ export function mergeByCall(requests: LogRequest[]): LogRequest[] {
   for (const request of requests) {
     const known = merged.get(callKeyOf(request.call));
     const events = [...(known?.events ?? []), ...request.events];
+    // Only where every request for the call says the same does the merged one say who logs.
+    const finisher = known && known.finisher !== request.finisher ? undefined : request.finisher;
     merged.set(callKeyOf(request.call), {
       call: request.call,
       events: unloggedEvents(request.call, events),
+      ...(finisher && { finisher }),
     });
   }
   return [...merged.values()];
@@ -171,4 +182,15 @@ export function progressOf(event: RunEvent): NonNullable<CallRecord["progress"]>
     ...(message === undefined ? {} : { message }),
     reportedAt,
   };
+}
+
+/** The keys of the events an entry holds: its own, or those of a multi-event entry's events. */
+export function entryEventKeys(item: Record<string, unknown>): string[] {
+  if (typeof item.eventKey === "string") return [item.eventKey];
+  const { events } = decodeJsonFields(item, LOG_EVENTS_FIELDS);
+  if (!Array.isArray(events)) return [];
+  return events.flatMap((event) => {
+    const key = (event as { eventKey?: unknown } | null)?.eventKey;
+    return typeof key === "string" ? [key] : [];
+  });
 }

@@ -6,10 +6,9 @@ import { callItem } from "./call-runs";
 import type { DynamoStoreOptions } from "./client";
 import { isConditionFailure } from "./client";
 import { callKey, logSortKey, runLogKeyCondition, runPartition } from "./items";
-import { decodeJsonFields } from "./json-text";
 import {
+  entryEventKeys,
   entryRange,
-  LOG_EVENTS_FIELDS,
   LOG_LAST_ATTRIBUTE,
   type LogRequest,
   logEntries,
@@ -131,8 +130,7 @@ async function readRunLog(options: DynamoStoreOptions, runId: string): Promise<R
       }),
     );
     for (const item of page.Items ?? []) {
-      if (typeof item.eventKey === "string") keys.add(item.eventKey);
-      for (const key of groupedEventKeys(item)) keys.add(key);
+      for (const key of entryEventKeys(item)) keys.add(key);
       const range = entryRange(item);
       if (range.first > 0) ranges.push(range);
     }
@@ -151,16 +149,6 @@ async function readRunLog(options: DynamoStoreOptions, runId: string): Promise<R
     await putAll(options, holes.slice(start, start + BATCH));
   }
   return { end, keys };
-}
-
-/** The keys of a multi-event entry's events; none for any other entry. */
-function groupedEventKeys(item: Item): string[] {
-  const { events } = decodeJsonFields(item, LOG_EVENTS_FIELDS);
-  if (!Array.isArray(events)) return [];
-  return events.flatMap((event) => {
-    const key = (event as { eventKey?: unknown } | null)?.eventKey;
-    return typeof key === "string" ? [key] : [];
-  });
 }
 
 /**

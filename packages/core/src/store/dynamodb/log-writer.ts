@@ -1,22 +1,19 @@
-import { QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { CallRecord } from "@toolbus/wire/model/call";
 import { ToolbusError, UnavailableError, ValidationError } from "../../errors";
 import { GroupCommit, type ItemOutcome } from "../../util/group-commit";
 import { DynamoCallRuns } from "./call-runs";
 import type { DynamoStoreOptions } from "./client";
-import { callKey, LOG_PREFIX, logSortKey, runPartition } from "./items";
-import { jsonFieldStored } from "./json-text";
+import { logSortKey, runPartition } from "./items";
+import { forgetHead, headOf, rememberHead } from "./log-ends";
+import { appendAsFinisher, logsAlone, withoutLoggedAlone } from "./log-finisher";
+import { markCall, markedFields } from "./log-marks";
 import {
   callKeyOf,
   entryCount,
-  entryRange,
-  LOG_LAST_ATTRIBUTE,
-  LOG_SEQ_ATTRIBUTE,
   type LogRequest,
   logEntries,
   mergeByCall,
-  progressOf,
-  progressStep,
   unloggedEvents,
 } from "./log-requests";
 import { perTable } from "./per-table";
@@ -34,8 +31,6 @@ const MAX_ACTIONS = 100;
 /** Event bytes per flush, well under a transaction's 4 MB with the calls' own items. */
 const MAX_BYTES = 2_000_000;
 const MAX_ATTEMPTS = 8;
-/** Runs whose last place a process keeps in mind. */
-const REMEMBERED_RUNS = 10_000;
 
 /**
  * Appends to run logs so that every reader can follow a run by position alone: event n+1 is
@@ -50,6 +45,9 @@ const REMEMBERED_RUNS = 10_000;
  * same transaction marks the call (`scheduledLogSeq`, `resultLogSeq`) on the condition that
  * it was not marked: an event redelivered or announced again is logged once. Logging a result
  * also takes the call off the outbox index (`resultPublishedAt`): announced means in the log.
+ *
+ * A call the API ran for a waiting caller is logged by the API alone, nobody else being told of
+ * its events: its entry, then its marks, without a transaction (log-finisher.ts).
  *
  * One line per table and process, one write in flight: a second would claim the same slots.
  * Requests arriving meanwhile go together in the next. Where one process writes the whole table
@@ -69,46 +67,27 @@ export const logWriter = perTable(
     ),
 );
 
-/** The last place of each run this process wrote or read, per table: no Query per append. */
-const runHeads = perTable(() => new Map<string, number>());
-
-function rememberHead(options: DynamoStoreOptions, runId: string, seq: number): void {
-  const heads = runHeads(options);
-  heads.delete(runId);
-  heads.set(runId, seq);
-  if (heads.size > REMEMBERED_RUNS) {
-    const oldest = heads.keys().next();
-    if (!oldest.done) heads.delete(oldest.value);
-  }
-}
-
-/** The run's last place: remembered, or read (strongly) from its last entry's range. */
-async function headOf(options: DynamoStoreOptions, runId: string): Promise<number> {
-  const known = runHeads(options).get(runId);
-  if (known !== undefined) return known;
-  const { Items } = await options.client.send(
-    new QueryCommand({
-      TableName: options.tableName,
-      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-      ExpressionAttributeValues: { ":pk": runPartition(runId), ":prefix": LOG_PREFIX },
-      ScanIndexForward: false,
-      Limit: 1,
-      ConsistentRead: true,
-      ProjectionExpression: "sk, #last",
-      ExpressionAttributeNames: { "#last": LOG_LAST_ATTRIBUTE },
-    }),
-  );
-  const last = Items?.[0];
-  return last ? entryRange(last).last : 0;
-}
-
 async function flush(
   options: DynamoStoreOptions,
   requests: LogRequest[],
 ): Promise<ItemOutcome<void>[]> {
   const merged = mergeByCall(requests).filter((request) => request.events.length > 0);
   const outcomes = new Map<string, ItemOutcome<void>>();
-  for (const chunk of byActions(merged)) {
+  const together: LogRequest[] = [];
+  for (const request of merged) {
+    try {
+      // A finisher that logs alone needs no transaction (log-finisher.ts); what such a
+      // finisher may have logged already is marked, not logged again.
+      const left = logsAlone(request)
+        ? await appendAsFinisher(options, request).then(() => undefined)
+        : await withoutLoggedAlone(options, request);
+      if (left && left.events.length > 0) together.push(left);
+      else outcomes.set(callKeyOf(request.call), done);
+    } catch (error) {
+      outcomes.set(callKeyOf(request.call), { ok: false, error });
+    }
+  }
+  for (const chunk of byActions(together)) {
     for (const [key, outcome] of await flushChunk(options, chunk)) outcomes.set(key, outcome);
   }
   return requests.map(
@@ -198,7 +177,7 @@ async function appendAlone(options: DynamoStoreOptions, request: LogRequest): Pr
       }
       // A slot was taken: this process's idea of the run's end was stale.
       if (reasons.slice(0, -1).includes("ConditionalCheckFailed")) {
-        runHeads(options).delete(call.parentRunId);
+        forgetHead(options, call.parentRunId);
       }
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * 2 ** attempt));
     }
@@ -258,82 +237,6 @@ async function transact(options: DynamoStoreOptions, requests: LogRequest[]): Pr
     const known = recent.get(request.call.parentRunId, request.call.callId);
     if (known) recent.remember({ ...known, ...markedFields(request, seqs, at) });
   }
-}
-
-/** What logging these events sets on the call record. */
-function markedFields(request: LogRequest, seqs: number[], at: string) {
-  const fields: Partial<CallRecord> = {};
-  request.events.forEach((event, index) => {
-    if (event.detailType === "ToolCallProgress") {
-      fields.progressLogStep = progressStep(request.call, event);
-      fields.progress = progressOf(event);
-      return;
-    }
-    fields[LOG_SEQ_ATTRIBUTE[event.detailType]] = seqs[index];
-    if (event.detailType === "ToolResultReceived") {
-      fields.resultPublishedAt = at;
-    }
-  });
-  return fields;
-}
-
-/**
- * The call's marks, each only if not set: a second logging of one event cancels the
- * transaction instead of writing a second entry. Logging the result takes the call off the
- * outbox index. Progress steps only count up, and none is logged after the result.
- */
-function markCall(request: LogRequest, seqs: number[], at: string) {
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = {};
-  const sets: string[] = [];
-  const conditions = ["attribute_exists(pk)"];
-  let leavesIndex = false;
-  const steps = request.events
-    .filter((event) => event.detailType === "ToolCallProgress")
-    .map((event) => progressStep(request.call, event));
-  if (steps.length > 0) {
-    names["#progressLogStep"] = "progressLogStep";
-    values[":firstStep"] = Math.min(...steps);
-    values[":lastStep"] = Math.max(...steps);
-    sets.push("#progressLogStep = :lastStep");
-    // The latest step rides on the same write: GET …/calls/{call} shows it at no extra cost.
-    const latest = request.events.filter((event) => event.detailType === "ToolCallProgress").at(-1);
-    if (latest) {
-      names["#progress"] = "progress";
-      values[":progress"] = progressOf(latest);
-      sets.push("#progress = :progress");
-    }
-    conditions.push("(attribute_not_exists(#progressLogStep) OR #progressLogStep < :firstStep)");
-    if (!request.events.some((event) => event.detailType === "ToolResultReceived")) {
-      names["#resultLogSeq"] = LOG_SEQ_ATTRIBUTE.ToolResultReceived;
-      conditions.push("attribute_not_exists(#resultLogSeq)");
-    }
-  }
-  request.events.forEach((event, index) => {
-    if (event.detailType === "ToolCallProgress") return;
-    const attribute = LOG_SEQ_ATTRIBUTE[event.detailType];
-    names[`#${attribute}`] = attribute;
-    values[`:${attribute}`] = seqs[index];
-    sets.push(`#${attribute} = :${attribute}`);
-    conditions.push(`attribute_not_exists(#${attribute})`);
-    if (event.detailType === "ToolResultReceived") {
-      // The result is stored as text or deflated (json-text.ts): either form is a result.
-      const result = jsonFieldStored("result");
-      Object.assign(names, result.names);
-      names["#published"] = "resultPublishedAt";
-      values[":published"] = at;
-      sets.push("#published = :published");
-      conditions.push(result.condition);
-      leavesIndex = true;
-    }
-  });
-  return {
-    Key: callKey(request.call.parentRunId, request.call.callId),
-    UpdateExpression: `SET ${sets.join(", ")}${leavesIndex ? " REMOVE gsi2pk, gsi2sk" : ""}`,
-    ConditionExpression: conditions.join(" AND "),
-    ExpressionAttributeNames: names,
-    ExpressionAttributeValues: values,
-  };
 }
 
 function isCancelled(error: unknown): boolean {

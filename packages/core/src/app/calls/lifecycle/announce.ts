@@ -146,7 +146,10 @@ export async function announceFinishedCall(
     runEntry(end, at),
   ];
   try {
-    await deps.runLog.append(call, entries);
+    // Nobody else was told of a call announced whole here, with no step before: this process
+    // is the only one that logs its events.
+    const alone = start !== undefined && progress.length === 0;
+    await deps.runLog.append(call, entries, { finisher: alone ? "alone" : "after-others" });
   } catch (error) {
     // Left to the recorder, whose deliveries the bus retries: the same events, unmarked (the
     // same keys, so every consumer keeps one). Failing that, the sweeper announces them.

@@ -1,0 +1,242 @@
+import { PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { unmarshall } from "@aws-sdk/util-dynamodb";
+import type { CallRecord } from "@toolbus/wire/model/call";
+import type { RunEvent } from "@toolbus/wire/model/events";
+import { UnavailableError, ValidationError } from "../../errors";
+import { storedCall } from "./call-runs";
+import { type DynamoStoreOptions, isConditionFailure } from "./client";
+import { logSortKey, runLogKeyCondition, runPartition } from "./items";
+import { forgetHead, headOf, rememberHead } from "./log-ends";
+import { markCall, markedFields } from "./log-marks";
+import {
+  entryCount,
+  entryEventKeys,
+  entryRange,
+  LOG_LAST_ATTRIBUTE,
+  LOG_SEQ_ATTRIBUTE,
+  type LogRequest,
+  logEntries,
+  unloggedEvents,
+} from "./log-requests";
+import { recentCalls } from "./recent-calls";
+
+/*
+ * A call the API ran for a waiting caller is announced by the API alone: its start and its
+ * result go on the bus together, marked `log: "direct"`, and nobody else logs them. So it needs
+ * no transaction to be logged once: its entry is written where the run's log ends (on the
+ * condition that the place is free, as always), then the call is marked. A transaction bills
+ * each item twice: this is three write units where the transaction took six.
+ *
+ * Between the two writes the events are in the log and the call is not marked. Whoever might
+ * log them again looks first: the finisher itself, after a lost answer (it knows its own entry
+ * and its own marks by what DynamoDB returns on a failed condition), and the recorder, which
+ * logs such a call's events only when the finisher failed or died before marking it (the
+ * announcement is repeated for it, by the finisher or the sweeper): it finds them in the run's
+ * log and only marks the call (loggedAlready). Where the call turns out marked by another
+ * writer after all, the finisher's entry is turned into a skip entry, which readers pass over.
+ */
+
+/** Tries to claim a place before the run's end is read again. */
+const MAX_ATTEMPTS = 8;
+/** How far back the recorder looks for a finisher's entry: entries, newest first. */
+const LOOKBACK_ENTRIES = 1_000;
+const LOOKBACK_PAGE = 100;
+
+/** Whether the finisher logs these events alone, without a transaction. */
+export function logsAlone(request: LogRequest): boolean {
+  return (
+    request.finisher === "alone" &&
+    request.call.dispatch === "direct" &&
+    entryCount(request.events) === 1
+  );
+}
+
+/** Logs a finisher's events alone: the entry where the run ends, then the call's marks. */
+export async function appendAsFinisher(
+  options: DynamoStoreOptions,
+  request: LogRequest,
+): Promise<void> {
+  let { call, events } = request;
+  const runId = call.parentRunId;
+  const at = (options.now?.() ?? new Date()).toISOString();
+  for (let attempt = 1; events.length > 0; attempt++) {
+    const end = await headOf(options, runId);
+    const [entry] = logEntries(events, end + 1);
+    if (!entry) return;
+    const key = { pk: runPartition(runId), sk: logSortKey(entry.first) };
+    if (!(await claimPlace(options, key, entry.fields, events))) {
+      // Another writer took the place: this process's idea of the run's end was stale.
+      forgetHead(options, runId);
+      if (attempt >= MAX_ATTEMPTS) {
+        throw new UnavailableError("The run's log could not be appended to; retry later.", {
+          context: { attempts: attempt },
+        });
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * 2 ** attempt));
+      continue;
+    }
+    const last = entryRange({ sk: key.sk, ...entry.fields }).last;
+    rememberHead(options, runId, last);
+    const seqs = events.map((_, index) => entry.first + index);
+    const refused = await mark(options, { call, events }, seqs, at);
+    if (!refused) return;
+    // Marked by another writer first (or the call holds no result to log): this entry repeats
+    // what the log has, so readers pass over it from now on, and what is still missing (if
+    // anything) goes again.
+    await options.client.send(
+      new PutCommand({
+        TableName: options.tableName,
+        Item: { ...key, skip: true, ...(last > entry.first && { [LOG_LAST_ATTRIBUTE]: last }) },
+      }),
+    );
+    if (!refused.result && events.some((event) => event.detailType === "ToolResultReceived")) {
+      throw new ValidationError("A result is logged only for a call that has one.", {
+        details: { parentRunId: call.parentRunId, callId: call.callId },
+      });
+    }
+    call = refused;
+    events = unloggedEvents(refused, events);
+  }
+}
+
+/**
+ * Puts the entry at its place if the place is free; true when it is there, written now or by
+ * this same request before an answer was lost (its events' keys are the entry's).
+ */
+async function claimPlace(
+  options: DynamoStoreOptions,
+  key: { pk: string; sk: string },
+  fields: Record<string, unknown>,
+  events: RunEvent[],
+): Promise<boolean> {
+  try {
+    await options.client.send(
+      new PutCommand({
+        TableName: options.tableName,
+        Item: { ...key, ...fields },
+        ConditionExpression: "attribute_not_exists(pk)",
+        ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    const there = error.Item ? unmarshall(error.Item as Parameters<typeof unmarshall>[0]) : {};
+    const keys = entryEventKeys(there);
+    return keys.length === events.length && events.every((event, i) => keys[i] === event.eventKey);
+  }
+}
+
+/**
+ * Marks the call logged at `seqs`; undefined when it is so now (this request's marks, perhaps
+ * from an attempt whose answer was lost), else the call as stored, marked by someone else.
+ */
+async function mark(
+  options: DynamoStoreOptions,
+  request: LogRequest,
+  seqs: number[],
+  at: string,
+): Promise<CallRecord | undefined> {
+  try {
+    await options.client.send(
+      new UpdateCommand({
+        TableName: options.tableName,
+        ...markCall(request, seqs, at),
+        ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error) || !error.Item) throw error;
+    const stored = storedCall(unmarshall(error.Item as Parameters<typeof unmarshall>[0]));
+    const ours = request.events.every(
+      (event, index) =>
+        event.detailType === "ToolCallProgress" ||
+        stored[LOG_SEQ_ATTRIBUTE[event.detailType]] === seqs[index],
+    );
+    if (!ours) return stored;
+  }
+  remember(options, request, seqs, at);
+  return undefined;
+}
+
+function remember(options: DynamoStoreOptions, request: LogRequest, seqs: number[], at: string) {
+  const recent = recentCalls(options);
+  const known = recent.get(request.call.parentRunId, request.call.callId);
+  if (known) recent.remember({ ...known, ...markedFields(request, seqs, at) });
+}
+
+/**
+ * Whether these events might be in the log already, unmarked: the recorder logging a call a
+ * finisher would have logged alone (the finisher failed to, or died before marking it).
+ */
+function mayBeLoggedAlone(request: LogRequest): boolean {
+  const { call, events } = request;
+  return (
+    request.finisher === undefined &&
+    call.dispatch === "direct" &&
+    call.result !== undefined &&
+    call.scheduledLogSeq === undefined &&
+    call.resultLogSeq === undefined &&
+    events.some((event) => event.detailType === "ToolResultReceived")
+  );
+}
+
+/**
+ * The request without what a finisher already logged alone: those events, found among the
+ * run's newest entries, are marked on the call where they are instead of being logged again.
+ */
+export async function withoutLoggedAlone(
+  options: DynamoStoreOptions,
+  request: LogRequest,
+): Promise<LogRequest> {
+  if (!mayBeLoggedAlone(request)) return request;
+  const places = await placesOf(
+    options,
+    request.call.parentRunId,
+    request.events.map((event) => event.eventKey),
+  );
+  const found = request.events.filter((event) => places.has(event.eventKey));
+  if (found.length === 0) return request;
+  const seqs = found.map((event) => places.get(event.eventKey) ?? 0);
+  const at = (options.now?.() ?? new Date()).toISOString();
+  const logged = { call: request.call, events: found };
+  const refused = await mark(options, logged, seqs, at);
+  const call = refused ?? { ...request.call, ...markedFields(logged, seqs, at) };
+  return { call, events: unloggedEvents(call, request.events) };
+}
+
+/** Where each of these events sits in the run's log, looking back over its newest entries. */
+async function placesOf(
+  options: DynamoStoreOptions,
+  runId: string,
+  eventKeys: string[],
+): Promise<Map<string, number>> {
+  const wanted = new Set(eventKeys);
+  const places = new Map<string, number>();
+  let startKey: Record<string, unknown> | undefined;
+  let read = 0;
+  do {
+    const page = await options.client.send(
+      new QueryCommand({
+        TableName: options.tableName,
+        ...runLogKeyCondition(runId),
+        ScanIndexForward: false,
+        Limit: LOOKBACK_PAGE,
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      if (item.skip === true) continue;
+      const { first } = entryRange(item);
+      // An entry of the log's older form (EVENT#, local tables only) has no place.
+      if (!Number.isFinite(first)) continue;
+      entryEventKeys(item).forEach((key, index) => {
+        if (wanted.has(key)) places.set(key, first + index);
+      });
+    }
+    read += page.Items?.length ?? 0;
+    startKey = page.LastEvaluatedKey;
+  } while (startKey && read < LOOKBACK_ENTRIES && places.size < wanted.size);
+  return places;
+}
