@@ -23,8 +23,11 @@ let log: DynamoEventLog;
 let calls: DynamoCallStore;
 /** Requests sent through `documents`, by command, since the last reset. */
 let sent: Record<string, number> = {};
-/** Commands whose next request fails, and how: before it reaches DynamoDB, or after (lost). */
-const faults: { command: string; when: "before" | "after"; onCall?: boolean }[] = [];
+/**
+ * Commands whose next request fails (after `pass` more go through), and how: before it reaches
+ * DynamoDB, or after (its answer lost).
+ */
+const faults: { command: string; when: "before" | "after"; onCall?: boolean; pass?: number }[] = [];
 
 client.middlewareStack.add(
   (next, context) => async (args) => {
@@ -35,7 +38,9 @@ client.middlewareStack.add(
     const index = faults.findIndex(
       (fault) => fault.command === command && (!fault.onCall || sk.startsWith("CALL#")),
     );
-    const fault = index >= 0 ? faults.splice(index, 1)[0] : undefined;
+    const matching = faults[index];
+    const fault = matching && !matching.pass ? faults.splice(index, 1)[0] : undefined;
+    if (matching?.pass) matching.pass -= 1;
     if (fault?.when === "before") {
       throw Object.assign(new Error("the process stopped"), { name: "ProcessStopped" });
     }
@@ -191,5 +196,42 @@ describe("a finisher logging alone", () => {
     const next = await directCall("run-raced", "call-2");
     await log.append(next, both(next), { finisher: "alone" });
     expect((await logged("run-raced")).slice(2)).toEqual(both(next).map((e) => e.eventKey));
+  });
+
+  it("does not log alone a call that shows something logged: others were told of it", async () => {
+    const call = await directCall("run-marked");
+    // The start reached the recorder after all (a publish reported failed had landed).
+    await log.append(call, [scheduledEvent(call)]);
+    const marked = (await calls.get("run-marked", "call-1")) as CallRecord;
+    sent = {};
+    await log.append(marked, both(marked), { finisher: "alone" });
+    expect(sent.TransactWriteItemsCommand).toBe(1);
+    expect(await logged("run-marked")).toEqual(both(call).map((event) => event.eventKey));
+  });
+
+  it("passes over its entry when a start the recorder logged beat its marks and the rewrite failed", async () => {
+    const call = await directCall("run-stale");
+    // The recorder logs the start; the finisher, which read the call before, logs alone.
+    await new DynamoEventLog({
+      client: createDocumentClient(testDynamoDbClient()),
+      tableName: table.tableName,
+    }).append(call, [scheduledEvent(call)]);
+    // Its marks are refused, and so is turning its entry into a skip entry.
+    faults.push({ command: "PutItemCommand", when: "before", pass: 1 });
+    await expect(log.append(call, both(call), { finisher: "alone" })).rejects.toThrow();
+    expect(faults).toEqual([]);
+    expect((await entries("run-stale")).map((entry) => entry.skip === true)).toEqual([
+      false,
+      false,
+    ]);
+    // Announced again, the result reaches the recorder: the finisher's entry repeats the start,
+    // so it is passed over, and the result is logged once.
+    const stored = (await calls.get("run-stale", "call-1")) as CallRecord;
+    await new DynamoEventLog({
+      client: createDocumentClient(testDynamoDbClient()),
+      tableName: table.tableName,
+    }).append(stored, both(stored));
+    expect(await logged("run-stale")).toEqual(both(call).map((event) => event.eventKey));
+    await expectMarkedAndOff(call);
   });
 });

@@ -1,7 +1,12 @@
 import { PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import type { CallRecord } from "@toolbus/wire/model/call";
-import type { RunEvent } from "@toolbus/wire/model/events";
+import {
+  approvalEventKey,
+  type RunEvent,
+  resultEventKey,
+  scheduledEventKey,
+} from "@toolbus/wire/model/events";
 import { UnavailableError, ValidationError } from "../../errors";
 import { storedCall } from "./call-runs";
 import { type DynamoStoreOptions, isConditionFailure } from "./client";
@@ -38,31 +43,48 @@ import { recentCalls } from "./recent-calls";
 
 /** Tries to claim a place before the run's end is read again. */
 const MAX_ATTEMPTS = 8;
-/** How far back the recorder looks for a finisher's entry: entries, newest first. */
-const LOOKBACK_ENTRIES = 1_000;
-const LOOKBACK_PAGE = 100;
+/**
+ * How far back the recorder looks for a finisher's entry, newest first: further than a run
+ * logs between a call's end and the sweeper announcing it again (its deadline), in a few reads
+ * paid only on that path.
+ */
+const LOOKBACK_ENTRIES = 10_000;
+const LOOKBACK_PAGE = 1_000;
 
-/** Whether the finisher logs these events alone, without a transaction. */
+/**
+ * Whether the finisher logs these events alone, without a transaction: it says nobody else was
+ * told of them, the API ran the call, and the call shows nothing logged yet (a mark is proof
+ * that some writer was told of the call after all: a start announced, then reported failed).
+ */
 export function logsAlone(request: LogRequest): boolean {
+  const { call } = request;
   return (
     request.finisher === "alone" &&
-    request.call.dispatch === "direct" &&
+    call.dispatch === "direct" &&
+    call.scheduledLogSeq === undefined &&
+    call.resultLogSeq === undefined &&
+    call.approvalLogSeq === undefined &&
+    call.progressLogStep === undefined &&
     entryCount(request.events) === 1
   );
 }
 
-/** Logs a finisher's events alone: the entry where the run ends, then the call's marks. */
+/**
+ * Logs a finisher's events alone: the entry where the run ends, then the call's marks. What is
+ * left to log when another writer marked the call first goes back to the caller, for a
+ * transaction.
+ */
 export async function appendAsFinisher(
   options: DynamoStoreOptions,
   request: LogRequest,
-): Promise<void> {
-  let { call, events } = request;
+): Promise<LogRequest | undefined> {
+  const { call, events } = request;
   const runId = call.parentRunId;
   const at = (options.now?.() ?? new Date()).toISOString();
-  for (let attempt = 1; events.length > 0; attempt++) {
+  for (let attempt = 1; ; attempt++) {
     const end = await headOf(options, runId);
     const [entry] = logEntries(events, end + 1);
-    if (!entry) return;
+    if (!entry) return undefined;
     const key = { pk: runPartition(runId), sk: logSortKey(entry.first) };
     if (!(await claimPlace(options, key, entry.fields, events))) {
       // Another writer took the place: this process's idea of the run's end was stale.
@@ -79,24 +101,34 @@ export async function appendAsFinisher(
     rememberHead(options, runId, last);
     const seqs = events.map((_, index) => entry.first + index);
     const refused = await mark(options, { call, events }, seqs, at);
-    if (!refused) return;
+    if (!refused) return undefined;
     // Marked by another writer first (or the call holds no result to log): this entry repeats
     // what the log has, so readers pass over it from now on, and what is still missing (if
-    // anything) goes again.
-    await options.client.send(
-      new PutCommand({
-        TableName: options.tableName,
-        Item: { ...key, skip: true, ...(last > entry.first && { [LOG_LAST_ATTRIBUTE]: last }) },
-      }),
-    );
+    // anything) is logged with a transaction, like any event others may log too.
+    await skip(options, key.sk, runId, last);
     if (!refused.result && events.some((event) => event.detailType === "ToolResultReceived")) {
       throw new ValidationError("A result is logged only for a call that has one.", {
         details: { parentRunId: call.parentRunId, callId: call.callId },
       });
     }
-    call = refused;
-    events = unloggedEvents(refused, events);
+    return { call: refused, events: unloggedEvents(refused, events) };
   }
+}
+
+/** Turns an entry into one readers pass over, covering the same places. */
+async function skip(options: DynamoStoreOptions, sk: string, runId: string, last: number) {
+  const first = entryRange({ sk }).first;
+  await options.client.send(
+    new PutCommand({
+      TableName: options.tableName,
+      Item: {
+        pk: runPartition(runId),
+        sk,
+        skip: true,
+        ...(last > first && { [LOG_LAST_ATTRIBUTE]: last }),
+      },
+    }),
+  );
 }
 
 /**
@@ -166,8 +198,10 @@ function remember(options: DynamoStoreOptions, request: LogRequest, seqs: number
 }
 
 /**
- * Whether these events might be in the log already, unmarked: the recorder logging a call a
- * finisher would have logged alone (the finisher failed to, or died before marking it).
+ * Whether these events might be in the log already, unmarked: the recorder logging the result
+ * of a call a finisher would have logged alone (the finisher failed to mark it, or stopped
+ * before it could, and the call was announced again). Never the case on the way calls
+ * normally go: such a call's result reaches the recorder only then.
  */
 function mayBeLoggedAlone(request: LogRequest): boolean {
   const { call, events } = request;
@@ -175,44 +209,63 @@ function mayBeLoggedAlone(request: LogRequest): boolean {
     request.finisher === undefined &&
     call.dispatch === "direct" &&
     call.result !== undefined &&
-    call.scheduledLogSeq === undefined &&
     call.resultLogSeq === undefined &&
     events.some((event) => event.detailType === "ToolResultReceived")
   );
 }
 
 /**
- * The request without what a finisher already logged alone: those events, found among the
- * run's newest entries, are marked on the call where they are instead of being logged again.
+ * The request without what a finisher already logged alone: its entry, found among the run's
+ * newest entries, is marked on the call where it is instead of being logged again; one that
+ * holds an event the call shows logged elsewhere repeats it, and is turned into a skip entry
+ * (what it alone holds is then logged as usual).
  */
 export async function withoutLoggedAlone(
   options: DynamoStoreOptions,
   request: LogRequest,
 ): Promise<LogRequest> {
   if (!mayBeLoggedAlone(request)) return request;
-  const places = await placesOf(
-    options,
-    request.call.parentRunId,
-    request.events.map((event) => event.eventKey),
-  );
-  const found = request.events.filter((event) => places.has(event.eventKey));
-  if (found.length === 0) return request;
-  const seqs = found.map((event) => places.get(event.eventKey) ?? 0);
+  const { call } = request;
+  const wanted = new Map(request.events.map((event) => [event.eventKey, event]));
+  const marked: { events: RunEvent[]; seqs: number[] } = { events: [], seqs: [] };
+  // Where the call shows its once-only events logged, by their keys.
+  const markedAt = new Map<string, number | undefined>([
+    [scheduledEventKey(call.parentRunId, call.callId), call.scheduledLogSeq],
+    [resultEventKey(call.parentRunId, call.callId), call.resultLogSeq],
+    [approvalEventKey(call.parentRunId, call.callId), call.approvalLogSeq],
+  ]);
+  for (const found of await entriesHolding(options, call.parentRunId, [...wanted.keys()])) {
+    const events = found.keys.map((key) => wanted.get(key));
+    const repeats = found.keys.some((key, index) => {
+      const logged = markedAt.get(key);
+      return logged !== undefined && logged !== found.first + index;
+    });
+    if (repeats) {
+      await skip(options, found.sk, call.parentRunId, found.last);
+      continue;
+    }
+    events.forEach((event, index) => {
+      if (!event) return;
+      marked.events.push(event);
+      marked.seqs.push(found.first + index);
+    });
+  }
+  if (marked.events.length === 0) return request;
   const at = (options.now?.() ?? new Date()).toISOString();
-  const logged = { call: request.call, events: found };
-  const refused = await mark(options, logged, seqs, at);
-  const call = refused ?? { ...request.call, ...markedFields(logged, seqs, at) };
-  return { call, events: unloggedEvents(call, request.events) };
+  const logged = { call, events: marked.events };
+  const refused = await mark(options, logged, marked.seqs, at);
+  const now = refused ?? { ...call, ...markedFields(logged, marked.seqs, at) };
+  return { call: now, events: unloggedEvents(now, request.events) };
 }
 
-/** Where each of these events sits in the run's log, looking back over its newest entries. */
-async function placesOf(
+/** The run's newest entries that hold any of these events, looking back LOOKBACK_ENTRIES. */
+async function entriesHolding(
   options: DynamoStoreOptions,
   runId: string,
   eventKeys: string[],
-): Promise<Map<string, number>> {
+): Promise<{ sk: string; first: number; last: number; keys: string[] }[]> {
   const wanted = new Set(eventKeys);
-  const places = new Map<string, number>();
+  const found: { sk: string; first: number; last: number; keys: string[] }[] = [];
   let startKey: Record<string, unknown> | undefined;
   let read = 0;
   do {
@@ -228,15 +281,16 @@ async function placesOf(
     );
     for (const item of page.Items ?? []) {
       if (item.skip === true) continue;
-      const { first } = entryRange(item);
+      const { first, last } = entryRange(item);
       // An entry of the log's older form (EVENT#, local tables only) has no place.
       if (!Number.isFinite(first)) continue;
-      entryEventKeys(item).forEach((key, index) => {
-        if (wanted.has(key)) places.set(key, first + index);
-      });
+      const keys = entryEventKeys(item);
+      if (keys.some((key) => wanted.has(key))) {
+        found.push({ sk: String(item.sk), first, last, keys });
+      }
     }
     read += page.Items?.length ?? 0;
     startKey = page.LastEvaluatedKey;
-  } while (startKey && read < LOOKBACK_ENTRIES && places.size < wanted.size);
-  return places;
+  } while (startKey && read < LOOKBACK_ENTRIES);
+  return found;
 }

@@ -79,7 +79,7 @@ async function flush(
       // A finisher that logs alone needs no transaction (log-finisher.ts); what such a
       // finisher may have logged already is marked, not logged again.
       const left = logsAlone(request)
-        ? await appendAsFinisher(options, request).then(() => undefined)
+        ? await appendAsFinisher(options, request)
         : await withoutLoggedAlone(options, request);
       if (left && left.events.length > 0) together.push(left);
       else outcomes.set(callKeyOf(request.call), done);
