@@ -53,18 +53,39 @@ async function putChunk(tableName: string, firstSeq: number, events: RunEvent[])
   );
 }
 
+/** The stream as another process writes it: its own client, so its own memory of the end. */
+async function asAnotherProcess(
+  tableName: string,
+  use: (stream: DynamoEventStream) => Promise<void>,
+): Promise<void> {
+  const own = testDynamoDbClient();
+  try {
+    await use(
+      new DynamoEventStream({ client: createDocumentClient(own), tableName }, { retentionDays: 7 }),
+    );
+  } finally {
+    own.destroy();
+  }
+}
+
 /** Counts the writes sent through `documents` (puts and updates), from now until stopped. */
 function countWrites() {
+  return countRequests(/^(Put|Update|Delete)Item/);
+}
+
+/** Counts the requests sent through `documents` whose command matches, until stopped. */
+function countRequests(command: RegExp) {
+  const name = `count${command.source}`;
   const counter = {
     count: 0,
-    stop: () => client.middlewareStack.remove("countWrites"),
+    stop: () => client.middlewareStack.remove(name),
   };
   client.middlewareStack.add(
     (next, context) => (args) => {
-      if (/^(Put|Update|Delete)Item/.test(String(context.commandName))) counter.count += 1;
+      if (command.test(String(context.commandName))) counter.count += 1;
       return next(args);
     },
-    { step: "initialize", name: "countWrites" },
+    { step: "initialize", name },
   );
   return counter;
 }
@@ -160,6 +181,29 @@ describe("the stage's event stream", () => {
 });
 
 describe("partitions", () => {
+  it("lets a reader find the end with one query in the partition it found it in, and follow it into the next", async () => {
+    const tableName = await freshTable();
+    const stream = new DynamoEventStream({ client: documents, tableName }, { retentionDays: 7 });
+    await documents.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: { ...STREAM_HEAD_KEY, seq: 99_990, at: new Date().toISOString() },
+      }),
+    );
+    await stream.append([event()]);
+    expect(await stream.head()).toBe(99_991);
+    const requests = countRequests(/./);
+    expect(await stream.head()).toBe(99_991);
+    expect(requests.count).toBe(1);
+    // Past the partition's end: the reader looks at the head again, once.
+    await stream.append(Array.from({ length: 12 }, () => event()));
+    requests.count = 0;
+    expect(await stream.head()).toBe(100_003);
+    expect(await stream.head()).toBe(100_003);
+    expect(requests.count).toBe(4);
+    requests.stop();
+  });
+
   it("splits a commit where a partition ends, and reads across it", async () => {
     const tableName = await freshTable();
     // A stream whose head sits just before the first partition's end (place 100,000).
@@ -202,20 +246,13 @@ describe("a writer that fails or races", () => {
       theirs.eventKey,
     ]);
     // Another process (its own client, so its own memory) goes on after it.
-    const otherClient = testDynamoDbClient();
-    try {
-      const other = new DynamoEventStream(
-        { client: createDocumentClient(otherClient), tableName },
-        { retentionDays: 7 },
-      );
+    await asAnotherProcess(tableName, async (other) => {
       const next = event();
       await other.append([next]);
       const entries = (await other.read(0, 10)).entries;
       expect(entries.map((entry) => entry.seq)).toEqual([1, 2, 3, 4]);
       expect(entries[3]?.event.eventKey).toBe(next.eventKey);
-    } finally {
-      otherClient.destroy();
-    }
+    });
   });
 
   it("writes one item a commit, and a writer whose place was taken appends again after the winner's", async () => {
@@ -314,21 +351,14 @@ describe("a stream an earlier release wrote, and one whose chunks expired", () =
     );
     expect(Items).toHaveLength(1);
     await documents.send(new DeleteCommand({ TableName: tableName, Key: streamChunkKey(1) }));
-    const otherClient = testDynamoDbClient();
-    try {
-      const other = new DynamoEventStream(
-        { client: createDocumentClient(otherClient), tableName },
-        { retentionDays: 7 },
-      );
+    await asAnotherProcess(tableName, async (other) => {
       const next = event();
       await other.append([next]);
       expect(await other.head()).toBe(100_000);
       expect((await other.read(99_999, 5)).entries.map((entry) => entry.event.eventKey)).toEqual([
         next.eventKey,
       ]);
-    } finally {
-      otherClient.destroy();
-    }
+    });
   });
 });
 

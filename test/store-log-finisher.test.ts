@@ -17,6 +17,8 @@ import { createToolbusTestTable, type TestTable, testDynamoDbClient } from "./su
  */
 
 const client = testDynamoDbClient();
+/** Another process's client: its own memory of where runs end, none of this one's faults. */
+const otherClient = testDynamoDbClient();
 const documents = createDocumentClient(client);
 let table: TestTable;
 let log: DynamoEventLog;
@@ -64,7 +66,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await table?.drop();
   client.destroy();
+  otherClient.destroy();
 });
+
+/** The run logs as another process (a recorder) writes them. */
+const elsewhere = () =>
+  new DynamoEventLog({ client: createDocumentClient(otherClient), tableName: table.tableName });
 
 /** A call the API ran itself (`dispatch: "direct"`), finished, nothing of it logged yet. */
 const directCall = (runId: string, callId = "call-1") =>
@@ -146,12 +153,8 @@ describe("a finisher logging alone", () => {
     const other = await directCall("run-taken", "call-0");
     // This process learns where the run ends, then another process appends there.
     await log.append(other, [scheduledEvent(other)]);
-    const elsewhere = new DynamoEventLog({
-      client: createDocumentClient(testDynamoDbClient()),
-      tableName: table.tableName,
-    });
     const stored = (await calls.get("run-taken", "call-0")) as CallRecord;
-    await elsewhere.append(stored, [resultEvent(stored)]);
+    await elsewhere().append(stored, [resultEvent(stored)]);
     await log.append(call, both(call), { finisher: "alone" });
     expect(await logged("run-taken")).toEqual([
       "run-taken/call-0/scheduled",
@@ -170,10 +173,7 @@ describe("a finisher logging alone", () => {
     expect(await logged("run-cut")).toEqual(both(call).map((event) => event.eventKey));
     const unmarked = (await calls.get("run-cut", "call-1")) as CallRecord;
     expect(unmarked.resultLogSeq).toBeUndefined();
-    const recorder = new DynamoEventLog({
-      client: createDocumentClient(testDynamoDbClient()),
-      tableName: table.tableName,
-    });
+    const recorder = elsewhere();
     await recorder.append(unmarked, both(unmarked));
     expect(await logged("run-cut")).toEqual(both(call).map((event) => event.eventKey));
     await expectMarkedAndOff(call);
@@ -182,10 +182,7 @@ describe("a finisher logging alone", () => {
   it("turns its entry into one readers pass over when another writer marked the call first", async () => {
     const call = await directCall("run-raced");
     // Logged meanwhile by the recorder (from a repeated announcement), which marked the call.
-    await new DynamoEventLog({
-      client: createDocumentClient(testDynamoDbClient()),
-      tableName: table.tableName,
-    }).append(call, both(call));
+    await elsewhere().append(call, both(call));
     // The finisher, which had read the call before, logs alone with what it knew.
     await log.append(call, both(call), { finisher: "alone" });
     expect(await logged("run-raced")).toEqual(both(call).map((event) => event.eventKey));
@@ -212,10 +209,7 @@ describe("a finisher logging alone", () => {
   it("passes over its entry when a start the recorder logged beat its marks and the rewrite failed", async () => {
     const call = await directCall("run-stale");
     // The recorder logs the start; the finisher, which read the call before, logs alone.
-    await new DynamoEventLog({
-      client: createDocumentClient(testDynamoDbClient()),
-      tableName: table.tableName,
-    }).append(call, [scheduledEvent(call)]);
+    await elsewhere().append(call, [scheduledEvent(call)]);
     // Its marks are refused, and so is turning its entry into a skip entry.
     faults.push({ command: "PutItemCommand", when: "before", pass: 1 });
     await expect(log.append(call, both(call), { finisher: "alone" })).rejects.toThrow();
@@ -227,10 +221,7 @@ describe("a finisher logging alone", () => {
     // Announced again, the result reaches the recorder: the finisher's entry repeats the start,
     // so it is passed over, and the result is logged once.
     const stored = (await calls.get("run-stale", "call-1")) as CallRecord;
-    await new DynamoEventLog({
-      client: createDocumentClient(testDynamoDbClient()),
-      tableName: table.tableName,
-    }).append(stored, both(stored));
+    await elsewhere().append(stored, both(stored));
     expect(await logged("run-stale")).toEqual(both(call).map((event) => event.eventKey));
     await expectMarkedAndOff(call);
   });

@@ -104,23 +104,26 @@ export class DynamoEventStream implements EventStream {
   async append(events: RunEvent[]): Promise<void> {
     const writer = streamWriter(this.#options);
     await guard("stream.append", this.#options.tableName, async () => {
+      let pending = events;
       for (let attempt = 1; ; attempt++) {
         const outcomes = await Promise.allSettled(
-          events.map((event) => writer.submit({ event, retentionSeconds: this.#retentionSeconds })),
+          pending.map((event) =>
+            writer.submit({ event, retentionSeconds: this.#retentionSeconds }),
+          ),
         );
         const failed = outcomes.find((outcome) => outcome.status === "rejected");
         if (!failed) return;
         // A writer that lost a race to another wrote nothing of the losing chunk and forgot where
-        // the stream stood: it appends again after the winner. What was committed before is
-        // remembered by key and not appended twice.
+        // the stream stood: it appends what did not go in again, after the winner.
         if (!isConditionFailure(failed.reason) || attempt >= RACE_ATTEMPTS) throw failed.reason;
+        pending = pending.filter((_, index) => outcomes[index]?.status === "rejected");
         await delay(Math.random() * RACE_BACKOFF_MS * attempt);
       }
     });
   }
 
   async head(): Promise<number> {
-    return (await readEnd(this.#options)).seq;
+    return (await readerEnd(this.#options)).seq;
   }
 
   async read(
@@ -147,7 +150,7 @@ export class DynamoEventStream implements EventStream {
   }
 
   async placeAt(time: Date): Promise<number> {
-    const { seq: head, at } = await readEnd(this.#options);
+    const { seq: head, at } = await readerEnd(this.#options);
     const target = time.getTime();
     if (head === 0 || at < target) return head + 1;
     // Places and their times both only grow (one writer, a clock it never lets go back), so
@@ -222,6 +225,28 @@ function chunkOf(item: Record<string, unknown>) {
       "stream chunk",
     ).events,
   };
+}
+
+/** The partition each table's readers last found the stream's end in: where they look first. */
+const readerPartitions = perTable(() => ({ partition: -1 }));
+
+/**
+ * Where the stream ends, for a reader (who polls it): the newest chunk of the partition it was
+ * found in last time, one Query, while that chunk does not end the partition; else, as a
+ * writer finds it, from the head. A stale answer is only an earlier end, which is safe.
+ */
+async function readerEnd(options: DynamoStoreOptions): Promise<StreamEnd> {
+  const known = readerPartitions(options);
+  if (known.partition >= 0) {
+    const newest = await newestChunk(options, known.partition);
+    const partitionLast = (known.partition + 1) * STREAM_PARTITION_SIZE - 1;
+    if (newest && newest.lastSeq < partitionLast) {
+      return { seq: newest.lastSeq, at: newest.at, partition: known.partition };
+    }
+  }
+  const end = await readEnd(options);
+  if (end.seq > 0) known.partition = partitionOf(end.seq);
+  return end;
 }
 
 /** Where the stream ends, read strongly: the head's partition, then its newest chunk. */

@@ -1,8 +1,23 @@
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { UnavailableError } from "../../errors";
 import type { DynamoStoreOptions } from "./client";
 import { LOG_PREFIX, runPartition } from "./items";
 import { entryRange, LOG_LAST_ATTRIBUTE } from "./log-requests";
 import { perTable } from "./per-table";
+
+/** Tries at a run's end before an append gives up: each lost place means another writer's. */
+export const APPEND_ATTEMPTS = 8;
+
+/** The pause before trying a run's end again: at random, doubling with each attempt. */
+export const pauseBeforeAttempt = (attempt: number) =>
+  new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * 2 ** attempt));
+
+/** What an append that kept losing its place reports: the log is busy, retry later. */
+export const appendGaveUp = (attempts: number, cause?: unknown, reasons?: string[]) =>
+  new UnavailableError("The run's log could not be appended to; retry later.", {
+    ...(cause !== undefined && { cause }),
+    context: { attempts, ...(reasons && { reasons }) },
+  });
 
 /** Runs whose last place a process keeps in mind. */
 const REMEMBERED_RUNS = 10_000;

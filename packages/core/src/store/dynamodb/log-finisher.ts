@@ -7,12 +7,19 @@ import {
   resultEventKey,
   scheduledEventKey,
 } from "@toolbus/wire/model/events";
-import { UnavailableError, ValidationError } from "../../errors";
+import { ValidationError } from "../../errors";
 import { storedCall } from "./call-runs";
 import { type DynamoStoreOptions, isConditionFailure } from "./client";
 import { logSortKey, runLogKeyCondition, runPartition } from "./items";
-import { forgetHead, headOf, rememberHead } from "./log-ends";
-import { markCall, markedFields } from "./log-marks";
+import {
+  APPEND_ATTEMPTS,
+  appendGaveUp,
+  forgetHead,
+  headOf,
+  pauseBeforeAttempt,
+  rememberHead,
+} from "./log-ends";
+import { markCall, markedFields, rememberMarks } from "./log-marks";
 import {
   entryCount,
   entryEventKeys,
@@ -23,7 +30,6 @@ import {
   logEntries,
   unloggedEvents,
 } from "./log-requests";
-import { recentCalls } from "./recent-calls";
 
 /*
  * A call the API ran for a waiting caller is announced by the API alone: its start and its
@@ -37,12 +43,10 @@ import { recentCalls } from "./recent-calls";
  * and its own marks by what DynamoDB returns on a failed condition), and the recorder, which
  * logs such a call's events only when the finisher failed or died before marking it (the
  * announcement is repeated for it, by the finisher or the sweeper): it finds them in the run's
- * log and only marks the call (loggedAlready). Where the call turns out marked by another
+ * log and only marks the call (withoutLoggedAlone). Where the call turns out marked by another
  * writer after all, the finisher's entry is turned into a skip entry, which readers pass over.
  */
 
-/** Tries to claim a place before the run's end is read again. */
-const MAX_ATTEMPTS = 8;
 /**
  * How far back the recorder looks for a finisher's entry, newest first: further than a run
  * logs between a call's end and the sweeper announcing it again (its deadline), in a few reads
@@ -89,12 +93,8 @@ export async function appendAsFinisher(
     if (!(await claimPlace(options, key, entry.fields, events))) {
       // Another writer took the place: this process's idea of the run's end was stale.
       forgetHead(options, runId);
-      if (attempt >= MAX_ATTEMPTS) {
-        throw new UnavailableError("The run's log could not be appended to; retry later.", {
-          context: { attempts: attempt },
-        });
-      }
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * 2 ** attempt));
+      if (attempt >= APPEND_ATTEMPTS) throw appendGaveUp(attempt);
+      await pauseBeforeAttempt(attempt);
       continue;
     }
     const last = entryRange({ sk: key.sk, ...entry.fields }).last;
@@ -187,14 +187,8 @@ async function mark(
     );
     if (!ours) return stored;
   }
-  remember(options, request, seqs, at);
+  rememberMarks(options, request, seqs, at);
   return undefined;
-}
-
-function remember(options: DynamoStoreOptions, request: LogRequest, seqs: number[], at: string) {
-  const recent = recentCalls(options);
-  const known = recent.get(request.call.parentRunId, request.call.callId);
-  if (known) recent.remember({ ...known, ...markedFields(request, seqs, at) });
 }
 
 /**
@@ -277,6 +271,9 @@ async function entriesHolding(
         Limit: LOOKBACK_PAGE,
         ConsistentRead: true,
         ExclusiveStartKey: startKey,
+        // What says where an entry is and which events it holds, not the events' details.
+        ProjectionExpression: "sk, eventKey, #skip, #last, eventsJson, eventsZ",
+        ExpressionAttributeNames: { "#skip": "skip", "#last": LOG_LAST_ATTRIBUTE },
       }),
     );
     for (const item of page.Items ?? []) {

@@ -1,7 +1,9 @@
 import type { CallRecord } from "@toolbus/wire/model/call";
+import type { DynamoStoreOptions } from "./client";
 import { callKey } from "./items";
 import { jsonFieldStored } from "./json-text";
 import { LOG_SEQ_ATTRIBUTE, type LogRequest, progressOf, progressStep } from "./log-requests";
+import { recentCalls } from "./recent-calls";
 
 /*
  * The marks logging leaves on a call's record: where each once-only event sits in its run's
@@ -84,4 +86,16 @@ export function markCall(request: LogRequest, seqs: number[], at: string) {
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,
   };
+}
+
+/** The marks just written, on the call this process keeps in mind (if it keeps it). */
+export function rememberMarks(
+  options: DynamoStoreOptions,
+  request: LogRequest,
+  seqs: number[],
+  at: string,
+): void {
+  const recent = recentCalls(options);
+  const known = recent.get(request.call.parentRunId, request.call.callId);
+  if (known) recent.remember({ ...known, ...markedFields(request, seqs, at) });
 }

@@ -1,13 +1,20 @@
 import { TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import type { CallRecord } from "@toolbus/wire/model/call";
-import { ToolbusError, UnavailableError, ValidationError } from "../../errors";
+import { ToolbusError, ValidationError } from "../../errors";
 import { GroupCommit, type ItemOutcome } from "../../util/group-commit";
 import { DynamoCallRuns } from "./call-runs";
 import type { DynamoStoreOptions } from "./client";
 import { logSortKey, runPartition } from "./items";
-import { forgetHead, headOf, rememberHead } from "./log-ends";
+import {
+  APPEND_ATTEMPTS,
+  appendGaveUp,
+  forgetHead,
+  headOf,
+  pauseBeforeAttempt,
+  rememberHead,
+} from "./log-ends";
 import { appendAsFinisher, logsAlone, withoutLoggedAlone } from "./log-finisher";
-import { markCall, markedFields } from "./log-marks";
+import { markCall, rememberMarks } from "./log-marks";
 import {
   callKeyOf,
   entryCount,
@@ -17,7 +24,6 @@ import {
   unloggedEvents,
 } from "./log-requests";
 import { perTable } from "./per-table";
-import { recentCalls } from "./recent-calls";
 
 /** Requests one flush takes; they go in as many transactions as their calls need. */
 const MAX_REQUESTS = 200;
@@ -30,7 +36,6 @@ const MAX_REQUESTS = 200;
 const MAX_ACTIONS = 100;
 /** Event bytes per flush, well under a transaction's 4 MB with the calls' own items. */
 const MAX_BYTES = 2_000_000;
-const MAX_ATTEMPTS = 8;
 
 /**
  * Appends to run logs so that every reader can follow a run by position alone: event n+1 is
@@ -162,7 +167,7 @@ async function appendAlone(options: DynamoStoreOptions, request: LogRequest): Pr
       await transact(options, [{ call, events }]);
       return;
     } catch (error) {
-      if (!isCancelled(error) || attempt >= MAX_ATTEMPTS) throw unavailableAfter(error, attempt);
+      if (!isCancelled(error) || attempt >= APPEND_ATTEMPTS) throw unavailableAfter(error, attempt);
       const reasons = cancellationCodes(error);
       if (reasons.at(-1) === "ConditionalCheckFailed") {
         // The call is marked already (or gone): what is left to log is what it does not say.
@@ -179,17 +184,14 @@ async function appendAlone(options: DynamoStoreOptions, request: LogRequest): Pr
       if (reasons.slice(0, -1).includes("ConditionalCheckFailed")) {
         forgetHead(options, call.parentRunId);
       }
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * 2 ** attempt));
+      await pauseBeforeAttempt(attempt);
     }
   }
 }
 
 function unavailableAfter(error: unknown, attempt: number): unknown {
   if (!isCancelled(error)) return error;
-  return new UnavailableError("The run's log could not be appended to; retry later.", {
-    cause: error,
-    context: { attempts: attempt, reasons: cancellationCodes(error) },
-  });
+  return appendGaveUp(attempt, error, cancellationCodes(error));
 }
 
 async function readCall(options: DynamoStoreOptions, call: CallRecord): Promise<CallRecord> {
@@ -232,11 +234,7 @@ async function transact(options: DynamoStoreOptions, requests: LogRequest[]): Pr
   }
   await client.send(new TransactWriteCommand({ TransactItems: actions }));
   for (const [runId, end] of ends) rememberHead(options, runId, end);
-  const recent = recentCalls(options);
-  for (const { request, seqs } of placed) {
-    const known = recent.get(request.call.parentRunId, request.call.callId);
-    if (known) recent.remember({ ...known, ...markedFields(request, seqs, at) });
-  }
+  for (const { request, seqs } of placed) rememberMarks(options, request, seqs, at);
 }
 
 function isCancelled(error: unknown): boolean {

@@ -1,7 +1,8 @@
-import type { CallRecord, CallResult } from "@toolbus/wire/model/call";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { deploymentFromEnv } from "../deployment";
-import { reportFinished } from "./calls";
+import { deploymentFromEnv } from "../packages/core/src/deployment";
+import { reportFinished } from "../packages/core/src/observability/calls";
+import type { CallRecord, CallResult } from "../packages/wire/src/model/call";
+import { pendingCall, succeededResult } from "./support/calls";
 
 /**
  * The one line a synchronous call the API runs writes, and its metrics line, as a Lambda
@@ -17,37 +18,30 @@ const lambdaEnv: NodeJS.ProcessEnv = {
 };
 
 /** A typical synchronous call: ids as long as real ones, run directly by the API, traced. */
-const syncCall = (result: Partial<CallResult> = {}): CallRecord => ({
-  parentRunId: "cost-76d1d020-1e07-4b91-b434-558071cea59e",
-  callId: "db6a2b35-158b-4c6c-bcb6-72eeea522b5b",
-  toolId: "readability_analyzer",
-  toolset: "text",
-  toolVersion: "1",
-  input: { text: "The cat sat on the mat." },
-  inputHash: "h",
-  requestedBy: { id: "112255eb1c5fea19", role: "member" },
-  scheduledAt: "2026-11-27T23:59:43.088Z",
-  status: result.status ?? "succeeded",
-  dispatch: "direct",
-  trace: {
-    traceId: "7b47094bb4936fb99ba390f8a2d68889",
-    parentId: "00f067aa0ba902b7",
-    sampled: true,
-  },
-  result: {
-    status: "succeeded",
-    output: "ok",
-    data: null,
-    citations: [],
-    cached: false,
-    stale: false,
-    durationMs: 6,
-    resultBytes: 975,
-    truncated: false,
-    completedAt: "2026-11-27T23:59:43.094Z",
-    ...result,
-  },
-});
+const syncCall = (result: Partial<CallResult> = {}): CallRecord =>
+  pendingCall(
+    "readability_analyzer",
+    { text: "The cat sat on the mat." },
+    {
+      parentRunId: "cost-76d1d020-1e07-4b91-b434-558071cea59e",
+      callId: "db6a2b35-158b-4c6c-bcb6-72eeea522b5b",
+      requestedBy: { id: "112255eb1c5fea19", role: "member" },
+      status: result.status ?? "succeeded",
+      dispatch: "direct",
+      trace: {
+        traceId: "7b47094bb4936fb99ba390f8a2d68889",
+        parentId: "00f067aa0ba902b7",
+        sampled: true,
+      },
+      result: succeededResult({
+        output: "ok",
+        durationMs: 6,
+        resultBytes: 975,
+        completedAt: "2026-11-27T23:59:43.094Z",
+        ...result,
+      }),
+    },
+  );
 
 /** What reportFinished writes to stdout through the stage's deployment, line by line. */
 function written(call: CallRecord): string[] {
