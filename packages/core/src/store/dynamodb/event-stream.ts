@@ -87,7 +87,8 @@ const streamWriter = perTable(
  * appends again (append). A commit is one put: nothing is ever half written.
  *
  * STREAM / HEAD names the newest partition (`partition`), moved on before a partition's first
- * chunk is written, so finding the end is one read and one Query. Releases before this one kept
+ * chunk is written, so finding the end is one read and one Query (a reader that found it before
+ * looks in that partition first: readerEnd). Releases before this one kept
  * the last place there (`seq`, `at`), moved after every commit; it is still read, so a stream
  * they wrote goes on where they left it. Chunks expire `retentionDays` after they were recorded;
  * where none is left, the stream goes on from the next partition, so no place is used twice.
