@@ -93,9 +93,10 @@ export const BUNDLE_BUDGETS_KB = {
    * the store's rewrite of a fresh call the count refused or gave a budget to, the reads that
    * wait for appends promised in this process); 967 until call items could leave out what
    * their keys repeat (+0.3 KB; see `tool`); 968 until a call it ran was logged by it alone,
-   * without a transaction (+3.7 KB; see `tool`).
+   * without a transaction (+3.7 KB; see `tool`); 972 until calls of one run counted at once
+   * shared one ADD (+0.5 KB: the keyed group commit and handing out each caller's totals).
    */
-  api: 972,
+  api: 973,
   /**
    * The streaming endpoint: the API's code for event streams and MCP. 900 until a running
    * call reached its live MCP caller (+13 KB, as the API's); 913 until registered servers'
@@ -109,9 +110,10 @@ export const BUNDLE_BUDGETS_KB = {
    * while it is stored (+2 KB, as the API's); 963 until call items could leave out what their
    * keys repeat, and a run with limits of its own kept a call's budget by an update of its own
    * (+0.9 KB, as the API's); 965 until a call the API ran was logged without a transaction
-   * (+3.3 KB, as the API's).
+   * (+3.3 KB, as the API's); 969 until calls of one run counted at once shared one ADD (+0.1
+   * KB, as the API's).
    */
-  "api-stream": 969,
+  "api-stream": 970,
   /** Runs once per deploy, never on a request's path: bounded only so it cannot balloon. */
   seed: 1_600,
 } as const;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { GroupCommit, type ItemOutcome } from "./group-commit";
+import { GroupCommit, type ItemOutcome, KeyedGroupCommit } from "./group-commit";
 
 /** A flush that records its batches and answers when released. */
 function recorder() {
@@ -88,5 +88,41 @@ describe("group commit", () => {
     );
     const failed = await Promise.allSettled([broken.submit(1), broken.submit(2)]);
     expect(failed.map((o) => o.status)).toEqual(["rejected", "rejected"]);
+  });
+});
+
+describe("keyed group commit", () => {
+  it("batches items of one key behind its flush in flight, never items of two keys", async () => {
+    const batches: Array<[string, number[]]> = [];
+    const releases: Array<() => void> = [];
+    const line = new KeyedGroupCommit<number, number>(
+      (key, items) => {
+        batches.push([key, items]);
+        return new Promise((resolve) =>
+          releases.push(() => resolve(items.map((item) => ({ ok: true, value: item * 10 })))),
+        );
+      },
+      { maxItems: 10 },
+    );
+    const first = [line.submit("a", 1), line.submit("b", 2)];
+    await tick();
+    // Each key's first item goes at once, alone; what comes while it is in flight waits.
+    const waiting = [line.submit("a", 3), line.submit("a", 4), line.submit("b", 5)];
+    await tick();
+    expect(batches).toEqual([
+      ["a", [1]],
+      ["b", [2]],
+    ]);
+    for (const release of releases.splice(0)) release();
+    expect(await Promise.all(first)).toEqual([10, 20]);
+    await tick();
+    expect(batches.slice(2)).toEqual([
+      ["a", [3, 4]],
+      ["b", [5]],
+    ]);
+    for (const release of releases.splice(0)) release();
+    expect(await Promise.all(waiting)).toEqual([30, 40, 50]);
+    // Nothing is held for a key once its items are answered.
+    expect(line.keys).toBe(0);
   });
 });

@@ -92,3 +92,41 @@ export class GroupCommit<T, R> {
     });
   }
 }
+
+/**
+ * A group commit per key: items of one key go together (one line each, one flush in flight at
+ * a time), items of different keys never do. A key's line is dropped as soon as nothing of it
+ * is waiting or in flight, so the lines held are those of keys in use right now.
+ */
+export class KeyedGroupCommit<T, R> {
+  readonly #lines = new Map<string, { line: GroupCommit<T, R>; pending: number }>();
+
+  constructor(
+    private readonly flush: (key: string, items: T[]) => Promise<ItemOutcome<R>[]>,
+    private readonly options: Omit<GroupCommitOptions<T>, "maxInFlight">,
+  ) {}
+
+  async submit(key: string, item: T): Promise<R> {
+    let entry = this.#lines.get(key);
+    if (!entry) {
+      const line = new GroupCommit<T, R>((items) => this.flush(key, items), {
+        ...this.options,
+        maxInFlight: 1,
+      });
+      entry = { line, pending: 0 };
+      this.#lines.set(key, entry);
+    }
+    entry.pending++;
+    try {
+      return await entry.line.submit(item);
+    } finally {
+      // Nothing of this key is waiting or in flight once its last item is answered.
+      if (--entry.pending === 0) this.#lines.delete(key);
+    }
+  }
+
+  /** Keys with items waiting or in flight. */
+  get keys(): number {
+    return this.#lines.size;
+  }
+}
