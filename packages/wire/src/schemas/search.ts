@@ -105,7 +105,7 @@ const foundTool = z.object({
   description: z.string(),
   usageHint: z.string(),
   inputSchema: jsonSchema,
-  score: z.number().meta({ description: "BM25 over the weighted fields; higher is better." }),
+  score: z.number().meta({ description: "BM25F over the weighted fields; higher is better." }),
   matched: z.array(z.enum(SEARCH_FIELDS)).meta({
     description: "The fields a word of the query was found in.",
   }),

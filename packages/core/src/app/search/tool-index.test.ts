@@ -133,6 +133,35 @@ describe("ToolIndex reading names and half-typed words", () => {
   });
 });
 
+describe("ToolIndex weighing a word by how many tools hold it", () => {
+  // Every tool's text says "file"; one tool is named for it.
+  const index = ToolIndex.build([
+    tool("open_file", "Open file", "Opens a file."),
+    tool("read_text", "Read text", "Reads the text of a file."),
+    tool("write_text", "Write text", "Writes text to a file."),
+    tool("copy_path", "Copy path", "Copies a file or folder."),
+    tool("move_path", "Move path", "Moves a file or folder."),
+    tool("rotate_logs", "Rotate logs", "Starts new log files and archives the old."),
+  ]);
+  const score = (query: string, id: string) =>
+    index.search(query, { limit: 10, allowed: () => true }).find((hit) => hit.id === id)?.score ??
+    0;
+
+  it("counts a word every tool holds for next to nothing, even in a tool's name", () => {
+    // Rarity is over whole tools, not field by field: "file" is in one name only, but in
+    // every tool, so naming a tool for it says little of what the need is.
+    expect(score("rotate file", "open_file")).toBeLessThan(
+      score("rotate file", "rotate_logs") / 10,
+    );
+  });
+
+  it("counts a word a tool holds in several fields for more than in one", () => {
+    // Two tools hold each word: "text" in their ids, titles and descriptions, "folder" in
+    // their descriptions only.
+    expect(score("text", "read_text")).toBeGreaterThan(1.5 * score("folder", "copy_path"));
+  });
+});
+
 describe("ToolIndex reading what a tool takes", () => {
   const located = tool("point_weather", "Point weather", "The weather where you say.", {
     inputSchema: {
@@ -215,6 +244,11 @@ describe("ToolIndex reading products and WordNet's words", () => {
       inSet("atlassian_jira", "jira_post", "POST", "Sends a POST: reports a bug, an issue ..."),
       inSet("files", "file_info", "File info", "Tells a file's size and dates."),
       inSet("files", "revise_file", "Revise a file", "Revises a file."),
+      // Tools of nothing above: a word's rarity is over whole tools, and in five tools a word
+      // three of them hold ("bug") would say next to nothing.
+      inSet("mail", "send_email", "Send an email", "Sends an email to a recipient."),
+      inSet("calendar", "list_events", "List events", "Lists the events on a calendar."),
+      inSet("weather", "get_forecast", "Get forecast", "The weather forecast for a city."),
     ],
     [
       { name: "linear", description: "Linear's issues." },

@@ -73,7 +73,7 @@ const PRONOUNS = new Set(["everyth", "anyth", "someth", "noth", "everyon", "anyo
 
 export interface SearchHit {
   id: string;
-  /** BM25 over the weighted fields; comparable within one search only. */
+  /** BM25F over the weighted fields; comparable within one search only. */
   score: number;
   /** Fields a query word was found in, in the order of SEARCH_FIELDS. */
   matched: SearchField[];
@@ -85,15 +85,27 @@ const MIN_PREFIX_LENGTH = 4;
 /** A fuzzy or prefix match is worth less than the word itself. */
 const WEIGHTS = { fuzzy: 0.3, prefix: 0.4 };
 
-/** BM25's parameters (MiniSearch's: the ranking was tuned with them). */
-const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
+/**
+ * BM25F's parameters. A term's frequencies in a tool's fields are first weighted (fields.ts)
+ * and length-normalised (`b`, per field against that field's average length) and summed, then
+ * saturated once (`k`), and the sum scaled by the term's rarity over whole tools: a tool's name
+ * word, held by its id, title, description and usage hint alike, counts as one strong match,
+ * not four separately saturated ones each scaled by how rare the word is in that field alone
+ * (field by field, a word most tools' descriptions hold but few names, "file", counted as rare
+ * in each name holding it). A name word's weighted frequencies already sum to about eight, so
+ * `k` bends only well past that; `d` is BM25+'s floor for any match. Chosen on the real
+ * catalog's tune queries (bench/search-real.ts), the fixture's tune queries and, as a check of
+ * what holds beyond the concepts written for the tune queries, the tune queries with those
+ * concepts left out; the ranking barely moves for `k` from 16 to 64.
+ */
+const BM25F = { k: 32, b: 0.7, d: 0.25 };
 
 const FIELD_BOOSTS = SEARCH_FIELDS.map((field) => FIELD_WEIGHTS[field]);
 
 /**
  * The tools one term is found in, with what it is worth in each, fixed once the index is
- * built: BM25 summed over the fields holding it (each by its weight) and the fields, as bits
- * in SEARCH_FIELDS' order. In the order a tool is first met reading field by field.
+ * built: its BM25F over the weighted fields holding it, and those fields, as bits in
+ * SEARCH_FIELDS' order. In the order a tool is first met reading field by field.
  */
 interface Posting {
   docs: Int32Array;
@@ -134,7 +146,7 @@ export interface TermMatch {
 }
 
 /**
- * A ranked index of a catalog's tools: BM25 over the weighted fields (fields.ts), with
+ * A ranked index of a catalog's tools: BM25F over the weighted fields (fields.ts), with
  * stemming, typo tolerance, the last word's prefix, related terms (concepts.ts, then
  * wordnet.ts) and the toolsets a query names, each term's postings scored once when the index
  * is built. Built once per catalog version (a few
@@ -206,7 +218,8 @@ export class ToolIndex {
       });
     });
     const postings = new SearchableMap<Posting>();
-    const score = new Float64Array(count);
+    // Per tool, the term's weighted, length-normalised frequency summed over its fields.
+    const weighted = new Float64Array(count);
     const fields = new Uint16Array(count);
     for (const [indexed, byField] of frequencies) {
       const order: number[] = [];
@@ -214,24 +227,26 @@ export class ToolIndex {
       byField.forEach((inField, f) => {
         const boost = FIELD_BOOSTS[f] as number;
         const avg = average[f] as number;
-        const idf = Math.log(1 + (count - inField.size + 0.5) / (inField.size + 0.5));
         for (const [doc, tf] of inField) {
           const length = lengths[doc * fieldCount + f] as number;
-          const bm25 =
-            idf *
-            (BM25.d + (tf * (BM25.k + 1)) / (tf + BM25.k * (1 - BM25.b + (BM25.b * length) / avg)));
           if (fields[doc] === 0) order.push(doc);
-          score[doc] = (score[doc] ?? 0) + boost * bm25;
-          fields[doc] = (fields[doc] ?? 0) | (1 << f);
+          weighted[doc] =
+            (weighted[doc] as number) + (boost * tf) / (1 - BM25F.b + (BM25F.b * length) / avg);
+          fields[doc] = (fields[doc] as number) | (1 << f);
         }
       });
+      // Rarity over whole tools: how many hold the term in any field.
+      const idf = Math.log(1 + (count - order.length + 0.5) / (order.length + 0.5));
       const posting: Posting = {
         docs: Int32Array.from(order),
-        scores: Float64Array.from(order, (doc) => score[doc] as number),
+        scores: Float64Array.from(order, (doc) => {
+          const tf = weighted[doc] as number;
+          return idf * (BM25F.d + (tf * (BM25F.k + 1)) / (tf + BM25F.k));
+        }),
         fields: Uint16Array.from(order, (doc) => fields[doc] as number),
       };
       for (const doc of order) {
-        score[doc] = 0;
+        weighted[doc] = 0;
         fields[doc] = 0;
       }
       postings.set(indexed, posting);

@@ -8,7 +8,7 @@ import { bearerSecurity, errorResponses, jsonContent } from "../schemas";
 const SEARCH_PATH = "/v1/tools/search";
 
 const description =
-  "Ranked tools for a need in words: BM25 over each tool's id, title, description, usage hint, guidelines, examples, toolset and input (property names and descriptions), with stemming, typo tolerance and the words tools use for the same thing. Only tools the selection offers (mode, role, enabled, capabilities, allow / deny, as `/v1/select` judges them) can be found, so every result can be called. With `explain`, each result says which words of the query it matched and where; an administrator also gets the matching tools selection left out, with its reasons (`excluded`).";
+  "Ranked tools for a need in words: BM25F over each tool's id, title, description, usage hint, guidelines, examples, toolset and input (property names and descriptions), with stemming, typo tolerance and the words tools use for the same thing. Only tools the selection offers (mode, role, enabled, capabilities, allow / deny, as `/v1/select` judges them) can be found, so every result can be called. With `explain`, each result says which words of the query it matched and where; an administrator also gets the matching tools selection left out, with its reasons (`excluded`).";
 
 /**
  * `/v1/tools/search`. Registered before `/v1/tools/{id}`: a tool whose id is `search` (remote
