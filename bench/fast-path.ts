@@ -3,8 +3,9 @@
  * member key), side by side with the same tool behind a bare official MCP SDK server (the
  * main baseline), a bare Hono route, and the floor of a persisted call (a bare route doing one
  * conditional PutItem and one UpdateItem on the same DynamoDB Local), all on this machine in
- * one run. MCP is measured twice: with plain JSON-RPC POSTs, and through the official SDK client
- * as agents call it. Also:
+ * one run. MCP is measured three times: with plain JSON-RPC POSTs, and through both
+ * generations of the official SDK client as agents call it (v1 on 2025-11-25, v2 on
+ * 2026-07-28). Also:
  * lost / duplicated events under load, rss_feed cache hit vs miss, the DynamoDB Local floor,
  * and the on-disk store against the in-memory one.
  */
@@ -19,14 +20,15 @@ import {
   type Figures,
   floorTarget,
   latencyFigures,
-  measureTarget,
+  measureSideBySide,
+  type Phase,
   runPhase,
   type Target,
   toolbusMcpTarget,
   toolbusRestTarget,
 } from "./fast-path/clients";
 import { type Accounting, accountForCalls } from "./fast-path/events";
-import { mcpSdkTarget } from "./fast-path/mcp-sdk";
+import { mcpSdkTarget, mcpSdkV2Target } from "./fast-path/mcp-sdk";
 import { measureStorageFloor } from "./fast-path/storage";
 import { createMemberKey, type RunningToolbus, startToolbus } from "./fast-path/toolbus";
 import { type Measurement, measurement } from "./stats";
@@ -68,16 +70,6 @@ class Cleanups {
       }
     }
   }
-}
-
-async function measure(target: Target, label: string) {
-  progress(`${target.name}: warm-up, 1 client, ${CONCURRENT} clients`);
-  const ids = runIds(label);
-  const figures = await measureTarget(target, ids);
-  progress(
-    `${target.name}: p50 ${ms(figures.p50)}, p99 ${ms(figures.p99)}, ${figures.throughput.toFixed(0)} calls/s with ${CONCURRENT} clients`,
-  );
-  return { ...figures, runId: ids("t") };
 }
 
 /** p50, p99 and throughput of `figures` against the same three of `base`. */
@@ -187,8 +179,8 @@ async function stopToolbus(toolbus: RunningToolbus, label: string): Promise<void
   );
 }
 
-/** The floor route on `toolbus`'s own DynamoDB Local, measured while Toolbus is idle. */
-async function measureFloor(cleanups: Cleanups, toolbus: RunningToolbus, label: string) {
+/** The floor route on `toolbus`'s own DynamoDB Local, started for the run and stopped at the end. */
+async function startFloor(cleanups: Cleanups, toolbus: RunningToolbus, label: string) {
   const name = `floor route (${label})`;
   const server = await started(
     cleanups,
@@ -196,21 +188,58 @@ async function measureFloor(cleanups: Cleanups, toolbus: RunningToolbus, label: 
     startBareServer(name, "floor.ts", { FLOOR_DYNAMODB_ENDPOINT: toolbus.dynamodb }),
     stopBareServer,
   );
-  const figures = await measure(floorTarget(server.origin), `floor-${label.replaceAll(" ", "-")}`);
-  await cleanups.run(name);
-  return { ...figures, name: `floor route, ${label}` };
+  return { target: floorTarget(server.origin), stop: () => cleanups.run(name) };
 }
 
-/** Toolbus's MCP endpoint through the official SDK client, with the member key. */
-async function measureMcpSdk(toolbus: RunningToolbus, key: string) {
-  const target = await mcpSdkTarget("Toolbus MCP (official SDK client)", `${toolbus.api}/mcp`, {
+/**
+ * Toolbus's MCP endpoint through an official SDK client, with the member key: the first
+ * generation (`@modelcontextprotocol/sdk`, 2025-11-25) or the second
+ * (`@modelcontextprotocol/client`, 2026-07-28). Connected (and its tools listed) once.
+ */
+function mcpSdk(toolbus: RunningToolbus, key: string, generation: 1 | 2) {
+  const make = generation === 1 ? mcpSdkTarget : mcpSdkV2Target;
+  return make(`Toolbus MCP (official SDK v${generation} client)`, `${toolbus.api}/mcp`, {
     authorization: `Bearer ${key}`,
   });
-  try {
-    return await measure(target, "mcp-sdk");
-  } finally {
-    await target.close();
+}
+
+/**
+ * `targets` measured side by side (measureSideBySide), with progress; each one's figures named
+ * by `names`, with its throughput phases' run ids and calls for reading the events back.
+ */
+async function measureTogether(label: string, targets: Record<string, Target>) {
+  const names = Object.keys(targets);
+  const list = Object.values(targets);
+  progress(`${names.join(", ")}: side by side, warm-up, then turns of 1 and ${CONCURRENT} clients`);
+  const ids = runIds(label);
+  const figures = await measureSideBySide(list, (t, phase) => ids(`${t}-${phase}`));
+  const out: Record<string, Figures & { throughputPhases: Phase[] }> = {};
+  figures.forEach((figure, t) => {
+    const name = names[t] as string;
+    out[name] = figure;
+    progress(
+      `${name}: p50 ${ms(figure.p50)}, p99 ${ms(figure.p99)}, ${figure.throughput.toFixed(0)} calls/s with ${CONCURRENT} clients`,
+    );
+  });
+  return out;
+}
+
+/** The events of every throughput phase's calls, read back and added up. */
+async function checkPhases(
+  toolbus: RunningToolbus,
+  key: string,
+  phases: readonly Phase[],
+): Promise<Accounting> {
+  const total: Accounting = { lost: 0, duplicated: 0, unexpected: 0, events: 0, waitedMs: 0 };
+  for (const phase of phases) {
+    const one = await checkEvents(toolbus, key, phase.runId, phase.callIds);
+    total.lost += one.lost;
+    total.duplicated += one.duplicated;
+    total.unexpected += one.unexpected;
+    total.events += one.events;
+    total.waitedMs = Math.max(total.waitedMs, one.waitedMs);
   }
+  return total;
 }
 
 async function stopBareServer(server: BareServer): Promise<void> {
@@ -267,16 +296,40 @@ export async function benchFastPath(): Promise<Measurement[]> {
     progress(`Toolbus (in memory) is up at ${memory.api}`);
     const member = await createMemberKey(memory, "fastpath");
 
-    const mcp = {
-      ...(await measure(bareMcpTarget(bareMcp.origin), "bare-mcp")),
-      name: "bare MCP SDK server",
+    // Everything that shares this machine's state is measured side by side, in turns.
+    const floorInMemoryRoute = await startFloor(cleanups, memory, "in memory");
+    const sdkV1 = await mcpSdk(memory, member, 1);
+    const sdkV2 = await mcpSdk(memory, member, 2);
+    cleanups.add("official MCP clients", async () => {
+      await Promise.all([sdkV1.close(), sdkV2.close()]);
+    });
+    const inMemoryFigures = await measureTogether("memory", {
+      "bare MCP SDK server": bareMcpTarget(bareMcp.origin),
+      "bare Hono route": bareHonoTarget(bareHono.origin),
+      "Toolbus REST": toolbusRestTarget(memory.api, member),
+      "Toolbus MCP": toolbusMcpTarget(memory.api, member),
+      "Toolbus MCP, official SDK v1 client": sdkV1,
+      "Toolbus MCP, official SDK v2 client": sdkV2,
+      "floor route, in memory": floorInMemoryRoute.target,
+    });
+    const figuresOf = (name: string) => {
+      const figures = inMemoryFigures[name];
+      if (!figures) throw new Error(`no figures for ${name}`);
+      return figures;
     };
-    const hono = await measure(bareHonoTarget(bareHono.origin), "bare-hono");
-    const rest = await measure(toolbusRestTarget(memory.api, member), "rest");
-    const restCalls = await checkEvents(memory, member, rest.runId, rest.throughputPhase.callIds);
-    const toolbusMcp = await measure(toolbusMcpTarget(memory.api, member), "mcp");
-    const toolbusMcpSdk = await measureMcpSdk(memory, member);
-    const floorInMemory = await measureFloor(cleanups, memory, "in memory");
+    const mcp = { ...figuresOf("bare MCP SDK server"), name: "bare MCP SDK server" };
+    const hono = figuresOf("bare Hono route");
+    const rest = figuresOf("Toolbus REST");
+    const toolbusMcp = figuresOf("Toolbus MCP");
+    const toolbusMcpSdk = figuresOf("Toolbus MCP, official SDK v1 client");
+    const toolbusMcpSdkV2 = figuresOf("Toolbus MCP, official SDK v2 client");
+    const floorInMemory = {
+      ...figuresOf("floor route, in memory"),
+      name: "floor route, in memory",
+    };
+    await floorInMemoryRoute.stop();
+    await cleanups.run("official MCP clients");
+    const restCalls = await checkPhases(memory, member, rest.throughputPhases);
     const cache = await cacheHitVsMiss(memory);
     // Stopped before the storage floor and the on-disk run: one JVM at a time on 2 cores.
     await cleanups.run("Toolbus in memory");
@@ -292,16 +345,21 @@ export async function benchFastPath(): Promise<Measurement[]> {
       stopToolbus(t, "on disk"),
     );
     const diskMember = await createMemberKey(disk, "fastpath");
-    const onDisk = await measure(toolbusRestTarget(disk.api, diskMember), "disk");
-    const floorOnDisk = await measureFloor(cleanups, disk, "on disk");
-    const diskCalls = await checkEvents(
-      disk,
-      diskMember,
-      onDisk.runId,
-      onDisk.throughputPhase.callIds,
-    );
+    const floorOnDiskRoute = await startFloor(cleanups, disk, "on disk");
+    const onDiskFigures = await measureTogether("disk", {
+      "Toolbus REST, on disk": toolbusRestTarget(disk.api, diskMember),
+      "floor route, on disk": floorOnDiskRoute.target,
+    });
+    const onDisk = onDiskFigures["Toolbus REST, on disk"];
+    const floorOnDiskFigures = onDiskFigures["floor route, on disk"];
+    if (!onDisk || !floorOnDiskFigures) throw new Error("no on-disk figures");
+    const floorOnDisk = { ...floorOnDiskFigures, name: "floor route, on disk" };
+    await floorOnDiskRoute.stop();
+    const diskCalls = await checkPhases(disk, diskMember, onDisk.throughputPhases);
 
-    const calls = rest.throughputPhase.callIds.length;
+    const callsOf = (phases: readonly Phase[]) =>
+      phases.reduce((sum, phase) => sum + phase.callIds.length, 0);
+    const calls = callsOf(rest.throughputPhases);
     const inMemory = { ...rest, name: "Toolbus REST sync call, in-memory store" };
     return [
       ...compared("bare Hono route POST /call", hono, mcp),
@@ -314,8 +372,13 @@ export async function benchFastPath(): Promise<Measurement[]> {
         toolbusMcpSdk,
         { ...rest, name: "Toolbus REST sync call" },
       ),
+      ...compared(
+        "Toolbus MCP tools/call, official SDK v2 client (2026-07-28), against REST (in memory)",
+        toolbusMcpSdkV2,
+        { ...rest, name: "Toolbus REST sync call" },
+      ),
       ...accountingMeasurements(
-        `Toolbus REST, ${CONCURRENT} clients, one run, in memory`,
+        `Toolbus REST, ${CONCURRENT} clients, one run a turn, in memory`,
         calls,
         restCalls,
       ),
@@ -340,8 +403,8 @@ export async function benchFastPath(): Promise<Measurement[]> {
       ...compared("Toolbus REST sync call (member key, on-disk store)", onDisk, inMemory),
       ...compared("Toolbus REST sync call against the floor (on disk)", onDisk, floorOnDisk),
       ...accountingMeasurements(
-        `Toolbus REST, ${CONCURRENT} clients, one run, on disk`,
-        onDisk.throughputPhase.callIds.length,
+        `Toolbus REST, ${CONCURRENT} clients, one run a turn, on disk`,
+        callsOf(onDisk.throughputPhases),
         diskCalls,
       ),
     ];

@@ -37,6 +37,7 @@ function overHttp(request: (runId: string, callId: string, index: number) => Htt
 }
 
 export interface Phase {
+  runId: string;
   latencies: number[];
   elapsedMs: number;
   callIds: string[];
@@ -96,7 +97,7 @@ export async function runPhase(
       );
     }
   });
-  return { latencies, elapsedMs: performance.now() - started, callIds };
+  return { runId: options.runId, latencies, elapsedMs: performance.now() - started, callIds };
 }
 
 export function latencyFigures(phase: Phase): { p50: number; p99: number } {
@@ -108,29 +109,67 @@ export function throughputOf(phase: Phase): number {
   return (phase.latencies.length / phase.elapsedMs) * 1000;
 }
 
+/** Rounds that targets measured side by side take turns in (measureSideBySide). */
+const ROUNDS = 4;
 /**
- * Warm-up, then latency with one client, then throughput with CONCURRENT clients. Each phase
- * gets its own run id from `runIdFor`; the throughput phase is returned whole so its calls
- * can be checked against the run's events.
+ * Quiet before each measured phase of targets measured side by side: what the phase before
+ * left running (a stage's log and stream writes behind its last answers, the JVM's collection
+ * after a burst) would otherwise land on the next target's first calls.
  */
-export async function measureTarget(
-  target: Target,
-  runIdFor: (phase: string) => string,
-): Promise<Figures & { throughputPhase: Phase }> {
-  await runPhase(target, {
-    total: WARM_UP_CALLS,
-    concurrency: WARM_UP_CONCURRENCY,
-    runId: runIdFor("warm"),
+const SETTLE_MS = 1_000;
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+
+/**
+ * Targets that share a store (Toolbus, the floor route on its DynamoDB Local), measured in
+ * turns: each warmed as `measureTarget` does, then ROUNDS rounds in which each target in turn
+ * makes a quarter of its one-client calls and a quarter of its concurrent ones, after a quiet
+ * second, the order turning each round. Measured one after the other, minutes apart, two
+ * targets would each meet another state of this shared machine (its speed moves by tens of
+ * percent within minutes) and their ratio would say more about the moment than about them.
+ * Latencies are pooled over the rounds; throughput is all concurrent calls over their time.
+ */
+export async function measureSideBySide(
+  targets: readonly Target[],
+  runIdFor: (target: number, phase: string) => string,
+): Promise<Array<Figures & { throughputPhases: Phase[] }>> {
+  for (const [t, target] of targets.entries()) {
+    await runPhase(target, {
+      total: WARM_UP_CALLS,
+      concurrency: WARM_UP_CONCURRENCY,
+      runId: runIdFor(t, "warm"),
+    });
+  }
+  const latencies = targets.map(() => [] as number[]);
+  const phases = targets.map(() => [] as Phase[]);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let turn = 0; turn < targets.length; turn++) {
+      const t = (round + turn) % targets.length;
+      const target = targets[t] as Target;
+      await settle();
+      const latency = await runPhase(target, {
+        total: LATENCY_CALLS / ROUNDS,
+        concurrency: 1,
+        runId: runIdFor(t, `p${round}`),
+      });
+      latencies[t]?.push(...latency.latencies);
+      await settle();
+      phases[t]?.push(
+        await runPhase(target, {
+          total: THROUGHPUT_CALLS / ROUNDS,
+          concurrency: CONCURRENT,
+          runId: runIdFor(t, `t${round}`),
+        }),
+      );
+    }
+  }
+  return targets.map((_, t) => {
+    const pooled = { runId: "", latencies: latencies[t] ?? [], elapsedMs: 0, callIds: [] };
+    const throughputPhases = phases[t] ?? [];
+    const calls = throughputPhases.reduce((sum, phase) => sum + phase.latencies.length, 0);
+    const elapsed = throughputPhases.reduce((sum, phase) => sum + phase.elapsedMs, 0);
+    return { ...latencyFigures(pooled), throughput: (calls / elapsed) * 1000, throughputPhases };
   });
-  const latency = latencyFigures(
-    await runPhase(target, { total: LATENCY_CALLS, concurrency: 1, runId: runIdFor("p") }),
-  );
-  const throughputPhase = await runPhase(target, {
-    total: THROUGHPUT_CALLS,
-    concurrency: CONCURRENT,
-    runId: runIdFor("t"),
-  });
-  return { ...latency, throughput: throughputOf(throughputPhase), throughputPhase };
 }
 
 const MCP_HEADERS = {
