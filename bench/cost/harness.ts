@@ -112,8 +112,8 @@ function toolLimits() {
  */
 export async function measureCostCounts(options: CostHarnessOptions = {}): Promise<CostCounts> {
   const stage = options.stage ?? "prod";
-  const calls = options.calls ?? 50;
-  const warmup = options.warmup ?? 5;
+  const calls = options.calls ?? 200;
+  const warmup = options.warmup ?? 50;
   // The stage's file as it is, except alarms' recipients (prod's names none in the repository).
   const file = STAGE_FILES[Object.hasOwn(STAGE_FILES, stage) ? stage : DEFAULT_STAGE_FILE];
   const config = stackConfigFor(stage, {
