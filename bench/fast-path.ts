@@ -138,16 +138,15 @@ async function cacheHitVsMiss(toolbus: RunningToolbus): Promise<Measurement[]> {
       3,
       "warm",
     );
-    const miss = latencyFigures(
-      await calls(
-        feed((i) => `${upstream.url}/miss-${i}.xml`),
-        20,
-        "miss",
-      ),
+    const misses = await calls(
+      feed((i) => `${upstream.url}/miss-${i}.xml`),
+      20,
+      "miss",
     );
+    const miss = latencyFigures(misses.latencies);
     const hitFeed = feed(() => `${upstream.url}/hit.xml`);
     await calls(hitFeed, 1, "prime");
-    const hit = latencyFigures(await calls(hitFeed, 20, "hit"));
+    const hit = latencyFigures((await calls(hitFeed, 20, "hit")).latencies);
     const speedup = miss.p50 / hit.p50;
     progress(
       `CACHE: hit p50 ${ms(hit.p50)}, miss p50 ${ms(miss.p50)}: ${speedup.toFixed(1)}x faster ` +

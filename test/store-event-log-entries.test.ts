@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { deflateRawSync } from "node:zlib";
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import { GetItemCommand } from "@aws-sdk/client-dynamodb";
-import { PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { PutCommand } from "@aws-sdk/lib-dynamodb";
 import { marshall } from "@aws-sdk/util-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { itemBytes } from "../bench/cost/meter";
@@ -23,7 +23,12 @@ import {
   scheduledEvent,
   succeededResult,
 } from "./support/calls";
-import { createToolbusTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
+import {
+  createToolbusTestTable,
+  storedRunLog,
+  type TestTable,
+  testDynamoDbClient,
+} from "./support/dynamodb";
 
 /**
  * A call's events appended together share one run-log entry (log-requests.ts, logEntries):
@@ -88,17 +93,7 @@ const keys = (events: RunEvent[]) => events.map((event) => event.eventKey);
 const place = (seq: number) => `LOG#${String(seq).padStart(16, "0")}`;
 
 /** A run's LOG# items as stored. */
-async function stored(runId: string): Promise<Record<string, unknown>[]> {
-  const { Items = [] } = await documents.send(
-    new QueryCommand({
-      TableName: table.tableName,
-      KeyConditionExpression: "pk = :pk AND begins_with(sk, :log)",
-      ExpressionAttributeValues: { ":pk": `RUN#${runId}`, ":log": "LOG#" },
-      ConsistentRead: true,
-    }),
-  );
-  return Items;
-}
+const stored = (runId: string) => storedRunLog(documents, table.tableName, runId);
 
 /**
  * An entry as earlier releases wrote each event (and as a lone event still is): its attributes

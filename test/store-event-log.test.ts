@@ -18,7 +18,12 @@ import {
   scheduledEvent,
   succeededResult,
 } from "./support/calls";
-import { createToolbusTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
+import {
+  createToolbusTestTable,
+  storedRunLog,
+  type TestTable,
+  testDynamoDbClient,
+} from "./support/dynamodb";
 
 const client = testDynamoDbClient();
 const documents = createDocumentClient(client);
@@ -48,15 +53,7 @@ const keys = (events: RunEvent[]) => events.map((item) => item.eventKey);
 
 /** The sort keys of a run's entries as stored: the sequence itself. */
 async function storedPlaces(runId: string): Promise<string[]> {
-  const { Items = [] } = await documents.send(
-    new QueryCommand({
-      TableName: table.tableName,
-      KeyConditionExpression: "pk = :pk AND begins_with(sk, :log)",
-      ExpressionAttributeValues: { ":pk": `RUN#${runId}`, ":log": "LOG#" },
-      ConsistentRead: true,
-    }),
-  );
-  return Items.map((item) => String(item.sk));
+  return (await storedRunLog(documents, table.tableName, runId)).map((item) => String(item.sk));
 }
 
 const places = (count: number) =>

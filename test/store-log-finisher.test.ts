@@ -1,4 +1,3 @@
-import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createDocumentClient,
@@ -7,7 +6,12 @@ import {
 } from "../packages/core/src/store/dynamodb";
 import type { CallRecord } from "../packages/wire/src/model/call";
 import { finishedCall, resultEvent, scheduledEvent } from "./support/calls";
-import { createToolbusTestTable, type TestTable, testDynamoDbClient } from "./support/dynamodb";
+import {
+  createToolbusTestTable,
+  storedRunLog,
+  type TestTable,
+  testDynamoDbClient,
+} from "./support/dynamodb";
 
 /**
  * A call the API ran for a waiting caller is logged by the API alone, without a transaction:
@@ -91,17 +95,7 @@ async function logged(runId: string): Promise<string[]> {
   }
 }
 
-async function entries(runId: string) {
-  const { Items = [] } = await documents.send(
-    new QueryCommand({
-      TableName: table.tableName,
-      KeyConditionExpression: "pk = :pk AND begins_with(sk, :log)",
-      ExpressionAttributeValues: { ":pk": `RUN#${runId}`, ":log": "LOG#" },
-      ConsistentRead: true,
-    }),
-  );
-  return Items;
-}
+const entries = (runId: string) => storedRunLog(documents, table.tableName, runId);
 
 async function expectMarkedAndOff(call: CallRecord) {
   const stored = await calls.get(call.parentRunId, call.callId);

@@ -100,13 +100,16 @@ export async function runPhase(
   return { runId: options.runId, latencies, elapsedMs: performance.now() - started, callIds };
 }
 
-export function latencyFigures(phase: Phase): { p50: number; p99: number } {
-  const sorted = [...phase.latencies].sort((a, b) => a - b);
+export function latencyFigures(latencies: readonly number[]): { p50: number; p99: number } {
+  const sorted = [...latencies].sort((a, b) => a - b);
   return { p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
 }
 
-export function throughputOf(phase: Phase): number {
-  return (phase.latencies.length / phase.elapsedMs) * 1000;
+/** Calls a second over phases taken together: all their calls over all their time. */
+function throughputOf(phases: readonly Phase[]): number {
+  const calls = phases.reduce((sum, phase) => sum + phase.latencies.length, 0);
+  const elapsed = phases.reduce((sum, phase) => sum + phase.elapsedMs, 0);
+  return (calls / elapsed) * 1000;
 }
 
 /** Rounds that targets measured side by side take turns in (measureSideBySide). */
@@ -122,7 +125,7 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
 
 /**
  * Targets that share a store (Toolbus, the floor route on its DynamoDB Local), measured in
- * turns: each warmed as `measureTarget` does, then ROUNDS rounds in which each target in turn
+ * turns: each warmed with WARM_UP_CALLS from WARM_UP_CONCURRENCY clients, then ROUNDS rounds in which each target in turn
  * makes a quarter of its one-client calls and a quarter of its concurrent ones, after a quiet
  * second, the order turning each round. Measured one after the other, minutes apart, two
  * targets would each meet another state of this shared machine (its speed moves by tens of
@@ -164,11 +167,12 @@ export async function measureSideBySide(
     }
   }
   return targets.map((_, t) => {
-    const pooled = { runId: "", latencies: latencies[t] ?? [], elapsedMs: 0, callIds: [] };
     const throughputPhases = phases[t] ?? [];
-    const calls = throughputPhases.reduce((sum, phase) => sum + phase.latencies.length, 0);
-    const elapsed = throughputPhases.reduce((sum, phase) => sum + phase.elapsedMs, 0);
-    return { ...latencyFigures(pooled), throughput: (calls / elapsed) * 1000, throughputPhases };
+    return {
+      ...latencyFigures(latencies[t] ?? []),
+      throughput: throughputOf(throughputPhases),
+      throughputPhases,
+    };
   });
 }
 

@@ -9,6 +9,7 @@ import {
   UpdateTimeToLiveCommand,
   waitUntilTableExists,
 } from "@aws-sdk/client-dynamodb";
+import { type DynamoDBDocumentClient, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { localDynamoDbClient } from "@toolbus/local/dynamodb";
 import { inject } from "vitest";
 import { createTableInput } from "../../packages/core/src/store/table";
@@ -103,4 +104,21 @@ export async function createTestTable(
 function uniqueByName(definitions: AttributeDefinition[]): AttributeDefinition[] {
   const byName = new Map(definitions.map((definition) => [definition.AttributeName, definition]));
   return [...byName.values()];
+}
+
+/** A run's log items (`LOG#…`) as stored, in place order, read strongly consistent. */
+export async function storedRunLog(
+  documents: DynamoDBDocumentClient,
+  tableName: string,
+  runId: string,
+): Promise<Record<string, unknown>[]> {
+  const { Items = [] } = await documents.send(
+    new QueryCommand({
+      TableName: tableName,
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :log)",
+      ExpressionAttributeValues: { ":pk": `RUN#${runId}`, ":log": "LOG#" },
+      ConsistentRead: true,
+    }),
+  );
+  return Items;
 }
