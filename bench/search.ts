@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import { term, words } from "../packages/core/src/app/search/terms";
+import { term } from "../packages/core/src/app/search/terms";
 import { ToolIndex } from "../packages/core/src/app/search/tool-index";
+import { words } from "../packages/core/src/app/search/words";
 import { composeLocalToolbus, serveApi } from "../packages/local/src";
 import {
   LocalEventBus,

@@ -3,6 +3,7 @@ import { secretName } from "@toolbus/wire/model/implementation";
 import { runPolicy } from "@toolbus/wire/model/run";
 import * as z from "zod";
 import { isKnownRole } from "./app/access";
+import { conceptMemberProblem } from "./app/search/words";
 import { connectionsConfig, connectionsConfigProblems } from "./connections/config";
 import { type Issue, ValidationError, zodIssues } from "./errors";
 import { oauthConfig, oauthConfigProblems, secureUrl } from "./oauth-config";
@@ -13,6 +14,11 @@ import { nearest } from "./util/nearest";
  * stage can differ without a deploy of new code. It arrives as JSON in TOOLBUS_CONFIG (or a
  * file named by TOOLBUS_CONFIG_FILE) and is validated here, once, at start-up.
  */
+/** A stage's synonyms (`search.synonyms`): enough for an organization's vocabulary, bounded. */
+const MAX_SYNONYM_GROUPS = 1_000;
+const MAX_SYNONYM_MEMBERS = 16;
+const MAX_SYNONYM_CHARS = 100;
+
 export const stageConfig = z.strictObject({
   stage: z
     .string()
@@ -194,10 +200,16 @@ export const stageConfig = z.strictObject({
   /**
    * Tool search (docs/search.md). `embeddings`: an OpenAI-compatible embeddings API whose
    * vectors rank tools by meaning beside their words (app/search/semantic.ts); absent, search
-   * is lexical only.
+   * is lexical only. `synonyms`: the stage's own words for things, as groups of words and
+   * short phrases that stand for one another (app/search/concepts.ts), searched beside the
+   * built-in ones.
    */
   search: z
     .strictObject({
+      synonyms: z
+        .array(z.array(z.string().min(1).max(MAX_SYNONYM_CHARS)).min(2).max(MAX_SYNONYM_MEMBERS))
+        .max(MAX_SYNONYM_GROUPS)
+        .optional(),
       embeddings: z
         .strictObject({
           /** The API's base URL (`POST <url>/embeddings`): https, http only for loopback. */
@@ -266,6 +278,13 @@ export function parseStageConfig(value: unknown): StageConfig {
   });
   problems.push(...oauthConfigProblems(config.auth?.oauth, config));
   problems.push(...connectionsConfigProblems(config.connections));
+  config.search?.synonyms?.forEach((group, g) => {
+    group.forEach((member, m) => {
+      const problem = conceptMemberProblem(member);
+      if (problem)
+        problems.push({ path: `search.synonyms.${g}.${m}`, message: `"${member}" ${problem}` });
+    });
+  });
   if (!config.modes.available.includes(config.modes.default)) {
     problems.push({
       path: "modes.default",

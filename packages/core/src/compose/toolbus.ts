@@ -218,6 +218,7 @@ export function createToolbus(
         selection,
         // Administrators asking why are also told what selection left out.
         access: deployment.config,
+        synonyms: deployment.config.search?.synonyms,
         // Hybrid ranking where the stage names an embeddings API: loaded with the first search.
         ...(deployment.config.search?.embeddings
           ? { semantic: semanticOnUse(deployment, deployment.config.search.embeddings, http) }

@@ -1,5 +1,5 @@
 import type { ACTIONS } from "@toolbus/wire/schemas/search";
-import { isStopWord, words } from "./terms";
+import { isStopWord, words } from "./words";
 
 /**
  * What a tool does to the thing it names, read from its name: MCP servers of every kind name

@@ -1,5 +1,7 @@
+import { EVERYDAY_CONCEPTS } from "./concepts-everyday";
 import { GENERAL_CONCEPTS } from "./concepts-general";
-import { term, words } from "./terms";
+import { term } from "./terms";
+import { words } from "./words";
 
 /**
  * Words agents and tools use for the same thing, as data: an agent asks for a "folder" where
@@ -9,8 +11,10 @@ import { term, words } from "./terms";
  * Written from the vocabulary of tools in general (what file, image, issue, message, place,
  * memory, browser, database, git, cluster, calendar, task and search tools call things) and
  * of the tune queries of the real catalog's search set (bench/search-real.ts); never from
- * held-out queries. GENERAL_CONCEPTS (concepts-general.ts), written for tools at large without
- * reading any catalog or query of the set, are searched the same way. A word may be in several groups; a phrase ("knowledge graph") is searched
+ * held-out queries. GENERAL_GROUPS (concepts-general.ts, product and technical words, and
+ * concepts-everyday.ts, the informal words people use for things and actions), written for
+ * tools at large without reading any catalog or query of the set, are searched the same way.
+ * A word may be in several groups; a phrase ("knowledge graph") is searched
  * as its words and triggers its group when the query holds all of them. Groups are one hop:
  * "photo" reaches "image", not what "image" reaches in another group.
  */
@@ -218,45 +222,89 @@ interface Group {
   members: string[][];
 }
 
-const GROUPS: Group[] = [...CONCEPTS, ...GENERAL_CONCEPTS].map((group) => {
-  const members = group
-    .map((member) => words(member).flatMap((word) => term(word) ?? []))
-    .filter((member) => member.length > 0);
-  return { terms: [...new Set(members.flat())], members };
-});
+/** Groups of words that stand for one another, as data. */
+export type ConceptGroups = readonly (readonly string[])[];
 
-/** Groups by each term of their members. */
-const BY_TERM = new Map<string, Group[]>();
-for (const group of GROUPS) {
-  for (const member of group.members) {
-    for (const word of member) {
-      const groups = BY_TERM.get(word) ?? [];
-      if (!groups.includes(group)) groups.push(group);
-      BY_TERM.set(word, groups);
+/**
+ * Concept groups read for searching: each member as its terms, and the groups by each term.
+ * Built once per set of groups (the built-in ones, or those plus a stage's `search.synonyms`).
+ */
+export class ConceptIndex {
+  private constructor(private readonly byTerm: ReadonlyMap<string, readonly Group[]>) {}
+
+  static of(groups: ConceptGroups): ConceptIndex {
+    const byTerm = new Map<string, Group[]>();
+    for (const written of groups) {
+      const members = written.map(memberTerms).filter((member) => member.length > 0);
+      const group: Group = { terms: [...new Set(members.flat())], members };
+      for (const member of members) {
+        for (const word of member) {
+          const found = byTerm.get(word) ?? [];
+          if (!found.includes(group)) found.push(group);
+          byTerm.set(word, found);
+        }
+      }
     }
+    return new ConceptIndex(byTerm);
+  }
+
+  /**
+   * The terms the query's terms stand for besides themselves, each with the query terms it
+   * stands in for: the other terms of every group one of whose members the query holds in
+   * full. None of the query's own terms is among them.
+   */
+  related(terms: ReadonlySet<string>): Map<string, string[]> {
+    const related = new Map<string, string[]>();
+    for (const word of terms) {
+      for (const group of this.byTerm.get(word) ?? []) {
+        const applies = group.members.some(
+          (member) => member.includes(word) && member.every((part) => terms.has(part)),
+        );
+        if (!applies) continue;
+        for (const other of group.terms) {
+          if (terms.has(other)) continue;
+          const by = related.get(other) ?? [];
+          if (!by.includes(word)) by.push(word);
+          related.set(other, by);
+        }
+      }
+    }
+    return related;
   }
 }
 
+/** A member's searched terms: its words less stop words, stemmed. */
+function memberTerms(member: string): string[] {
+  return words(member).flatMap((word) => term(word) ?? []);
+}
+
 /**
- * The terms the query's terms stand for besides themselves, each with the query terms it
- * stands in for: the other terms of every group one of whose members the query holds in
- * full. None of the query's own terms is among them.
+ * The groups written without reading the search-quality set's queries: what the real catalog's
+ * tune queries are also ranked with alone (bench/search-real.ts), to show what holds beyond the
+ * groups written for them.
  */
-export function relatedTerms(terms: ReadonlySet<string>): Map<string, string[]> {
-  const related = new Map<string, string[]>();
-  for (const word of terms) {
-    for (const group of BY_TERM.get(word) ?? []) {
-      const applies = group.members.some(
-        (member) => member.includes(word) && member.every((part) => terms.has(part)),
-      );
-      if (!applies) continue;
-      for (const other of group.terms) {
-        if (terms.has(other)) continue;
-        const by = related.get(other) ?? [];
-        if (!by.includes(word)) by.push(word);
-        related.set(other, by);
-      }
-    }
+export const GENERAL_GROUPS: ConceptGroups = [...GENERAL_CONCEPTS, ...EVERYDAY_CONCEPTS];
+
+/** The groups Toolbus ships. */
+const BUILT_IN: ConceptGroups = [...CONCEPTS, ...GENERAL_GROUPS];
+
+let builtIn: ConceptIndex | undefined;
+
+/** The groups Toolbus ships, read once per process. */
+export function builtInConcepts(): ConceptIndex {
+  builtIn ??= ConceptIndex.of(BUILT_IN);
+  return builtIn;
+}
+
+const withSynonyms = new WeakMap<ConceptGroups, ConceptIndex>();
+
+/** The built-in groups and a stage's own (`search.synonyms`), read once per set of synonyms. */
+export function conceptsWith(synonyms: ConceptGroups): ConceptIndex {
+  if (synonyms.length === 0) return builtInConcepts();
+  let index = withSynonyms.get(synonyms);
+  if (!index) {
+    index = ConceptIndex.of([...BUILT_IN, ...synonyms]);
+    withSynonyms.set(synonyms, index);
   }
-  return related;
+  return index;
 }

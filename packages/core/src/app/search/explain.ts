@@ -5,8 +5,9 @@ import type { ExclusionReason, Selection } from "../selection/select";
 import type { ActionMatch } from "./actions";
 import { documentOf } from "./document";
 import type { SearchField } from "./fields";
-import { term, words } from "./terms";
+import { term } from "./terms";
 import type { TermMatch, ToolIndex } from "./tool-index";
+import { words } from "./words";
 
 /**
  * Why a search found what it found (`explain`): the query's words and the fields each was met

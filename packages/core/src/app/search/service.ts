@@ -6,6 +6,7 @@ import { catalogVersion } from "../../util/catalog-version";
 import { type AccessRules, mayActForOthers } from "../access";
 import type { ExcludedTool, ExclusionReason } from "../selection/select";
 import type { SelectionRequest, SelectionService } from "../selection/service";
+import type { ConceptGroups } from "./concepts";
 import type { ExcludedMatch, ToolExplanation } from "./explain";
 import type { SearchField } from "./fields";
 import type { SemanticRanking } from "./semantic";
@@ -51,7 +52,9 @@ const KEPT_INDEXES = 8;
 
 /** Exclusions the request itself asks for: the caller knows those tools are there. */
 const NARROWING = new Set<ExclusionReason>(["denied", "not_allowed"]);
-const indexes = new Map<string, Promise<ToolIndex>>();
+/** Kept indexes by the synonyms they were built with (a stage's own, or none), then version. */
+const indexes = new WeakMap<object, Map<string, Promise<ToolIndex>>>();
+const NO_SYNONYMS: ConceptGroups = [];
 
 /**
  * Ranked search over the tools a principal may use: the same selection as the catalog,
@@ -68,6 +71,8 @@ export class SearchService {
       semantic?: Pick<SemanticRanking, "rank"> | undefined;
       /** Who may administer (app/access.ts): only they are told what selection left out. */
       access?: AccessRules | undefined;
+      /** The stage's own words for things (`search.synonyms`), beside the built-in ones. */
+      synonyms?: ConceptGroups | undefined;
     },
   ) {}
 
@@ -76,7 +81,7 @@ export class SearchService {
     // The index holds only what this caller may see (allow / deny aside: the caller chose
     // those), so neither a score nor the version says anything about the tools it may not.
     const { version, tools: visible, byId } = visibleTools(catalog, selection.excluded);
-    const index = await indexOf(version, visible, catalog.toolsets);
+    const index = await indexOf(version, visible, catalog.toolsets, this.deps.synonyms);
     // What the index holds is available unless the request itself left it out (allow / deny):
     // a few ids to check, not the whole selection to copy for each request.
     const narrowed = new Set<string>();
@@ -180,21 +185,31 @@ function indexOf(
   version: string,
   tools: readonly ToolSpec[],
   toolsets: CatalogList["toolsets"],
+  synonyms: ConceptGroups = NO_SYNONYMS,
 ): Promise<ToolIndex> {
-  const kept = indexes.get(version);
-  if (kept) {
-    // Most recently used last, so the oldest version goes first.
-    indexes.delete(version);
-    indexes.set(version, kept);
-    return kept;
+  let kept = indexes.get(synonyms);
+  if (!kept) {
+    kept = new Map();
+    indexes.set(synonyms, kept);
   }
-  const building = import("./tool-index").then(({ ToolIndex }) => ToolIndex.build(tools, toolsets));
+  const found = kept.get(version);
+  if (found) {
+    // Most recently used last, so the oldest version goes first.
+    kept.delete(version);
+    kept.set(version, found);
+    return found;
+  }
+  const building = Promise.all([import("./tool-index"), import("./concepts")]).then(
+    ([{ ToolIndex }, { conceptsWith }]) =>
+      ToolIndex.build(tools, toolsets, { concepts: conceptsWith(synonyms) }),
+  );
   // A failed build is not kept: the next search tries again.
-  building.catch(() => indexes.delete(version));
-  indexes.set(version, building);
-  for (const version of indexes.keys()) {
-    if (indexes.size <= KEPT_INDEXES) break;
-    indexes.delete(version);
+  const versions = kept;
+  building.catch(() => versions.delete(version));
+  kept.set(version, building);
+  for (const old of kept.keys()) {
+    if (kept.size <= KEPT_INDEXES) break;
+    kept.delete(old);
   }
   return building;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { term, words } from "./terms";
+import { term } from "./terms";
+import { words } from "./words";
 
 /** The terms a text is searched under, stop words dropped. */
 const terms = (text: string) => words(text).flatMap((word) => term(word) ?? []);

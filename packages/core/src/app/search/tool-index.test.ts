@@ -1,8 +1,9 @@
 import { toolSpec } from "@toolbus/wire/model/tool";
 import { describe, expect, it } from "vitest";
 import { matchedWords } from "./explain";
-import { term, words } from "./terms";
+import { term } from "./terms";
 import { ToolIndex } from "./tool-index";
+import { words } from "./words";
 
 const tool = (id: string, title: string, description: string, extra: object = {}) =>
   toolSpec.parse({

@@ -9,11 +9,12 @@ import {
   queryAction,
   toolAction,
 } from "./actions";
-import { relatedTerms } from "./concepts";
+import { builtInConcepts, type ConceptIndex } from "./concepts";
 import { documentOf, typoEdits } from "./document";
 import { FIELD_WEIGHTS, type SearchField } from "./fields";
-import { term, words } from "./terms";
+import { term } from "./terms";
 import { wordnetRelated, wordnetTerms } from "./wordnet";
+import { words } from "./words";
 
 /** Distinct terms of a query that are searched, at most: more than any need is put in. */
 const MAX_QUERY_TERMS = 32;
@@ -163,11 +164,14 @@ export class ToolIndex {
     private readonly toolsetNames: readonly (readonly string[])[],
     /** What each tool's name says it does (actions.ts). */
     private readonly actions: readonly (Action | undefined)[],
+    /** The words that stand for one another (concepts.ts), the stage's own among them. */
+    private readonly concepts: ConceptIndex,
   ) {}
 
   static build(
     tools: readonly ToolSpec[],
     toolsets: readonly Pick<ToolsetSpec, "name" | "description">[] = [],
+    options: { concepts?: ConceptIndex } = {},
   ): ToolIndex {
     const toolsetText = new Map(toolsets.map((set) => [set.name, set.description]));
     const fieldCount = SEARCH_FIELDS.length;
@@ -259,7 +263,8 @@ export class ToolIndex {
       ),
     ]);
     const actions = tools.map((tool) => toolAction(tool.id));
-    return new ToolIndex(ids, postings, toolsetOf, toolsetNames, actions);
+    const concepts = options.concepts ?? builtInConcepts();
+    return new ToolIndex(ids, postings, toolsetOf, toolsetNames, actions, concepts);
   }
 
   /**
@@ -369,7 +374,7 @@ export class ToolIndex {
         if (++count === max) break;
       }
     };
-    const concepts = relatedTerms(terms);
+    const concepts = this.concepts.related(terms);
     related(concepts, { plain: RELATED, standIn: STAND_IN }, MAX_RELATED_TERMS);
     related(
       wordnetRelated(terms, concepts),
