@@ -84,7 +84,7 @@ describe("search.synonyms in the stage configuration", () => {
       /search\.synonyms\.0\.1.*no searchable word/s,
     );
     expect(() => parseStageConfig({ search: { synonyms: [["sign in", "log in"]] } })).toThrow(
-      /search\.synonyms\.0\.1.*one word alone/s,
+      /search\.synonyms\.0\.1.*that word alone/s,
     );
   });
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { builtInConcepts, CONCEPTS, GENERAL_GROUPS } from "./concepts";
 import { EVERYDAY_CONCEPTS } from "./concepts-everyday";
 import { GENERAL_CONCEPTS } from "./concepts-general";
+import { JARGON_CONCEPTS } from "./concepts-jargon";
 import { term } from "./terms";
 import { ToolIndex } from "./tool-index";
 import { conceptMemberProblem, words } from "./words";
@@ -22,7 +23,7 @@ describe("concept groups", () => {
 
   it("in the general lists, are tight: two to eight lowercase members of at most three words, no group twice", () => {
     const seen = new Set<string>();
-    for (const group of [...GENERAL_CONCEPTS, ...EVERYDAY_CONCEPTS]) {
+    for (const group of [...GENERAL_CONCEPTS, ...EVERYDAY_CONCEPTS, ...JARGON_CONCEPTS]) {
       expect(group.length, group.join(", ")).toBeGreaterThanOrEqual(2);
       expect(group.length, group.join(", ")).toBeLessThanOrEqual(8);
       for (const member of group) {

@@ -1,5 +1,6 @@
 import { EVERYDAY_CONCEPTS } from "./concepts-everyday";
 import { GENERAL_CONCEPTS } from "./concepts-general";
+import { JARGON_CONCEPTS } from "./concepts-jargon";
 import { term } from "./terms";
 import { words } from "./words";
 
@@ -11,8 +12,9 @@ import { words } from "./words";
  * Written from the vocabulary of tools in general (what file, image, issue, message, place,
  * memory, browser, database, git, cluster, calendar, task and search tools call things) and
  * of the tune queries of the real catalog's search set (bench/search-real.ts); never from
- * held-out queries. GENERAL_GROUPS (concepts-general.ts, product and technical words, and
- * concepts-everyday.ts, the informal words people use for things and actions), written for
+ * held-out queries. GENERAL_GROUPS (concepts-general.ts, product and technical words;
+ * concepts-everyday.ts, the informal words people use for things and actions; and
+ * concepts-jargon.ts, the working words of kinds of tools against their APIs'), written for
  * tools at large without reading any catalog or query of the set, are searched the same way.
  * A word may be in several groups; a phrase ("knowledge graph") is searched
  * as its words and triggers its group when the query holds all of them. Groups are one hop:
@@ -283,7 +285,11 @@ function memberTerms(member: string): string[] {
  * tune queries are also ranked with alone (bench/search-real.ts), to show what holds beyond the
  * groups written for them.
  */
-export const GENERAL_GROUPS: ConceptGroups = [...GENERAL_CONCEPTS, ...EVERYDAY_CONCEPTS];
+export const GENERAL_GROUPS: ConceptGroups = [
+  ...GENERAL_CONCEPTS,
+  ...EVERYDAY_CONCEPTS,
+  ...JARGON_CONCEPTS,
+];
 
 /** The groups Toolbus ships. */
 const BUILT_IN: ConceptGroups = [...CONCEPTS, ...GENERAL_GROUPS];
