@@ -34,12 +34,8 @@ export async function answerMcp(
   deps: McpDeps,
   context: McpRequestContext,
 ): Promise<Response> {
-  const request = c.req.raw;
   // The body is already read and bounded (limitRequestBody): parsed once, for both paths.
-  const parsedBody: unknown = await request
-    .clone()
-    .json()
-    .catch(() => undefined);
+  const { request, parsedBody } = await withParsedBody(c.req.raw);
   const options = {
     // The caller as the SDK hands it to the server's factory. Never the key itself.
     authInfo: {
@@ -57,8 +53,30 @@ export async function answerMcp(
   const response = legacy
     ? await answerLegacy(request, deps, context, options)
     : await modernHandler(deps).fetch(request, options);
-  // Through the context, so the headers set on the way in (request id, no-store) stay.
-  return c.newResponse(response.body, response);
+  // Through the context, so the headers set on the way in (request id, no-store) stay. A JSON
+  // answer is complete once made: handed on whole, it goes out with its length in one write, as
+  // the REST routes' answers do, rather than read back and sent in chunks like a stream.
+  const body = isJsonAnswer(response) ? await response.text() : response.body;
+  return c.newResponse(body, response);
+}
+
+/** An answer in JSON (not an event stream): its body is whole once the SDK returns it. */
+function isJsonAnswer(response: Response): boolean {
+  return response.headers.get("content-type")?.startsWith("application/json") === true;
+}
+
+/**
+ * The request's body as JSON, read once. Given the parsed body the SDK reads nothing more of
+ * the request; one whose body is not JSON is handed on with its body again, for the SDK to
+ * answer as it answers one (no clone: teeing the body costs more than reading it).
+ */
+async function withParsedBody(raw: Request): Promise<{ request: Request; parsedBody: unknown }> {
+  const text = await raw.text();
+  try {
+    return { request: raw, parsedBody: JSON.parse(text) };
+  } catch {
+    return { request: new Request(raw, { body: text }), parsedBody: undefined };
+  }
 }
 
 function modernHandler(deps: McpDeps): McpHttpHandler {
@@ -94,10 +112,11 @@ async function answerLegacy(
     maxRequestBodySize: MAX_BODY_BYTES,
   });
   const relatedTo = (options.parsedBody as { id?: string | number } | undefined)?.id;
-  const hangUp = new AbortController();
+  // Only a streamed answer has a caller to hang up: a JSON one makes no signal for it.
+  const hangUp = streams ? new AbortController() : undefined;
   const server = createMcpServer(
     deps,
-    streams && relatedTo !== undefined
+    hangUp && relatedTo !== undefined
       ? {
           ...context,
           write: (message) =>
@@ -108,7 +127,7 @@ async function answerLegacy(
     "legacy",
   );
   await server.connect(transport);
-  if (streams) {
+  if (hangUp) {
     // The stream stays open until the call is answered: the server closes once it ends.
     const response = await transport.handleRequest(request, options);
     if (!response.body) {
