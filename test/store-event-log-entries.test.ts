@@ -6,6 +6,7 @@ import { PutCommand } from "@aws-sdk/lib-dynamodb";
 import { marshall } from "@aws-sdk/util-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { itemBytes } from "../bench/cost/meter";
+import { parseStageConfig } from "../packages/core/src/config";
 import type { Deployment } from "../packages/core/src/deployment";
 import { ValidationError } from "../packages/core/src/errors";
 import {
@@ -554,6 +555,7 @@ describe("the sole writer's recovery read with multi-event entries", () => {
           dynamodb: own,
           tableName: table.tableName,
           appendLog: appendAsSoleWriter,
+          config: parseStageConfig({}),
         } as Deployment),
       );
       // The bus delivers again: a's events (logged already) and b's (lost).

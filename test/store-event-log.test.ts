@@ -1,5 +1,6 @@
 import { PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseStageConfig } from "../packages/core/src/config";
 import type { Deployment } from "../packages/core/src/deployment";
 import { ValidationError } from "../packages/core/src/errors";
 import {
@@ -382,6 +383,7 @@ describe("the log of a process that alone writes its table (npm start)", () => {
       dynamodb: own,
       tableName: table.tableName,
       appendLog: appendAsSoleWriter,
+      config: parseStageConfig({}),
     } as Deployment);
     return { own, sent, log: new DynamoEventLog(options) };
   }
@@ -391,8 +393,14 @@ describe("the log of a process that alone writes its table (npm start)", () => {
     try {
       const call = await finishedCall("run-sole", "call-1");
       await writer.log.append(call, [scheduled(call), resulted(call)]);
-      // Where the run ends is read once; then one batch: two entries and the mark.
-      expect(writer.sent).toEqual(["QueryCommand", "BatchWriteItemCommand"]);
+      // Where the stage stream ends and where the run ends are read once, and the stream's first
+      // partition named; then one batch: the call's entry, its mark and the stream's chunk.
+      expect(writer.sent).toEqual([
+        "GetItemCommand",
+        "QueryCommand",
+        "UpdateItemCommand",
+        "BatchWriteItemCommand",
+      ]);
       // Delivered again (the bus, the recorder): nothing is written twice.
       await writer.log.append(call, [scheduled(call)]);
       await writer.log.append(call, [scheduled(call), resulted(call)]);

@@ -25,8 +25,9 @@ import { createToolbusTestTable, type TestTable, testDynamoDbClient } from "./su
  * The stage stream's writer as its function runs on AWS: fed the table's change stream of
  * run-log entries (read here from DynamoDB Local's own stream, handed over as Lambda's event
  * source does), it appends what the logs hold without reading a call; fed bus events (SQS
- * batches, the feed of the release before, and locally the bus), it keeps each event its
- * call's record confirms, reading that record once a batch.
+ * batches, the feed of the release before), it keeps each event its call's record confirms,
+ * reading that record once a batch. (Under `npm start` the table's only writer puts the
+ * stream's chunks itself: store-sole-stream.test.ts.)
  */
 
 const client = testDynamoDbClient();
@@ -83,6 +84,27 @@ describe("the stage stream's writer", () => {
       "run-stream/call-1/result",
       "run-stream/call-2/scheduled",
       "run-stream/call-2/result",
+    ]);
+  });
+
+  it("takes an SQS batch from its FIFO queue in order, passing over a message that is no event", async () => {
+    const first = await recorded("run-fifo", "first");
+    const second = await recorded("run-fifo", "second");
+    const write = createStreamWriter(() => ({ calls, stream }));
+    const before = await stream.head();
+
+    await write({
+      Records: [
+        { body: JSON.stringify(scheduled(second)) },
+        { body: "not an event" },
+        { body: JSON.stringify(scheduled(first)) },
+      ],
+    });
+
+    const { entries } = await stream.read(before, 10);
+    expect(entries.map((entry) => entry.event.eventKey)).toEqual([
+      "run-fifo/second/scheduled",
+      "run-fifo/first/scheduled",
     ]);
   });
 

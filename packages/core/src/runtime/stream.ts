@@ -27,11 +27,12 @@ const sqsBatch = z.object({
 /**
  * Appends Toolbus events to the stage's stream, in the order they arrive. On AWS the table's
  * change stream feeds it the run-log entries as they are written (each run's in the order it
- * logged them), and those are appended as they are: only Toolbus writes the table. Under
- * `npm start` the local bus hands it one event at a time and the stream's writer orders them;
- * such an event is kept only when its call record confirms it (the recorder's check), and one
- * that is not a Toolbus event at all is reported and passed over, so it cannot hold up the
- * ones behind it.
+ * logged them), and those are appended as they are: only Toolbus writes the table. (Under
+ * `npm start` nothing hands it anything: the table's only writer puts each chunk in the same
+ * request as the entries it streams, log-sole-writer.ts.) Bus events, from the queue a stage
+ * deployed before the change stream (or one at a time), are kept only when their call record
+ * confirms them (the recorder's check), and one that is not a Toolbus event at all is reported
+ * and passed over, so it cannot hold up the ones behind it.
  */
 export function createStreamWriter(deps: () => StreamWriterDeps | Promise<StreamWriterDeps>) {
   return async (input: unknown): Promise<void> => {

@@ -5,7 +5,7 @@ import {
   PutTargetsCommand,
   ResourceAlreadyExistsException,
 } from "@aws-sdk/client-eventbridge";
-import type { BusRule, ScheduledJob } from "@toolbus/core";
+import { type BusRule, fedByBus, type ScheduledJob } from "@toolbus/core";
 import type { LocalEventBus, LocalFunction } from "../bus";
 
 /** A handler id as the wiring table names it (`recorder`) made into a local function name. */
@@ -13,8 +13,11 @@ export const localFunctionName = (handler: string) => `toolbus-${handler.replace
 
 /**
  * Registers the wiring table on the local bus through the EventBridge API, the same calls a
- * deployment makes, so the local rules are exactly the deployed ones. Every rule needs its
- * handler: a missing one is an error here rather than events silently dead-lettered later.
+ * deployment makes, so the local rules are exactly the deployed ones: a rule fed by the run
+ * logs gets none here either, its feed being the local runtime's only writer of the table,
+ * which puts the stage stream's chunks with the entries they hold (log-sole-writer.ts). Every
+ * rule needs its handler: a missing one is an error here rather than events silently
+ * dead-lettered later.
  */
 export async function applyWiring(options: {
   bus: LocalEventBus;
@@ -23,7 +26,8 @@ export async function applyWiring(options: {
   rules: readonly BusRule[];
   handlers: Readonly<Record<string, LocalFunction>>;
 }): Promise<void> {
-  const { bus, client, busName, rules, handlers } = options;
+  const { bus, client, busName, handlers } = options;
+  const rules = options.rules.filter(fedByBus);
   const missing = rules.filter((rule) => !handlers[rule.handler]).map((rule) => rule.handler);
   if (missing.length > 0) throw new Error(`No local handler for: ${missing.join(", ")}`);
   try {

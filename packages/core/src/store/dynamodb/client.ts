@@ -27,6 +27,8 @@ export interface DynamoStoreOptions {
    * Passed in by that runtime, so no Lambda bundle carries it.
    */
   appendLog?: LogAppend;
+  /** The stage stream's settings: the sole writer puts its chunks (log-sole-stream.ts). */
+  stream?: { retentionDays: number };
 }
 
 const documentClients = new WeakMap<DynamoDBClient, DynamoDBDocumentClient>();

@@ -17,9 +17,9 @@ import { decodeJsonFields, encodeJsonFields } from "./json-text";
 import { perTable } from "./per-table";
 
 /** Events one commit (one chunk) takes at most. */
-const MAX_EVENTS = 200;
+export const MAX_EVENTS = 200;
 /** A chunk's events as JSON text, under DynamoDB's 400 KB item limit with room to spare. */
-const MAX_CHUNK_BYTES = 300_000;
+export const MAX_CHUNK_BYTES = 300_000;
 /** Event keys a writer remembers, so an event the bus hands over twice is appended once. */
 const REMEMBERED_KEYS = 20_000;
 /**
@@ -39,7 +39,7 @@ interface Pending {
  * Where the stream ends: its last place and that place's time, and the newest partition the
  * head names (-1 before the first commit). What a writer keeps between commits.
  */
-interface StreamEnd {
+export interface StreamEnd {
   seq: number;
   at: number;
   partition: number;
@@ -92,6 +92,11 @@ const streamWriter = perTable(
  * the last place there (`seq`, `at`), moved after every commit; it is still read, so a stream
  * they wrote goes on where they left it. Chunks expire `retentionDays` after they were recorded;
  * where none is left, the stream goes on from the next partition, so no place is used twice.
+ *
+ * Where one process writes the whole table (`npm start`), it is the stream's only writer: it
+ * puts each chunk with the run-log entries that hold its events, in one request, knowing where
+ * the stream ends as it knows where each run's log does (log-sole-stream.ts). A chunk there may
+ * hold no events: it fills what was left of a partition, and readers pass it.
  */
 export class DynamoEventStream implements EventStream {
   readonly #options: DynamoStoreOptions;
@@ -213,7 +218,30 @@ export class DynamoEventStream implements EventStream {
   }
 }
 
-const streamTopic = (options: DynamoStoreOptions) => `${options.tableName}\nSTREAM`;
+export const streamTopic = (options: DynamoStoreOptions) => `${options.tableName}\nSTREAM`;
+
+/** A chunk holding places first..first + events - 1 (its `lastSeq` is set apart where it holds none). */
+export function chunkItem(
+  first: number,
+  events: unknown[],
+  at: number,
+  retentionSeconds: number,
+): Record<string, unknown> {
+  return {
+    ...streamChunkKey(first),
+    firstSeq: first,
+    lastSeq: first + events.length - 1,
+    ...encodeJsonFields({ events }, CHUNK_JSON_FIELDS, { compress: true }),
+    recordedAt: new Date(at).toISOString(),
+    expiresAt: Math.floor(at / 1000) + retentionSeconds,
+  };
+}
+
+/** A stored chunk's events as written, not checked: what the sole writer puts again. */
+export function rawChunkEvents(item: Record<string, unknown>): unknown[] {
+  const { events } = decodeJsonFields(item, CHUNK_JSON_FIELDS);
+  return Array.isArray(events) ? events : [];
+}
 
 function chunkOf(item: Record<string, unknown>) {
   return {
@@ -251,7 +279,7 @@ async function readerEnd(options: DynamoStoreOptions): Promise<StreamEnd> {
 }
 
 /** Where the stream ends, read strongly: the head's partition, then its newest chunk. */
-async function readEnd(options: DynamoStoreOptions): Promise<StreamEnd> {
+export async function readEnd(options: DynamoStoreOptions): Promise<StreamEnd> {
   const { Item: head } = await options.client.send(
     new GetCommand({ TableName: options.tableName, Key: STREAM_HEAD_KEY, ConsistentRead: true }),
   );
@@ -284,7 +312,7 @@ async function readEnd(options: DynamoStoreOptions): Promise<StreamEnd> {
   };
 }
 
-const partitionOf = (seq: number) => Math.floor(seq / STREAM_PARTITION_SIZE);
+export const partitionOf = (seq: number) => Math.floor(seq / STREAM_PARTITION_SIZE);
 
 async function newestChunk(
   options: DynamoStoreOptions,
@@ -311,7 +339,7 @@ async function newestChunk(
  * Names a partition as the newest before its first chunk is written, so a reader of the head
  * finds that chunk; never moves the name back (a writer that finds it further on leaves it).
  */
-async function namePartition(options: DynamoStoreOptions, partition: number): Promise<void> {
+export async function namePartition(options: DynamoStoreOptions, partition: number): Promise<void> {
   try {
     await options.client.send(
       new UpdateCommand({
@@ -346,7 +374,6 @@ async function commit(
     if (fresh.length === 0) return done;
     // Times never go back, even if the clock does: a place's time is at least its predecessor's.
     const at = Math.max((options.now?.() ?? new Date()).getTime(), state.at);
-    const recordedAt = new Date(at).toISOString();
     const retention = Math.max(...fresh.map((item) => item.retentionSeconds));
     const first = state.seq + 1;
     const last = first + fresh.length - 1;
@@ -367,16 +394,12 @@ async function commit(
       await options.client.send(
         new PutCommand({
           TableName: options.tableName,
-          Item: {
-            ...streamChunkKey(first + start),
-            firstSeq: first + start,
-            lastSeq: first + end - 1,
-            ...encodeJsonFields({ events: chunk.map((item) => item.event) }, CHUNK_JSON_FIELDS, {
-              compress: true,
-            }),
-            recordedAt,
-            expiresAt: Math.floor(at / 1000) + retention,
-          },
+          Item: chunkItem(
+            first + start,
+            chunk.map((item) => item.event),
+            at,
+            retention,
+          ),
           ConditionExpression: "attribute_not_exists(pk)",
         }),
       );

@@ -43,7 +43,10 @@ export function storeOptions(deployment: Deployment): DynamoStoreOptions {
   return {
     client: createDocumentClient(deployment.dynamodb),
     tableName: deployment.tableName,
-    ...(deployment.appendLog ? { appendLog: deployment.appendLog } : {}),
+    // The sole writer feeds the stage stream too: it keeps chunks as long as the stage says.
+    ...(deployment.appendLog
+      ? { appendLog: deployment.appendLog, stream: deployment.config.stream }
+      : {}),
   };
 }
 

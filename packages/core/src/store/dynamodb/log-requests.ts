@@ -94,10 +94,11 @@ export const LOG_LAST_ATTRIBUTE = "last";
  */
 export const MAX_GROUPED_EVENTS_BYTES = 64 * 1024;
 
-/** One run-log entry to write: the place of its first event (its key) and its attributes. */
+/** One run-log entry to write: the place of its first event (its key), its attributes and events. */
 export interface LogEntry {
   first: number;
   fields: Record<string, unknown>;
+  events: RunEvent[];
 }
 
 /**
@@ -119,10 +120,15 @@ export function logEntries(events: RunEvent[], first: number): LogEntry[] {
           [LOG_LAST_ATTRIBUTE]: first + events.length - 1,
           ...encodeJsonFields({ events }, LOG_EVENTS_FIELDS, { compress: true }),
         },
+        events,
       },
     ];
   }
-  return events.map((event, index) => ({ first: first + index, fields: logEntryFields(event) }));
+  return events.map((event, index) => ({
+    first: first + index,
+    fields: logEntryFields(event),
+    events: [event],
+  }));
 }
 
 /** How many entries `logEntries` makes of a call's events. */
@@ -186,11 +192,24 @@ export function progressOf(event: RunEvent): NonNullable<CallRecord["progress"]>
 
 /** The keys of the events an entry holds: its own, or those of a multi-event entry's events. */
 export function entryEventKeys(item: Record<string, unknown>): string[] {
-  if (typeof item.eventKey === "string") return [item.eventKey];
+  return entryEventStamps(item).map((stamp) => stamp.key);
+}
+
+/** The key and time (`occurredAt`, where the item has it) of each event an entry holds. */
+export function entryEventStamps(
+  item: Record<string, unknown>,
+): { key: string; occurredAt: string | undefined }[] {
+  if (typeof item.eventKey === "string") {
+    return [{ key: item.eventKey, occurredAt: stringOr(item.occurredAt) }];
+  }
   const { events } = decodeJsonFields(item, LOG_EVENTS_FIELDS);
   if (!Array.isArray(events)) return [];
   return events.flatMap((event) => {
-    const key = (event as { eventKey?: unknown } | null)?.eventKey;
-    return typeof key === "string" ? [key] : [];
+    const { eventKey, occurredAt } = (event ?? {}) as { eventKey?: unknown; occurredAt?: unknown };
+    return typeof eventKey === "string"
+      ? [{ key: eventKey, occurredAt: stringOr(occurredAt) }]
+      : [];
   });
 }
+
+const stringOr = (value: unknown) => (typeof value === "string" ? value : undefined);

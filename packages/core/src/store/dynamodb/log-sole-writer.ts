@@ -1,13 +1,14 @@
-import { BatchWriteCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { CallRecord } from "@toolbus/wire/model/call";
-import { UnavailableError } from "../../errors";
 import type { ItemOutcome } from "../../util/group-commit";
+import { putItems } from "./batch-put";
 import { callItem } from "./call-runs";
 import type { DynamoStoreOptions } from "./client";
 import { isConditionFailure } from "./client";
+import type { StreamEnd } from "./event-stream";
 import { callKey, logSortKey, runLogKeyCondition, runPartition } from "./items";
 import {
-  entryEventKeys,
+  entryEventStamps,
   entryRange,
   LOG_LAST_ATTRIBUTE,
   type LogRequest,
@@ -15,14 +16,20 @@ import {
   mergeByCall,
   progressOf,
 } from "./log-requests";
+import {
+  putStreamed,
+  recoverTail,
+  STREAM_AT_ATTRIBUTE,
+  type StoredEntry,
+  type StreamedEntry,
+  type StreamUnit,
+  unstreamedEntries,
+} from "./log-sole-stream";
 import { perTable } from "./per-table";
 import { recentCalls } from "./recent-calls";
 
 type Item = Record<string, unknown>;
 
-/** BatchWriteItem takes at most 25 items; what it leaves unprocessed is sent again. */
-const BATCH = 25;
-const MAX_ATTEMPTS = 4;
 /** Runs whose log a process keeps in mind (where it ends, which events it holds). */
 const REMEMBERED_RUNS = 1_000;
 
@@ -32,16 +39,27 @@ interface RunLog {
   keys: Set<string>;
 }
 
+/** What the only writer knows of the table: each run's log, and where the stage stream ends. */
+interface SoleWriterMemory {
+  runs: Map<string, RunLog>;
+  stream: StreamEnd | undefined;
+}
+
 /**
  * Appending where one process writes the whole table (`npm start`): it knows where each run's
- * log ends and which events it holds, so entries and marks go out as plain puts in one
- * BatchWriteItem, with no transaction. (DynamoDB Local runs a transaction while holding up
- * every other request: transactions there cost a call more than they cost the recorder.)
+ * log ends and which events it holds, and where the stage stream ends, so entries, marks and
+ * the stream's chunk holding the entries' events go out as plain puts in one BatchWriteItem,
+ * with no transaction (log-sole-stream.ts). The stream then holds exactly what the run logs
+ * hold, each run's events in the order it logged them, as the table's change stream feeds it
+ * on AWS. (DynamoDB Local runs a transaction while holding up every other request: transactions
+ * there cost a call more than they cost the recorder.)
  *
  * A crash can cut a batch short. So what the process knows of a run is read from the table the
  * first time it appends to the run, and again after any failed write: an empty place left by a
- * cut batch is filled with a skip entry that readers pass over, and the events it lost come
- * back (the bus delivers again what it had not finished) and go at the end.
+ * cut batch is filled with a skip entry that readers pass over, the events it lost come back
+ * (the bus delivers again what it had not finished) and go at the end, and entries whose chunk
+ * was lost are streamed before anything more of their run. Where the stream ends is read the
+ * same way, putting again the entries of its newest chunk, which a cut may have left out.
  */
 export async function appendAsSoleWriter(
   options: DynamoStoreOptions,
@@ -49,39 +67,48 @@ export async function appendAsSoleWriter(
 ): Promise<ItemOutcome<void>[]> {
   const known = soleWriterMemory(options);
   const at = (options.now?.() ?? new Date()).toISOString();
-  const items: Item[] = [];
+  const units: StreamUnit[] = [];
   const marked: CallRecord[] = [];
   const touched = new Set<string>();
   try {
+    known.stream ??= await recoverTail(options);
     for (const request of mergeByCall(requests)) {
       const runId = request.call.parentRunId;
       touched.add(runId);
-      const log = known.get(runId) ?? (await readRunLog(options, runId));
-      known.delete(runId);
-      known.set(runId, log);
-      const fresh = request.events.filter((event) => !log.keys.has(event.eventKey));
-      for (const entry of logEntries(fresh, log.end + 1)) {
-        items.push({ pk: runPartition(runId), sk: logSortKey(entry.first), ...entry.fields });
+      let log = known.runs.get(runId);
+      if (!log) {
+        const read = await readRunLog(options, runId);
+        // Logged before a crash without their chunk: streamed before anything more of the run.
+        for (const entry of read.unstreamed) units.push({ entries: [entry], others: [] });
+        log = read.log;
       }
+      known.runs.delete(runId);
+      known.runs.set(runId, log);
+      const fresh = request.events.filter((event) => !log.keys.has(event.eventKey));
+      const entries: StreamedEntry[] = logEntries(fresh, log.end + 1).map((entry) => ({
+        runId,
+        first: entry.first,
+        events: entry.events,
+        item: { pk: runPartition(runId), sk: logSortKey(entry.first), ...entry.fields },
+      }));
       log.end += fresh.length;
       for (const event of fresh) log.keys.add(event.eventKey);
       const mark = publicationMark(request, at);
-      if (mark) {
-        items.push(callItem(mark));
-        marked.push(mark);
+      if (mark) marked.push(mark);
+      if (entries.length > 0 || mark) {
+        units.push({ entries, others: mark ? [callItem(mark)] : [] });
       }
     }
-    while (known.size > REMEMBERED_RUNS) {
-      const oldest = known.keys().next();
+    while (known.runs.size > REMEMBERED_RUNS) {
+      const oldest = known.runs.keys().next();
       if (oldest.done) break;
-      known.delete(oldest.value);
+      known.runs.delete(oldest.value);
     }
-    for (let start = 0; start < items.length; start += BATCH) {
-      await putAll(options, items.slice(start, start + BATCH));
-    }
+    await putStreamed(options, known.stream, units);
   } catch (error) {
-    // What reached the table is unknown: read the runs again before the next append.
-    for (const runId of touched) known.delete(runId);
+    // What reached the table is unknown: read the runs and the stream again before the next append.
+    for (const runId of touched) known.runs.delete(runId);
+    known.stream = undefined;
     return requests.map(() => ({ ok: false, error }));
   }
   // Best effort, after the log is written: a step it cannot mark shows on the next one.
@@ -91,7 +118,7 @@ export async function appendAsSoleWriter(
   return requests.map(() => ({ ok: true, value: undefined }));
 }
 
-const soleWriterMemory = perTable(() => new Map<string, RunLog>());
+const soleWriterMemory = perTable((): SoleWriterMemory => ({ runs: new Map(), stream: undefined }));
 
 /**
  * The finished call marked published (`resultPublishedAt`), to be put whole, off the outbox
@@ -108,31 +135,47 @@ function publicationMark(request: LogRequest, at: string): CallRecord | undefine
 
 /**
  * The run's log as stored: its end and its events' keys (an entry's `eventKey`, or those of a
- * multi-event entry's events). Places a cut batch left empty (those no entry covers) are
- * filled with skip entries, so readers waiting at them read on.
+ * multi-event entry's events), and its last entries whose chunk a crash cut off. Places a cut
+ * batch left empty (those no entry covers) are filled with skip entries, so readers waiting at
+ * them read on.
  */
-async function readRunLog(options: DynamoStoreOptions, runId: string): Promise<RunLog> {
+async function readRunLog(
+  options: DynamoStoreOptions,
+  runId: string,
+): Promise<{ log: RunLog; unstreamed: StreamedEntry[] }> {
   const { client, tableName } = options;
   const pk = runPartition(runId);
   const keys = new Set<string>();
   // The places each entry covers, in key order: a multi-event entry covers first..last.
   const ranges: { first: number; last: number }[] = [];
+  const stored: StoredEntry[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
     const page = await client.send(
       new QueryCommand({
         TableName: tableName,
         ...runLogKeyCondition(runId),
-        ProjectionExpression: "sk, eventKey, #last, eventsJson, eventsZ",
-        ExpressionAttributeNames: { "#last": LOG_LAST_ATTRIBUTE },
+        ProjectionExpression:
+          "sk, eventKey, occurredAt, #last, eventsJson, eventsZ, #streamAt, skip",
+        ExpressionAttributeNames: { "#last": LOG_LAST_ATTRIBUTE, "#streamAt": STREAM_AT_ATTRIBUTE },
         ExclusiveStartKey: startKey,
         ConsistentRead: true,
       }),
     );
     for (const item of page.Items ?? []) {
-      for (const key of entryEventKeys(item)) keys.add(key);
+      const held = entryEventStamps(item);
+      for (const { key } of held) keys.add(key);
       const range = entryRange(item);
       if (range.first > 0) ranges.push(range);
+      if (item.skip !== true) {
+        const streamAt = item[STREAM_AT_ATTRIBUTE];
+        stored.push({
+          sk: String(item.sk),
+          keys: held.map((stamp) => stamp.key),
+          latest: Math.max(...held.map((stamp) => Date.parse(stamp.occurredAt ?? ""))),
+          streamAt: typeof streamAt === "number" ? streamAt : undefined,
+        });
+      }
     }
     startKey = page.LastEvaluatedKey;
   } while (startKey !== undefined);
@@ -145,10 +188,11 @@ async function readRunLog(options: DynamoStoreOptions, runId: string): Promise<R
     }
     next = Math.max(next, range.last + 1);
   }
-  for (let start = 0; start < holes.length; start += BATCH) {
-    await putAll(options, holes.slice(start, start + BATCH));
-  }
-  return { end, keys };
+  await putItems(options, holes);
+  return {
+    log: { end, keys },
+    unstreamed: await unstreamedEntries(options, runId, stored),
+  };
 }
 
 /**
@@ -173,26 +217,5 @@ async function markProgress(options: DynamoStoreOptions, request: LogRequest): P
     );
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
-  }
-}
-
-/** One BatchWriteItem (a PutItem for one item), plus retries of what it left unprocessed. */
-async function putAll(options: DynamoStoreOptions, items: Item[]): Promise<void> {
-  const { client, tableName } = options;
-  let pending = items;
-  for (let attempt = 1; pending.length > 0; attempt++) {
-    const { UnprocessedItems } = await client.send(
-      new BatchWriteCommand({
-        RequestItems: { [tableName]: pending.map((Item) => ({ PutRequest: { Item } })) },
-      }),
-    );
-    pending = (UnprocessedItems?.[tableName] ?? []).flatMap((request) =>
-      request.PutRequest?.Item ? [request.PutRequest.Item] : [],
-    );
-    if (pending.length === 0) return;
-    if (attempt >= MAX_ATTEMPTS) {
-      throw new UnavailableError("The data store is unavailable; retry later.");
-    }
-    await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** attempt * Math.random()));
   }
 }
