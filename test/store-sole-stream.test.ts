@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import { DeleteCommand, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, describe, expect, it } from "vitest";
@@ -10,12 +11,14 @@ import {
   DynamoEventLog,
   storeOptions,
 } from "../packages/core/src/store/dynamodb";
+import { callItem } from "../packages/core/src/store/dynamodb/call-runs";
 import { DynamoEventStream } from "../packages/core/src/store/dynamodb/event-stream";
 import {
   STREAM_HEAD_KEY,
   STREAM_PARTITION_SIZE,
   streamChunkKey,
 } from "../packages/core/src/store/dynamodb/items";
+import { putStreamed } from "../packages/core/src/store/dynamodb/log-sole-stream";
 import type { CallRecord } from "../packages/wire/src/model/call";
 import type { RunEvent } from "../packages/wire/src/model/events";
 import { finishedCall, resultEvent, scheduledEvent } from "./support/calls";
@@ -132,9 +135,9 @@ describe("the stage stream fed by the only writer of its table", () => {
       writer.batches.length = 0;
       await writer.log.append(b, both(b));
       expect(writer.sent).toEqual(["BatchWriteItemCommand"]);
-      // b's events share one entry at 3..4, beside its mark, and the chunk holding places 3..4.
+      // The chunk holding places 3..4 first, then b's events in one entry at 3..4, its mark.
       expect(writer.batches).toEqual([
-        [`LOG#${"3".padStart(16, "0")}`, "CALL#b", `C#${"3".padStart(16, "0")}`],
+        [`C#${"3".padStart(16, "0")}`, `LOG#${"3".padStart(16, "0")}`, "CALL#b"],
       ]);
     } finally {
       writer.stop();
@@ -287,6 +290,65 @@ describe("the stage stream fed by the only writer of its table", () => {
       all.map((key, index) => ({ seq: index + 1, key })),
     );
     expect((await table.calls.get("run-1", "b"))?.resultPublishedAt).toBeDefined();
+  });
+
+  it("streams a call whose events do not fit one chunk an entry to a request, each with its chunk", async () => {
+    const tableName = await freshTable();
+    const table = recorded(tableName);
+    // Incompressible text: the call's input and its result, 160 KB each, over one chunk's bytes.
+    const big = (bytes: number) => randomBytes(bytes).toString("base64").slice(0, bytes);
+    const [a, b] = await Promise.all([
+      table.call("run-1", "a"),
+      finishedCall(table.calls, {
+        parentRunId: "run-1",
+        callId: "b",
+        input: { query: big(160_000) },
+      }),
+    ]);
+    const events = [scheduledEvent(b), resultEvent(b, { output: big(160_000) })];
+    const writer = soleWriter(tableName);
+    try {
+      await writer.log.append(a, both(a));
+      writer.batches.length = 0;
+      await writer.log.append(b, events);
+      // One request an entry, its chunk first; the mark with the last.
+      expect(writer.batches).toEqual([
+        [`C#${"3".padStart(16, "0")}`, `LOG#${"3".padStart(16, "0")}`],
+        [`C#${"4".padStart(16, "0")}`, `LOG#${"4".padStart(16, "0")}`, "CALL#b"],
+      ]);
+    } finally {
+      writer.stop();
+    }
+    const all = keysOf([...both(a), ...events]);
+    expect(keysOf((await table.log.read("run-1")).events)).toEqual(all);
+    expect(await streamed(table.stream)).toEqual(
+      all.map((key, index) => ({ seq: index + 1, key })),
+    );
+    expect((await table.calls.get("run-1", "b"))?.resultPublishedAt).toBeDefined();
+  });
+
+  it("takes no place for a request with no events, even where a partition ends", async () => {
+    const tableName = await freshTable();
+    const table = recorded(tableName);
+    const last = STREAM_PARTITION_SIZE - 1;
+    const a = await table.call("run-1", "a");
+    const options = storeOptions({
+      dynamodb: client,
+      tableName,
+      appendLog: appendAsSoleWriter,
+      config,
+    } as Deployment);
+    const tail = { seq: last, at: 0, partition: 0 };
+    // A call's mark alone: its events were logged before a crash cut the mark off.
+    await putStreamed(options, tail, [
+      { entries: [], others: [callItem({ ...a, resultPublishedAt: "x" })] },
+    ]);
+    expect(tail.seq).toBe(last);
+    const { Item: filler } = await documents.send(
+      new GetCommand({ TableName: tableName, Key: streamChunkKey(last + 1) }),
+    );
+    expect(filler).toBeUndefined();
+    expect((await table.calls.get("run-1", "a"))?.resultPublishedAt).toBe("x");
   });
 
   it("fills what is left of a partition and goes on in the next, named first", async () => {

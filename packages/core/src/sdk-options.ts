@@ -23,6 +23,14 @@ export const SDK_CLIENT_OPTIONS = {
   requestHandler: REQUEST_HANDLER,
 } as const;
 
+/**
+ * How long after a request's failure it may still land: the SDK gave up on its attempts, but
+ * each may still sit in the server's queue. What a writer reuses of a failed request's places
+ * waits this long (log-sole-writer.ts).
+ */
+export const REQUEST_MAY_LAND_MS =
+  SDK_CLIENT_OPTIONS.maxAttempts * REQUEST_HANDLER.requestTimeout + 1_000;
+
 /** The same bounds for DynamoDB clients, without `cacheMiddleware` (see above). */
 export const DYNAMODB_CLIENT_OPTIONS = {
   maxAttempts: 2,

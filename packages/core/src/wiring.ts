@@ -52,8 +52,8 @@ export interface BusRule {
   /**
    * On AWS the handler is fed by the table's change stream of run-log entries instead of by
    * this rule, so no bus rule is deployed for it: it sees exactly what the run logs hold, each
-   * run's in the order it was logged, one batch per shard at a time. Locally the bus feeds it
-   * through this rule's pattern, as it does every handler.
+   * run's in the order it was logged, one batch per shard at a time. Locally neither: the
+   * table's only writer puts the stream's chunks with the entries (log-sole-stream.ts).
    */
   feed?: "run-logs";
 }

@@ -117,10 +117,13 @@ function loggedEntries(chunk: Item): Item[] {
 
 /**
  * Puts the units in order, each request holding whole units and one chunk with exactly their
- * entries' events, at the stream's end: the chunk is put last, so where a request is split
- * it lands only after its entries. A chunk is written only once every place before it is: the
- * next request goes only once this one succeeded, and never spans two partitions (what is
- * left of a partition is filled with a chunk of no events, then the next one is named).
+ * entries' events, at the stream's end. The chunk is put first: a request cut short leaves it
+ * without some of its entries, which the next append puts again from it (recoverTail), never
+ * entries without their chunk (but where BatchWriteItem leaves the chunk unprocessed until its
+ * retries run out: unstreamedEntries). A chunk is written only once every place before it is:
+ * the next request goes only once this one succeeded, and never spans two partitions (what is
+ * left of a partition is filled with a chunk of no events, then the next one is named). A call
+ * whose events do not fit one chunk (a large input and result) goes an entry to a request.
  */
 export async function putStreamed(
   options: DynamoStoreOptions,
@@ -129,7 +132,7 @@ export async function putStreamed(
 ): Promise<void> {
   const retentionSeconds = retentionOf(options);
   let group: StreamUnit[] = [];
-  for (const unit of units) {
+  for (const unit of units.flatMap(byEntryIfTooLarge)) {
     if (group.length > 0 && !fits(tail, [...group, unit])) {
       await putGroup(options, tail, group, retentionSeconds);
       group = [];
@@ -145,18 +148,36 @@ export async function putStreamed(
 const eventsOf = (units: StreamUnit[]) =>
   units.flatMap((unit) => unit.entries.flatMap((entry) => entry.events));
 
-/** Whether the units go in one request: BatchWriteItem's items, a chunk's bounds, one partition. */
+/**
+ * Whether the units' events fit one chunk (and its item): at most MAX_EVENTS events and
+ * MAX_CHUNK_BYTES of them.
+ */
+function fitOneChunk(units: StreamUnit[]): boolean {
+  const events = eventsOf(units);
+  return events.length <= MAX_EVENTS && JSON.stringify(events).length <= MAX_CHUNK_BYTES;
+}
+
+/**
+ * A unit whose events do not fit one chunk, as a unit an entry, its other items (the call's
+ * mark) with the last: each entry's events fit one, since an event is bounded below a chunk's
+ * bytes and entries group only small events (log-requests.ts).
+ */
+function byEntryIfTooLarge(unit: StreamUnit): StreamUnit[] {
+  if (unit.entries.length < 2 || fitOneChunk([unit])) return [unit];
+  return unit.entries.map((entry, index) => ({
+    entries: [entry],
+    others: index === unit.entries.length - 1 ? unit.others : [],
+  }));
+}
+
+/** Whether the units go in one request: BatchWriteItem's items, one chunk, one partition. */
 function fits(tail: StreamEnd, units: StreamUnit[]): boolean {
   const events = eventsOf(units);
   const items = units.reduce((sum, unit) => sum + unit.entries.length + unit.others.length, 1);
-  const last = tail.seq + events.length;
-  return (
-    partitionOf(last) === partitionOf(tail.seq + 1) &&
-    (units.length === 1 ||
-      (items <= BATCH_ITEMS &&
-        events.length <= MAX_EVENTS &&
-        JSON.stringify(events).length <= MAX_CHUNK_BYTES))
-  );
+  // Units with no events (marks alone) take no place: they fit wherever the stream ends.
+  const onePartition =
+    events.length === 0 || partitionOf(tail.seq + events.length) === partitionOf(tail.seq + 1);
+  return onePartition && (units.length === 1 || (items <= BATCH_ITEMS && fitOneChunk(units)));
 }
 
 /** Fills what is left of the tail's partition with a chunk of no events: readers pass it. */
@@ -193,8 +214,6 @@ async function putGroup(
   const at = Math.max((options.now?.() ?? new Date()).getTime(), tail.at);
   const entries = units.flatMap((unit) => unit.entries);
   await putItems(options, [
-    ...entries.map((entry) => ({ ...entry.item, [STREAM_AT_ATTRIBUTE]: first })),
-    ...others,
     {
       ...chunkItem(first, events, at, retentionSeconds),
       [LOGGED_ATTRIBUTE]: entries.map((entry) => ({
@@ -203,6 +222,8 @@ async function putGroup(
         count: entry.events.length,
       })),
     },
+    ...entries.map((entry) => ({ ...entry.item, [STREAM_AT_ATTRIBUTE]: first })),
+    ...others,
   ]);
   tail.seq = first + events.length - 1;
   tail.at = at;

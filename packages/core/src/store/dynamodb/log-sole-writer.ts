@@ -1,5 +1,6 @@
 import { QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { CallRecord } from "@toolbus/wire/model/call";
+import { REQUEST_MAY_LAND_MS } from "../../sdk-options";
 import type { ItemOutcome } from "../../util/group-commit";
 import { putItems } from "./batch-put";
 import { callItem } from "./call-runs";
@@ -43,6 +44,8 @@ interface RunLog {
 interface SoleWriterMemory {
   runs: Map<string, RunLog>;
   stream: StreamEnd | undefined;
+  /** Until when a failed write may still land (ms): nothing is read again before then. */
+  settledAt: number;
 }
 
 /**
@@ -71,7 +74,13 @@ export async function appendAsSoleWriter(
   const marked: CallRecord[] = [];
   const touched = new Set<string>();
   try {
-    known.stream ??= await recoverTail(options);
+    if (!known.stream) {
+      // A write that failed may still land: reading the table before it has would give its
+      // places again, for it to overwrite.
+      const wait = known.settledAt - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      known.stream = await recoverTail(options);
+    }
     for (const request of mergeByCall(requests)) {
       const runId = request.call.parentRunId;
       touched.add(runId);
@@ -109,6 +118,10 @@ export async function appendAsSoleWriter(
     // What reached the table is unknown: read the runs and the stream again before the next append.
     for (const runId of touched) known.runs.delete(runId);
     known.stream = undefined;
+    // Only a request that got no answer may still be in the server's queue.
+    if ((error as { name?: unknown } | null)?.name === "TimeoutError") {
+      known.settledAt = Date.now() + REQUEST_MAY_LAND_MS;
+    }
     return requests.map(() => ({ ok: false, error }));
   }
   // Best effort, after the log is written: a step it cannot mark shows on the next one.
@@ -118,7 +131,9 @@ export async function appendAsSoleWriter(
   return requests.map(() => ({ ok: true, value: undefined }));
 }
 
-const soleWriterMemory = perTable((): SoleWriterMemory => ({ runs: new Map(), stream: undefined }));
+const soleWriterMemory = perTable(
+  (): SoleWriterMemory => ({ runs: new Map(), stream: undefined, settledAt: 0 }),
+);
 
 /**
  * The finished call marked published (`resultPublishedAt`), to be put whole, off the outbox
