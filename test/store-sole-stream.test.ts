@@ -57,13 +57,17 @@ const keyOf = (item: Put, name: string) => {
 /**
  * A process that alone writes the table: its own client, so its own memory of runs and of the
  * stream's end. `cut` keeps only the items of its next BatchWriteItem that it lets through and
- * then fails it, as a crash after part of a request landed leaves the table.
+ * then fails it, as a crash after part of a request landed leaves the table. `lateNext` has its
+ * next BatchWriteItem time out for the writer and land later, as a request the SDK gave up on
+ * while it sat in the server's queue.
  */
 function soleWriter(tableName: string, now?: string) {
   const own = testDynamoDbClient();
   const sent: string[] = [];
   const batches: string[][] = [];
   let cut: ((item: Put) => boolean) | undefined;
+  let lateBy: number | undefined;
+  const late: Promise<unknown>[] = [];
   own.middlewareStack.add(
     (next, context) => async (args) => {
       sent.push(String(context.commandName));
@@ -73,6 +77,14 @@ function soleWriter(tableName: string, now?: string) {
       };
       const requests = input.RequestItems[tableName] ?? [];
       batches.push(requests.map((request) => keyOf(request.PutRequest?.Item ?? {}, "sk")));
+      if (lateBy !== undefined) {
+        const ms = lateBy;
+        lateBy = undefined;
+        late.push(new Promise((resolve) => setTimeout(resolve, ms)).then(() => next(args)));
+        throw Object.assign(new Error("no answer within the request timeout"), {
+          name: "TimeoutError",
+        });
+      }
       const keep = cut;
       if (!keep) return next(args);
       cut = undefined;
@@ -98,6 +110,11 @@ function soleWriter(tableName: string, now?: string) {
     cutNext(keep: (item: Put) => boolean) {
       cut = keep;
     },
+    lateNext(ms: number) {
+      lateBy = ms;
+    },
+    /** Once every late request has landed. */
+    landed: () => Promise.all(late),
     stop: () => own.destroy(),
   };
 }
@@ -325,6 +342,36 @@ describe("the stage stream fed by the only writer of its table", () => {
       all.map((key, index) => ({ seq: index + 1, key })),
     );
     expect((await table.calls.get("run-1", "b"))?.resultPublishedAt).toBeDefined();
+  });
+
+  it("reads the table again only once a request that timed out can no longer land over what follows", async () => {
+    const tableName = await freshTable();
+    const table = recorded(tableName);
+    const [a, b, c] = await Promise.all([
+      table.call("run-1", "a"),
+      table.call("run-1", "b"),
+      table.call("run-1", "c"),
+    ]);
+    const writer = soleWriter(tableName);
+    try {
+      await writer.log.append(a, both(a));
+      // b's request gets no answer, and lands 1.5 s later.
+      writer.lateNext(1_500);
+      await expect(writer.log.append(b, both(b))).rejects.toThrow();
+      // Read right away, the table would give b's places to c, for b's late request to
+      // overwrite: c's events would be gone from the log and the stream.
+      await writer.log.append(c, both(c));
+      await writer.landed();
+      // b's events come back (the bus delivers again) and are found logged.
+      await writer.log.append(b, both(b));
+    } finally {
+      writer.stop();
+    }
+    const all = keysOf([...both(a), ...both(b), ...both(c)]);
+    expect(keysOf((await table.log.read("run-1")).events)).toEqual(all);
+    expect(await streamed(table.stream)).toEqual(
+      all.map((key, index) => ({ seq: index + 1, key })),
+    );
   });
 
   it("takes no place for a request with no events, even where a partition ends", async () => {
