@@ -204,7 +204,15 @@ describe("2026-07-28 on the wire", () => {
 });
 
 /** A POST to the server with the Host and Origin a page of another site would send. */
-function postAs(headers: Record<string, string>): Promise<number> {
+async function postAs(headers: Record<string, string>): Promise<number> {
+  return (await onTheWire(headers, { jsonrpc: "2.0", id: 1, method: "tools/list" })).status;
+}
+
+/** A POST to /mcp over a real socket, as the node server sends its answer: status and headers. */
+function onTheWire(
+  headers: Record<string, string>,
+  body: unknown,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined> }> {
   const url = new URL(`${api.url}/mcp`);
   return new Promise((resolve, reject) => {
     const sent = httpRequest(
@@ -222,13 +230,48 @@ function postAs(headers: Record<string, string>): Promise<number> {
       },
       (response) => {
         response.resume();
-        resolve(response.statusCode ?? 0);
+        resolve({ status: response.statusCode ?? 0, headers: response.headers });
       },
     );
     sent.on("error", reject);
-    sent.end(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }));
+    sent.end(JSON.stringify(body));
   });
 }
+
+describe("JSON answers on the wire", () => {
+  it("go out whole, with their length, on either generation", async () => {
+    const call = {
+      jsonrpc: "2.0",
+      id: 3,
+      method: "tools/call",
+      params: { name: "readability_analyzer", arguments: { text: TEXT } },
+    };
+    const legacy = await onTheWire({ "mcp-protocol-version": "2025-11-25" }, call);
+    const current = await onTheWire(
+      {
+        "mcp-protocol-version": MODERN,
+        "mcp-method": "tools/call",
+        "mcp-name": "readability_analyzer",
+      },
+      {
+        ...call,
+        params: {
+          ...call.params,
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {},
+          },
+        },
+      },
+    );
+    for (const answer of [legacy, current]) {
+      expect(answer.status).toBe(200);
+      expect(answer.headers["content-type"]).toMatch(/^application\/json/);
+      expect(Number(answer.headers["content-length"])).toBeGreaterThan(0);
+      expect(answer.headers["transfer-encoding"]).toBeUndefined();
+    }
+  });
+});
 
 describe("DNS-rebinding protection on /mcp", () => {
   it("refuses a request for another host name, even with a valid key", async () => {

@@ -140,6 +140,13 @@ async function streamed(stream: DynamoEventStream): Promise<{ seq: number; key: 
   return entries.map((entry) => ({ seq: entry.seq, key: entry.event.eventKey }));
 }
 
+/** Run 1's log and the stage stream hold exactly these events, once each, in this order. */
+async function expectOnceInOrder(table: ReturnType<typeof recorded>, events: RunEvent[]) {
+  const keys = keysOf(events);
+  expect(keysOf((await table.log.read("run-1")).events)).toEqual(keys);
+  expect(await streamed(table.stream)).toEqual(keys.map((key, index) => ({ seq: index + 1, key })));
+}
+
 describe("the stage stream fed by the only writer of its table", () => {
   it("puts a call's log entry, its mark and the stream's chunk in one request", async () => {
     const tableName = await freshTable();
@@ -159,9 +166,7 @@ describe("the stage stream fed by the only writer of its table", () => {
     } finally {
       writer.stop();
     }
-    expect(await streamed(table.stream)).toEqual(
-      [...both(a), ...both(b)].map((event, index) => ({ seq: index + 1, key: event.eventKey })),
-    );
+    await expectOnceInOrder(table, [...both(a), ...both(b)]);
     expect((await table.calls.get("run-1", "b"))?.resultPublishedAt).toBeDefined();
   });
 
@@ -301,11 +306,7 @@ describe("the stage stream fed by the only writer of its table", () => {
     } finally {
       after.stop();
     }
-    const all = keysOf([...both(a), ...both(b), ...both(c)]);
-    expect(keysOf((await table.log.read("run-1")).events)).toEqual(all);
-    expect(await streamed(table.stream)).toEqual(
-      all.map((key, index) => ({ seq: index + 1, key })),
-    );
+    await expectOnceInOrder(table, [...both(a), ...both(b), ...both(c)]);
     expect((await table.calls.get("run-1", "b"))?.resultPublishedAt).toBeDefined();
   });
 
@@ -336,11 +337,7 @@ describe("the stage stream fed by the only writer of its table", () => {
     } finally {
       writer.stop();
     }
-    const all = keysOf([...both(a), ...events]);
-    expect(keysOf((await table.log.read("run-1")).events)).toEqual(all);
-    expect(await streamed(table.stream)).toEqual(
-      all.map((key, index) => ({ seq: index + 1, key })),
-    );
+    await expectOnceInOrder(table, [...both(a), ...events]);
     expect((await table.calls.get("run-1", "b"))?.resultPublishedAt).toBeDefined();
   });
 
@@ -367,11 +364,7 @@ describe("the stage stream fed by the only writer of its table", () => {
     } finally {
       writer.stop();
     }
-    const all = keysOf([...both(a), ...both(b), ...both(c)]);
-    expect(keysOf((await table.log.read("run-1")).events)).toEqual(all);
-    expect(await streamed(table.stream)).toEqual(
-      all.map((key, index) => ({ seq: index + 1, key })),
-    );
+    await expectOnceInOrder(table, [...both(a), ...both(b), ...both(c)]);
   });
 
   it("takes no place for a request with no events, even where a partition ends", async () => {
