@@ -108,6 +108,7 @@ describe("the API's public surface", () => {
         "POST /v1/keys",
         "GET /v1/keys",
         "DELETE /v1/keys/{keyId}",
+        "GET /v1/me",
         "GET /v1/capabilities",
         "POST /v1/capabilities/refresh",
         "GET /v1/metrics",

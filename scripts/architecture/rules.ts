@@ -252,6 +252,7 @@ export function describeFailedResultBuilders(builders: FailedResultBuilders): st
  */
 export const PACKAGE_LEVELS: Readonly<Record<string, number>> = {
   pattern: 0,
+  console: 0,
   wire: 0,
   harness: 1,
   client: 1,

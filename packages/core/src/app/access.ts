@@ -1,4 +1,5 @@
 import type { Principal } from "@toolbus/wire/model/call";
+import { PERMISSIONS, type Permission } from "@toolbus/wire/model/permission";
 import { ValidationError } from "../errors";
 
 /**
@@ -11,8 +12,7 @@ import { ValidationError } from "../errors";
  * configuration validates itself with `isKnownRole`, so this module must not depend on it.
  */
 
-/** What a request may need: read the catalog, call tools, administer, subscribe, approve. */
-export type Permission = "read" | "call" | "admin" | "subscribe" | "approve";
+export type { Permission };
 
 /** The part of the stage configuration access is decided from; a `StageConfig` is one. */
 export interface AccessRules {
@@ -82,6 +82,14 @@ export function hasPermission(
   permission: Permission,
 ): boolean {
   return roleAtLeast(rules, principal.role, requiredRole(rules, permission));
+}
+
+/** Every permission the principal's role grants, in PERMISSIONS' order. */
+export function permissionsOf(
+  rules: AccessRules,
+  principal: Pick<Principal, "role">,
+): Permission[] {
+  return PERMISSIONS.filter((permission) => hasPermission(rules, principal, permission));
 }
 
 /**

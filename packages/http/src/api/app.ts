@@ -4,6 +4,7 @@ import { secureHeaders } from "hono/secure-headers";
 import { authenticate } from "../common/auth";
 import { limitRequestBody, settleRequestBody } from "../common/body";
 import type { HttpEnv } from "../common/env";
+import { registerConsoleRoutes } from "../console/route";
 import { registerMcpRoutes } from "../mcp/route";
 import { auditAdminWrites } from "./audit";
 import { errorHandler, notFoundHandler, validationHook } from "./errors";
@@ -18,6 +19,7 @@ import { registerConnectionRoutes } from "./routes/connections";
 import { registerEventRoutes } from "./routes/events";
 import { registerHealthRoutes } from "./routes/health";
 import { registerKeyRoutes } from "./routes/keys";
+import { registerMeRoutes } from "./routes/me";
 import { registerMetricsRoutes } from "./routes/metrics";
 import { registerOAuthMetadataRoutes } from "./routes/oauth-metadata";
 import { registerRegisteredToolsetRoutes } from "./routes/registered";
@@ -57,6 +59,7 @@ export function createApi(deps: ApiDeps): OpenAPIHono<HttpEnv> {
   registerRunRoutes(app, deps);
   registerEventRoutes(app, deps);
   registerKeyRoutes(app, deps);
+  registerMeRoutes(app, deps);
   registerCapabilityRoutes(app, deps);
   registerMetricsRoutes(app, deps);
   registerAuditRoutes(app, deps);
@@ -67,5 +70,6 @@ export function createApi(deps: ApiDeps): OpenAPIHono<HttpEnv> {
   registerAgentRoutes(app, deps);
   registerMcpRoutes(app, deps);
   registerOpenApi(app, deps);
+  registerConsoleRoutes(app);
   return app;
 }

@@ -46,6 +46,7 @@ export {
 } from "./events";
 export { healthView } from "./health";
 export { apiKeyBody, apiKeyCreatedView, apiKeyListView, apiKeyView } from "./keys";
+export { meView } from "./me";
 export { metricsView } from "./metrics";
 export {
   catalogDiffView,

@@ -1,0 +1,38 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { permissionsOf } from "@toolbus/core/app/access";
+import type { ApiDeps } from "@toolbus/core/compose/api-deps";
+import { meView } from "@toolbus/wire/schemas";
+import type { HttpEnv } from "../../common/env";
+import { bearerSecurity, errorResponses, jsonContent } from "../schemas";
+
+const me = createRoute({
+  method: "get",
+  path: "/v1/me",
+  tags: ["Keys"],
+  summary: "Who the caller is and what its role may do",
+  description:
+    "Any valid key or token may ask. A client such as the console shows and offers only what `permissions` grants; the API checks every request again all the same.",
+  security: bearerSecurity,
+  responses: {
+    200: jsonContent(meView, "The caller"),
+    ...errorResponses(401, 403),
+  },
+});
+
+export function registerMeRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): void {
+  app.openapi(me, (c) => {
+    const principal = c.get("principal");
+    c.header("cache-control", "no-store");
+    return c.json(
+      {
+        id: principal.id,
+        role: principal.role,
+        kind: principal.issuer === undefined ? ("key" as const) : ("oauth" as const),
+        permissions: permissionsOf(deps.config, principal),
+        ...(principal.issuer === undefined ? {} : { issuer: principal.issuer }),
+        ...(deps.streamUrl ? { streamUrl: deps.streamUrl } : {}),
+      },
+      200,
+    );
+  });
+}

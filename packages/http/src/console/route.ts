@@ -1,0 +1,81 @@
+import type { Hono } from "hono";
+import type { HttpEnv } from "../common/env";
+
+/**
+ * Everything the console loads comes from this origin, and no script or style is inline: a
+ * text that slipped into the page as markup could not run. Images may be data URLs, which is
+ * how tool results carry them.
+ */
+export const CONSOLE_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+type Assets = typeof import("./assets");
+
+/**
+ * `/console`: the page, and its script and stylesheet under digest names (cached for good; the
+ * page itself never, so a new version is picked up at the next load). The assets are imported
+ * on the first request for them, so an API instance that never serves the console never loads
+ * them (the cold-start budget of stacks/budgets.ts holds without them).
+ */
+export function registerConsoleRoutes(app: Hono<HttpEnv>): void {
+  let loading: Promise<Assets> | undefined;
+  const assets = () => {
+    loading ??= import("./assets");
+    return loading;
+  };
+
+  app.get("/console", async (c) => {
+    const { CONSOLE_SCRIPT, CONSOLE_STYLES } = await assets();
+    c.header("content-security-policy", CONSOLE_CSP);
+    c.header("cache-control", "no-store");
+    c.header("referrer-policy", "no-referrer");
+    return c.html(page(CONSOLE_SCRIPT.name, CONSOLE_STYLES.name));
+  });
+  app.get("/console/", (c) => c.redirect("/console", 301));
+
+  app.get("/console/assets/:name", async (c) => {
+    const { CONSOLE_SCRIPT, CONSOLE_STYLES } = await assets();
+    const name = c.req.param("name");
+    const asset =
+      name === CONSOLE_SCRIPT.name
+        ? { body: CONSOLE_SCRIPT.body, type: "text/javascript; charset=utf-8" }
+        : name === CONSOLE_STYLES.name
+          ? { body: CONSOLE_STYLES.body, type: "text/css; charset=utf-8" }
+          : undefined;
+    if (!asset) {
+      return c.json({ error: { code: "not_found", message: "No such console asset." } }, 404);
+    }
+    c.header("content-type", asset.type);
+    c.header("cache-control", "public, max-age=31536000, immutable");
+    c.header("content-security-policy", CONSOLE_CSP);
+    return c.body(asset.body);
+  });
+}
+
+/** The page: a frame the script fills. The names are digests, so nothing here needs escaping. */
+function page(script: string, styles: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Toolbus console</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/console/assets/${styles}">
+<script type="module" src="/console/assets/${script}"></script>
+</head>
+<body>
+<div id="app"><noscript>The Toolbus console needs JavaScript. The API itself is described at <a href="/docs">/docs</a>.</noscript></div>
+</body>
+</html>
+`;
+}

@@ -1,0 +1,114 @@
+import { readFileSync } from "node:fs";
+import { ASSETS_MODULE, buildConsoleAssets } from "@toolbus/console/build";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ConsoleStage, signIn, startConsoleStage } from "./support/console";
+
+let stage: ConsoleStage;
+
+beforeAll(async () => {
+  stage = await startConsoleStage();
+}, 60_000);
+afterAll(() => stage?.stop());
+
+describe("the console's page and assets", () => {
+  it("is served at /console with a policy that allows only its own origin and no inline code", async () => {
+    const response = await fetch(`${stage.url}/console`);
+    expect(response.status).toBe(200);
+    const policy = response.headers.get("content-security-policy") ?? "";
+    expect(policy).toContain("default-src 'self'");
+    expect(policy).not.toContain("unsafe-inline");
+    expect(policy).not.toContain("unsafe-eval");
+    const html = await response.text();
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    expect(html).not.toMatch(/<style|style=/);
+    expect(html).not.toMatch(/https?:\/\//);
+    const assets = [...html.matchAll(/(?:href|src)="(\/console\/assets\/[^"]+)"/g)].map(
+      (found) => found[1],
+    );
+    expect(assets).toHaveLength(2);
+    for (const asset of assets) {
+      const loaded = await fetch(`${stage.url}${asset}`);
+      expect(loaded.status).toBe(200);
+      expect(loaded.headers.get("cache-control")).toContain("immutable");
+    }
+  });
+
+  it("answers 404 for an asset it does not have", async () => {
+    const response = await fetch(`${stage.url}/console/assets/app-000000000000.js`);
+    expect(response.status).toBe(404);
+  });
+
+  it("commits exactly what its source builds to", async () => {
+    expect(await buildConsoleAssets()).toBe(readFileSync(ASSETS_MODULE, "utf8"));
+  });
+
+  it("never builds markup from strings in its code", () => {
+    const source = readFileSync(ASSETS_MODULE, "utf8");
+    expect(source).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
+  });
+});
+
+describe("GET /v1/me", () => {
+  it("tells each role what it may do, from the stage's access rules", async () => {
+    const viewer = await stage.key("me-viewer", "viewer");
+    const asViewer = await stage.system.request("/v1/me", { key: viewer.key });
+    expect(asViewer.status).toBe(200);
+    expect(await asViewer.json()).toEqual({
+      id: expect.any(String),
+      role: "viewer",
+      kind: "key",
+      permissions: ["read"],
+    });
+    const member = await stage.key("me-member", "member");
+    const asMember = (await (await stage.system.request("/v1/me", { key: member.key })).json()) as {
+      permissions: string[];
+    };
+    expect(asMember.permissions).toEqual(["read", "call", "subscribe"]);
+    const asAdmin = (await (await stage.system.request("/v1/me")).json()) as {
+      permissions: string[];
+    };
+    expect(asAdmin.permissions).toEqual(["read", "call", "admin", "subscribe", "approve"]);
+  });
+
+  it("answers 401 without a key", async () => {
+    expect((await stage.system.request("/v1/me", { key: null })).status).toBe(401);
+  });
+});
+
+describe("signing in", () => {
+  it("shows the catalog with the tools the key's role may see", async () => {
+    const { page, problems } = await stage.page();
+    await signIn(stage, page, stage.system.adminKey);
+    const rows = page.getByRole("row");
+    expect(await rows.count()).toBeGreaterThan(5);
+    expect(await page.getByRole("link", { name: "Catalog" }).getAttribute("aria-current")).toBe(
+      "page",
+    );
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it("refuses a wrong key and stays on the sign-in page", async () => {
+    const { page } = await stage.page();
+    await page.goto(`${stage.url}/console`);
+    await page.getByLabel("API key").fill("tbk_not_a_key");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("alert").getByText("That key or token was refused.").waitFor();
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await page.context().close();
+  });
+
+  it("sends the person back to sign-in when the key is revoked mid-session", async () => {
+    const { key, keyId } = await stage.key("revoked-mid-session", "viewer");
+    const { page } = await stage.page();
+    await signIn(stage, page, key);
+    const revoked = await stage.system.request(`/v1/keys/${keyId}`, { method: "DELETE" });
+    expect(revoked.status).toBeLessThan(300);
+    await page.getByRole("link", { name: "Catalog" }).click();
+    await page.evaluate(() => window.dispatchEvent(new HashChangeEvent("hashchange")));
+    await page.getByText("Your session ended").waitFor();
+    expect(await page.getByLabel("API key").isVisible()).toBe(true);
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await page.context().close();
+  });
+});
