@@ -101,11 +101,12 @@ export const BUNDLE_BUDGETS_KB = {
    * shared one ADD (+0.5 KB: the keyed group commit and handing out each caller's totals); 973
    * until the stage's search synonyms (+1.5 KB; see `tool`), `npm start`'s only writer putting
    * the stream's chunks (+0.5 KB: the chunk's form shared with it) and MCP's JSON answers sent
-   * whole (+0.2 KB); 976 until the console (+1.6 KB: `GET /v1/me` and its view, and the
-   * routes of /console; the console's script and stylesheet are a chunk loaded on its first
-   * request, never on a cold start).
+   * whole (+0.2 KB); 976 until the console (+2.1 KB: `GET /v1/me` and its view, the routes
+   * of /console with its policy and sign-in settings, and `auth.oauth.consoleClientId`; the
+   * console's script and stylesheet are a chunk loaded on its first request, never on a cold
+   * start).
    */
-  api: 978,
+  api: 979,
   /**
    * The streaming endpoint: the API's code for event streams and MCP. 900 until a running
    * call reached its live MCP caller (+13 KB, as the API's); 913 until registered servers'

@@ -25,6 +25,8 @@ export interface RequestOptions {
   method?: string;
   json?: unknown;
   query?: Record<string, string | number | boolean | undefined>;
+  /** More request headers, e.g. `if-match` with the revision a change was decided on. */
+  headers?: Record<string, string>;
   signal?: AbortSignal;
 }
 
@@ -60,6 +62,7 @@ export class Api {
 
   async request<T>(path: string, options: RequestOptions = {}): Promise<T> {
     const headers: Record<string, string> = {
+      ...options.headers,
       authorization: `Bearer ${this.credential}`,
       accept: "application/json",
     };
@@ -86,7 +89,13 @@ export class Api {
   async stream(
     path: string,
     onEvent: (event: StreamedEvent) => void,
-    options: { signal: AbortSignal; lastEventId?: string; query?: RequestOptions["query"] },
+    options: {
+      signal: AbortSignal;
+      lastEventId?: string;
+      query?: RequestOptions["query"];
+      /** Called once the server has answered 200 and events may flow. */
+      onOpen?: () => void;
+    },
   ): Promise<string | undefined> {
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.credential}`,
@@ -100,6 +109,7 @@ export class Api {
       cache: "no-store",
     });
     if (!response.ok) throw await this.failure(response);
+    options.onOpen?.();
     let lastId = options.lastEventId;
     const reader = response.body?.pipeThrough(new TextDecoderStream()).getReader();
     if (!reader) return lastId;

@@ -16,3 +16,41 @@ export function storeCredential(credential: string): void {
 export function forgetCredential(): void {
   sessionStorage.removeItem(KEY);
 }
+
+/**
+ * An OAuth sign-in under way (oauth.ts): the state the callback must bring back, the PKCE
+ * verifier only this tab knows, and where to exchange the code. Kept in this tab's session
+ * storage across the trip to the issuer and back, and taken (read and removed) by the callback,
+ * so a code can be exchanged once at most.
+ */
+export interface PendingSignIn {
+  state: string;
+  verifier: string;
+  issuer: string;
+  tokenEndpoint: string;
+  clientId: string;
+  redirectUri: string;
+  resource?: string;
+  /** The console page (its hash) to go back to once signed in. */
+  returnTo?: string;
+}
+
+const PENDING = "toolbus.oauth.pending";
+
+export function storePendingSignIn(pending: PendingSignIn): void {
+  sessionStorage.setItem(PENDING, JSON.stringify(pending));
+}
+
+export function takePendingSignIn(): PendingSignIn | undefined {
+  const text = sessionStorage.getItem(PENDING);
+  sessionStorage.removeItem(PENDING);
+  if (!text) return undefined;
+  try {
+    const parsed = JSON.parse(text) as Partial<PendingSignIn>;
+    return typeof parsed.state === "string" && typeof parsed.verifier === "string"
+      ? (parsed as PendingSignIn)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,5 +1,6 @@
 import { Api, ApiError } from "./api";
 import { h, heading, notice, replace } from "./dom";
+import { finishOAuthSignIn } from "./oauth";
 import { match, type Route } from "./router";
 import { forgetCredential, storeCredential, storedCredential } from "./session";
 import type { Me, ViewContext } from "./view";
@@ -14,6 +15,8 @@ export function startConsole(root: HTMLElement, routes: readonly Route[]): void 
   let leave = new AbortController();
   let session: { api: Api; me: Me } | undefined;
   let ended: string | undefined;
+  /** A return from the OAuth issuer this load may be (oauth.ts), taken by the first render. */
+  let returning: ReturnType<typeof finishOAuthSignIn> | undefined = finishOAuthSignIn();
 
   const signOut = (reason?: string) => {
     forgetCredential();
@@ -24,7 +27,9 @@ export function startConsole(root: HTMLElement, routes: readonly Route[]): void 
   };
   const apiFor = (credential: string) =>
     new Api(credential, () =>
-      signOut("Your session ended: the API refused the key (revoked or expired). Sign in again."),
+      signOut(
+        "Your session ended: the API refused the key or token (revoked or expired). Sign in again.",
+      ),
     );
 
   const signIn = async (credential: string): Promise<string | undefined> => {
@@ -49,14 +54,32 @@ export function startConsole(root: HTMLElement, routes: readonly Route[]): void 
     leave = new AbortController();
     const signal = leave.signal;
     if (!session) {
-      const stored = storedCredential();
-      if (stored && !ended) {
-        const problem = await signIn(stored);
+      let problem: string | undefined;
+      const arriving = returning;
+      returning = undefined;
+      const returned = await arriving;
+      if (returned && "token" in returned) {
+        // Back on the page the person started from, without a hashchange of its own.
+        if (returned.returnTo && match(routes, returned.returnTo)) {
+          history.replaceState(null, "", `${location.pathname}${returned.returnTo}`);
+        }
+        problem = await signIn(returned.token);
         if (!problem) return;
+      } else if (returned) problem = returned.problem;
+      const stored = problem ? undefined : storedCredential();
+      if (stored && !ended) {
+        if (!(await signIn(stored))) return;
         forgetCredential();
       }
       document.title = "Sign in · Toolbus";
-      replace(root, renderSignIn({ signIn, ...(ended ? { ended } : {}) }));
+      replace(
+        root,
+        renderSignIn({
+          signIn,
+          ...(ended ? { ended } : {}),
+          ...(problem ? { problem } : {}),
+        }),
+      );
       return;
     }
     const found = match(routes, location.hash);

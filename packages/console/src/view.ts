@@ -8,6 +8,10 @@ export interface Me {
   role: string;
   kind: "key" | "oauth";
   permissions: Permission[];
+  /** The stage's roles, least privileged first. */
+  roles: string[];
+  /** Whether the stage offers connected accounts. */
+  connections: boolean;
   issuer?: string;
   streamUrl?: string;
 }

@@ -40,6 +40,12 @@ export const oauthConfig = z.strictObject({
   audience: z.array(z.string().min(1).max(2048)).min(1).max(20).optional(),
   /** Accepted `client_id`s, for issuers whose access tokens carry no `aud` (Cognito). */
   clientIds: z.array(z.string().min(1).max(256)).min(1).max(100).optional(),
+  /**
+   * The console's client at the issuer: public (no secret), authorization code with PKCE
+   * (S256), redirect URI `<the API's origin>/console`. Absent, the console signs in with API
+   * keys only.
+   */
+  consoleClientId: z.string().min(1).max(256).optional(),
   /** A scope every token must hold (in its `scope` claim), e.g. `toolbus/mcp`. */
   requiredScope: scopeToken.optional(),
   /** How claims become a Toolbus role: the highest role any value of `claim` maps to. */

@@ -1,15 +1,25 @@
 import { h, notice } from "../dom";
+import { beginOAuthSignIn, discoverOAuthSignIn, type OAuthSignIn } from "../oauth";
 
 export interface SignInOptions {
   /** Tries the credential; resolves with a problem to show, or undefined once signed in. */
   signIn(credential: string): Promise<string | undefined>;
   /** Why the last session ended, when it ended on its own. */
   ended?: string;
+  /** Why the last sign-in with the issuer came to nothing (declined, refused, tampered with). */
+  problem?: string;
 }
 
-/** The sign-in page: an API key, kept in this tab only. */
+/**
+ * The sign-in page: an API key, kept in this tab only; and, where the stage's console is
+ * registered at its OAuth issuer, a button that signs in there instead (oauth.ts).
+ */
 export function renderSignIn(options: SignInOptions): HTMLElement {
-  const problem = h("div", { "aria-live": "assertive" });
+  const problem = h(
+    "div",
+    { "aria-live": "assertive" },
+    options.problem && notice("error", options.problem),
+  );
   const input = h("input", {
     id: "credential",
     name: "credential",
@@ -45,6 +55,12 @@ export function renderSignIn(options: SignInOptions): HTMLElement {
     ),
     button,
   );
+  // Busy while the console asks whether the stage's issuer may sign people in here.
+  const other = h("div", { class: "sign-in-other", "aria-busy": "true" });
+  void discoverOAuthSignIn().then((oauth) => {
+    if (oauth) other.replaceChildren(issuerSignIn(oauth, problem));
+    other.removeAttribute("aria-busy");
+  });
   return h(
     "main",
     { id: "main", class: "narrow" },
@@ -52,5 +68,42 @@ export function renderSignIn(options: SignInOptions): HTMLElement {
     options.ended && notice("info", options.ended),
     problem,
     form,
+    other,
+  );
+}
+
+/** The issuer's sign-in: a button that leaves for the issuer and comes back signed in. */
+function issuerSignIn(oauth: OAuthSignIn, problem: HTMLElement): HTMLElement {
+  const button = h(
+    "button",
+    {
+      type: "button",
+      class: "quiet",
+      "aria-describedby": "issuer-help",
+      onclick: async () => {
+        button.disabled = true;
+        problem.replaceChildren();
+        try {
+          await beginOAuthSignIn(oauth, location.hash || undefined);
+        } catch (error) {
+          button.disabled = false;
+          problem.replaceChildren(notice("error", (error as Error).message));
+        }
+      },
+    },
+    `Sign in with ${oauth.name}`,
+  );
+  return h(
+    "section",
+    { class: "card sign-in", "aria-labelledby": "issuer-title" },
+    h("h2", { id: "issuer-title" }, "Or with your account"),
+    h(
+      "p",
+      { id: "issuer-help", class: "hint" },
+      "Signs in at ",
+      h("span", { class: "mono" }, oauth.issuer),
+      " and comes back here; the token it gives is kept in this tab only, as a key would be.",
+    ),
+    button,
   );
 }

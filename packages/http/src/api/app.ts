@@ -70,6 +70,6 @@ export function createApi(deps: ApiDeps): OpenAPIHono<HttpEnv> {
   registerAgentRoutes(app, deps);
   registerMcpRoutes(app, deps);
   registerOpenApi(app, deps);
-  registerConsoleRoutes(app);
+  registerConsoleRoutes(app, deps.config);
   return app;
 }

@@ -4,19 +4,35 @@ import type { HttpEnv } from "../common/env";
 /**
  * Everything the console loads comes from this origin, and no script or style is inline: a
  * text that slipped into the page as markup could not run. Images may be data URLs, which is
- * how tool results carry them.
+ * how tool results carry them. A stage whose console signs in with its OAuth issuer also lets
+ * the page ask that issuer's origin (its metadata, and the token endpoint the code is exchanged
+ * at), and no other.
  */
-export const CONSOLE_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join("; ");
+export function consoleCsp(issuerOrigin?: string): string {
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    issuerOrigin ? `connect-src 'self' ${issuerOrigin}` : "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+}
+
+/** The policy of a stage whose console signs in with API keys only. */
+export const CONSOLE_CSP = consoleCsp();
+
+/**
+ * What the console's routes read of the stage's configuration: the OAuth issuer, and the
+ * client the console is registered as there (`auth.oauth.consoleClientId`, redirect URI
+ * `<origin>/console`). With both, the sign-in page offers the issuer's sign-in.
+ */
+export interface ConsoleStageConfig {
+  auth?: { oauth?: { issuer: string; consoleClientId?: string } | undefined } | undefined;
+}
 
 type Assets = typeof import("./assets");
 
@@ -26,7 +42,10 @@ type Assets = typeof import("./assets");
  * on the first request for them, so an API instance that never serves the console never loads
  * them (the cold-start budget of stacks/budgets.ts holds without them).
  */
-export function registerConsoleRoutes(app: Hono<HttpEnv>): void {
+export function registerConsoleRoutes(app: Hono<HttpEnv>, config: ConsoleStageConfig = {}): void {
+  const oauth = config.auth?.oauth;
+  const clientId = oauth?.consoleClientId;
+  const policy = consoleCsp(oauth && clientId ? new URL(oauth.issuer).origin : undefined);
   let loading: Promise<Assets> | undefined;
   const assets = () => {
     loading ??= import("./assets");
@@ -35,12 +54,23 @@ export function registerConsoleRoutes(app: Hono<HttpEnv>): void {
 
   app.get("/console", async (c) => {
     const { CONSOLE_SCRIPT, CONSOLE_STYLES } = await assets();
-    c.header("content-security-policy", CONSOLE_CSP);
+    c.header("content-security-policy", policy);
     c.header("cache-control", "no-store");
     c.header("referrer-policy", "no-referrer");
     return c.html(page(CONSOLE_SCRIPT.name, CONSOLE_STYLES.name));
   });
   app.get("/console/", (c) => c.redirect("/console", 301));
+
+  // What the sign-in page needs to know of the stage, before anyone signs in: the client id the
+  // console is registered as at the stage's issuer (public: a browser's client has no secret),
+  // or nothing where it signs in with keys only. Always 200, so a keys-only stage's page logs no
+  // failed request. The issuer's endpoints the console reads from the protected-resource
+  // metadata and the issuer's own, as any client does.
+  const settings = oauth && clientId ? { oauth: { issuer: oauth.issuer, clientId } } : {};
+  app.get("/console/settings", (c) => {
+    c.header("cache-control", "no-store");
+    return c.json(settings, 200);
+  });
 
   app.get("/console/assets/:name", async (c) => {
     const { CONSOLE_SCRIPT, CONSOLE_STYLES } = await assets();
@@ -56,7 +86,7 @@ export function registerConsoleRoutes(app: Hono<HttpEnv>): void {
     }
     c.header("content-type", asset.type);
     c.header("cache-control", "public, max-age=31536000, immutable");
-    c.header("content-security-policy", CONSOLE_CSP);
+    c.header("content-security-policy", policy);
     return c.body(asset.body);
   });
 }

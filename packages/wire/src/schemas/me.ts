@@ -12,6 +12,10 @@ export const meView = z
     /** How the caller signed in: an API key, or an OAuth access token of the stage's issuer. */
     kind: z.enum(["key", "oauth"]),
     permissions: z.array(z.enum(PERMISSIONS)),
+    /** The stage's roles, least privileged first: what a key or a policy may name. */
+    roles: z.array(z.string()),
+    /** Whether the stage offers connected accounts (`/v1/connections`). */
+    connections: z.boolean(),
     /** A person signed in with OAuth: the token's issuer. */
     issuer: z.string().optional(),
     /** Where the stage serves its event streams, when that is not this API's own origin. */

@@ -47,9 +47,14 @@ const providerParams = z.object({ provider: connectionProviderName });
  * browser's side of connecting one, `/connect/{provider}` and its callback, outside /v1 (no
  * JSON, no Authorization header needed with a ticket). Thin: every rule is ConnectionService's.
  */
+/** Whether the stage offers connected accounts: only then are their routes served. */
+export function servesConnections(deps: Pick<ApiDeps, "connections" | "config">): boolean {
+  return deps.connections !== undefined && deps.config.connections !== undefined;
+}
+
 export function registerConnectionRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): void {
   const { connections, config } = deps;
-  if (!connections || !config.connections) return;
+  if (!servesConnections(deps) || !connections || !config.connections) return;
   const publicUrl = config.connections.publicUrl;
   const read = requirePermission(config, "read");
   // Read from the stage's configuration: a name it does not know is refused without loading

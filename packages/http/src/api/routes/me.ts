@@ -4,6 +4,7 @@ import type { ApiDeps } from "@toolbus/core/compose/api-deps";
 import { meView } from "@toolbus/wire/schemas";
 import type { HttpEnv } from "../../common/env";
 import { bearerSecurity, errorResponses, jsonContent } from "../schemas";
+import { servesConnections } from "./connections";
 
 const me = createRoute({
   method: "get",
@@ -29,6 +30,8 @@ export function registerMeRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): void
         role: principal.role,
         kind: principal.issuer === undefined ? ("key" as const) : ("oauth" as const),
         permissions: permissionsOf(deps.config, principal),
+        roles: [...deps.config.roles],
+        connections: servesConnections(deps),
         ...(principal.issuer === undefined ? {} : { issuer: principal.issuer }),
         ...(deps.streamUrl ? { streamUrl: deps.streamUrl } : {}),
       },
