@@ -676,7 +676,7 @@ export function Toolbus({ stack, app }: StackContext) {
     });
   }
 
-  // ---- The HTTP API: one function, every path (Hono routes /health, /docs, /v1/*, /mcp).
+  // ---- The HTTP API: one function, every path (Hono routes /health, /docs, /console, /v1/*, /mcp).
   // A call a caller waits for is run by invoking its handler's function synchronously (core's
   // lambdaDispatcher), so a tool still runs with only its own secrets and permissions; the bus
   // runs the rest. The API may invoke exactly the functions a call can be dispatched to: each
@@ -733,7 +733,7 @@ export function Toolbus({ stack, app }: StackContext) {
   const streamUrl = streamFunction.url;
   if (!streamUrl) throw new Error("The streaming endpoint has no Function URL.");
 
-  // ---- The HTTP API: one function, every path (Hono routes /health, /docs, /v1/*, /mcp).
+  // ---- The HTTP API: one function, every path (Hono routes /health, /docs, /console, /v1/*, /mcp).
   // Registering or removing a registered toolset is one TransactWriteItems of conditional Put
   // and Delete items: IAM has no action for the transaction itself but authorizes each item as
   // its own operation (PutItem, DeleteItem; ConditionCheckItem only for standalone

@@ -140,6 +140,7 @@ const TABLE: Record<string, { need: Need; path?: string; json?: unknown }> = {
   "GET /v1/keys": { need: "admin" },
   "DELETE /v1/keys/{keyId}": { need: "admin", path: "/v1/keys/sec-missing-key" },
   "GET /v1/capabilities": { need: "read" },
+  "GET /v1/me": { need: "read" },
   "POST /v1/capabilities/refresh": { need: "admin" },
   "GET /v1/metrics": { need: "admin" },
   "GET /v1/audit": { need: "admin" },
