@@ -1157,7 +1157,8 @@ describe.each(STAGES)("the %s stack", (stage) => {
       expect(lazy > 0, handler).toBe(SPLIT_HANDLERS.has(handler));
     }
     // What only rare paths need stays out of a cold start, but in the bundle: the MCP SDK's
-    // server (/mcp), the YAML serializer (agent files), the tools' parsers (npm start).
+    // server (/mcp), the YAML serializer (agent files), the tools' parsers (npm start), the
+    // console's script and stylesheet (/console).
     const api = bundleCode(s, "api");
     const all = artifactCode(s, "api");
     for (const rare of [
@@ -1165,6 +1166,7 @@ describe.each(STAGES)("the %s stack", (stage) => {
       "lineWidth",
       "ICAL",
       "XMLParser",
+      "visually-hidden",
     ]) {
       expect(api, rare).not.toContain(rare);
       expect(all, rare).toContain(rare);
