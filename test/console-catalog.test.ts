@@ -450,6 +450,49 @@ describe("a call from the Try-it form", () => {
     await page.context().close();
   });
 
+  it("that waits long is read less and less often, then left to the run's timeline", async () => {
+    const { page, problems } = await stage.page();
+    await page.clock.install();
+    await signIn(stage, page, member);
+    await openTool(page, "test_gate");
+    await page.getByRole("heading", { level: 1, name: "Gate" }).waitFor();
+    const polls: string[] = [];
+    page.on("request", (request) => {
+      const { pathname } = new URL(request.url());
+      if (request.method() === "GET" && /^\/v1\/runs\/[^/]+\/calls\/[^/]+$/.test(pathname)) {
+        polls.push(pathname);
+      }
+    });
+    const opened = gates.length;
+    await page.getByRole("button", { name: "Call the tool" }).click();
+    await page.getByRole("link", { name: "Follow it on the run's timeline" }).waitFor();
+    await expect.poll(() => gates.length).toBe(opened + 1);
+    // A minute, a second at a time: the reads back off (1, 2, 5, then 15 s), not one a second.
+    for (let second = 0; second < 60; second += 1) {
+      await page.clock.fastForward(1_000);
+      await page.waitForTimeout(20);
+    }
+    expect(polls.length).toBeGreaterThan(2);
+    expect(polls.length).toBeLessThan(10);
+    // After five minutes the page stops reading and says the call goes on.
+    const stopped = page.getByText("this page stopped checking after 5 min");
+    for (let step = 0; step < 40 && (await stopped.count()) === 0; step += 1) {
+      await page.clock.fastForward(16_000);
+      await page.waitForTimeout(100);
+    }
+    await stopped.waitFor();
+    expect(await page.getByRole("link", { name: "follow it on the run's timeline" }).count()).toBe(
+      1,
+    );
+    const read = polls.length;
+    await page.clock.fastForward(60_000);
+    await page.waitForTimeout(100);
+    expect(polls.length).toBe(read);
+    gates[opened]?.();
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
   it("that fails shows its kind, message and what to do", async () => {
     const { page, problems } = await stage.page();
     await signIn(stage, page, member);

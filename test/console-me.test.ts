@@ -1,5 +1,5 @@
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:http";
+import { createServer, request as forward } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,7 +14,7 @@ import {
   signIn,
   startConsoleStage,
 } from "./support/console";
-import { closableOnLoopback, type Loopback } from "./support/loopback";
+import { closableOnLoopback, type Loopback, listenOnLoopback } from "./support/loopback";
 import { type OAuthUpstream, startOAuthUpstream } from "./support/oauth-upstream";
 import { providerKeys } from "./support/oidc-issuer";
 
@@ -112,14 +112,20 @@ describe("the Me page", () => {
     await upstream?.close();
   }, 60_000);
 
-  it("shows the signed-in key's id, role and how it signed in", async () => {
+  it("shows the signed-in key's id, role, name and age, and how it signed in", async () => {
     const { key, keyId } = await stage.key("me-page-member", "member");
     const { page, problems } = await stage.page();
     await signIn(stage, page, key);
     await openMe(page);
     expect(await fact(page, "ID").textContent()).toBe(keyId);
     expect(await fact(page, "Role").textContent()).toBe("member");
-    expect(await fact(page, "Signed in with").textContent()).toBe("an API key");
+    expect(await fact(page, "Signed in with").textContent()).toBe(
+      `the API key me-page-member (${keyId})`,
+    );
+    // The key's own record: when it was made and (the sign-in itself used it) last used.
+    expect(await fact(page, "Key created").locator("time").getAttribute("datetime")).toMatch(
+      /^\d{4}-\d{2}-\d{2}T/,
+    );
     expect(
       await page.getByRole("link", { name: "Me", exact: true }).getAttribute("aria-current"),
     ).toBe("page");
@@ -143,6 +149,13 @@ describe("the Me page", () => {
     const consent = await opened;
     await signInAtProvider(consent, "ada");
     await consent.getByRole("heading", { name: "GitHub connected" }).waitFor();
+    // The tab was opened with noopener: on the console's origin again (the API's callback page),
+    // its session storage is its own, not a copy of the console tab's with the credential, and it
+    // has no way back to the console's window.
+    expect(new URL(consent.url()).origin).toBe(stage.url);
+    expect(await consent.evaluate("sessionStorage.getItem('toolbus.credential')")).toBeNull();
+    expect(await consent.evaluate("window.opener")).toBeNull();
+    expect(await page.evaluate("sessionStorage.getItem('toolbus.credential')")).toBe(key);
     await consent.close();
 
     // The console tab noticed by itself, without a reload.
@@ -155,13 +168,20 @@ describe("the Me page", () => {
     ).toMatchObject([{ provider: "github", status: "connected" }]);
     expect(upstream.codeExchangeCount()).toBeGreaterThanOrEqual(1);
 
-    // Disconnect asks first; Cancel keeps the account.
+    // Disconnect asks first, with the focus on the choice that keeps the account; Escape and
+    // Cancel keep it, and the focus goes back to Disconnect.
+    const activeText = () =>
+      page.evaluate("document.activeElement && document.activeElement.textContent");
     await github.getByRole("button", { name: "Disconnect GitHub" }).click();
     await github.getByText("Disconnect GitHub? Tools that act as you").waitFor();
-    expect(
-      await page.evaluate("document.activeElement && document.activeElement.textContent"),
-    ).toBe("Yes, disconnect GitHub");
+    expect(await activeText()).toBe("Cancel");
+    await page.keyboard.press("Escape");
+    await github.getByRole("button", { name: "Disconnect GitHub" }).waitFor();
+    expect(await github.getByText("Disconnect GitHub? Tools that act as you").count()).toBe(0);
+    expect(await activeText()).toBe("Disconnect");
+    await github.getByRole("button", { name: "Disconnect GitHub" }).click();
     await github.getByRole("button", { name: "Cancel" }).click();
+    expect(await activeText()).toBe("Disconnect");
     expect(await github.getByText("Connected", { exact: true }).isVisible()).toBe(true);
     const kept = await stage.system.request("/v1/connections", { key });
     expect(((await kept.json()) as { connections: unknown[] }).connections).toHaveLength(1);
@@ -219,6 +239,60 @@ describe("the Me page", () => {
     await page.context().close();
   });
 
+  it("keeps one watch when Connect is pressed twice, and asks nothing while the tab is hidden", async () => {
+    const { key } = await stage.key("me-page-watches", "member");
+    const { page, problems } = await stage.page();
+    await signIn(stage, page, key);
+    await openMe(page);
+    const github = page.getByRole("listitem").filter({ hasText: "GitHub" });
+    await github.getByText("Not connected").waitFor();
+    // Each look at the connections takes a while, so the second Connect comes while the first
+    // watch is still asking.
+    let asked = 0;
+    await page.route("**/v1/connections", async (route) => {
+      asked++;
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await route.continue();
+    });
+    const connect = async () => {
+      const opened = page.context().waitForEvent("page");
+      await github.getByRole("button", { name: "Connect GitHub" }).click();
+      await (await opened).close();
+    };
+    await connect();
+    await page.waitForRequest((request) => new URL(request.url()).pathname === "/v1/connections");
+    await connect();
+    await page.waitForTimeout(2_000);
+    asked = 0;
+    await page.waitForTimeout(8_000);
+    // One watch: a look every 2 s after the last (1.5 s) one ended, at most 3 in 8 s.
+    expect(asked).toBeGreaterThanOrEqual(1);
+    expect(asked).toBeLessThanOrEqual(3);
+
+    // Hidden, the page stops asking; shown again, it asks at once.
+    await page.evaluate(`
+      Object.defineProperty(document, "hidden", { configurable: true, get: () => true });
+      Object.defineProperty(document, "visibilityState", { configurable: true, get: () => "hidden" });
+      document.dispatchEvent(new Event("visibilitychange"));
+    `);
+    await page.waitForTimeout(2_000);
+    asked = 0;
+    await page.waitForTimeout(5_000);
+    expect(asked).toBe(0);
+    const again = page.waitForRequest(
+      (request) => new URL(request.url()).pathname === "/v1/connections",
+      { timeout: 1_000 },
+    );
+    await page.evaluate(`
+      delete document.hidden;
+      delete document.visibilityState;
+      document.dispatchEvent(new Event("visibilitychange"));
+    `);
+    await again;
+    expect(problems).toEqual([]);
+    await page.context().close();
+  }, 40_000);
+
   for (const width of [1280, 390]) {
     it(`has no serious accessibility finding and no horizontal scroll at ${width} px`, async () => {
       const { page } = await stage.page({ width });
@@ -245,25 +319,56 @@ describe("the Me page", () => {
 describe("signing in to the console with the stage's OAuth issuer", () => {
   let stage: ConsoleStage;
   let keysOnly: ConsoleStage;
+  /** A stage whose issuer's token endpoint is on another origin than the issuer, as Cognito's. */
+  let cognito: ConsoleStage;
   let issuer: Loopback;
   let issuerUrl: string;
+  /** The token endpoint on another origin: a loopback port that forwards to the issuer's. */
+  let tokenProxy: Loopback;
   /** Token requests the issuer answered, whatever their outcome. */
   let tokenRequests = 0;
+  /** Of them, those that came through the other origin. */
+  let proxiedTokenRequests = 0;
 
   beforeAll(async () => {
     const http = createServer();
     http.listen(0, "127.0.0.1");
     issuer = await closableOnLoopback(http, "");
     issuerUrl = `http://127.0.0.1:${issuer.port}`;
-    const port = await freePort();
+    tokenProxy = await listenOnLoopback(async (req, res) => {
+      if (req.method !== "POST" || req.url !== "/oauth2/token") {
+        res.writeHead(404).end();
+        return;
+      }
+      proxiedTokenRequests++;
+      await new Promise<void>((resolve, reject) => {
+        const onward = forward(
+          {
+            host: "127.0.0.1",
+            port: issuer.port,
+            path: "/token",
+            method: "POST",
+            headers: req.headers,
+          },
+          (answer) => {
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(res).on("finish", resolve);
+          },
+        );
+        onward.on("error", reject);
+        req.pipe(onward);
+      });
+    }, "");
+    const [port, cognitoPort] = await Promise.all([freePort(), freePort()]);
     const consoleUrl = `http://127.0.0.1:${port}`;
+    const cognitoUrl = `http://127.0.0.1:${cognitoPort}`;
     const resource = `${consoleUrl}/mcp`;
     const provider = new Provider(issuerUrl, {
       clients: [
         {
           client_id: CONSOLE_CLIENT,
           token_endpoint_auth_method: "none",
-          redirect_uris: [`${consoleUrl}/console`],
+          redirect_uris: [`${consoleUrl}/console`, `${cognitoUrl}/console`],
           grant_types: ["authorization_code"],
           response_types: ["code"],
         },
@@ -283,7 +388,8 @@ describe("signing in to the console with the stage's OAuth issuer", () => {
         Session: 3600,
       },
       findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
-      extraTokenClaims: async () => ({ groups: ["toolbus-members"] }),
+      // token_use as Cognito's access tokens carry it, which a stage with clientIds requires.
+      extraTokenClaims: async () => ({ groups: ["toolbus-members"], token_use: "access" }),
       features: {
         devInteractions: { enabled: true },
         resourceIndicators: {
@@ -301,11 +407,31 @@ describe("signing in to the console with the stage's OAuth issuer", () => {
       },
     });
     const handle = provider.callback();
+    /** The issuer's metadata as the Cognito-like stage's page is given it (below). */
+    let elsewhere: string | undefined;
     http.on("request", (req, res) => {
       if (req.method === "POST" && req.url?.startsWith("/token")) tokenRequests++;
+      // To the Cognito-like stage's page, the metadata names the token endpoint on the other
+      // origin, as Cognito's does.
+      if (
+        elsewhere &&
+        req.url === "/.well-known/openid-configuration" &&
+        req.headers.origin === cognitoUrl
+      ) {
+        res.writeHead(200, {
+          "content-type": "application/json",
+          "access-control-allow-origin": "*",
+        });
+        res.end(elsewhere);
+        return;
+      }
       handle(req, res);
     });
-    [stage, keysOnly] = await Promise.all([
+    const metadata = (await (
+      await fetch(`${issuerUrl}/.well-known/openid-configuration`)
+    ).json()) as Record<string, unknown>;
+    elsewhere = JSON.stringify({ ...metadata, token_endpoint: `${tokenProxy.url}/oauth2/token` });
+    [stage, keysOnly, cognito] = await Promise.all([
       startConsoleStage({
         port,
         config: {
@@ -321,12 +447,29 @@ describe("signing in to the console with the stage's OAuth issuer", () => {
         },
       }),
       startConsoleStage(),
+      startConsoleStage({
+        port: cognitoPort,
+        config: {
+          auth: {
+            oauth: {
+              issuer: issuerUrl,
+              resource: `${cognitoUrl}/mcp`,
+              // Cognito's access tokens carry no aud: the client is what is checked.
+              clientIds: [CONSOLE_CLIENT],
+              consoleClientId: CONSOLE_CLIENT,
+              consoleTokenEndpoint: `${tokenProxy.url}/oauth2/token`,
+              roles: { claim: "groups", map: { "toolbus-members": "member" } },
+              scopesSupported: [SCOPE],
+            },
+          },
+        },
+      }),
     ]);
   }, 60_000);
 
   afterAll(async () => {
-    await Promise.all([stage?.stop(), keysOnly?.stop()]);
-    await issuer?.close();
+    await Promise.all([stage?.stop(), keysOnly?.stop(), cognito?.stop()]);
+    await Promise.all([issuer?.close(), tokenProxy?.close()]);
   }, 60_000);
 
   it("lets the page reach the issuer's origin only on a stage whose console signs in there", async () => {
@@ -334,6 +477,7 @@ describe("signing in to the console with the stage's OAuth issuer", () => {
     const policy = withIssuer.headers.get("content-security-policy") ?? "";
     expect(policy).toContain(`connect-src 'self' ${issuerUrl};`);
     expect(policy).toContain("default-src 'self'");
+    expect(policy).toContain("require-trusted-types-for 'script'");
     await withIssuer.text();
     const settings = await fetch(`${stage.url}/console/settings`);
     expect(await settings.json()).toEqual({
@@ -418,6 +562,52 @@ describe("signing in to the console with the stage's OAuth issuer", () => {
     await page.getByRole("alert").getByText("The sign-in was declined at the issuer").waitFor();
     expect(await page.getByLabel("API key").isVisible()).toBe(true);
     expect(await page.evaluate("sessionStorage.length")).toBe(0);
+    await page.context().close();
+  });
+
+  it("refuses a callback without iss from an issuer that names itself in every answer (RFC 9207)", async () => {
+    const { page } = await stage.page();
+    let state: string | null = null;
+    page.on("request", (request) => {
+      const url = new URL(request.url());
+      if (url.origin === issuerUrl && url.pathname === "/auth")
+        state ??= url.searchParams.get("state");
+    });
+    await page.goto(`${stage.url}/console`);
+    await page.getByRole("button", { name: /^Sign in with/ }).click();
+    await page.getByPlaceholder("Enter any login").waitFor();
+    expect(state).toMatch(/^[A-Za-z0-9_-]+$/);
+    const before = tokenRequests;
+    // The right state, but no iss: oidc-provider says authorization_response_iss_parameter_supported.
+    await page.goto(`${stage.url}/console?code=some-code&state=${state}`);
+    await page.getByRole("alert").getByText("does not name the issuer").waitFor();
+    expect(tokenRequests).toBe(before);
+    expect(await page.evaluate("sessionStorage.length")).toBe(0);
+    await page.context().close();
+  });
+
+  it("signs in where the issuer's token endpoint is on another origin (Cognito), as the stage names it", async () => {
+    const served = await fetch(`${cognito.url}/console`);
+    const policy = served.headers.get("content-security-policy") ?? "";
+    expect(policy).toContain(`connect-src 'self' ${issuerUrl} ${tokenProxy.url};`);
+    await served.text();
+    expect(await (await fetch(`${cognito.url}/console/settings`)).json()).toEqual({
+      oauth: {
+        clientId: CONSOLE_CLIENT,
+        issuer: issuerUrl,
+        tokenEndpoint: `${tokenProxy.url}/oauth2/token`,
+      },
+    });
+    const { page, problems } = await cognito.page();
+    await page.goto(`${cognito.url}/console`);
+    await page.getByRole("button", { name: `Sign in with 127.0.0.1:${issuer.port}` }).click();
+    await signInAtProvider(page, "grace");
+    await page.getByRole("heading", { level: 1, name: "Catalog" }).waitFor();
+    expect(proxiedTokenRequests).toBe(1);
+    const token = (await page.evaluate("sessionStorage.getItem('toolbus.credential')")) as string;
+    const me = await cognito.system.request("/v1/me", { key: token });
+    expect(await me.json()).toMatchObject({ kind: "oauth", role: "member" });
+    expect(problems).toEqual([]);
     await page.context().close();
   });
 });

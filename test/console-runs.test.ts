@@ -291,6 +291,49 @@ describe("a run's timeline", () => {
     await page.context().close();
   }, 45_000);
 
+  it("says it updates every few seconds when each event answer ends at once (buffered), and still shows what happens", async () => {
+    const runId = stage.system.runId();
+    const { page, problems } = await open(stage.system.adminKey, "/runs", "Runs");
+    // As on AWS, where an answer is buffered: each stream sends what there is and ends.
+    let streams = 0;
+    await page.route(`**/v1/runs/${runId}/events*`, async (route) => {
+      const request = route.request();
+      if (!(request.headers().accept ?? "").includes("text/event-stream")) {
+        return route.continue();
+      }
+      streams += 1;
+      const from = request.headers()["last-event-id"];
+      const read = await stage.system.request(
+        `/v1/runs/${runId}/events${from ? `?cursor=${encodeURIComponent(from)}` : ""}`,
+      );
+      const body = (await read.json()) as { events: { detailType: string }[]; cursor: string };
+      const text = body.events
+        .map(
+          (event, index) =>
+            `event: ${event.detailType}\ndata: ${JSON.stringify(event)}\n${
+              index === body.events.length - 1 ? `id: ${body.cursor}\n` : ""
+            }\n`,
+        )
+        .join("");
+      return route.fulfill({
+        status: 200,
+        headers: { "content-type": "text/event-stream" },
+        body: text,
+      });
+    });
+    await page.evaluate(`location.hash = ${JSON.stringify(`#/runs/${runId}`)}`);
+    await page.getByText("No calls in this run yet").waitFor();
+    await page
+      .getByText("Updated every few seconds: new events appear shortly after they happen.")
+      .waitFor();
+    expect(streams).toBeGreaterThanOrEqual(2);
+    expect(await page.getByText("Live: new events appear as they happen.").count()).toBe(0);
+    await call(runId, { tool: "test_slow", input: { ms: 0 }, callId: "buffered", wait: 10 });
+    await callCard(page, "test_slow · buffered").getByText("Succeeded", { exact: true }).waitFor();
+    expect(problems).toEqual([]);
+    await page.context().close();
+  }, 45_000);
+
   it("offers a viewer neither Cancel nor Approve, and fits a 390 px wide screen", async () => {
     const runId = stage.system.runId();
     await call(runId, { tool: "test_slow", input: { ms: 30_000 }, callId: "watched" });

@@ -54,12 +54,14 @@ describe("GET /v1/me", () => {
     const asViewer = await stage.system.request("/v1/me", { key: viewer.key });
     expect(asViewer.status).toBe(200);
     expect(await asViewer.json()).toEqual({
-      id: expect.any(String),
+      id: viewer.keyId,
       role: "viewer",
       kind: "key",
       permissions: ["read"],
       roles: ["viewer", "member", "admin"],
       connections: false,
+      // The key it signed in with: its record, never the key.
+      key: { keyId: viewer.keyId, name: "me-viewer", createdAt: expect.any(String) },
     });
     const member = await stage.key("me-member", "member");
     const asMember = (await (await stage.system.request("/v1/me", { key: member.key })).json()) as {
@@ -68,8 +70,11 @@ describe("GET /v1/me", () => {
     expect(asMember.permissions).toEqual(["read", "call", "subscribe"]);
     const asAdmin = (await (await stage.system.request("/v1/me")).json()) as {
       permissions: string[];
+      key?: unknown;
     };
     expect(asAdmin.permissions).toEqual(["read", "call", "admin", "subscribe", "approve"]);
+    // The stage's administrator key is configuration, not a stored key with a record.
+    expect(asAdmin.key).toBeUndefined();
   });
 
   it("answers 401 without a key", async () => {
@@ -112,12 +117,69 @@ describe("signing in", () => {
     await page.evaluate('location.hash = "#/catalog?again=1"');
     await page.getByText("Your session ended").waitFor();
     expect(await page.getByLabel("API key").isVisible()).toBe(true);
+    // Why is news: it has the focus, so a screen reader reads it out.
+    expect(await page.evaluate("document.activeElement && document.activeElement.id")).toBe(
+      "session-ended",
+    );
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
     // The catalog's reads go out together: the first the API refuses ends the session and aborts
     // the others, so which of them are answered first is a race. Nothing else went wrong.
     const refusals = ["401 GET /v1/tools", "401 GET /v1/toolsets", "401 GET /v1/capabilities"];
     expect(problems).not.toEqual([]);
     expect(problems.filter((problem) => !refusals.includes(problem))).toEqual([]);
+    await page.context().close();
+  });
+
+  it("renders the page it lands on once", async () => {
+    const { page, problems } = await stage.page();
+    const reads: string[] = [];
+    page.on("request", (request) => {
+      const url = new URL(request.url());
+      if (url.pathname === "/v1/tools") reads.push(url.pathname);
+    });
+    await signIn(stage, page, stage.system.adminKey);
+    await page.getByRole("row").first().waitFor();
+    await page.waitForTimeout(500);
+    expect(reads).toEqual(["/v1/tools"]);
+    // A page reached by signing in is news: its heading has the focus.
+    expect(await page.evaluate("document.activeElement && document.activeElement.tagName")).toBe(
+      "H1",
+    );
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it("keeps the tab's sign-in when the API cannot be asked about it, and forgets it only when refused", async () => {
+    const { key } = await stage.key("kept-through-outage", "viewer");
+    const { page, problems } = await stage.page();
+    await signIn(stage, page, key);
+    await page.route("**/v1/me", (route) =>
+      route.fulfill({
+        status: 503,
+        contentType: "application/json",
+        body: JSON.stringify({ error: { code: "unavailable", message: "Back in a moment." } }),
+      }),
+    );
+    await page.reload();
+    await page.getByRole("alert").getByText("Could not check your sign-in with the API").waitFor();
+    expect(await page.evaluate("sessionStorage.getItem('toolbus.credential')")).toBe(key);
+    // Once the API answers again, trying again signs in with the kept credential.
+    await page.unroute("**/v1/me");
+    await page.getByRole("button", { name: "Try again" }).click();
+    await page.getByRole("heading", { level: 1, name: "Catalog" }).waitFor();
+
+    // A refusal is another matter: the credential is no good, and is forgotten.
+    await page.route("**/v1/me", (route) =>
+      route.fulfill({
+        status: 401,
+        contentType: "application/json",
+        body: JSON.stringify({ error: { code: "unauthorized", message: "Refused." } }),
+      }),
+    );
+    await page.reload();
+    await page.getByLabel("API key").waitFor();
+    expect(await page.evaluate("sessionStorage.length")).toBe(0);
+    expectOnly(problems, ["503 GET /v1/me", "401 GET /v1/me"]);
     await page.context().close();
   });
 });

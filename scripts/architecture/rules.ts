@@ -248,12 +248,13 @@ export function describeFailedResultBuilders(builders: FailedResultBuilders): st
  * The workspace packages from the bottom up: a package imports only packages on a lower
  * level, and only ones its package.json declares. The wire contract and the pattern matcher
  * depend on nothing of ours; the client bundles the wire contract and nothing else, so what
- * it ships never carries the server.
+ * it ships never carries the server; the console takes only the wire contract's types (its
+ * imports of it are type-only, erased from the bundle).
  */
 export const PACKAGE_LEVELS: Readonly<Record<string, number>> = {
   pattern: 0,
-  console: 0,
   wire: 0,
+  console: 1,
   harness: 1,
   client: 1,
   core: 2,

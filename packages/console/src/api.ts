@@ -4,11 +4,11 @@
  * expired): the console forgets it and asks the person to sign in again.
  */
 
-export interface ApiErrorBody {
-  code: string;
-  message: string;
-  details?: unknown;
-}
+import type { errorBody } from "@toolbus/wire/schemas";
+import type { z } from "zod";
+
+/** What the API says about a failure (its error body's `error`). */
+export type ApiErrorBody = z.infer<typeof errorBody>["error"];
 
 /** An answer that was not 2xx, with the API's own error body. */
 export class ApiError extends Error {

@@ -93,12 +93,23 @@ export function table(caption: string, head: string[], rows: (Child | Child[])[]
   );
 }
 
-/** A short date and time in the reader's locale, with the exact instant as the tooltip. */
-export function time(iso: string | undefined): HTMLElement | string {
+/**
+ * An instant in the reader's locale, with the exact instant as the tooltip: its date and time,
+ * or (`clock`) only the time of day when it is today.
+ */
+export function time(
+  iso: string | undefined,
+  style: "full" | "clock" = "full",
+): HTMLElement | string {
   if (!iso) return "";
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
-  return h("time", { datetime: iso, title: iso }, date.toLocaleString());
+  const today = style === "clock" && new Date().toDateString() === date.toDateString();
+  return h(
+    "time",
+    { datetime: iso, title: iso },
+    today ? date.toLocaleTimeString() : date.toLocaleString(),
+  );
 }
 
 /** JSON shown as preformatted text. */

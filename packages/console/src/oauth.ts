@@ -6,7 +6,9 @@
  * the redirect URI is the console's own URL. The state and the verifier wait in this tab's
  * session storage while the person is at the issuer; the code comes back to `/console` and is
  * exchanged at the token endpoint with `fetch`. The access token is then the bearer credential
- * exactly as an API key is.
+ * exactly as an API key is. The token endpoint is on the issuer's origin, or where the stage
+ * names another (`auth.oauth.consoleTokenEndpoint`, Cognito's case), at that URL exactly: the
+ * page's policy lets it send requests to those origins only.
  */
 import { type PendingSignIn, storePendingSignIn, takePendingSignIn } from "./session";
 
@@ -19,6 +21,8 @@ export interface OAuthSignIn {
   /** The resource to ask a token for (RFC 8707), as the stage's metadata names it. */
   resource?: string;
   scopes: string[];
+  /** The token endpoint the stage names, where it is not on the issuer's origin. */
+  tokenEndpoint?: string;
 }
 
 /** What a return from the issuer came to: a token to sign in with, or why there is none. */
@@ -35,6 +39,7 @@ interface IssuerMetadata {
   authorization_endpoint?: string;
   token_endpoint?: string;
   code_challenge_methods_supported?: string[];
+  authorization_response_iss_parameter_supported?: boolean;
 }
 
 let discovered: Promise<OAuthSignIn | undefined> | undefined;
@@ -49,9 +54,9 @@ export function discoverOAuthSignIn(): Promise<OAuthSignIn | undefined> {
 }
 
 async function discover(): Promise<OAuthSignIn | undefined> {
-  const settings = await ownJson<{ oauth?: { clientId?: string; issuer?: string } }>(
-    "/console/settings",
-  );
+  const settings = await ownJson<{
+    oauth?: { clientId?: string; issuer?: string; tokenEndpoint?: string };
+  }>("/console/settings");
   const client = settings?.oauth;
   if (!client?.clientId) return undefined;
   const metadata = await ownJson<ProtectedResourceMetadata>(
@@ -65,6 +70,7 @@ async function discover(): Promise<OAuthSignIn | undefined> {
     clientId: client.clientId,
     ...(metadata.resource ? { resource: metadata.resource } : {}),
     scopes: metadata.scopes_supported ?? [],
+    ...(client.tokenEndpoint ? { tokenEndpoint: client.tokenEndpoint } : {}),
   };
 }
 
@@ -76,10 +82,12 @@ export async function beginOAuthSignIn(option: OAuthSignIn, returnTo?: string): 
   const metadata = await issuerMetadata(option.issuer);
   const authorize = webUrl(metadata.authorization_endpoint, "authorization endpoint");
   const token = webUrl(metadata.token_endpoint, "token endpoint");
-  if (token.origin !== new URL(option.issuer).origin) {
-    // The page's policy lets it reach the issuer's origin only.
+  if (token.origin !== new URL(option.issuer).origin && token.href !== option.tokenEndpoint) {
+    // The page's policy lets it reach the issuer's origin, and the token endpoint the stage names.
     throw new Error(
-      `The issuer's token endpoint (${token.origin}) is not on the issuer's origin, which is the only one this console may send a request to.`,
+      option.tokenEndpoint
+        ? `The issuer's token endpoint (${token.href}) is not the one this stage names (${option.tokenEndpoint}).`
+        : `The issuer's token endpoint (${token.origin}) is not on the issuer's origin, which is the only one this console may send a request to. The stage may name it (auth.oauth.consoleTokenEndpoint).`,
     );
   }
   const methods = metadata.code_challenge_methods_supported;
@@ -96,6 +104,9 @@ export async function beginOAuthSignIn(option: OAuthSignIn, returnTo?: string): 
     tokenEndpoint: token.href,
     clientId: option.clientId,
     redirectUri,
+    ...(metadata.authorization_response_iss_parameter_supported === true
+      ? { issRequired: true }
+      : {}),
     ...(option.resource ? { resource: option.resource } : {}),
     ...(returnTo ? { returnTo } : {}),
   };
@@ -146,6 +157,13 @@ export async function finishOAuthSignIn(): Promise<OAuthReturn | undefined> {
     };
   }
   const iss = params.get("iss");
+  if (iss === null && pending.issRequired) {
+    // RFC 9207: an issuer that names itself in every answer gave this one no name.
+    return {
+      problem:
+        "The answer does not name the issuer, which this issuer always does, so it was refused. Start again.",
+    };
+  }
   if (iss !== null && iss !== pending.issuer) {
     // RFC 9207: an answer naming another issuer is not from the one this tab went to.
     return { problem: `The answer came from another issuer (${iss}), so it was refused.` };

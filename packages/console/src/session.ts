@@ -1,7 +1,8 @@
 /**
  * The signed-in credential lives in this tab's session storage only: it is gone when the tab
  * closes, is never in a cookie (so no request is sent with it unless the console sends it), and
- * is not shared with other tabs.
+ * is not shared with other tabs. A tab the console opens (connecting an account) is opened with
+ * `noopener`, so it starts with session storage of its own, not a copy of this tab's.
  */
 const KEY = "toolbus.credential";
 
@@ -31,6 +32,8 @@ export interface PendingSignIn {
   clientId: string;
   redirectUri: string;
   resource?: string;
+  /** The issuer names itself in every answer (RFC 9207): one without `iss` is refused. */
+  issRequired?: boolean;
   /** The console page (its hash) to go back to once signed in. */
   returnTo?: string;
 }

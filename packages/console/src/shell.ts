@@ -23,7 +23,7 @@ export function startConsole(root: HTMLElement, routes: readonly Route[]): void 
     session = undefined;
     ended = reason;
     leave.abort();
-    render();
+    void render();
   };
   const apiFor = (credential: string) =>
     new Api(credential, () =>
@@ -32,24 +32,37 @@ export function startConsole(root: HTMLElement, routes: readonly Route[]): void 
       ),
     );
 
-  const signIn = async (credential: string): Promise<string | undefined> => {
-    const api = apiFor(credential);
+  /** Signs in with the credential, or says why not and whether the API refused it (a 401). */
+  const attempt = async (
+    credential: string,
+  ): Promise<{ refused: boolean; problem: string; reason: string } | undefined> => {
     try {
       const me = await new Api(credential, () => {}).get<Me>("/v1/me");
       storeCredential(credential);
-      session = { api, me };
+      session = { api: apiFor(credential), me };
       ended = undefined;
+      // A new hash renders on its hashchange; otherwise the page is rendered here, once.
       if (!match(routes, location.hash)) location.hash = "#/catalog";
-      render();
+      else void render();
       return undefined;
     } catch (error) {
-      return error instanceof ApiError && error.status === 401
-        ? "That key or token was refused."
-        : `Could not sign in: ${(error as Error).message}`;
+      const refused = error instanceof ApiError && error.status === 401;
+      const reason = (error as Error).message;
+      return {
+        refused,
+        reason,
+        problem: refused ? "That key or token was refused." : `Could not sign in: ${reason}`,
+      };
     }
   };
+  const signIn = async (credential: string) => (await attempt(credential))?.problem;
 
-  const render = async () => {
+  /**
+   * Renders the page the hash names. `navigated` (a new hash, the first render, signing in or
+   * out) moves the focus to the page's heading, so the new page is announced; a refresh of the
+   * same page leaves the focus alone.
+   */
+  const render = async (navigated = true) => {
     leave.abort();
     leave = new AbortController();
     const signal = leave.signal;
@@ -67,19 +80,34 @@ export function startConsole(root: HTMLElement, routes: readonly Route[]): void 
         if (!problem) return;
       } else if (returned) problem = returned.problem;
       const stored = problem ? undefined : storedCredential();
+      let retry: (() => void) | undefined;
       if (stored && !ended) {
-        if (!(await signIn(stored))) return;
-        forgetCredential();
+        const failed = await attempt(stored);
+        if (!failed) return;
+        if (failed.refused) {
+          // Revoked or expired: the credential is no good, so it is forgotten.
+          forgetCredential();
+        } else {
+          // The API could not be asked (offline, a failure of its own): the credential may be
+          // good, so it is kept, and asking again is one click away.
+          problem = `Could not check your sign-in with the API (${failed.reason}). It is kept in this tab: try again.`;
+          retry = () => void render();
+        }
       }
+      if (signal.aborted) return;
       document.title = "Sign in · Toolbus";
-      replace(
-        root,
-        renderSignIn({
-          signIn,
-          ...(ended ? { ended } : {}),
-          ...(problem ? { problem } : {}),
-        }),
-      );
+      const page = renderSignIn({
+        signIn,
+        ...(ended ? { ended } : {}),
+        ...(problem ? { problem } : {}),
+        ...(retry ? { retry } : {}),
+      });
+      replace(root, page);
+      // Why the session ended is news: it takes the focus, so it is read out.
+      const first = ended
+        ? page.querySelector<HTMLElement>("#session-ended")
+        : page.querySelector<HTMLElement>("h1");
+      if (navigated) first?.focus();
       return;
     }
     const found = match(routes, location.hash);
@@ -104,7 +132,7 @@ export function startConsole(root: HTMLElement, routes: readonly Route[]): void 
       navigate: (path) => {
         location.hash = `#${path}`;
       },
-      refresh: () => void render(),
+      refresh: () => void render(false),
     };
     replace(main, h("p", { class: "loading", role: "status" }, "Loading…"));
     try {
@@ -117,7 +145,7 @@ export function startConsole(root: HTMLElement, routes: readonly Route[]): void 
     }
     const title = main.querySelector("h1");
     document.title = `${title?.textContent ?? "Toolbus"} · Toolbus console`;
-    title?.focus();
+    if (navigated) title?.focus();
   };
 
   window.addEventListener("hashchange", () => void render());

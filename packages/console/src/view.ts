@@ -1,20 +1,12 @@
+import type { meView } from "@toolbus/wire/schemas";
+import type { z } from "zod";
 import type { Api } from "./api";
 
-/** What a role may do (the API's `GET /v1/me`). */
-export type Permission = "read" | "call" | "admin" | "subscribe" | "approve";
+/** Who is signed in and what their role may do (the API's `GET /v1/me`). */
+export type Me = z.infer<typeof meView>;
 
-export interface Me {
-  id: string;
-  role: string;
-  kind: "key" | "oauth";
-  permissions: Permission[];
-  /** The stage's roles, least privileged first. */
-  roles: string[];
-  /** Whether the stage offers connected accounts. */
-  connections: boolean;
-  issuer?: string;
-  streamUrl?: string;
-}
+/** What a role may do. */
+export type Permission = Me["permissions"][number];
 
 /** What a page gets to render itself. */
 export interface ViewContext {

@@ -125,3 +125,50 @@ describe("stage configuration", () => {
     ).not.toThrow();
   });
 });
+
+describe("auth.oauth and the console's client", () => {
+  const oauth = {
+    issuer: "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_pool",
+    resource: "https://toolbus.example.com/mcp",
+    roles: { claim: "cognito:groups", map: { members: "member" } },
+  };
+
+  it("refuses a consoleClientId that clientIds does not accept, whose tokens would all be refused", () => {
+    expect(() =>
+      parseStageConfig({
+        auth: { oauth: { ...oauth, clientIds: ["agents"], consoleClientId: "console" } },
+      }),
+    ).toThrow(/auth\.oauth\.consoleClientId: "console" is not one of clientIds/);
+    expect(
+      parseStageConfig({
+        auth: { oauth: { ...oauth, clientIds: ["agents", "console"], consoleClientId: "console" } },
+      }).auth?.oauth?.consoleClientId,
+    ).toBe("console");
+    // Without clientIds, tokens are checked by audience: any console client may be named.
+    expect(() =>
+      parseStageConfig({ auth: { oauth: { ...oauth, consoleClientId: "console" } } }),
+    ).not.toThrow();
+  });
+
+  it("takes a console token endpoint on another origin only as a secure URL", () => {
+    const tokenEndpoint = "https://toolbus.auth.eu-west-1.amazoncognito.com/oauth2/token";
+    expect(
+      parseStageConfig({
+        auth: {
+          oauth: { ...oauth, consoleClientId: "console", consoleTokenEndpoint: tokenEndpoint },
+        },
+      }).auth?.oauth?.consoleTokenEndpoint,
+    ).toBe(tokenEndpoint);
+    expect(() =>
+      parseStageConfig({
+        auth: {
+          oauth: {
+            ...oauth,
+            consoleClientId: "console",
+            consoleTokenEndpoint: "http://toolbus.auth.eu-west-1.amazoncognito.com/oauth2/token",
+          },
+        },
+      }),
+    ).toThrow(/consoleTokenEndpoint/);
+  });
+});

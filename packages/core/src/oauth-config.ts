@@ -46,6 +46,14 @@ export const oauthConfig = z.strictObject({
    * keys only.
    */
   consoleClientId: z.string().min(1).max(256).optional(),
+  /**
+   * The issuer's token endpoint, where it is on another origin than the issuer (Cognito: issuer
+   * `https://cognito-idp.<region>.amazonaws.com/<pool>`, token endpoint
+   * `https://<domain>.auth.<region>.amazoncognito.com/oauth2/token`). The console's page may
+   * then send requests to its origin too, and exchanges codes only at this URL. Absent, the
+   * token endpoint must be on the issuer's origin. Used only with `consoleClientId`.
+   */
+  consoleTokenEndpoint: secureUrl.optional(),
   /** A scope every token must hold (in its `scope` claim), e.g. `toolbus/mcp`. */
   requiredScope: scopeToken.optional(),
   /** How claims become a Toolbus role: the highest role any value of `claim` maps to. */
@@ -79,6 +87,14 @@ export function oauthConfigProblems(
         message: `"${role}" is not ${known}`,
       });
     }
+  }
+  // With clientIds, the API accepts only their tokens: the console's would all be refused.
+  const client = oauth.consoleClientId;
+  if (client && oauth.clientIds && !oauth.clientIds.includes(client)) {
+    problems.push({
+      path: "auth.oauth.consoleClientId",
+      message: `"${client}" is not one of clientIds`,
+    });
   }
   const fallback = oauth.roles.default;
   if (fallback !== undefined && !isKnownRole(rules, fallback)) {

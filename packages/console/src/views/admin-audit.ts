@@ -1,27 +1,11 @@
+import type { auditPageView } from "@toolbus/wire/schemas";
+import type { z } from "zod";
 import { append, h, heading, notice, time } from "../dom";
 import { href, type View } from "../view";
 import { adminTable } from "./admin-kit";
 
-interface AuditEntry {
-  id: string;
-  at: string;
-  actor: { keyId: string; role: string };
-  action: string;
-  target: string;
-  object?: {
-    kind: string;
-    id: string;
-    name?: string;
-    role?: string;
-    toolset?: string;
-    touched?: string[];
-    touchedCount?: number;
-  };
-  status: number;
-  before?: string;
-  after?: string;
-  requestId?: string;
-}
+type AuditPage = z.infer<typeof auditPageView>;
+type AuditEntry = AuditPage["entries"][number];
 
 const PAGE = 50;
 
@@ -32,10 +16,10 @@ const PAGE = 50;
  */
 export const auditView: View = async (context) => {
   const cursor = context.query.get("cursor") ?? undefined;
-  const page = await context.api.get<{ entries: AuditEntry[]; cursor: string | null }>(
-    "/v1/audit",
-    { signal: context.signal, query: { limit: PAGE, cursor } },
-  );
+  const page = await context.api.get<AuditPage>("/v1/audit", {
+    signal: context.signal,
+    query: { limit: PAGE, cursor },
+  });
   const section = h(
     "section",
     { class: "admin" },

@@ -1,26 +1,14 @@
+import type { apiKeyCreatedView, apiKeyListView, apiKeyView } from "@toolbus/wire/schemas";
+import type { z } from "zod";
 import { h, heading, notice, replace, time } from "../dom";
 import type { View, ViewContext } from "../view";
-import { adminTable, busy, confirmButton, errorNotice, field } from "./admin-kit";
+import { busy, confirmButton, errorNotice, focusNotice, isBusy } from "../widgets";
+import { adminTable, field } from "./admin-kit";
 
 /** A key's record as `GET /v1/keys` lists it: never the key itself. */
-interface KeyRecord {
-  keyId: string;
-  name: string;
-  role: string;
-  createdAt: string;
-  revokedAt?: string;
-  lastUsedAt?: string;
-  actsFor?: boolean;
-}
-
+type KeyRecord = z.infer<typeof apiKeyView>;
 /** `POST /v1/keys`: the key, in this answer only. */
-interface CreatedKey {
-  key: string;
-  keyId: string;
-  name: string;
-  role: string;
-  createdAt: string;
-}
+type CreatedKey = z.infer<typeof apiKeyCreatedView>;
 
 /**
  * `/admin/keys`: the stage's API keys (never the keys themselves), creating one — shown once,
@@ -55,7 +43,7 @@ export const keysView: View = async (context) => {
 };
 
 async function listKeys(context: ViewContext): Promise<KeyRecord[]> {
-  const { keys } = await context.api.get<{ keys: KeyRecord[] }>("/v1/keys", {
+  const { keys } = await context.api.get<z.infer<typeof apiKeyListView>>("/v1/keys", {
     signal: context.signal,
   });
   // Newest first: the one just made is at the top.
@@ -91,6 +79,7 @@ function createForm(
   );
   form.addEventListener("submit", (event) => {
     event.preventDefault();
+    if (isBusy(submit)) return;
     replace(problem);
     void busy(submit, async () => {
       try {
@@ -197,17 +186,9 @@ function keysTable(
                 notice("success", `Key ${key.name} is revoked: the API refuses it from now on.`),
               );
               await reload();
-              focusLater(status);
+              focusNotice(status);
             },
           }),
     ]),
   );
-}
-
-/** Moves focus to a status line after the element that had it was replaced. */
-function focusLater(element: HTMLElement): void {
-  const target = element.firstElementChild as HTMLElement | null;
-  if (!target) return;
-  target.tabIndex = -1;
-  target.focus();
 }

@@ -1,35 +1,19 @@
+import type {
+  failuresPageView,
+  redriveResultView,
+  replayResultView,
+  subscriptionListView,
+  subscriptionView,
+} from "@toolbus/wire/schemas";
+import type { z } from "zod";
 import { append, facts, h, heading, notice, replace, time } from "../dom";
 import { href, type View, type ViewContext } from "../view";
-import { adminTable, busy, errorNotice, field } from "./admin-kit";
+import { busy, errorNotice, focusNotice, isBusy } from "../widgets";
+import { adminTable, field } from "./admin-kit";
 
-type Target =
-  | { kind: "webhook"; url: string }
-  | { kind: "eventbridge"; busArn: string }
-  | { kind: "sqs"; queueUrl: string };
-
-interface Subscription {
-  id: string;
-  name: string;
-  owner: { id: string; role: string };
-  pattern: string;
-  target: Target;
-  status: "active" | "paused";
-  pausedBecause?: "requested" | "failing";
-  failureStreak: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-interface Delivery {
-  eventKey: string;
-  detailType: string;
-  status: "pending" | "delivered" | "dead";
-  attempts: number;
-  firstAttemptAt: string;
-  lastError?: { at: string; status?: number; message: string };
-  deadAt?: string;
-  replayId?: string;
-}
+type Subscription = z.infer<typeof subscriptionView>;
+type Target = Subscription["target"];
+type Delivery = z.infer<typeof failuresPageView>["failures"][number];
 
 const PAGE = 25;
 
@@ -39,7 +23,7 @@ const PAGE = 25;
  * or one — or to replay a run's logged events to it.
  */
 export const subscriptionsView: View = async (context) => {
-  const { subscriptions } = await context.api.get<{ subscriptions: Subscription[] }>(
+  const { subscriptions } = await context.api.get<z.infer<typeof subscriptionListView>>(
     "/v1/subscriptions",
     { signal: context.signal },
   );
@@ -165,16 +149,16 @@ async function failuresSection(
 
   /** Reads the page of dead letters again and shows it, keeping the status line above it. */
   const load = async () => {
-    const page = await context.api.get<{ failures: Delivery[]; cursor: string | null }>(
-      failuresPath,
-      { signal: context.signal, query: { limit: PAGE, cursor } },
-    );
+    const page = await context.api.get<z.infer<typeof failuresPageView>>(failuresPath, {
+      signal: context.signal,
+      query: { limit: PAGE, cursor },
+    });
     replace(letters, lettersContent(subscription, page, cursor, redrive));
   };
   const redrive = async (button: HTMLButtonElement, eventKeys?: string[]) => {
     await busy(button, async () => {
       try {
-        const { redriven } = await context.api.post<{ redriven: number }>(
+        const { redriven } = await context.api.post<z.infer<typeof redriveResultView>>(
           `/v1/subscriptions/${encodeURIComponent(subscription.id)}/redrive`,
           eventKeys ? { eventKeys } : undefined,
         );
@@ -192,7 +176,7 @@ async function failuresSection(
       } catch (error) {
         replace(status, errorNotice(error));
       }
-      focusFirst(status);
+      focusNotice(status);
     });
   };
   await load();
@@ -279,13 +263,6 @@ function lettersContent(
   return content;
 }
 
-function focusFirst(element: HTMLElement): void {
-  const target = element.firstElementChild as HTMLElement | null;
-  if (!target) return;
-  target.tabIndex = -1;
-  target.focus();
-}
-
 /** Replays one run's logged events that the pattern matches, marked as a replay. */
 function replayForm(context: ViewContext, subscription: Subscription): HTMLElement {
   const runId = h("input", {
@@ -310,16 +287,16 @@ function replayForm(context: ViewContext, subscription: Subscription): HTMLEleme
   );
   form.addEventListener("submit", (event) => {
     event.preventDefault();
+    if (isBusy(submit)) return;
     replace(result);
     void busy(submit, async () => {
       try {
-        const replay = await context.api.post<{
-          queued: number;
-          events: number;
-          complete: boolean;
-        }>(`/v1/subscriptions/${encodeURIComponent(subscription.id)}/replay`, {
-          runId: runId.value.trim(),
-        });
+        const replay = await context.api.post<z.infer<typeof replayResultView>>(
+          `/v1/subscriptions/${encodeURIComponent(subscription.id)}/replay`,
+          {
+            runId: runId.value.trim(),
+          },
+        );
         replace(
           result,
           notice(

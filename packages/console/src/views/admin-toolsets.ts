@@ -1,72 +1,30 @@
+import type {
+  heldChangeView,
+  registrationOutcomeView,
+  removedToolsetView,
+  reviewDecisionView,
+  toolsetReviewView as reviewSchema,
+  toolsetListView,
+  toolsetView,
+  toolsetWithToolsView,
+} from "@toolbus/wire/schemas";
+import type { z } from "zod";
 import { ApiError } from "../api";
 import { append, facts, h, heading, notice, replace, time } from "../dom";
 import { href, segment, type View, type ViewContext } from "../view";
-import {
-  adminTable,
-  busy,
-  confirmButton,
-  errorNotice,
-  field,
-  plain,
-  requirePermission,
-  uid,
-} from "./admin-kit";
+import { busy, confirmButton, errorNotice, errorText, focusNotice, isBusy, uid } from "../widgets";
+import { adminTable, field, plain, requirePermission } from "./admin-kit";
 
 /** Where registered toolsets are written (routes/registered.ts's REGISTERED_TOOLSETS_PATH). */
 const BASE = "/v1/registered-toolsets";
 
-interface ToolsetInfo {
-  name: string;
-  description: string;
-  owner: string;
-  kind: "builtin" | "http" | "mcp";
-  source?: { url: string; updates?: "review" | "follow" };
-  revision: number;
-  updatedAt: string;
-}
-
-interface ToolInfo {
-  id: string;
-  implementation?: { kind: string; url?: string; method?: string };
-}
-
-interface Held {
-  added: string[];
-  changed: string[];
-  removed: string[];
-}
-
-/** What a registration or a refresh stored (RegistrationOutcome). */
-interface Outcome {
-  toolset: ToolsetInfo;
-  tools: ToolInfo[];
-  diff: { added: string[]; removed: string[]; changed: string[]; unchanged: string[] };
-  held?: Held;
-}
-
-interface FieldChange {
-  path: string;
-  before?: unknown;
-  after?: unknown;
-}
-
-interface HeldChange {
-  id: string;
-  remoteName: string;
-  change: "added" | "changed" | "removed";
-  state: "pending" | "rejected";
-  detectedAt: string;
-  fields: FieldChange[];
-  truncated: boolean;
-}
-
-interface Review {
-  toolset: string;
-  updates: "review" | "follow";
-  revision: number;
-  pending: HeldChange[];
-  rejected: HeldChange[];
-}
+type ToolsetInfo = z.infer<typeof toolsetView>;
+/** What a registration or a refresh stored. */
+type Outcome = z.infer<typeof registrationOutcomeView>;
+type FieldChange = HeldChange["fields"][number];
+type HeldChange = z.infer<typeof heldChangeView>;
+type Review = z.infer<typeof reviewSchema>;
+type ToolInfo = Outcome["tools"][number];
 
 /** A registered toolset as the list shows it: where it calls, and for MCP what waits. */
 interface Row {
@@ -108,7 +66,7 @@ export const toolsetsView: View = async (context) => {
 };
 
 async function loadRows(context: ViewContext): Promise<Row[]> {
-  const { toolsets } = await context.api.get<{ toolsets: ToolsetInfo[] }>("/v1/toolsets", {
+  const { toolsets } = await context.api.get<z.infer<typeof toolsetListView>>("/v1/toolsets", {
     signal: context.signal,
   });
   const registered = toolsets
@@ -123,7 +81,7 @@ async function loadRows(context: ViewContext): Promise<Row[]> {
           });
           return { toolset, upstream: toolset.source ? [toolset.source.url] : [], review };
         }
-        const { tools } = await context.api.get<{ tools: ToolInfo[] }>(
+        const { tools } = await context.api.get<z.infer<typeof toolsetWithToolsView>>(
           `/v1/toolsets/${encodeURIComponent(toolset.name)}`,
           { signal: context.signal },
         );
@@ -140,7 +98,7 @@ async function loadRows(context: ViewContext): Promise<Row[]> {
 function upstreamsOf(tools: ToolInfo[]): string[] {
   const origins = new Set<string>();
   for (const tool of tools) {
-    const url = tool.implementation?.url;
+    const url = tool.implementation?.kind === "http" ? tool.implementation.url : undefined;
     if (!url) continue;
     try {
       origins.add(new URL(url.replace(/\{[^}]*\}/g, "x")).origin);
@@ -192,7 +150,7 @@ function rowsTable(
           confirm: "Remove",
           keep: "Keep",
           act: async () => {
-            const { removed } = await context.api.delete<{ removed: string[] }>(
+            const { removed } = await context.api.delete<z.infer<typeof removedToolsetView>>(
               path(row.toolset.name),
             );
             replace(
@@ -203,7 +161,7 @@ function rowsTable(
               ),
             );
             await reload();
-            focusStatus(status);
+            focusNotice(status);
           },
         }),
       ),
@@ -257,7 +215,7 @@ function refreshButton(
       } catch (error) {
         replace(status, errorNotice(error));
       }
-      focusStatus(status);
+      focusNotice(status);
     });
   });
   return button;
@@ -342,13 +300,14 @@ function registerForm(
   );
   form.addEventListener("submit", (event) => {
     event.preventDefault();
+    if (isBusy(submit)) return;
     replace(problem);
     let parsed: unknown;
     try {
       parsed = JSON.parse(body.value);
     } catch (error) {
       body.setAttribute("aria-invalid", "true");
-      replace(problem, notice("error", `That is not JSON: ${(error as Error).message}`));
+      replace(problem, notice("error", `That is not JSON: ${errorText(error)}`));
       return;
     }
     const fromBody =
@@ -369,7 +328,7 @@ function registerForm(
         body.value = "";
         name.value = "";
         await reload();
-        focusStatus(status);
+        focusNotice(status);
       } catch (error) {
         body.setAttribute("aria-invalid", "true");
         replace(problem, errorNotice(error));
@@ -400,7 +359,7 @@ export const toolsetReviewView: View = async (context) => {
     decision: "accept" | "reject",
     tools: string[] | undefined,
   ): Promise<void> => {
-    const outcome = await context.api.post<{ decided: string[]; review: Review }>(
+    const outcome = await context.api.post<z.infer<typeof reviewDecisionView>>(
       path(name, `/review/${decision}`),
       tools ? { tools } : undefined,
       { headers: { "if-match": `"${shown.revision}"` } },
@@ -418,7 +377,7 @@ export const toolsetReviewView: View = async (context) => {
       ),
     );
     show(outcome.review);
-    focusStatus(status);
+    focusNotice(status);
   };
   show(first);
 
@@ -468,6 +427,7 @@ function reviewContent(
         label,
       );
       button.addEventListener("click", () => {
+        if (isBusy(button)) return;
         replace(problem);
         void busy(button, async () => {
           try {
@@ -603,11 +563,4 @@ function diffValue(entry: FieldChange, side: "before" | "after"): HTMLElement {
 
 function plural(count: number, word: string): string {
   return count === 1 ? word : `${word}s`;
-}
-
-function focusStatus(status: HTMLElement): void {
-  const target = status.firstElementChild as HTMLElement | null;
-  if (!target) return;
-  target.tabIndex = -1;
-  target.focus();
 }

@@ -1,14 +1,16 @@
+import type { approvalsView as approvalsSchema, runEventPageView } from "@toolbus/wire/schemas";
+import type { z } from "zod";
 /**
  * `#/approvals`: calls waiting for a person's decision across runs (`GET /v1/approvals`), the
  * soonest to expire first, each with its tool, input, who asked and until when, and Approve /
  * Deny. The input is not on the call's view: it is read from the run's approval event.
  */
 import type { Api } from "../api";
-import { h, heading, json, notice } from "../dom";
+import { h, heading, json, notice, time } from "../dom";
 import { href, segment, type View } from "../view";
+import { scrollable } from "../widgets";
 import { type CallView, decisionControls } from "./run-actions";
-import { idsOf, type RunEvent } from "./run-model";
-import { clock, scrollable } from "./run-timeline";
+import { idsOf } from "./run-model";
 
 /** Pages of one run's log read to find its approval events, and runs read at once. */
 const PAGES_PER_RUN = 3;
@@ -18,7 +20,7 @@ const LIMIT = 50;
 
 export const approvalsView: View = async (context) => {
   const { api, signal } = context;
-  const { calls } = await api.get<{ calls: CallView[] }>("/v1/approvals", {
+  const { calls } = await api.get<z.infer<typeof approvalsSchema>>("/v1/approvals", {
     signal,
     query: { limit: LIMIT },
   });
@@ -66,7 +68,7 @@ export const approvalsView: View = async (context) => {
                 "span",
                 { class: "fact" },
                 h("span", { class: "fact-label" }, "Asked "),
-                clock(call.approval.requestedAt),
+                time(call.approval.requestedAt, "clock"),
               )
             : null,
           call.approval
@@ -74,7 +76,7 @@ export const approvalsView: View = async (context) => {
                 "span",
                 { class: "fact" },
                 h("span", { class: "fact-label" }, "Expires "),
-                clock(call.approval.expiresAt),
+                time(call.approval.expiresAt, "clock"),
               )
             : null,
         ),
@@ -171,7 +173,7 @@ async function readRun(
   let cursor: string | undefined;
   const missing = new Set(callIds);
   for (let page = 0; page < PAGES_PER_RUN && missing.size > 0; page += 1) {
-    const read = await api.get<{ events: RunEvent[]; cursor: string | null }>(
+    const read = await api.get<z.infer<typeof runEventPageView>>(
       `/v1/runs/${encodeURIComponent(runId)}/events`,
       { signal, query: { limit: 1000, cursor } },
     );

@@ -1,6 +1,14 @@
+import type {
+  capabilitiesView,
+  toolListItemView,
+  toolsetView,
+  toolView,
+} from "@toolbus/wire/schemas";
+import type { z } from "zod";
 import { type Api, ApiError } from "../api";
 import { h, notice, table } from "../dom";
 import { href, segment, type ViewContext } from "../view";
+import { busy, errorText } from "../widgets";
 
 /**
  * What the catalog page and the tool page share: the API's shapes they read, a tool's
@@ -8,62 +16,12 @@ import { href, segment, type ViewContext } from "../view";
  * disable button, and a note carried over the refresh that follows a change.
  */
 
-export interface SetupField {
-  name: string;
-  description: string;
-  env?: string;
-  secret?: string;
-  required?: boolean;
-}
-
-export interface Tool {
-  id: string;
-  title: string;
-  toolset: string;
-  category: string;
-  description: string;
-  usageHint?: string;
-  guidelines?: { do?: string[]; dont?: string[] };
-  requires?: string[];
-  produces?: string[];
-  inputSchema: Record<string, unknown>;
-  outputSchema?: Record<string, unknown>;
-  examples?: { title: string; input: unknown }[];
-  annotations?: { readOnly: boolean; openWorld: boolean; idempotent: boolean };
-  setup?: SetupField[];
-  fallback?: string;
-  version?: string;
-  cost?: number;
-  timeoutMs?: number;
-  availability?: { enabled?: boolean; modes?: string[]; minRole?: string };
-  implementation?: { kind: string };
-  revision?: number;
-  updatedAt?: string;
-}
-
+export type Tool = z.infer<typeof toolView>;
 /** A tool as `GET /v1/tools` lists it: whether the caller's selection offers it, and why not. */
-export interface ToolItem extends Tool {
-  available: boolean;
-  reasons?: string[];
-  servedBy?: string;
-  needsConnection?: { provider: string; scopes: string[] };
-  fallbackReasons?: string[];
-}
-
-export interface Capability {
-  name: string;
-  available: boolean;
-  reason?: string;
-  source?: string;
-  checkedAt?: string;
-}
-
-export interface Toolset {
-  name: string;
-  description: string;
-  owner?: string;
-  kind?: string;
-}
+export type ToolItem = z.infer<typeof toolListItemView>;
+export type SetupField = NonNullable<Tool["setup"]>[number];
+export type Capability = z.infer<typeof capabilitiesView>["capabilities"][number];
+export type Toolset = z.infer<typeof toolsetView>;
 
 export const CATEGORIES = ["research", "reference", "enhance", "publish", "utility"] as const;
 
@@ -78,7 +36,7 @@ export async function loadCapabilities(
   signal: AbortSignal,
 ): Promise<Map<string, Capability>> {
   try {
-    const { capabilities } = await api.get<{ capabilities: Capability[] }>("/v1/capabilities", {
+    const { capabilities } = await api.get<z.infer<typeof capabilitiesView>>("/v1/capabilities", {
       signal,
     });
     return new Map(capabilities.map((capability) => [capability.name, capability]));
@@ -259,22 +217,22 @@ export function toggleButton(context: ViewContext, tool: Tool): HTMLElement | un
     {
       type: "button",
       class: "quiet toggle",
-      onclick: async () => {
-        button.disabled = true;
-        try {
-          await context.api.post(`/v1/tools/${segment(tool.id)}/${action}`, undefined, {
-            signal: context.signal,
-          });
-          setFlash(
-            "success",
-            `${tool.title} is ${enabled ? "disabled" : "enabled"} on this stage.`,
-          );
-        } catch (error) {
-          if (context.signal.aborted) return;
-          setFlash("error", `Could not ${action} ${tool.title}: ${(error as Error).message}`);
-        }
-        context.refresh();
-      },
+      onclick: () =>
+        busy(button, async () => {
+          try {
+            await context.api.post(`/v1/tools/${segment(tool.id)}/${action}`, undefined, {
+              signal: context.signal,
+            });
+            setFlash(
+              "success",
+              `${tool.title} is ${enabled ? "disabled" : "enabled"} on this stage.`,
+            );
+          } catch (error) {
+            if (context.signal.aborted) return;
+            setFlash("error", `Could not ${action} ${tool.title}: ${errorText(error)}`);
+          }
+          context.refresh();
+        }),
     },
     enabled ? "Disable" : "Enable",
     h("span", { class: "visually-hidden" }, ` ${tool.title}`),

@@ -1,6 +1,9 @@
+import type { toolSearchView } from "@toolbus/wire/schemas";
+import type { z } from "zod";
 import { ApiError } from "../api";
 import { h, notice } from "../dom";
 import type { ViewContext } from "../view";
+import { errorNotice } from "../widgets";
 import { type Capability, cardTable, reasonSentence, type Tool, toolHref } from "./catalog-common";
 
 /**
@@ -9,47 +12,10 @@ import { type Capability, cardTable, reasonSentence, type Tool, toolHref } from 
  * out, with its reasons.
  */
 
-interface MatchedWord {
-  word: string;
-  fields: string[];
-  as?: string[];
-}
-
-interface Explanation {
-  words: MatchedWord[];
-  notes: string[];
-  action?: { asked: string; does: string; weight: number };
-}
-
-interface FoundTool {
-  id: string;
-  title: string;
-  toolset: string;
-  category: string;
-  description: string;
-  score: number;
-  matched: string[];
-  explanation?: Explanation;
-}
-
-interface ExcludedMatch {
-  id: string;
-  title: string;
-  toolset: string;
-  score: number;
-  matched: string[];
-  words: MatchedWord[];
-  reasons: string[];
-  why: string;
-}
-
-interface SearchAnswer {
-  query: string;
-  mode: string;
-  role: string;
-  tools: FoundTool[];
-  excluded?: ExcludedMatch[];
-}
+type SearchAnswer = z.infer<typeof toolSearchView>;
+type FoundTool = SearchAnswer["tools"][number];
+type ExcludedMatch = NonNullable<SearchAnswer["excluded"]>[number];
+type MatchedWord = ExcludedMatch["words"][number];
 
 const FIELD_NAMES: Record<string, string> = {
   id: "its name",
@@ -125,7 +91,7 @@ export async function searchSection(
     });
   } catch (error) {
     if (!(error instanceof ApiError) || error.status !== 400) throw error;
-    section.append(notice("error", `The search was refused: ${error.message}`));
+    section.append(errorNotice(error, { what: "The search was refused" }));
     return section;
   }
   if (answer.tools.length === 0) {

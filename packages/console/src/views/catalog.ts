@@ -1,3 +1,5 @@
+import type { toolListView, toolsetListView } from "@toolbus/wire/schemas";
+import type { z } from "zod";
 import { h, heading, notice } from "../dom";
 import { href, type View, type ViewContext } from "../view";
 import {
@@ -30,7 +32,7 @@ export const catalogView: View = async (context) => {
   };
   const filtered = Object.values(filters).some(Boolean);
   const [listed, all, { toolsets }, capabilities] = await Promise.all([
-    api.get<{ tools: ToolItem[] }>("/v1/tools", {
+    api.get<z.infer<typeof toolListView>>("/v1/tools", {
       signal,
       query: {
         toolset: filters.toolset || undefined,
@@ -44,9 +46,9 @@ export const catalogView: View = async (context) => {
     // Every tool, when filters leave some out: the search's excluded tools are explained from
     // their specs.
     q && filtered
-      ? api.get<{ tools: ToolItem[] }>("/v1/tools", { signal })
+      ? api.get<z.infer<typeof toolListView>>("/v1/tools", { signal })
       : Promise.resolve(undefined),
-    api.get<{ toolsets: Toolset[] }>("/v1/toolsets", { signal }),
+    api.get<z.infer<typeof toolsetListView>>("/v1/toolsets", { signal }),
     loadCapabilities(api, signal),
   ]);
   const tools = listed.tools;

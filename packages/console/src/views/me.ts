@@ -39,11 +39,13 @@ const displayName = (provider: string) => DISPLAY_NAMES[provider] ?? provider;
  * provider the stage offers, connected, expired (reconnect) or not, with Connect, Reconnect and
  * Disconnect (after a confirmation). Connecting opens the provider's consent in a new tab: the
  * API's callback ends on a page of its own that says to close it, and this tab stays where it
- * is, noticing by itself when the connection has landed.
+ * is, noticing by itself when the connection has landed. API keys are not listed here: admins
+ * manage them on the Keys page.
  */
 export const meView: View = async (context) => {
   const accounts = await loadAccounts(context);
-  const status = h("div", { class: "me-status", "aria-live": "polite" });
+  // The page's one live region: what an action came to is announced from here.
+  const status = h("div", { class: "me-status", role: "status" });
   const list = h("div", { class: "me-accounts" });
   const page = new AccountsPanel(context, list, status);
   if (accounts) page.show(accounts);
@@ -77,8 +79,12 @@ function whoAmI(me: Me): HTMLElement {
       "Signed in with",
       me.kind === "oauth"
         ? ["an OAuth token of ", h("span", { class: "mono" }, me.issuer ?? "the stage's issuer")]
-        : "an API key",
+        : me.key
+          ? ["the API key ", h("strong", {}, me.key.name), " (", h("code", {}, me.key.keyId), ")"]
+          : "the stage's administrator key",
     ],
+    ["Key created", me.key ? time(me.key.createdAt) : undefined],
+    ["Key last used", me.key?.lastUsedAt ? time(me.key.lastUsedAt) : undefined],
     ["May", me.permissions.join(", ") || "nothing"],
   ]);
 }
@@ -105,7 +111,7 @@ async function loadAccounts(context: ViewContext): Promise<Accounts | undefined>
 
 /** The connected-accounts list, redrawn in place after every change. */
 class AccountsPanel {
-  private watching: { provider: string; before: string; stop: () => void } | undefined;
+  private watching: { provider: string; stop: () => void } | undefined;
   private current: Accounts | undefined;
 
   constructor(
@@ -143,8 +149,12 @@ class AccountsPanel {
     return accounts;
   }
 
+  /** Says it in the page's live region, urgently for an error, without a live region inside. */
   private say(kind: "info" | "error" | "success", ...text: (Node | string)[]): void {
-    replace(this.status, notice(kind, ...text));
+    const shown = notice(kind, ...text);
+    shown.removeAttribute("role");
+    this.status.setAttribute("aria-live", kind === "error" ? "assertive" : "polite");
+    replace(this.status, shown);
   }
 
   private item(provider: Provider, connection: Connection | undefined): HTMLElement {
@@ -180,7 +190,12 @@ class AccountsPanel {
           : null,
       );
     };
+    // Asks first, with the focus on the choice that keeps the account; Escape keeps it too.
     const confirmDisconnect = () => {
+      const keep = () => {
+        showActions();
+        (actions.querySelector("button") as HTMLButtonElement | null)?.focus();
+      };
       const yes = h(
         "button",
         {
@@ -195,10 +210,7 @@ class AccountsPanel {
         {
           type: "button",
           class: "quiet",
-          onclick: () => {
-            showActions();
-            actions.querySelector("button")?.focus();
-          },
+          onclick: keep,
         },
         "Cancel",
       );
@@ -206,7 +218,14 @@ class AccountsPanel {
         actions,
         h(
           "div",
-          { class: "me-confirm", role: "group", "aria-labelledby": `confirm-${provider.name}` },
+          {
+            class: "me-confirm",
+            role: "group",
+            "aria-labelledby": `confirm-${provider.name}`,
+            onkeydown: (event: Event) => {
+              if ((event as KeyboardEvent).key === "Escape") keep();
+            },
+          },
           h(
             "p",
             { id: `confirm-${provider.name}` },
@@ -215,7 +234,7 @@ class AccountsPanel {
           h("div", { class: "me-confirm-buttons" }, yes, cancel),
         ),
       );
-      yes.focus();
+      cancel.focus();
     };
     showActions();
     return h(
@@ -255,55 +274,58 @@ class AccountsPanel {
   }
 
   /**
-   * Asks the API for a connect link and opens it in a new tab. The tab is opened before the
-   * request, while the click still allows it, and loses its way back here before it navigates.
+   * Asks the API for a connect link, then opens it in a new tab with `noopener`: the tab starts
+   * with session storage of its own (a tab opened otherwise gets a copy of this one's, the
+   * credential with it) and has no way back to this window. `noopener` also means the browser
+   * does not say whether it opened the tab, so the link is always offered as well.
    */
   private async connect(provider: string, button: HTMLButtonElement): Promise<void> {
     const name = displayName(provider);
-    const tab = window.open("", "_blank");
-    if (tab) tab.opener = null;
     button.disabled = true;
     try {
       const before = signature(this.current, provider);
       const link = await this.context.api.post<{ url: string; expiresAt: string }>(
         `/v1/connections/${segment(provider)}`,
       );
-      const opened = tab !== null && !tab.closed;
-      if (opened) tab.location.href = link.url;
+      const url = webLink(link.url);
       // Open to another try: a tab closed before the consent needs a new link.
       button.disabled = false;
+      window.open(url, "_blank", "noopener,noreferrer");
       this.say(
         "info",
-        opened
-          ? `Finish connecting ${name} in the new tab, then come back: this page notices by itself. `
-          : `Your browser did not open a new tab. `,
+        `Finish connecting ${name} in the new tab, then come back: this page notices by itself. If no tab opened, or you closed it: `,
         h(
           "a",
-          { href: link.url, target: "_blank", rel: "noopener noreferrer" },
-          `Open ${name}'s consent page`,
+          { href: url, target: "_blank", rel: "noopener noreferrer" },
+          `open ${name}'s consent page`,
         ),
-        opened ? " again if you closed it." : ".",
+        ".",
       );
       this.watch(provider, before);
     } catch (error) {
-      tab?.close();
       button.disabled = false;
       this.say("error", `Could not start connecting ${name}: ${(error as Error).message}`);
     }
   }
 
-  /** Asks every few seconds, and when this tab is shown again, until the connection lands. */
+  /**
+   * Asks every few seconds, and when this tab is shown again, until the connection lands. One
+   * watch at a time: a newer one (Connect again) ends this one. While the tab is hidden it does
+   * not ask; being shown again asks at once and starts the ticks again.
+   */
   private watch(provider: string, before: string): void {
     this.watching?.stop();
     const until = Date.now() + WATCH_FOR_MS;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let asking = false;
+    const watcher = { provider, stop: () => stop() };
+    const active = () => this.watching === watcher && !this.context.signal.aborted;
     const check = async () => {
-      if (asking || this.context.signal.aborted) return;
+      if (asking || !active()) return;
       asking = true;
       try {
         const accounts = await loadAccounts(this.context);
-        if (!accounts || this.context.signal.aborted) return;
+        if (!accounts || !active()) return;
         if (signature(accounts, provider) !== before && connected(accounts, provider)) {
           stop();
           const focused = this.list.contains(document.activeElement);
@@ -318,27 +340,29 @@ class AccountsPanel {
         asking = false;
       }
     };
-    const onShown = () => {
-      if (document.visibilityState === "visible") void check();
-    };
-    const tick = () => {
+    /** The next tick, the only one waiting; none while hidden, or once over. */
+    const schedule = () => {
+      clearTimeout(timer);
+      timer = undefined;
+      if (!active()) return;
       if (Date.now() > until) return stop();
-      timer = setTimeout(() => {
-        void check().then(() => {
-          if (this.watching?.provider === provider) tick();
-        });
-      }, WATCH_EVERY_MS);
+      if (document.hidden) return;
+      timer = setTimeout(() => void check().then(schedule), WATCH_EVERY_MS);
+    };
+    const onShown = () => {
+      if (!document.hidden) void check().then(schedule);
     };
     const stop = () => {
       clearTimeout(timer);
+      timer = undefined;
       document.removeEventListener("visibilitychange", onShown);
       window.removeEventListener("focus", onShown);
-      if (this.watching?.provider === provider) this.watching = undefined;
+      if (this.watching === watcher) this.watching = undefined;
     };
     document.addEventListener("visibilitychange", onShown);
     window.addEventListener("focus", onShown);
-    this.watching = { provider, before, stop };
-    tick();
+    this.watching = watcher;
+    schedule();
   }
 
   private async disconnect(provider: string, button: HTMLButtonElement): Promise<void> {
@@ -383,4 +407,18 @@ function connected(accounts: Accounts, provider: string): boolean {
   return accounts.connections.some(
     (each) => each.provider === provider && each.status === "connected",
   );
+}
+
+/** The connect link, if it is a web address: anything else is not opened. */
+function webLink(value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== "https:" && url.protocol !== "http:")) {
+    throw new Error("the API's connect link is not a web address.");
+  }
+  return url.href;
 }

@@ -3,35 +3,15 @@
  * `approve` permission), cancel one that has not finished (its caller or an administrator).
  * The API decides again; these only offer what the role may do and say how it went.
  */
-import { type Api, ApiError } from "../api";
+import type { callView } from "@toolbus/wire/schemas";
+import type { z } from "zod";
+import type { Api } from "../api";
 import { h, notice } from "../dom";
 import type { Me } from "../view";
+import { busy, errorNotice } from "../widgets";
 
-/** A call as the API shows it (`packages/wire/src/schemas/calls.ts`), the parts used here. */
-export interface CallView {
-  parentRunId: string;
-  callId: string;
-  toolId: string;
-  toolset?: string;
-  status: string;
-  mode?: string;
-  requestedBy: { id: string; role: string };
-  scheduledAt: string;
-  startedAt?: string;
-  approval?: {
-    requestedAt: string;
-    expiresAt: string;
-    decision?: {
-      approved: boolean;
-      by?: { id: string; role: string };
-      at: string;
-      reason?: string;
-    };
-  };
-  cancelRequestedAt?: string;
-  progress?: { progress: number; total?: number; message?: string; reportedAt: string };
-  result?: { output?: string; failure?: { kind: string; message: string } };
-}
+/** A call as the API shows it. */
+export type CallView = z.infer<typeof callView>;
 
 const callPath = (runId: string, callId: string) =>
   `/v1/runs/${encodeURIComponent(runId)}/calls/${encodeURIComponent(callId)}`;
@@ -78,26 +58,6 @@ export function cancelledText(call: CallView): string {
     return `Call ${call.callId} ${call.result?.failure?.kind === "cancelled" ? "was cancelled before it started" : `had already ${call.status}`}.`;
   }
   return `Asked call ${call.callId} to stop; it ends cancelled unless it finishes first.`;
-}
-
-/** A failed action as a notice: the API's own message (a 409 says the call's status). */
-export function actionFailure(what: string, error: unknown): HTMLElement {
-  const message = error instanceof ApiError ? error.message : (error as Error).message;
-  return notice("error", `${what}: ${message}`);
-}
-
-/**
- * Runs an action once at a time for these buttons: they say they are busy (aria-disabled)
- * rather than being disabled, which would throw the keyboard focus off them.
- */
-export async function busy(buttons: HTMLButtonElement[], action: () => Promise<void>) {
-  if (buttons.some((button) => button.getAttribute("aria-disabled") === "true")) return;
-  for (const button of buttons) button.setAttribute("aria-disabled", "true");
-  try {
-    await action();
-  } finally {
-    for (const button of buttons) button.removeAttribute("aria-disabled");
-  }
 }
 
 /**
@@ -167,7 +127,9 @@ export function decisionControls(options: {
         options.done?.(call, verdict);
       } catch (error) {
         options.note.replaceChildren(
-          actionFailure(verdict === "approve" ? "Could not approve" : "Could not deny", error),
+          errorNotice(error, {
+            what: verdict === "approve" ? "Could not approve" : "Could not deny",
+          }),
         );
       }
     });

@@ -3,14 +3,11 @@
  * packages/wire/src/model/events.ts): each call with its events in order and the state they
  * add up to. No DOM here.
  */
+import type { runEventView } from "@toolbus/wire/schemas";
+import type { z } from "zod";
 
 /** One entry of a run's event log, as `GET /v1/runs/{runId}/events` and `/v1/events` send it. */
-export interface RunEvent {
-  eventKey: string;
-  detailType: string;
-  occurredAt: string;
-  detail: Record<string, unknown>;
-}
+export type RunEvent = z.infer<typeof runEventView>;
 
 export interface Who {
   id: string;
@@ -258,16 +255,6 @@ export function idsOf(event: RunEvent): { runId?: string; callId?: string } {
     ...(text(event.detail.parentRunId) ? { runId: text(event.detail.parentRunId) } : {}),
     ...(text(event.detail.callId) ? { callId: text(event.detail.callId) } : {}),
   };
-}
-
-/** A duration a person reads: 850 ms, 4.2 s, 3 min 5 s, 2 h 4 min. */
-export function duration(ms: number): string {
-  if (!Number.isFinite(ms) || ms < 0) return "";
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
-  const seconds = Math.round(ms / 1000);
-  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
-  return `${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min`;
 }
 
 /** Milliseconds between two instants, when both are dates. */

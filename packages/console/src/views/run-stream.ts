@@ -6,12 +6,18 @@
  * has already ended the session).
  */
 import { type Api, ApiError, type RequestOptions } from "../api";
-import { duration, type RunEvent } from "./run-model";
+import { duration, errorText, pause } from "../widgets";
+import type { RunEvent } from "./run-model";
 
 /** Waits before reconnecting after a failure, growing up to the last. */
 const RETRY_MS = [500, 1_000, 2_000, 5_000, 10_000, 30_000];
 /** A stream that ended sooner than this is reopened only after a short pause. */
 const QUICK_END_MS = 2_000;
+/**
+ * Streams that end this quickly this many times in a row are answers buffered on the way (on
+ * AWS each answer ends after one read): the page then says it updates every few seconds.
+ */
+const BUFFERED_AFTER = 2;
 
 export type StreamState = "live" | "waiting" | "stopped";
 
@@ -20,6 +26,8 @@ export interface FollowOptions {
   /** The cursor the page's first read ended at: the stream starts after it. */
   from: string | undefined;
   query?: RequestOptions["query"];
+  /** What appears as it happens, e.g. "new events" (the default). */
+  news?: string;
   onEvent(event: RunEvent): void;
   onState(state: StreamState, text: string): void;
 }
@@ -28,6 +36,15 @@ export async function followEvents(api: Api, path: string, options: FollowOption
   const { signal } = options;
   let lastId = options.from;
   let failures = 0;
+  let quickEnds = 0;
+  const news = options.news ?? "new events";
+  const live = () =>
+    options.onState(
+      "live",
+      quickEnds >= BUFFERED_AFTER
+        ? `Updated every few seconds: ${news} appear shortly after they happen.`
+        : `Live: ${news} appear as they happen.`,
+    );
   const retryIn = () => RETRY_MS[Math.min(failures, RETRY_MS.length) - 1] ?? 30_000;
   while (!signal.aborted) {
     const opened = Date.now();
@@ -52,7 +69,7 @@ export async function followEvents(api: Api, path: string, options: FollowOption
         },
         {
           signal,
-          onOpen: () => options.onState("live", "Live: new events appear as they happen."),
+          onOpen: live,
           ...(lastId ? { lastEventId: lastId } : {}),
           ...(options.query ? { query: options.query } : {}),
         },
@@ -60,12 +77,19 @@ export async function followEvents(api: Api, path: string, options: FollowOption
       if (signal.aborted) return;
       if (streamError) {
         failures += 1;
+        quickEnds = 0;
         options.onState("waiting", `The stream stopped (${streamError}); reconnecting…`);
         await pause(retryIn(), signal);
       } else {
         failures = 0;
         // The server ends streams after a while: reopen at once, unless it ended at once.
-        if (Date.now() - opened < QUICK_END_MS) await pause(QUICK_END_MS, signal);
+        if (Date.now() - opened < QUICK_END_MS) {
+          quickEnds += 1;
+          if (quickEnds === BUFFERED_AFTER) live();
+          await pause(QUICK_END_MS, signal);
+        } else {
+          quickEnds = 0;
+        }
       }
     } catch (error) {
       if (signal.aborted) return;
@@ -74,10 +98,11 @@ export async function followEvents(api: Api, path: string, options: FollowOption
         return;
       }
       failures += 1;
+      quickEnds = 0;
       const wait = retryIn();
       options.onState(
         "waiting",
-        `Lost the events (${(error as Error).message}); trying again in ${duration(wait)}…`,
+        `Lost the events (${errorText(error)}); trying again in ${duration(wait)}…`,
       );
       await pause(wait, signal);
     }
@@ -91,17 +116,4 @@ function errorMessage(data: string): string {
   } catch {
     return "an error";
   }
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }

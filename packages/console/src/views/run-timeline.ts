@@ -6,12 +6,11 @@
  * that arrives live is announced politely.
  */
 import type { Api } from "../api";
-import { h, json, notice } from "../dom";
+import { h, json, notice, time } from "../dom";
 import type { Me } from "../view";
+import { busy, duration, errorNotice, scrollable } from "../widgets";
 import {
   actionButton,
-  actionFailure,
-  busy,
   type CallView,
   cancel,
   cancelledText,
@@ -22,7 +21,6 @@ import {
 import {
   between,
   type CallState,
-  duration,
   foldCall,
   idsOf,
   PHASE_LABEL,
@@ -151,6 +149,7 @@ export function createTimeline(options: TimelineOptions): Timeline {
   };
 
   const add = (events: readonly RunEvent[], live: boolean) => {
+    let changed = false;
     for (const event of events) {
       if (seen.has(event.eventKey)) continue;
       seen.add(event.eventKey);
@@ -162,9 +161,10 @@ export function createTimeline(options: TimelineOptions): Timeline {
       if (live) {
         const said = newsOf(entry, event);
         if (said) news.push(said);
-        if (event.detailType !== "ToolCallProgress") options.onChange?.();
+        if (event.detailType !== "ToolCallProgress") changed = true;
       }
     }
+    if (changed) options.onChange?.();
     if (!flushing && dirty.size > 0) {
       flushing = true;
       queueMicrotask(flush);
@@ -305,7 +305,7 @@ export function createTimeline(options: TimelineOptions): Timeline {
               const call = await cancel(api, runId, state.callId);
               entry.note.replaceChildren(notice("info", cancelledText(call)));
             } catch (error) {
-              entry.note.replaceChildren(actionFailure("Could not cancel", error));
+              entry.note.replaceChildren(errorNotice(error, { what: "Could not cancel" }));
             }
           }),
       });
@@ -365,7 +365,7 @@ function callFacts(entry: CallEntry, state: CallState): Node[] {
   if (state.toolset) parts.push(item("Toolset", state.toolset));
   if (state.mode) parts.push(item("Mode", state.mode));
   if (state.parentCallId) parts.push(item("Inside call", state.parentCallId));
-  parts.push(item("Began", clock(state.firstAt)));
+  parts.push(item("Began", time(state.firstAt, "clock")));
   const result = state.result;
   if (result) {
     if (result.durationMs !== undefined && !neverRan(state)) {
@@ -478,7 +478,7 @@ function eventItem(entry: CallEntry, state: CallState, event: RunEvent): HTMLEle
   const when = h(
     "span",
     { class: "event-time" },
-    clock(event.occurredAt),
+    time(event.occurredAt, "clock"),
     since !== undefined && since > 0 ? h("span", { class: "offset" }, ` +${duration(since)}`) : "",
   );
   const { detail } = event;
@@ -489,7 +489,7 @@ function eventItem(entry: CallEntry, state: CallState, event: RunEvent): HTMLEle
         "approval",
         when,
         "Approval requested",
-        approval?.expiresAt ? ["Waits until ", clock(approval.expiresAt), "."] : [],
+        approval?.expiresAt ? ["Waits until ", time(approval.expiresAt, "clock"), "."] : [],
       );
     }
     case "ToolCallScheduled": {
@@ -602,36 +602,5 @@ function row(
     h("strong", { class: "event-label" }, label),
     body.length > 0 ? h("span", { class: "event-body" }, " ", ...body) : null,
     extra ?? null,
-  );
-}
-
-/**
- * A block that may scroll (a long input or output) can be reached and scrolled with the
- * keyboard: it takes the focus, as a named region, only while its content overflows it.
- */
-export function scrollable<T extends HTMLElement>(element: T, label: string): T {
-  element.setAttribute("role", "region");
-  element.setAttribute("aria-label", label);
-  const check = () => {
-    const overflows =
-      element.scrollHeight > element.clientHeight + 1 ||
-      element.scrollWidth > element.clientWidth + 1;
-    if (overflows) element.tabIndex = 0;
-    else element.removeAttribute("tabindex");
-  };
-  if (typeof ResizeObserver === "function") new ResizeObserver(check).observe(element);
-  return element;
-}
-
-/** A time of day in the reader's locale, with the exact instant as its tooltip. */
-export function clock(iso: string | undefined): HTMLElement | string {
-  if (!iso) return "";
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return iso;
-  const sameDay = new Date().toDateString() === date.toDateString();
-  return h(
-    "time",
-    { datetime: iso, title: iso },
-    sameDay ? date.toLocaleTimeString() : date.toLocaleString(),
   );
 }

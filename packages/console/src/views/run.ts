@@ -3,40 +3,23 @@
  * stream while the page is open (fetch streaming, so the bearer header goes with it) and
  * resumes from the last event id whenever the server ends a stream.
  */
+import type { runEventPageView, runView as runSchema } from "@toolbus/wire/schemas";
+import type { z } from "zod";
 import { type Api, ApiError } from "../api";
-import { facts, h, heading, notice, table } from "../dom";
+import { facts, h, heading, notice, table, time } from "../dom";
 import { href, type View } from "../view";
-import { duration, RUN_ID, type RunEvent } from "./run-model";
+import { duration, errorNotice } from "../widgets";
+import { RUN_ID, type RunEvent } from "./run-model";
 import { openRunForm } from "./run-open";
 import { followEvents } from "./run-stream";
-import { clock, createTimeline } from "./run-timeline";
+import { createTimeline } from "./run-timeline";
 
 /** Events asked for per page of the backlog, and pages read before following live. */
 const PAGE = 1000;
 const BACKLOG_PAGES = 10;
 
-interface RunPolicy {
-  maxCalls?: number;
-  maxCallsPerTool?: number;
-  maxSeconds?: number;
-  maxCost?: number;
-  maxRepeats?: number;
-}
-
-interface RunSummary {
-  runId: string;
-  policy: RunPolicy;
-  runPolicy: RunPolicy | null;
-  stagePolicy: RunPolicy;
-  usage: {
-    calls: number;
-    cost: number;
-    firstCallAt: string | null;
-    perTool: Record<string, number>;
-  };
-  remaining: { calls?: number; cost?: number; seconds?: number };
-  calls: Record<string, number>;
-}
+type RunSummary = z.infer<typeof runSchema>;
+type RunPolicy = RunSummary["policy"];
 
 const LIMITS: [keyof RunPolicy, string, keyof RunSummary["remaining"] | undefined][] = [
   ["maxCalls", "Calls in all", "calls"],
@@ -68,12 +51,9 @@ export const runView: View = async (context) => {
     } catch (error) {
       if (signal.aborted) return;
       summaryBox.replaceChildren(
-        notice(
-          "error",
-          error instanceof ApiError && error.status === 404
-            ? "This stage keeps no run budgets, so there is no summary to show."
-            : `Could not read the run's budget: ${(error as Error).message}`,
-        ),
+        error instanceof ApiError && error.status === 404
+          ? notice("error", "This stage keeps no run budgets, so there is no summary to show.")
+          : errorNotice(error, { what: "Could not read the run's budget" }),
       );
     }
   };
@@ -92,8 +72,22 @@ export const runView: View = async (context) => {
   });
   signal.addEventListener("abort", () => clearTimeout(summaryTimer), { once: true });
 
+  // What happened before the page opened is not news, even when it arrives by the stream
+  // (a backlog cut at BACKLOG_PAGES): the summary read now already counts it.
+  const opened = Date.now();
   const [, backlog] = await Promise.all([showSummary(), readBacklog(api, base, signal)]);
   timeline.add(backlog.events, false);
+  // Streamed events are added a burst at a time: one render, one summary read per burst.
+  const pending: RunEvent[] = [];
+  const flushPending = () => {
+    const burst = pending.splice(0);
+    const old = (event: RunEvent) => Date.parse(event.occurredAt) < opened;
+    timeline.add(burst.filter(old), false);
+    timeline.add(
+      burst.filter((event) => !old(event)),
+      true,
+    );
+  };
 
   const liveState = h("p", { class: "live-state" });
   const setLive = (kind: "live" | "waiting" | "stopped", text: string) => {
@@ -104,7 +98,10 @@ export const runView: View = async (context) => {
   void followEvents(api, `${base}/events`, {
     signal,
     from: backlog.cursor,
-    onEvent: (event) => timeline.add([event], true),
+    onEvent: (event) => {
+      pending.push(event);
+      if (pending.length === 1) queueMicrotask(flushPending);
+    },
     onState: setLive,
   });
 
@@ -139,7 +136,7 @@ async function readBacklog(
   const events: RunEvent[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < BACKLOG_PAGES; page += 1) {
-    const read = await api.get<{ events: RunEvent[]; cursor: string | null }>(`${base}/events`, {
+    const read = await api.get<z.infer<typeof runEventPageView>>(`${base}/events`, {
       signal,
       query: { limit: PAGE, cursor },
     });
@@ -162,7 +159,10 @@ function summaryNodes(summary: RunSummary): Node[] {
   const used = facts([
     ["Calls made", String(summary.usage.calls)],
     ["Cost used", String(summary.usage.cost)],
-    ["First call", summary.usage.firstCallAt ? clock(summary.usage.firstCallAt) : "none yet"],
+    [
+      "First call",
+      summary.usage.firstCallAt ? time(summary.usage.firstCallAt, "clock") : "none yet",
+    ],
     ["Calls by status", byStatus || "none"],
     [
       "Calls per tool",

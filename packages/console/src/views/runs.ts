@@ -2,13 +2,15 @@
  * `#/runs`: the stage's recent runs, gathered from its event stream (`GET /v1/events`; there is
  * no list of runs), and a form to open any run by its id.
  */
+import type { stageEventPageView } from "@toolbus/wire/schemas";
+import type { z } from "zod";
 import { type Api, ApiError } from "../api";
-import { h, heading, notice, table } from "../dom";
+import { h, heading, notice, table, time } from "../dom";
 import { href, segment, type View } from "../view";
+import { errorNotice } from "../widgets";
 import { idsOf, type RunEvent } from "./run-model";
 import { openRunForm } from "./run-open";
 import { followEvents } from "./run-stream";
-import { clock } from "./run-timeline";
 
 /** The windows a person may look back over. */
 const WINDOWS = [
@@ -80,6 +82,7 @@ export const runsView: View = async (context) => {
         signal,
         from: read.cursor,
         query: { pattern: PATTERN },
+        news: "new runs and calls",
         onEvent: (event) => {
           const { runId } = idsOf(event);
           if (runId && !runs.has(runId)) fresh.push(runId);
@@ -98,8 +101,7 @@ export const runsView: View = async (context) => {
         },
         onState: (kind, text) => {
           liveState.className = `live-state ${kind}`;
-          liveState.textContent =
-            kind === "live" ? "Live: new runs and calls appear as they happen." : text;
+          liveState.textContent = text;
         },
       });
     }
@@ -116,7 +118,7 @@ export const runsView: View = async (context) => {
               "info",
               "This stage does not offer its event stream, so recent runs cannot be listed. Open a run by its id below.",
             )
-          : notice("error", `Could not read the stage's events: ${(error as Error).message}`),
+          : errorNotice(error, { what: "Could not read the stage's events" }),
     );
   }
 
@@ -173,15 +175,12 @@ async function readRecent(
   let cursor: string | undefined;
   let events = 0;
   for (let page = 0; page < MAX_PAGES; page += 1) {
-    const read = await api.get<{ events: RunEvent[]; cursor: string; more: boolean }>(
-      "/v1/events",
-      {
-        signal,
-        query: cursor
-          ? { cursor, pattern: PATTERN, limit: PAGE }
-          : { since, pattern: PATTERN, limit: PAGE },
-      },
-    );
+    const read = await api.get<z.infer<typeof stageEventPageView>>("/v1/events", {
+      signal,
+      query: cursor
+        ? { cursor, pattern: PATTERN, limit: PAGE }
+        : { since, pattern: PATTERN, limit: PAGE },
+    });
     for (const event of read.events) addTo(runs, event);
     events += read.events.length;
     if (!read.more || read.cursor === cursor) return { runs, cursor: read.cursor, bounded: false };
@@ -235,8 +234,8 @@ function runsTable(runs: RunRow[], window: string, bounded: boolean): Node {
     const failed = run.failed.size;
     const cells: (Node | string | null)[][] = [
       [h("a", { href: href(`/runs/${segment(run.runId)}`) }, run.runId)],
-      [clock(run.first)],
-      [clock(run.last)],
+      [time(run.first, "clock")],
+      [time(run.last, "clock")],
       [String(run.calls.size)],
       [failed > 0 ? h("span", { class: "badge off" }, `${failed} failed`) : "0"],
       [

@@ -6,8 +6,13 @@ export interface SignInOptions {
   signIn(credential: string): Promise<string | undefined>;
   /** Why the last session ended, when it ended on its own. */
   ended?: string;
-  /** Why the last sign-in with the issuer came to nothing (declined, refused, tampered with). */
+  /**
+   * Why the last sign-in with the issuer came to nothing (declined, refused, tampered with), or
+   * why the tab's sign-in could not be checked.
+   */
   problem?: string;
+  /** Asks the API again about the sign-in this tab keeps, when it could not be asked. */
+  retry?: () => void;
 }
 
 /**
@@ -15,10 +20,13 @@ export interface SignInOptions {
  * registered at its OAuth issuer, a button that signs in there instead (oauth.ts).
  */
 export function renderSignIn(options: SignInOptions): HTMLElement {
+  // Not a live region itself: each problem shown in it is an alert, announced once.
   const problem = h(
     "div",
-    { "aria-live": "assertive" },
+    { class: "sign-in-problem" },
     options.problem && notice("error", options.problem),
+    options.retry &&
+      h("button", { type: "button", class: "quiet", onclick: options.retry }, "Try again"),
   );
   const input = h("input", {
     id: "credential",
@@ -64,8 +72,8 @@ export function renderSignIn(options: SignInOptions): HTMLElement {
   return h(
     "main",
     { id: "main", class: "narrow" },
-    h("h1", {}, "Sign in to Toolbus"),
-    options.ended && notice("info", options.ended),
+    h("h1", { tabindex: "-1" }, "Sign in to Toolbus"),
+    options.ended && endedNotice(options.ended),
     problem,
     form,
     other,
@@ -106,4 +114,12 @@ function issuerSignIn(oauth: OAuthSignIn, problem: HTMLElement): HTMLElement {
     ),
     button,
   );
+}
+
+/** Why the session ended: the shell focuses it, so it is read out. */
+function endedNotice(text: string): HTMLElement {
+  const shown = notice("info", text);
+  shown.id = "session-ended";
+  shown.tabIndex = -1;
+  return shown;
 }

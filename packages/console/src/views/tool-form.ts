@@ -1,4 +1,5 @@
 import { h, replace } from "../dom";
+import { errorText } from "../widgets";
 
 /**
  * The Try-it form's fields, generated from a tool's input JSON Schema: a string is a text box
@@ -308,7 +309,7 @@ function parseProblem(text: string): string | undefined {
     JSON.parse(text);
     return undefined;
   } catch (error) {
-    return `Not valid JSON: ${(error as Error).message}`;
+    return `Not valid JSON: ${errorText(error)}`;
   }
 }
 

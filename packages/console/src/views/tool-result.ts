@@ -1,5 +1,7 @@
 import { facts, h, json, notice } from "../dom";
 import { href, segment } from "../view";
+import { duration } from "../widgets";
+import type { CallView } from "./run-actions";
 
 /**
  * A call as the API returns it, shown for a person: its status, the text, the structured
@@ -7,45 +9,8 @@ import { href, segment } from "../view";
  * allows), a failure with its kind and what to do, and a link to the run's timeline.
  */
 
-export interface ContentBlock {
-  type: string;
-  text?: string;
-  data?: string;
-  mimeType?: string;
-  uri?: string;
-  name?: string;
-  resource?: { uri?: string; text?: string; blob?: string; mimeType?: string };
-}
-
-export interface CallResult {
-  output: string;
-  data?: unknown;
-  content?: ContentBlock[];
-  citations?: { title?: string; url: string; snippet?: string }[];
-  failure?: {
-    kind: string;
-    message: string;
-    retryable: boolean;
-    retryAfterMs?: number;
-    recovery: string;
-    connection?: { provider: string; scopes: string[]; reason: string; connectUrl?: string };
-  };
-  cached?: boolean;
-  stale?: boolean;
-  durationMs?: number;
-  truncated?: boolean;
-  completedAt?: string;
-  fallback?: { from: string; to: string; reason: string };
-}
-
-export interface CallView {
-  parentRunId: string;
-  callId: string;
-  toolId: string;
-  status: string;
-  progress?: { progress: number; total?: number; message?: string };
-  result?: CallResult;
-}
+type CallResult = NonNullable<CallView["result"]>;
+type ContentBlock = NonNullable<CallResult["content"]>[number];
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const IMAGE_TYPE = /^image\/[A-Za-z0-9.+-]+$/;
@@ -114,17 +79,19 @@ function block(content: ContentBlock, index: number): HTMLElement {
         safeLink(content.uri ?? "", content.name || content.uri),
       );
     case "resource": {
-      const resource = content.resource ?? {};
+      const resource: Record<string, unknown> = content.resource ?? {};
+      const text = typeof resource.text === "string" ? resource.text : undefined;
+      const mimeType = typeof resource.mimeType === "string" ? resource.mimeType : "data";
       return h(
         "div",
         { class: "content-block" },
-        h("p", {}, `${label}: resource ${resource.uri ?? ""}`),
-        resource.text !== undefined
-          ? h("pre", { class: "text" }, resource.text)
+        h("p", {}, `${label}: resource ${String(resource.uri ?? "")}`),
+        text !== undefined
+          ? h("pre", { class: "text" }, text)
           : h(
               "p",
               { class: "hint" },
-              `${bytesOf(resource.blob ?? "")} bytes of ${resource.mimeType ?? "data"}`,
+              `${bytesOf(String(resource.blob ?? ""))} bytes of ${mimeType}`,
             ),
       );
     }
@@ -150,7 +117,7 @@ export function renderCall(call: CallView, runId: string): HTMLElement {
       ["Status", badge],
       ["Call", h("code", {}, call.callId)],
       ["Run", h("a", { href: href(`/runs/${segment(runId)}`) }, "See the run's timeline")],
-      ["Duration", result?.durationMs !== undefined ? `${Math.round(result.durationMs)} ms` : ""],
+      ["Duration", result?.durationMs !== undefined ? duration(result.durationMs) : ""],
       ["Cached", result?.cached ? (result.stale ? "yes, stale" : "yes") : ""],
       ["Truncated", result?.truncated ? "yes: the text was cut to fit" : ""],
       [
@@ -177,7 +144,7 @@ export function renderCall(call: CallView, runId: string): HTMLElement {
           {},
           RECOVERY[failure.recovery] ?? failure.recovery,
           failure.retryable
-            ? ` It may work if tried again${failure.retryAfterMs ? ` after ${Math.ceil(failure.retryAfterMs / 1000)} s` : ""}.`
+            ? ` It may work if tried again${failure.retryAfterMs ? ` after ${duration(failure.retryAfterMs)}` : ""}.`
             : "",
         ),
         failure.connection &&

@@ -1,9 +1,13 @@
+import type { callAcceptedView } from "@toolbus/wire/schemas";
+import type { z } from "zod";
 import { ApiError } from "../api";
 import { h, notice, replace } from "../dom";
 import { href, segment, type ViewContext } from "../view";
+import { busy, duration, errorNotice, pause } from "../widgets";
 import type { Tool } from "./catalog-common";
+import type { CallView } from "./run-actions";
 import { type SchemaForm, schemaForm } from "./tool-form";
-import { type CallView, renderCall } from "./tool-result";
+import { renderCall } from "./tool-result";
 
 /**
  * The tool page's Try-it form: fields from the input schema, and a real call under a new run
@@ -13,32 +17,19 @@ import { type CallView, renderCall } from "./tool-result";
 
 /** How long the API may hold the request for the result, in seconds (the stage caps it). */
 const WAIT_SECONDS = 20;
-const POLL_MS = 1000;
+/**
+ * Waits between reads of a call that goes on (one waiting for approval may take hours; each
+ * read is a request, on AWS a function invocation): growing, then the last again.
+ */
+const POLL_MS = [1_000, 2_000, 5_000, 15_000];
+/** After this long the page stops reading and points to the run's timeline. */
+const POLL_FOR_MS = 5 * 60_000;
 
-interface Accepted {
-  callId: string;
-  status: string;
-  statusUrl: string;
-}
+type Accepted = z.infer<typeof callAcceptedView>;
 
 function randomPart(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(8));
   return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", stop);
-      resolve();
-    }, ms);
-    const stop = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener("abort", stop, { once: true });
-  });
 }
 
 function finished(call: CallView): boolean {
@@ -65,7 +56,6 @@ export function tryItSection(context: ViewContext, tool: Tool, available = true)
     }
     const runId = `console-${randomPart()}`;
     const callId = `call-${randomPart()}`;
-    submit.disabled = true;
     replace(output, notice("info", "Calling ", tool.title, "…"));
     try {
       const answer = await api.post<CallView | Accepted>(
@@ -74,9 +64,15 @@ export function tryItSection(context: ViewContext, tool: Tool, available = true)
         { signal },
       );
       let call: CallView | undefined = "parentRunId" in answer ? answer : undefined;
-      while (!call || !finished(call)) {
-        replace(output, waiting(call, runId));
-        await pause(POLL_MS, signal);
+      const since = Date.now();
+      for (let poll = 0; !call || !finished(call); poll += 1) {
+        if (Date.now() - since >= POLL_FOR_MS) {
+          replace(output, waiting(call, runId, true));
+          return;
+        }
+        replace(output, waiting(call, runId, false));
+        await pause(POLL_MS[Math.min(poll, POLL_MS.length - 1)] ?? 15_000, signal);
+        if (signal.aborted) return;
         call = await api.get<CallView>(`/v1/runs/${segment(runId)}/calls/${segment(callId)}`, {
           signal,
         });
@@ -92,16 +88,11 @@ export function tryItSection(context: ViewContext, tool: Tool, available = true)
       } else {
         replace(
           output,
-          notice(
-            "error",
-            error instanceof ApiError
-              ? `The call was refused (${error.status}): ${error.message}`
-              : `The call could not be made: ${(error as Error).message}`,
-          ),
+          errorNotice(error, {
+            what: error instanceof ApiError ? "The call was refused" : "The call could not be made",
+          }),
         );
       }
-    } finally {
-      submit.disabled = false;
     }
   };
 
@@ -126,7 +117,7 @@ export function tryItSection(context: ViewContext, tool: Tool, available = true)
         "aria-labelledby": "try-it-title",
         onsubmit: (event: Event) => {
           event.preventDefault();
-          void run();
+          void busy(submit, run);
         },
       },
       form.element,
@@ -137,7 +128,8 @@ export function tryItSection(context: ViewContext, tool: Tool, available = true)
   return { section, form };
 }
 
-function waiting(call: CallView | undefined, runId: string): HTMLElement {
+/** A call that goes on; `gaveUp` once the page has stopped reading it. */
+function waiting(call: CallView | undefined, runId: string, gaveUp: boolean): HTMLElement {
   const progress = call?.progress;
   return notice(
     "info",
@@ -146,6 +138,12 @@ function waiting(call: CallView | undefined, runId: string): HTMLElement {
       ? `: ${progress.progress}${progress.total !== undefined ? ` of ${progress.total}` : ""}${progress.message ? ` (${progress.message})` : ""}`
       : "",
     ". ",
-    h("a", { href: href(`/runs/${segment(runId)}`) }, "Follow it on the run's timeline"),
+    gaveUp ? `It goes on, but this page stopped checking after ${duration(POLL_FOR_MS)}: ` : "",
+    h(
+      "a",
+      { href: href(`/runs/${segment(runId)}`) },
+      gaveUp ? "follow it on the run's timeline" : "Follow it on the run's timeline",
+    ),
+    gaveUp ? "." : "",
   );
 }

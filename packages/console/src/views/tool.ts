@@ -1,10 +1,12 @@
+import type { toolListView } from "@toolbus/wire/schemas";
+import type { z } from "zod";
 import { facts, h, heading, json, notice } from "../dom";
 import { href, type View } from "../view";
+import { duration } from "../widgets";
 import {
   availabilityOf,
   loadCapabilities,
   type Tool,
-  type ToolItem,
   takeFlash,
   toggleButton,
 } from "./catalog-common";
@@ -19,7 +21,7 @@ export const toolView: View = async (context) => {
   const { api, signal, params } = context;
   const id = params.id ?? "";
   const [listed, capabilities] = await Promise.all([
-    api.get<{ tools: ToolItem[] }>("/v1/tools", { signal }),
+    api.get<z.infer<typeof toolListView>>("/v1/tools", { signal }),
     loadCapabilities(api, signal),
   ]);
   // The list has every tool with its availability; a tool it leaves out is read by its id
@@ -57,7 +59,7 @@ export const toolView: View = async (context) => {
       ["Needs", (tool.requires ?? []).join(", ")],
       ["Produces", (tool.produces ?? []).join(", ")],
       ["Fallback", tool.fallback ?? ""],
-      ["Timeout", tool.timeoutMs ? `${tool.timeoutMs / 1000} s` : ""],
+      ["Timeout", tool.timeoutMs ? duration(tool.timeoutMs) : ""],
       ["Cost", tool.cost !== undefined ? String(tool.cost) : ""],
       ["Version", tool.version ?? ""],
       ["Runs as", tool.implementation?.kind ?? ""],

@@ -109,6 +109,15 @@ export function authenticate(deps: AuthDeps): MiddlewareHandler<HttpEnv> {
           : endUserPrincipal(deps.config, record, onBehalfOf, onBehalfOfRole),
       );
       c.set("keyStillValid", async () => (await deps.keys.verify(key)) !== undefined);
+      // The key's own record; a request acting for an end user is that user's, not the key's.
+      if (onBehalfOf === undefined) {
+        c.set("apiKey", {
+          keyId: record.keyId,
+          name: record.name,
+          createdAt: record.createdAt,
+          ...(record.lastUsedAt ? { lastUsedAt: record.lastUsedAt } : {}),
+        });
+      }
     }
     if (onBehalfOf === undefined && onBehalfOfRole !== undefined) {
       throw new ValidationError("X-Toolbus-On-Behalf-Of-Role needs X-Toolbus-On-Behalf-Of.");

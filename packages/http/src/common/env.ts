@@ -1,5 +1,6 @@
 import type { Permission } from "@toolbus/core/app/access";
 import type { Logger } from "@toolbus/core/observability/log";
+import type { ApiKeyRecord } from "@toolbus/core/ports";
 import type { AuditObject } from "@toolbus/wire/model/audit";
 import type { Principal } from "@toolbus/wire/model/call";
 
@@ -28,6 +29,8 @@ export interface HttpEnv {
      * streams), so a revoked key loses them too. Within the key cache's bound.
      */
     keyStillValid: () => Promise<boolean>;
+    /** The stored API key the request came with (never the key itself); unset for a token. */
+    apiKey?: Pick<ApiKeyRecord, "keyId" | "name" | "createdAt" | "lastUsedAt">;
     /**
      * The `WWW-Authenticate` a 401 or 403 from the key check or `requirePermission` answers
      * with (common/challenge.ts); a bare `Bearer` on a 401 when unset.

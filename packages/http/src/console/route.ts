@@ -3,22 +3,26 @@ import type { HttpEnv } from "../common/env";
 
 /**
  * Everything the console loads comes from this origin, and no script or style is inline: a
- * text that slipped into the page as markup could not run. Images may be data URLs, which is
- * how tool results carry them. A stage whose console signs in with its OAuth issuer also lets
- * the page ask that issuer's origin (its metadata, and the token endpoint the code is exchanged
- * at), and no other.
+ * text that slipped into the page as markup could not run. The console writes no HTML, so
+ * Trusted Types are required with no policy: any string handed to an HTML or script sink is
+ * refused. Images may be data URLs, which is how tool results carry them. A stage whose console
+ * signs in with its OAuth issuer also lets the page ask that issuer's origin (its metadata, and
+ * the token endpoint the code is exchanged at) and, where the token endpoint is elsewhere
+ * (Cognito), that origin too, and no other.
  */
-export function consoleCsp(issuerOrigin?: string): string {
+export function consoleCsp(...origins: string[]): string {
+  const connect = ["'self'", ...new Set(origins)].join(" ");
   return [
     "default-src 'self'",
     "script-src 'self'",
     "style-src 'self'",
     "img-src 'self' data:",
-    issuerOrigin ? `connect-src 'self' ${issuerOrigin}` : "connect-src 'self'",
+    `connect-src ${connect}`,
     "object-src 'none'",
     "base-uri 'none'",
     "form-action 'self'",
     "frame-ancestors 'none'",
+    "require-trusted-types-for 'script'",
   ].join("; ");
 }
 
@@ -31,7 +35,13 @@ export const CONSOLE_CSP = consoleCsp();
  * `<origin>/console`). With both, the sign-in page offers the issuer's sign-in.
  */
 export interface ConsoleStageConfig {
-  auth?: { oauth?: { issuer: string; consoleClientId?: string } | undefined } | undefined;
+  auth?:
+    | {
+        oauth?:
+          | { issuer: string; consoleClientId?: string; consoleTokenEndpoint?: string }
+          | undefined;
+      }
+    | undefined;
 }
 
 type Assets = typeof import("./assets");
@@ -45,7 +55,14 @@ type Assets = typeof import("./assets");
 export function registerConsoleRoutes(app: Hono<HttpEnv>, config: ConsoleStageConfig = {}): void {
   const oauth = config.auth?.oauth;
   const clientId = oauth?.consoleClientId;
-  const policy = consoleCsp(oauth && clientId ? new URL(oauth.issuer).origin : undefined);
+  const tokenEndpoint = oauth?.consoleTokenEndpoint;
+  const policy =
+    oauth && clientId
+      ? consoleCsp(
+          new URL(oauth.issuer).origin,
+          ...(tokenEndpoint ? [new URL(tokenEndpoint).origin] : []),
+        )
+      : CONSOLE_CSP;
   let loading: Promise<Assets> | undefined;
   const assets = () => {
     loading ??= import("./assets");
@@ -65,8 +82,12 @@ export function registerConsoleRoutes(app: Hono<HttpEnv>, config: ConsoleStageCo
   // console is registered as at the stage's issuer (public: a browser's client has no secret),
   // or nothing where it signs in with keys only. Always 200, so a keys-only stage's page logs no
   // failed request. The issuer's endpoints the console reads from the protected-resource
-  // metadata and the issuer's own, as any client does.
-  const settings = oauth && clientId ? { oauth: { issuer: oauth.issuer, clientId } } : {};
+  // metadata and the issuer's own, as any client does; a token endpoint on another origin than
+  // the issuer's is the stage's to name, as the page's policy must allow it.
+  const settings =
+    oauth && clientId
+      ? { oauth: { issuer: oauth.issuer, clientId, ...(tokenEndpoint ? { tokenEndpoint } : {}) } }
+      : {};
   app.get("/console/settings", (c) => {
     c.header("cache-control", "no-store");
     return c.json(settings, 200);

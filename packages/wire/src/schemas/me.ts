@@ -16,6 +16,15 @@ export const meView = z
     roles: z.array(z.string()),
     /** Whether the stage offers connected accounts (`/v1/connections`). */
     connections: z.boolean(),
+    /** The API key the caller signed in with: its record, never the key. */
+    key: z
+      .object({
+        keyId: z.string(),
+        name: z.string(),
+        createdAt: z.string(),
+        lastUsedAt: z.string().optional(),
+      })
+      .optional(),
     /** A person signed in with OAuth: the token's issuer. */
     issuer: z.string().optional(),
     /** Where the stage serves its event streams, when that is not this API's own origin. */

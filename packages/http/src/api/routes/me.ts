@@ -37,6 +37,7 @@ export function registerMeRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): void
         roles: [...deps.config.roles],
         connections: servesConnections(deps),
         ...(principal.issuer === undefined ? {} : { issuer: principal.issuer }),
+        ...(c.get("apiKey") ? { key: c.get("apiKey") } : {}),
         ...(deps.streamUrl ? { streamUrl: deps.streamUrl } : {}),
       },
       200,
