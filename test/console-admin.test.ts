@@ -6,6 +6,7 @@ import {
   expectOnly,
   horizontalOverflow,
   seriousFindings,
+  signedInPage,
   signIn,
   startConsoleStage,
 } from "./support/console";
@@ -107,8 +108,7 @@ describe("keys in the console", { timeout: 60_000 }, () => {
 
   it("asks before revoking with the keyboard alone: Escape keeps the key, Enter on Revoke revokes it", async () => {
     const { key } = await stage.key("keyboard-kept", "viewer");
-    const { page, problems } = await stage.page();
-    await signIn(stage, page, stage.system.adminKey);
+    const { page, problems } = await signedInPage(stage, stage.system.adminKey);
     await open(page, "/admin/keys", "Keys");
     const row = page.getByRole("row").filter({ hasText: "keyboard-kept" });
     const revoke = row.getByRole("button", { name: "Revoke key keyboard-kept" });
@@ -136,8 +136,7 @@ describe("keys in the console", { timeout: 60_000 }, () => {
 
   it("shows a viewer the Not allowed page for the keys page, as the API refuses it", async () => {
     const viewer = await stage.key("admin-pages-viewer", "viewer");
-    const { page, problems } = await stage.page();
-    await signIn(stage, page, viewer.key);
+    const { page, problems } = await signedInPage(stage, viewer.key);
     // The navigation offers no admin page to a viewer; the address still leads there.
     expect(await page.getByRole("link", { name: "Keys" }).count()).toBe(0);
     await open(page, "/admin/keys", "Not allowed");
@@ -153,8 +152,7 @@ describe("keys in the console", { timeout: 60_000 }, () => {
 
 describe("registered toolsets in the console", { timeout: 90_000 }, () => {
   it("registers an MCP server from pasted JSON, then reviews its changed tool as a diff and accepts it", async () => {
-    const { page, problems } = await stage.page();
-    await signIn(stage, page, stage.system.adminKey);
+    const { page, problems } = await signedInPage(stage, stage.system.adminKey);
     await page.getByRole("link", { name: "Toolsets" }).click();
     await page.getByRole("heading", { level: 1, name: "Registered toolsets" }).waitFor();
 
@@ -233,8 +231,7 @@ describe("registered toolsets in the console", { timeout: 90_000 }, () => {
       },
     });
     expect(registered.status, await registered.clone().text()).toBe(201);
-    const { page, problems } = await stage.page();
-    await signIn(stage, page, stage.system.adminKey);
+    const { page, problems } = await signedInPage(stage, stage.system.adminKey);
     await open(page, "/admin/toolsets", "Registered toolsets");
     const row = page.getByRole("row").filter({ hasText: "console_http" });
     await row.getByText(receiver.origin, { exact: true }).waitFor();
@@ -257,8 +254,7 @@ describe("registered toolsets in the console", { timeout: 90_000 }, () => {
   });
 
   it("shows the API's validation error for a wrong field beside the form, with its path", async () => {
-    const { page, problems } = await stage.page();
-    await signIn(stage, page, stage.system.adminKey);
+    const { page, problems } = await signedInPage(stage, stage.system.adminKey);
     await open(page, "/admin/toolsets", "Registered toolsets");
     await page.getByLabel("Toolset name").fill("console_wrong");
     await page.getByLabel("Registration (JSON)").fill(
@@ -297,8 +293,10 @@ describe("the audit log in the console", { timeout: 60_000 }, () => {
     for (let index = 0; index < 50; index += 1) await stage.key(`audit-filler-${index}`, "viewer");
     await stage.key("audited-key", "member");
 
-    const { page, problems } = await stage.page({ width: 390, height: 844 });
-    await signIn(stage, page, stage.system.adminKey);
+    const { page, problems } = await signedInPage(stage, stage.system.adminKey, {
+      width: 390,
+      height: 844,
+    });
     await open(page, "/admin/audit", "Audit");
     const rows = page.getByRole("row");
     // The header, then the newest entry: the key made last.
@@ -318,8 +316,10 @@ describe("the audit log in the console", { timeout: 60_000 }, () => {
   });
 
   it("fits the keys and toolsets pages in a 390 px wide window", async () => {
-    const { page, problems } = await stage.page({ width: 390, height: 844 });
-    await signIn(stage, page, stage.system.adminKey);
+    const { page, problems } = await signedInPage(stage, stage.system.adminKey, {
+      width: 390,
+      height: 844,
+    });
     await open(page, "/admin/keys", "Keys");
     expect(await horizontalOverflow(page)).toBe(0);
     expect(await seriousFindings(page)).toEqual([]);
@@ -368,8 +368,7 @@ describe("subscriptions in the console", { timeout: 60_000 }, () => {
     await expect.poll(async () => (await dead()).length, { timeout: 10_000 }).toBe(2);
     const [one] = (await dead()).map((letter) => letter.eventKey);
 
-    const { page, problems } = await stage.page();
-    await signIn(stage, page, alice.key);
+    const { page, problems } = await signedInPage(stage, alice.key);
     await page.getByRole("link", { name: "Subscriptions" }).click();
     await page.getByRole("heading", { level: 1, name: "Subscriptions" }).waitFor();
     const row = page.getByRole("row").filter({ hasText: "alice-results" });
@@ -406,8 +405,7 @@ describe("subscriptions in the console", { timeout: 60_000 }, () => {
     await page.context().close();
 
     // An administrator sees every subscription, with its owner.
-    const asAdmin = await stage.page();
-    await signIn(stage, asAdmin.page, stage.system.adminKey);
+    const asAdmin = await signedInPage(stage, stage.system.adminKey);
     await open(asAdmin.page, "/admin/subscriptions", "Subscriptions");
     await asAdmin.page.getByText("bob-results", { exact: true }).waitFor();
     await asAdmin.page.getByRole("columnheader", { name: "Owner" }).waitFor();

@@ -1,4 +1,4 @@
-import { defineTool, ToolFailure } from "@toolbus/core";
+import { defineTool } from "@toolbus/core";
 import { builtinTools, builtinToolsets } from "@toolbus/tools";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,9 +8,11 @@ import {
   expectOnly,
   horizontalOverflow,
   seriousFindings,
+  signedInPage,
   signIn,
   startConsoleStage,
 } from "./support/console";
+import { CONSOLE_TEST_TOOLSET, refuses } from "./support/console-tools";
 
 /*
  * The console's catalog and tool pages in a real browser: finding a tool by what it does and
@@ -26,7 +28,7 @@ const PNG =
 const snapshot = defineTool({
   spec: {
     id: "test_snapshot",
-    toolset: "console_test",
+    toolset: CONSOLE_TEST_TOOLSET.name,
     title: "Dashboard snapshot",
     description: "A picture of the dashboard as it is now.",
     category: "utility",
@@ -49,7 +51,7 @@ const snapshot = defineTool({
 const echo = defineTool({
   spec: {
     id: "test_echo",
-    toolset: "console_test",
+    toolset: CONSOLE_TEST_TOOLSET.name,
     title: "Echo",
     description: "Says back what it was told, as often as asked.",
     category: "utility",
@@ -76,7 +78,7 @@ const echo = defineTool({
 const retired = defineTool({
   spec: {
     id: "test_retired",
-    toolset: "console_test",
+    toolset: CONSOLE_TEST_TOOLSET.name,
     title: "Retired tool",
     description: "A tool an administrator turns off.",
     category: "utility",
@@ -95,7 +97,7 @@ const gates: (() => void)[] = [];
 const gate = defineTool({
   spec: {
     id: "test_gate",
-    toolset: "console_test",
+    toolset: CONSOLE_TEST_TOOLSET.name,
     title: "Gate",
     description: "Finishes when the test opens its gate.",
     category: "utility",
@@ -111,27 +113,6 @@ const gate = defineTool({
   },
 });
 
-const refuses = defineTool({
-  spec: {
-    id: "test_refuses",
-    toolset: "console_test",
-    title: "Refuser",
-    description: "Always fails, as an upstream that says no would.",
-    category: "utility",
-    usageHint: "tests",
-  },
-  input: z.object({}),
-  output: z.object({}),
-  async execute() {
-    throw new ToolFailure({
-      kind: "upstream_error",
-      message: "The upstream said no.",
-      retryable: true,
-      recovery: "replan",
-    });
-  },
-});
-
 let stage: ConsoleStage;
 let member: string;
 let viewer: string;
@@ -139,15 +120,7 @@ let viewer: string;
 beforeAll(async () => {
   stage = await startConsoleStage({
     tools: [...builtinTools, snapshot, echo, retired, gate, refuses],
-    toolsets: [
-      ...builtinToolsets,
-      {
-        name: "console_test",
-        description: "Tools of the console's tests",
-        owner: "tests",
-        kind: "builtin",
-      },
-    ],
+    toolsets: [...builtinToolsets, CONSOLE_TEST_TOOLSET],
     // The API holds a call's request one second at most: a slower call is polled for.
     config: { calls: { maxWaitSeconds: 1 } },
   });
@@ -169,8 +142,7 @@ async function openTool(page: Page, id: string): Promise<void> {
 
 describe("the catalog", () => {
   it("finds a tool by words not in its name and says why it matched, and keeps the search on reload", async () => {
-    const { page, problems } = await stage.page();
-    await signIn(stage, page, member);
+    const { page, problems } = await signedInPage(stage, member);
     const search = page.getByRole("searchbox", { name: "Search tools" });
     await search.fill("how easy is this text to read");
     await search.press("Enter");
@@ -200,8 +172,7 @@ describe("the catalog", () => {
   });
 
   it("says why a tool is unavailable: the missing capability, why, and what sets it up", async () => {
-    const { page, problems } = await stage.page();
-    await signIn(stage, page, stage.system.adminKey);
+    const { page, problems } = await signedInPage(stage, stage.system.adminKey);
     const github = rowOf(page, "GitHub");
     const text = (await github.textContent()) ?? "";
     expect(text).toContain("unavailable");
@@ -234,8 +205,7 @@ describe("the catalog", () => {
   });
 
   it("offers a viewer neither the Try-it form nor enable / disable", async () => {
-    const { page, problems } = await stage.page({ width: 390, height: 800 });
-    await signIn(stage, page, viewer);
+    const { page, problems } = await signedInPage(stage, viewer, { width: 390, height: 800 });
     await rowOf(page, "Readability analyzer").waitFor();
     expect(await page.getByRole("button", { name: /^(Disable|Enable) / }).count()).toBe(0);
     expect(await horizontalOverflow(page)).toBe(0);
@@ -252,8 +222,7 @@ describe("the catalog", () => {
   });
 
   it("lets an administrator disable a tool, which then shows as unavailable with the reason", async () => {
-    const { page, problems } = await stage.page();
-    await signIn(stage, page, stage.system.adminKey);
+    const { page, problems } = await signedInPage(stage, stage.system.adminKey);
     const row = rowOf(page, "Retired tool");
     expect((await row.textContent()) ?? "").not.toContain("unavailable");
     await row.getByRole("button", { name: "Disable Retired tool" }).click();
@@ -285,8 +254,7 @@ describe("the catalog", () => {
 
 describe("a tool's page", () => {
   it("runs readability_analyzer through its form, shows the API's errors by field and the result", async () => {
-    const { page, problems } = await stage.page({ width: 390, height: 800 });
-    await signIn(stage, page, member);
+    const { page, problems } = await signedInPage(stage, member, { width: 390, height: 800 });
     await page.getByRole("link", { name: "Readability analyzer", exact: true }).click();
     await page.getByRole("heading", { level: 1, name: "Readability analyzer" }).waitFor();
     await page.getByRole("heading", { name: "Guidelines" }).waitFor();
@@ -333,8 +301,7 @@ describe("a tool's page", () => {
   });
 
   it("builds a field for each kind of input and shows a JSON field's parse error as it is typed", async () => {
-    const { page, problems } = await stage.page();
-    await signIn(stage, page, member);
+    const { page, problems } = await signedInPage(stage, member);
     await openTool(page, "test_echo");
     await page.getByRole("heading", { level: 1, name: "Echo" }).waitFor();
     const kind = (label: string) =>
@@ -375,8 +342,7 @@ describe("a tool's page", () => {
   });
 
   it("offers the kinds of a union input to choose from, each with its own fields", async () => {
-    const { page, problems } = await stage.page();
-    await signIn(stage, page, member);
+    const { page, problems } = await signedInPage(stage, member);
     await openTool(page, "rss_feed");
     await page.getByRole("heading", { level: 1, name: "RSS and Atom feeds" }).waitFor();
     const action = page.getByLabel("action");
@@ -401,8 +367,7 @@ describe("a tool's page", () => {
   });
 
   it("shows an image a tool returns as an image", async () => {
-    const { page, problems } = await stage.page();
-    await signIn(stage, page, member);
+    const { page, problems } = await signedInPage(stage, member);
     await openTool(page, "test_snapshot");
     await page.getByRole("heading", { level: 1, name: "Dashboard snapshot" }).waitFor();
     await page.getByText("This tool takes no input.").waitFor();
@@ -429,8 +394,7 @@ describe("a tool's page", () => {
 
 describe("a call from the Try-it form", () => {
   it("that outlasts the request is polled until it finishes, then its result is shown", async () => {
-    const { page, problems } = await stage.page();
-    await signIn(stage, page, member);
+    const { page, problems } = await signedInPage(stage, member);
     await openTool(page, "test_gate");
     await page.getByRole("heading", { level: 1, name: "Gate" }).waitFor();
     await page.getByRole("button", { name: "Call the tool" }).click();
@@ -494,8 +458,7 @@ describe("a call from the Try-it form", () => {
   });
 
   it("that fails shows its kind, message and what to do", async () => {
-    const { page, problems } = await stage.page();
-    await signIn(stage, page, member);
+    const { page, problems } = await signedInPage(stage, member);
     await openTool(page, "test_refuses");
     await page.getByRole("heading", { level: 1, name: "Refuser" }).waitFor();
     await page.getByRole("button", { name: "Call the tool" }).click();
@@ -512,8 +475,7 @@ describe("a call from the Try-it form", () => {
 
 describe("with the keyboard alone", () => {
   it("finds a tool by searching, opens it and calls it", async () => {
-    const { page, problems } = await stage.page();
-    await signIn(stage, page, member);
+    const { page, problems } = await signedInPage(stage, member);
     const focused = () =>
       page.evaluate<string>(
         "(() => { const e = document.activeElement; return [e.tagName, e.getAttribute('aria-label') ?? e.textContent?.trim() ?? '', e.id].join(':'); })()",
@@ -551,8 +513,10 @@ describe("with the keyboard alone", () => {
 describe("made to be read by everyone", () => {
   for (const width of [1280, 390]) {
     it(`has no serious accessibility finding and no sideways scroll at ${width} px, with search results, field errors and a result`, async () => {
-      const { page, problems } = await stage.page({ width, height: 900 });
-      await signIn(stage, page, stage.system.adminKey);
+      const { page, problems } = await signedInPage(stage, stage.system.adminKey, {
+        width,
+        height: 900,
+      });
       const search = page.getByRole("searchbox", { name: "Search tools" });
       await search.fill("github issues");
       await search.press("Enter");

@@ -11,6 +11,7 @@ import {
   type ConsoleStage,
   horizontalOverflow,
   seriousFindings,
+  signedInPage,
   signIn,
   startConsoleStage,
 } from "./support/console";
@@ -42,6 +43,11 @@ afterAll(async () => {
 async function openMe(page: Page): Promise<void> {
   await page.getByRole("link", { name: "Me", exact: true }).click();
   await page.getByRole("heading", { level: 1, name: "Me" }).waitFor();
+}
+
+/** GitHub's entry on the Me page. */
+function githubOn(page: Page) {
+  return page.getByRole("listitem").filter({ hasText: "GitHub" });
 }
 
 /** The value a facts list gives for `label`. */
@@ -114,8 +120,7 @@ describe("the Me page", () => {
 
   it("shows the signed-in key's id, role, name and age, and how it signed in", async () => {
     const { key, keyId } = await stage.key("me-page-member", "member");
-    const { page, problems } = await stage.page();
-    await signIn(stage, page, key);
+    const { page, problems } = await signedInPage(stage, key);
     await openMe(page);
     expect(await fact(page, "ID").textContent()).toBe(keyId);
     expect(await fact(page, "Role").textContent()).toBe("member");
@@ -130,7 +135,7 @@ describe("the Me page", () => {
       await page.getByRole("link", { name: "Me", exact: true }).getAttribute("aria-current"),
     ).toBe("page");
     // Not connected yet: GitHub is offered with a Connect button and nothing to disconnect.
-    const github = page.getByRole("listitem").filter({ hasText: "GitHub" });
+    const github = githubOn(page);
     await github.getByText("Not connected").waitFor();
     expect(await github.getByRole("button", { name: "Disconnect GitHub" }).count()).toBe(0);
     expect(problems).toEqual([]);
@@ -139,10 +144,9 @@ describe("the Me page", () => {
 
   it("connects a GitHub account through the provider's consent in a new tab, then disconnects it after a confirmation", async () => {
     const { key } = await stage.key("me-page-connects", "member");
-    const { page, problems } = await stage.page();
-    await signIn(stage, page, key);
+    const { page, problems } = await signedInPage(stage, key);
     await openMe(page);
-    const github = page.getByRole("listitem").filter({ hasText: "GitHub" });
+    const github = githubOn(page);
 
     const opened = page.context().waitForEvent("page");
     await github.getByRole("button", { name: "Connect GitHub" }).click();
@@ -220,10 +224,9 @@ describe("the Me page", () => {
     });
     expect(JSON.stringify(await call.json())).toContain("connection_required");
 
-    const { page } = await stage.page();
-    await signIn(stage, page, key);
+    const { page } = await signedInPage(stage, key);
     await openMe(page);
-    const github = page.getByRole("listitem").filter({ hasText: "GitHub" });
+    const github = githubOn(page);
     await github.getByText("Expired", { exact: true }).waitFor();
     expect(await github.locator('dt:text-is("Why it expired") + dd').textContent()).toMatch(
       /invalid_grant/,
@@ -241,10 +244,9 @@ describe("the Me page", () => {
 
   it("keeps one watch when Connect is pressed twice, and asks nothing while the tab is hidden", async () => {
     const { key } = await stage.key("me-page-watches", "member");
-    const { page, problems } = await stage.page();
-    await signIn(stage, page, key);
+    const { page, problems } = await signedInPage(stage, key);
     await openMe(page);
-    const github = page.getByRole("listitem").filter({ hasText: "GitHub" });
+    const github = githubOn(page);
     await github.getByText("Not connected").waitFor();
     // Each look at the connections takes a while, so the second Connect comes while the first
     // watch is still asking.
@@ -295,10 +297,9 @@ describe("the Me page", () => {
 
   for (const width of [1280, 390]) {
     it(`has no serious accessibility finding and no horizontal scroll at ${width} px`, async () => {
-      const { page } = await stage.page({ width });
-      await signIn(stage, page, stage.system.adminKey);
+      const { page } = await signedInPage(stage, stage.system.adminKey, { width });
       await openMe(page);
-      await page.getByRole("listitem").filter({ hasText: "GitHub" }).waitFor();
+      await githubOn(page).waitFor();
       expect(await seriousFindings(page)).toEqual([]);
       expect(await horizontalOverflow(page)).toBe(0);
       await page.context().close();

@@ -1,16 +1,17 @@
-import { defineTool, ToolFailure } from "@toolbus/core";
+import { defineTool } from "@toolbus/core";
 import { builtinTools, builtinToolsets } from "@toolbus/tools";
-import type { Page } from "playwright-core";
+import type { Page, Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   type ConsoleStage,
   horizontalOverflow,
   seriousFindings,
-  signIn,
+  signedInPage,
   startConsoleStage,
   type WatchedPage,
 } from "./support/console";
+import { CONSOLE_TEST_TOOLSET, refuses } from "./support/console-tools";
 
 /*
  * The console's runs pages in a real browser against a real stage: a run's timeline receives a
@@ -26,7 +27,7 @@ const gates = new Map<string, () => void>();
 const steps = defineTool({
   spec: {
     id: "test_steps",
-    toolset: "test_console_runs",
+    toolset: CONSOLE_TEST_TOOLSET.name,
     title: "Steps",
     description: "Reports progress, then finishes when the test says so.",
     category: "utility",
@@ -47,7 +48,7 @@ const steps = defineTool({
 const slow = defineTool({
   spec: {
     id: "test_slow",
-    toolset: "test_console_runs",
+    toolset: CONSOLE_TEST_TOOLSET.name,
     title: "Slow",
     description: "Waits, reporting how long it has waited; stops when cancelled.",
     category: "utility",
@@ -71,7 +72,7 @@ const slow = defineTool({
 const guarded = defineTool({
   spec: {
     id: "test_guarded",
-    toolset: "test_console_runs",
+    toolset: CONSOLE_TEST_TOOLSET.name,
     title: "Guarded",
     description: "Runs only once a person approves it.",
     category: "utility",
@@ -84,37 +85,13 @@ const guarded = defineTool({
   },
 });
 
-const fails = defineTool({
-  spec: {
-    id: "test_fails",
-    toolset: "test_console_runs",
-    title: "Fails",
-    description: "Always fails with upstream_error.",
-    category: "utility",
-    usageHint: "tests",
-  },
-  input: z.object({}),
-  output: z.object({}),
-  async execute() {
-    throw new ToolFailure({
-      kind: "upstream_error",
-      message: "The upstream said no.",
-      retryable: true,
-      recovery: "replan",
-    });
-  },
-});
-
 let stage: ConsoleStage;
 let member: { key: string; keyId: string };
 
 beforeAll(async () => {
   stage = await startConsoleStage({
-    tools: [...builtinTools, steps, slow, guarded, fails],
-    toolsets: [
-      ...builtinToolsets,
-      { name: "test_console_runs", description: "Test tools", owner: "tests", kind: "builtin" },
-    ],
+    tools: [...builtinTools, steps, slow, guarded, refuses],
+    toolsets: [...builtinToolsets, CONSOLE_TEST_TOOLSET],
     config: { approvals: { rules: [{ tools: ["test_guarded"] }] } },
   });
   member = await stage.key("runs-member", "member");
@@ -152,12 +129,50 @@ async function open(
   title: string,
   width?: number,
 ): Promise<WatchedPage> {
-  const watched = await stage.page(width ? { width } : {});
+  const watched = await signedInPage(stage, key, width ? { width } : {});
   watched.page.setDefaultTimeout(15_000);
-  await signIn(stage, watched.page, key);
   await watched.page.evaluate(`location.hash = ${JSON.stringify(`#${path}`)}`);
   await watched.page.getByRole("heading", { level: 1, name: title }).waitFor();
   return watched;
+}
+
+/** Hands the run's event streams (not its JSON reads of events) to `answer`. */
+async function routeStreams(
+  page: Page,
+  runId: string,
+  answer: (route: Route) => Promise<void>,
+): Promise<void> {
+  await page.route(`**/v1/runs/${runId}/events*`, (route) =>
+    (route.request().headers().accept ?? "").includes("text/event-stream")
+      ? answer(route)
+      : route.continue(),
+  );
+}
+
+/**
+ * Answers an event stream as a buffered answer on AWS does: the run's events after its
+ * Last-Event-ID, the last one's id the cursor, and then its end. Returns that cursor.
+ */
+async function answerAtOnce(route: Route, runId: string): Promise<string> {
+  const from = route.request().headers()["last-event-id"];
+  const read = await stage.system.request(
+    `/v1/runs/${runId}/events${from ? `?cursor=${encodeURIComponent(from)}` : ""}`,
+  );
+  const body = (await read.json()) as { events: { detailType: string }[]; cursor: string };
+  const text = body.events
+    .map(
+      (event, index) =>
+        `event: ${event.detailType}\ndata: ${JSON.stringify(event)}\n${
+          index === body.events.length - 1 ? `id: ${body.cursor}\n` : ""
+        }\n`,
+    )
+    .join("");
+  await route.fulfill({
+    status: 200,
+    headers: { "content-type": "text/event-stream" },
+    body: text,
+  });
+  return body.cursor;
 }
 
 const callCard = (page: Page, name: string) => page.getByRole("article", { name });
@@ -240,34 +255,12 @@ describe("a run's timeline", () => {
     });
     const resumedFrom: (string | undefined)[] = [];
     let cursor: string | undefined;
-    await page.route(`**/v1/runs/${runId}/events*`, async (route) => {
-      const request = route.request();
-      if (!(request.headers().accept ?? "").includes("text/event-stream")) {
-        return route.continue();
-      }
-      resumedFrom.push(request.headers()["last-event-id"]);
+    await routeStreams(page, runId, async (route) => {
+      resumedFrom.push(route.request().headers()["last-event-id"]);
       if (resumedFrom.length > 1) return route.continue();
       firstStream?.();
       await firstStreamMayEnd;
-      const read = await stage.system.request(`/v1/runs/${runId}/events`);
-      const body = (await read.json()) as {
-        events: { detailType: string }[];
-        cursor: string;
-      };
-      cursor = body.cursor;
-      const text = body.events
-        .map(
-          (event, index) =>
-            `event: ${event.detailType}\ndata: ${JSON.stringify(event)}\n${
-              index === body.events.length - 1 ? `id: ${body.cursor}\n` : ""
-            }\n`,
-        )
-        .join("");
-      return route.fulfill({
-        status: 200,
-        headers: { "content-type": "text/event-stream" },
-        body: text,
-      });
+      cursor = await answerAtOnce(route, runId);
     });
     await page.evaluate(`location.hash = ${JSON.stringify(`#/runs/${runId}`)}`);
     await page.getByText("No calls in this run yet").waitFor();
@@ -296,30 +289,9 @@ describe("a run's timeline", () => {
     const { page, problems } = await open(stage.system.adminKey, "/runs", "Runs");
     // As on AWS, where an answer is buffered: each stream sends what there is and ends.
     let streams = 0;
-    await page.route(`**/v1/runs/${runId}/events*`, async (route) => {
-      const request = route.request();
-      if (!(request.headers().accept ?? "").includes("text/event-stream")) {
-        return route.continue();
-      }
+    await routeStreams(page, runId, async (route) => {
       streams += 1;
-      const from = request.headers()["last-event-id"];
-      const read = await stage.system.request(
-        `/v1/runs/${runId}/events${from ? `?cursor=${encodeURIComponent(from)}` : ""}`,
-      );
-      const body = (await read.json()) as { events: { detailType: string }[]; cursor: string };
-      const text = body.events
-        .map(
-          (event, index) =>
-            `event: ${event.detailType}\ndata: ${JSON.stringify(event)}\n${
-              index === body.events.length - 1 ? `id: ${body.cursor}\n` : ""
-            }\n`,
-        )
-        .join("");
-      return route.fulfill({
-        status: 200,
-        headers: { "content-type": "text/event-stream" },
-        body: text,
-      });
+      await answerAtOnce(route, runId);
     });
     await page.evaluate(`location.hash = ${JSON.stringify(`#/runs/${runId}`)}`);
     await page.getByText("No calls in this run yet").waitFor();
@@ -446,17 +418,17 @@ describe("the runs page", () => {
   it("lists a run that had calls, with its calls and failures, and opens it", async () => {
     const runId = stage.system.runId();
     await call(runId, { tool: "test_slow", input: { ms: 0 }, callId: "ok", wait: 10 });
-    await call(runId, { tool: "test_fails", input: {}, callId: "bad", wait: 10 });
+    await call(runId, { tool: "test_refuses", input: {}, callId: "bad", wait: 10 });
     await stage.system.settle();
     const { page, problems } = await open(stage.system.adminKey, "/runs", "Runs");
     const row = page.getByRole("row").filter({ hasText: runId });
     await row.waitFor();
     expect(await row.getByRole("cell").nth(3).textContent()).toBe("Calls: 2");
     expect(await row.getByText("1 failed").isVisible()).toBe(true);
-    expect(await row.getByText("test_fails, test_slow").isVisible()).toBe(true);
+    expect(await row.getByText("test_refuses, test_slow").isVisible()).toBe(true);
     await row.getByRole("link", { name: runId }).click();
     await page.getByRole("heading", { level: 1, name: `Run ${runId}` }).waitFor();
-    const failed = callCard(page, "test_fails · bad");
+    const failed = callCard(page, "test_refuses · bad");
     await failed.getByText("Failed: upstream_error").waitFor();
     expect(await failed.getByText("The upstream said no.").isVisible()).toBe(true);
     expect(await failed.getByText("Recovery: replan; retryable.").isVisible()).toBe(true);
@@ -469,7 +441,7 @@ describe("the runs page", () => {
     await page.getByText("Live: new runs and calls appear").waitFor();
     await page.evaluate("window.__notReloaded = true");
     const runId = stage.system.runId();
-    await call(runId, { tool: "test_fails", input: {}, callId: "late", wait: 10 });
+    await call(runId, { tool: "test_refuses", input: {}, callId: "late", wait: 10 });
     const row = page.getByRole("row").filter({ hasText: runId });
     await row.getByText("1 failed").waitFor();
     await page
@@ -498,7 +470,7 @@ describe("the runs page", () => {
 describe("the runs pages with content", () => {
   it("have no serious accessibility finding and no horizontal scroll, wide or on a phone", async () => {
     const runId = stage.system.runId();
-    await call(runId, { tool: "test_fails", input: {}, callId: "broken", wait: 10 });
+    await call(runId, { tool: "test_refuses", input: {}, callId: "broken", wait: 10 });
     await call(
       runId,
       { tool: "test_guarded", input: { word: "a".repeat(400) }, callId: "held" },
@@ -516,8 +488,8 @@ describe("the runs pages with content", () => {
       );
       await callCard(page, "test_slow · busy").getByText("working").first().waitFor();
       await callCard(page, "test_guarded · held").getByText("Approval requested").waitFor();
-      await callCard(page, "test_fails · broken").getByText("Failed: upstream_error").waitFor();
-      await callCard(page, "test_fails · broken").getByText("Input", { exact: true }).click();
+      await callCard(page, "test_refuses · broken").getByText("Failed: upstream_error").waitFor();
+      await callCard(page, "test_refuses · broken").getByText("Input", { exact: true }).click();
       const pages = [
         ["run", async () => undefined],
         [

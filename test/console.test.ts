@@ -1,7 +1,13 @@
 import { readFileSync } from "node:fs";
 import { ASSETS_MODULE, buildConsoleAssets } from "@toolbus/console/build";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ConsoleStage, expectOnly, signIn, startConsoleStage } from "./support/console";
+import {
+  type ConsoleStage,
+  expectOnly,
+  signedInPage,
+  signIn,
+  startConsoleStage,
+} from "./support/console";
 
 let stage: ConsoleStage;
 
@@ -84,8 +90,7 @@ describe("GET /v1/me", () => {
 
 describe("signing in", () => {
   it("shows the catalog with the tools the key's role may see", async () => {
-    const { page, problems } = await stage.page();
-    await signIn(stage, page, stage.system.adminKey);
+    const { page, problems } = await signedInPage(stage, stage.system.adminKey);
     const rows = page.getByRole("row");
     expect(await rows.count()).toBeGreaterThan(5);
     expect(await page.getByRole("link", { name: "Catalog" }).getAttribute("aria-current")).toBe(
@@ -109,8 +114,7 @@ describe("signing in", () => {
 
   it("sends the person back to sign-in when the key is revoked mid-session", async () => {
     const { key, keyId } = await stage.key("revoked-mid-session", "viewer");
-    const { page, problems } = await stage.page();
-    await signIn(stage, page, key);
+    const { page, problems } = await signedInPage(stage, key);
     const revoked = await stage.system.request(`/v1/keys/${keyId}`, { method: "DELETE" });
     expect(revoked.status).toBeLessThan(300);
     // The next thing the person does asks the API, which now refuses the key.
@@ -151,8 +155,7 @@ describe("signing in", () => {
 
   it("keeps the tab's sign-in when the API cannot be asked about it, and forgets it only when refused", async () => {
     const { key } = await stage.key("kept-through-outage", "viewer");
-    const { page, problems } = await stage.page();
-    await signIn(stage, page, key);
+    const { page, problems } = await signedInPage(stage, key);
     await page.route("**/v1/me", (route) =>
       route.fulfill({
         status: 503,

@@ -148,6 +148,17 @@ export async function signIn(stage: ConsoleStage, page: Page, key: string): Prom
   await page.getByRole("heading", { level: 1, name: "Catalog" }).waitFor();
 }
 
+/** A fresh page of the stage (see `ConsoleStage.page`), signed in with the key. */
+export async function signedInPage(
+  stage: ConsoleStage,
+  key: string,
+  options?: { width?: number; height?: number },
+): Promise<WatchedPage> {
+  const watched = await stage.page(options);
+  await signIn(stage, watched.page, key);
+  return watched;
+}
+
 const AXE_SOURCE = readFileSync(
   createRequire(import.meta.url).resolve("axe-core/axe.min.js"),
   "utf8",

@@ -119,6 +119,31 @@ export function isBusy(button: HTMLButtonElement): boolean {
 }
 
 /**
+ * A form whose submit runs `action` once at a time with `submit` busy (see busy): a submit
+ * meanwhile does nothing; `problem` is cleared first and shows what `action` throws. A check
+ * of the form's own that fails puts its notice in `problem` and returns.
+ */
+export function onSubmit(
+  form: HTMLFormElement,
+  submit: HTMLButtonElement,
+  problem: HTMLElement,
+  action: () => Promise<void>,
+): void {
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (isBusy(submit)) return;
+    replace(problem);
+    void busy(submit, async () => {
+      try {
+        await action();
+      } catch (error) {
+        replace(problem, errorNotice(error));
+      }
+    });
+  });
+}
+
+/**
  * A button that asks before it acts: pressing it puts "question [confirm] [keep]" in its place
  * (no window.confirm), with focus on the safe choice; Keep or Escape puts the button back;
  * confirm runs `act`, which says what to show after.

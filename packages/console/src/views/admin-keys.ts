@@ -2,7 +2,7 @@ import type { apiKeyCreatedView, apiKeyListView, apiKeyView } from "@toolbus/wir
 import type { z } from "zod";
 import { h, heading, notice, replace, time } from "../dom";
 import type { View, ViewContext } from "../view";
-import { busy, confirmButton, errorNotice, focusNotice, isBusy } from "../widgets";
+import { confirmButton, focusNotice, onSubmit } from "../widgets";
 import { adminTable, field } from "./admin-kit";
 
 /** A key's record as `GET /v1/keys` lists it: never the key itself. */
@@ -77,24 +77,15 @@ function createForm(
     submit,
     problem,
   );
-  form.addEventListener("submit", (event) => {
-    event.preventDefault();
-    if (isBusy(submit)) return;
-    replace(problem);
-    void busy(submit, async () => {
-      try {
-        const created = await context.api.post<CreatedKey>("/v1/keys", {
-          name: name.value.trim(),
-          role: role.value,
-        });
-        name.value = "";
-        replace(status, createdPanel(created));
-        await reload();
-        status.querySelector<HTMLElement>(".created-title")?.focus();
-      } catch (error) {
-        replace(problem, errorNotice(error));
-      }
+  onSubmit(form, submit, problem, async () => {
+    const created = await context.api.post<CreatedKey>("/v1/keys", {
+      name: name.value.trim(),
+      role: role.value,
     });
+    name.value = "";
+    replace(status, createdPanel(created));
+    await reload();
+    status.querySelector<HTMLElement>(".created-title")?.focus();
   });
   return form;
 }

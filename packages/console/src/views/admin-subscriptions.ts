@@ -8,7 +8,7 @@ import type {
 import type { z } from "zod";
 import { append, facts, h, heading, notice, replace, time } from "../dom";
 import { href, type View, type ViewContext } from "../view";
-import { busy, errorNotice, focusNotice, isBusy } from "../widgets";
+import { busy, errorNotice, focusNotice, onSubmit } from "../widgets";
 import { adminTable, field } from "./admin-kit";
 
 type Subscription = z.infer<typeof subscriptionView>;
@@ -285,29 +285,20 @@ function replayForm(context: ViewContext, subscription: Subscription): HTMLEleme
     submit,
     result,
   );
-  form.addEventListener("submit", (event) => {
-    event.preventDefault();
-    if (isBusy(submit)) return;
-    replace(result);
-    void busy(submit, async () => {
-      try {
-        const replay = await context.api.post<z.infer<typeof replayResultView>>(
-          `/v1/subscriptions/${encodeURIComponent(subscription.id)}/replay`,
-          {
-            runId: runId.value.trim(),
-          },
-        );
-        replace(
-          result,
-          notice(
-            "success",
-            `Queued ${replay.queued} of ${replay.events} events read${replay.complete ? "" : " (stopped at the limit: replay the rest later)"}.`,
-          ),
-        );
-      } catch (error) {
-        replace(result, errorNotice(error));
-      }
-    });
+  onSubmit(form, submit, result, async () => {
+    const replay = await context.api.post<z.infer<typeof replayResultView>>(
+      `/v1/subscriptions/${encodeURIComponent(subscription.id)}/replay`,
+      {
+        runId: runId.value.trim(),
+      },
+    );
+    replace(
+      result,
+      notice(
+        "success",
+        `Queued ${replay.queued} of ${replay.events} events read${replay.complete ? "" : " (stopped at the limit: replay the rest later)"}.`,
+      ),
+    );
   });
   return form;
 }

@@ -12,7 +12,16 @@ import type { z } from "zod";
 import { ApiError } from "../api";
 import { append, facts, h, heading, notice, replace, time } from "../dom";
 import { href, segment, type View, type ViewContext } from "../view";
-import { busy, confirmButton, errorNotice, errorText, focusNotice, isBusy, uid } from "../widgets";
+import {
+  busy,
+  confirmButton,
+  errorNotice,
+  errorText,
+  focusNotice,
+  isBusy,
+  onSubmit,
+  uid,
+} from "../widgets";
 import { adminTable, field, plain, requirePermission } from "./admin-kit";
 
 /** Where registered toolsets are written (routes/registered.ts's REGISTERED_TOOLSETS_PATH). */
@@ -298,10 +307,7 @@ function registerForm(
     submit,
     problem,
   );
-  form.addEventListener("submit", (event) => {
-    event.preventDefault();
-    if (isBusy(submit)) return;
-    replace(problem);
+  onSubmit(form, submit, problem, async () => {
     let parsed: unknown;
     try {
       parsed = JSON.parse(body.value);
@@ -320,20 +326,18 @@ function registerForm(
       name.focus();
       return;
     }
-    void busy(submit, async () => {
-      try {
-        const outcome = await context.api.put<Outcome>(path(target), parsed);
-        body.removeAttribute("aria-invalid");
-        replace(status, outcomeNotice("Registered", outcome));
-        body.value = "";
-        name.value = "";
-        await reload();
-        focusNotice(status);
-      } catch (error) {
-        body.setAttribute("aria-invalid", "true");
-        replace(problem, errorNotice(error));
-      }
-    });
+    try {
+      const outcome = await context.api.put<Outcome>(path(target), parsed);
+      body.removeAttribute("aria-invalid");
+      replace(status, outcomeNotice("Registered", outcome));
+      body.value = "";
+      name.value = "";
+      await reload();
+      focusNotice(status);
+    } catch (error) {
+      body.setAttribute("aria-invalid", "true");
+      throw error;
+    }
   });
   return form;
 }
