@@ -1,3 +1,4 @@
+import type { StageConfig } from "@toolbus/core/config";
 import type { Hono } from "hono";
 import type { HttpEnv } from "../common/env";
 
@@ -34,15 +35,7 @@ export const CONSOLE_CSP = consoleCsp();
  * client the console is registered as there (`auth.oauth.consoleClientId`, redirect URI
  * `<origin>/console`). With both, the sign-in page offers the issuer's sign-in.
  */
-export interface ConsoleStageConfig {
-  auth?:
-    | {
-        oauth?:
-          | { issuer: string; consoleClientId?: string; consoleTokenEndpoint?: string }
-          | undefined;
-      }
-    | undefined;
-}
+export type ConsoleStageConfig = Pick<StageConfig, "auth">;
 
 type Assets = typeof import("./assets");
 
