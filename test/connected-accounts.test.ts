@@ -17,7 +17,7 @@ import { createDocumentClient } from "../packages/core/src/store/dynamodb/client
 import { DynamoConnectionStore } from "../packages/core/src/store/dynamodb/connections";
 import { Browser } from "./support/browser";
 import { testDynamoDbClient } from "./support/dynamodb";
-import { type OAuthUpstream, startOAuthUpstream } from "./support/oauth-upstream";
+import { type OAuthUpstream, providerConfig, startOAuthUpstream } from "./support/oauth-upstream";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
 // github_api acting as each caller: a real OAuth server (oidc-provider) is the provider, a
@@ -86,16 +86,7 @@ beforeAll(async () => {
       connections: {
         publicUrl,
         providers: {
-          github: {
-            clientId: upstream.clientId,
-            clientSecret: "GITHUB_OAUTH_SECRET",
-            clientAuth: "basic",
-            authorizeUrl: upstream.authorizeUrl,
-            tokenUrl: upstream.tokenUrl,
-            revokeUrl: upstream.revokeUrl,
-            issuer: upstream.issuer,
-            scopes: ["repo"],
-          },
+          github: providerConfig(upstream, "GITHUB_OAUTH_SECRET", ["repo"]),
         },
         credentials: { github_api: "user" },
       },

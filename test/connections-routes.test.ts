@@ -12,7 +12,7 @@ import { localKeyFile, unseal } from "../packages/core/src/connections/envelope"
 import { connectionKey } from "../packages/core/src/store/dynamodb/connections";
 import { Browser } from "./support/browser";
 import { testDynamoDbClient } from "./support/dynamodb";
-import { type OAuthUpstream, startOAuthUpstream } from "./support/oauth-upstream";
+import { type OAuthUpstream, providerConfig, startOAuthUpstream } from "./support/oauth-upstream";
 import { startTestToolbus, type TestToolbus } from "./support/toolbus";
 
 /*
@@ -50,16 +50,7 @@ beforeAll(async () => {
   upstream = await startOAuthUpstream({
     redirectUris: [`${base}/connect/github/callback`, `${base}/connect/acme/callback`],
   });
-  const provider = {
-    clientId: upstream.clientId,
-    clientSecret: "UPSTREAM_CLIENT_SECRET",
-    clientAuth: "basic",
-    authorizeUrl: upstream.authorizeUrl,
-    tokenUrl: upstream.tokenUrl,
-    revokeUrl: upstream.revokeUrl,
-    issuer: upstream.issuer,
-    scopes: ["read"],
-  };
+  const provider = providerConfig(upstream, "UPSTREAM_CLIENT_SECRET", ["read"]);
   system = await startTestToolbus({
     config: {
       outbound: { allowHosts: ["127.0.0.1"] },

@@ -16,7 +16,7 @@ import {
   startConsoleStage,
 } from "./support/console";
 import { closableOnLoopback, type Loopback, listenOnLoopback } from "./support/loopback";
-import { type OAuthUpstream, startOAuthUpstream } from "./support/oauth-upstream";
+import { type OAuthUpstream, providerConfig, startOAuthUpstream } from "./support/oauth-upstream";
 import { providerKeys } from "./support/oidc-issuer";
 
 // The Me page and signing in to the console with the stage's OAuth issuer, in Chromium:
@@ -92,16 +92,7 @@ describe("the Me page", () => {
           connections: {
             publicUrl,
             providers: {
-              github: {
-                clientId: upstream.clientId,
-                clientSecret: "GITHUB_OAUTH_SECRET",
-                clientAuth: "basic",
-                authorizeUrl: upstream.authorizeUrl,
-                tokenUrl: upstream.tokenUrl,
-                revokeUrl: upstream.revokeUrl,
-                issuer: upstream.issuer,
-                scopes: ["repo"],
-              },
+              github: providerConfig(upstream, "GITHUB_OAUTH_SECRET", ["repo"]),
             },
             // github_api acts as its caller: a call is what finds a connection expired.
             credentials: { github_api: "user" },

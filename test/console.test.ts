@@ -67,7 +67,12 @@ describe("GET /v1/me", () => {
       roles: ["viewer", "member", "admin"],
       connections: false,
       // The key it signed in with: its record, never the key.
-      key: { keyId: viewer.keyId, name: "me-viewer", createdAt: expect.any(String) },
+      key: {
+        keyId: viewer.keyId,
+        name: "me-viewer",
+        role: "viewer",
+        createdAt: expect.any(String),
+      },
     });
     const member = await stage.key("me-member", "member");
     const asMember = (await (await stage.system.request("/v1/me", { key: member.key })).json()) as {

@@ -295,3 +295,21 @@ function rewriteAuthorizationResponse(res: ServerResponse, issuer: string, iss: 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
+
+/**
+ * A stage's `connections.providers` entry for this upstream: basic client authentication, its
+ * endpoints and issuer, the secret named by `secretName` (the test passes the value as a
+ * secret of that name).
+ */
+export function providerConfig(upstream: OAuthUpstream, secretName: string, scopes: string[]) {
+  return {
+    clientId: upstream.clientId,
+    clientSecret: secretName,
+    clientAuth: "basic" as const,
+    authorizeUrl: upstream.authorizeUrl,
+    tokenUrl: upstream.tokenUrl,
+    revokeUrl: upstream.revokeUrl,
+    issuer: upstream.issuer,
+    scopes,
+  };
+}

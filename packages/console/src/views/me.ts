@@ -1,25 +1,14 @@
+import type { connectionProviderView, connectionView } from "@toolbus/wire/schemas";
+import type { z } from "zod";
 import { ApiError } from "../api";
 import { facts, h, heading, notice, replace, time } from "../dom";
 import { type Me, segment, type View, type ViewContext } from "../view";
 
 /** `GET /v1/connections/providers`: each provider, and whether the caller has connected it. */
-interface Provider {
-  name: string;
-  scopes: string[];
-  connected: boolean;
-  status?: "connected" | "expired";
-}
+type Provider = z.infer<typeof connectionProviderView>;
 
 /** `GET /v1/connections`: the caller's connections, never a token. */
-interface Connection {
-  provider: string;
-  status: "connected" | "expired";
-  reason?: string;
-  scopes: string[];
-  connectedAt: string;
-  refreshedAt?: string;
-  accessExpiresAt?: string;
-}
+type Connection = z.infer<typeof connectionView>;
 
 interface Accounts {
   providers: Provider[];

@@ -110,14 +110,7 @@ export function authenticate(deps: AuthDeps): MiddlewareHandler<HttpEnv> {
       );
       c.set("keyStillValid", async () => (await deps.keys.verify(key)) !== undefined);
       // The key's own record; a request acting for an end user is that user's, not the key's.
-      if (onBehalfOf === undefined) {
-        c.set("apiKey", {
-          keyId: record.keyId,
-          name: record.name,
-          createdAt: record.createdAt,
-          ...(record.lastUsedAt ? { lastUsedAt: record.lastUsedAt } : {}),
-        });
-      }
+      if (onBehalfOf === undefined) c.set("apiKey", record);
     }
     if (onBehalfOf === undefined && onBehalfOfRole !== undefined) {
       throw new ValidationError("X-Toolbus-On-Behalf-Of-Role needs X-Toolbus-On-Behalf-Of.");

@@ -30,7 +30,7 @@ export interface HttpEnv {
      */
     keyStillValid: () => Promise<boolean>;
     /** The stored API key the request came with (never the key itself); unset for a token. */
-    apiKey?: Pick<ApiKeyRecord, "keyId" | "name" | "createdAt" | "lastUsedAt">;
+    apiKey?: ApiKeyRecord;
     /**
      * The `WWW-Authenticate` a 401 or 403 from the key check or `requirePermission` answers
      * with (common/challenge.ts); a bare `Bearer` on a 401 when unset.

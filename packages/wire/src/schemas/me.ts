@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { PERMISSIONS } from "../model/permission";
+import { apiKeyView } from "./keys";
 
 /**
  * Who the caller is to this stage, and what it may do: what a console shows and offers. The
@@ -17,14 +18,7 @@ export const meView = z
     /** Whether the stage offers connected accounts (`/v1/connections`). */
     connections: z.boolean(),
     /** The API key the caller signed in with: its record, never the key. */
-    key: z
-      .object({
-        keyId: z.string(),
-        name: z.string(),
-        createdAt: z.string(),
-        lastUsedAt: z.string().optional(),
-      })
-      .optional(),
+    key: apiKeyView.optional(),
     /** A person signed in with OAuth: the token's issuer. */
     issuer: z.string().optional(),
     /** Where the stage serves its event streams, when that is not this API's own origin. */

@@ -5,6 +5,7 @@ import { meView } from "@toolbus/wire/schemas";
 import { requirePermission } from "../../common/auth";
 import type { HttpEnv } from "../../common/env";
 import { bearerSecurity, errorResponses, jsonContent } from "../schemas";
+import { keyView } from "../views";
 import { servesConnections } from "./connections";
 
 const me = (deps: ApiDeps) =>
@@ -27,6 +28,7 @@ const me = (deps: ApiDeps) =>
 export function registerMeRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): void {
   app.openapi(me(deps), (c) => {
     const principal = c.get("principal");
+    const key = c.get("apiKey");
     c.header("cache-control", "no-store");
     return c.json(
       {
@@ -37,7 +39,7 @@ export function registerMeRoutes(app: OpenAPIHono<HttpEnv>, deps: ApiDeps): void
         roles: [...deps.config.roles],
         connections: servesConnections(deps),
         ...(principal.issuer === undefined ? {} : { issuer: principal.issuer }),
-        ...(c.get("apiKey") ? { key: c.get("apiKey") } : {}),
+        ...(key ? { key: keyView(key) } : {}),
         ...(deps.streamUrl ? { streamUrl: deps.streamUrl } : {}),
       },
       200,
